@@ -1,0 +1,209 @@
+/*
+ * attnmeta — per-step attention metadata for LLM serving, built on the GPU
+ * in one launch, with no host synchronisation, safe to record in CUDA/HIP
+ * graphs, with identical results on CUDA, HIP and the CPU backend.
+ *
+ * This is the only header a user includes. It pulls in no vendor header:
+ * streams are `void *` (a cudaStream_t or hipStream_t; ignored on the CPU).
+ *
+ * Semantics: docs/contract.md, the specification every backend meets.
+ *
+ * Conventions
+ *  - Every call returns an attnmeta_status. On any error nothing is written
+ *    to any output buffer and attnmeta_last_error() says what was wrong.
+ *  - Pointers named "device" are memory the context's backend reads or
+ *    writes: device memory for CUDA/HIP, host memory for the CPU backend.
+ *  - No call allocates device memory, synchronises, or reads device memory
+ *    back to the host; attnmeta_build_step() may be captured into a graph.
+ *  - The library never aborts, exits or prints.
+ */
+#ifndef ATTNMETA_ATTNMETA_H
+#define ATTNMETA_ATTNMETA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ATTNMETA_VERSION_MAJOR 0
+#define ATTNMETA_VERSION_MINOR 1
+#define ATTNMETA_VERSION_PATCH 0
+/* Single integer, comparable: MAJOR * 10000 + MINOR * 100 + PATCH. */
+#define ATTNMETA_VERSION \
+  (ATTNMETA_VERSION_MAJOR * 10000 + ATTNMETA_VERSION_MINOR * 100 + ATTNMETA_VERSION_PATCH)
+
+#if defined(ATTNMETA_BUILDING) && defined(__GNUC__)
+#  define ATTNMETA_API __attribute__((visibility("default")))
+#else
+#  define ATTNMETA_API
+#endif
+
+/* Status codes. The numbers are fixed forever; new codes are appended. */
+typedef enum attnmeta_status {
+  ATTNMETA_OK = 0,
+  ATTNMETA_ERR_INVALID_ARGUMENT = 1,  /* a value outside its documented range */
+  ATTNMETA_ERR_NULL_POINTER = 2,      /* a required pointer is NULL */
+  ATTNMETA_ERR_CAPACITY = 3,          /* capacity < num_tokens */
+  ATTNMETA_ERR_STRIDE = 4,            /* a row stride smaller than the row */
+  ATTNMETA_ERR_OVERFLOW = 5,          /* sizes whose byte offsets overflow */
+  ATTNMETA_ERR_UNKNOWN_BACKEND = 6,   /* backend kind not known */
+  ATTNMETA_ERR_BACKEND_UNAVAILABLE = 7, /* backend module not found or not loadable */
+  ATTNMETA_ERR_NO_DEVICE = 8,         /* backend present, no usable device */
+  ATTNMETA_ERR_UNSUPPORTED_ARCH = 9,  /* device architecture not built into the module */
+  ATTNMETA_ERR_ABI_MISMATCH = 10,     /* backend module built for another ABI */
+  ATTNMETA_ERR_LAUNCH = 11,           /* the device runtime refused the launch */
+  ATTNMETA_ERR_NOT_SUPPORTED = 12,    /* valid request this backend does not do */
+  ATTNMETA_ERR_OUT_OF_MEMORY = 13,    /* host allocation failed */
+  ATTNMETA_ERR_INVALID_CONTEXT = 14,  /* NULL context */
+  ATTNMETA_ERR_INTERNAL = 15
+} attnmeta_status;
+
+typedef enum attnmeta_backend {
+  ATTNMETA_BACKEND_AUTO = 0, /* CUDA, then HIP, then CPU; env ATTNMETA_BACKEND overrides */
+  ATTNMETA_BACKEND_CPU = 1,
+  ATTNMETA_BACKEND_CUDA = 2,
+  ATTNMETA_BACKEND_HIP = 3
+} attnmeta_backend;
+
+/* Bits OR-ed into the optional device error word by the kernels when they
+ * meet hostile device data. Outputs stay in bounds whatever the data. */
+enum attnmeta_error_flag {
+  ATTNMETA_FLAG_QSL_FIRST_NONZERO = 1 << 0,  /* query_start_loc[0] != 0 */
+  ATTNMETA_FLAG_QSL_DECREASING = 1 << 1,     /* query_start_loc[r+1] < query_start_loc[r] */
+  ATTNMETA_FLAG_TOTAL_OUT_OF_RANGE = 1 << 2, /* query_start_loc[R] < 0 or > num_tokens */
+  ATTNMETA_FLAG_SEQ_LEN_NEGATIVE = 1 << 3,   /* seq_lens[r] < 0 */
+  ATTNMETA_FLAG_SEQ_LEN_LT_QLEN = 1 << 4,    /* seq_lens[r] < query length of r */
+  ATTNMETA_FLAG_BLOCK_OUT_OF_TABLE = 1 << 5, /* a position's block index outside [0, cols) */
+  ATTNMETA_FLAG_BLOCK_ID_NEGATIVE = 1 << 6,  /* a block-table entry used for a slot is < 0 */
+  ATTNMETA_FLAG_POSITION_NEGATIVE = 1 << 7   /* a valid token's position is < 0 */
+};
+
+typedef struct attnmeta_context attnmeta_context;
+
+/*
+ * One decode step. Fill with attnmeta_step_init() and set what you need;
+ * any output left NULL is not built. All pointers are device pointers.
+ * Sizes are element counts; strides are in elements.
+ *
+ * R = num_reqs, T = num_tokens (padded), C = capacity (>= T),
+ * actual = query_start_loc[R], read on the device.
+ */
+typedef struct attnmeta_step {
+  size_t struct_size; /* sizeof(attnmeta_step), set by attnmeta_step_init */
+
+  /* ---- inputs ---- */
+  const int32_t *query_start_loc; /* [R + 1], required */
+  int32_t num_reqs;               /* R >= 0 */
+  int32_t num_tokens;             /* T >= 0 */
+  int32_t capacity;               /* C >= T; length of seq_lens_out and slot_mapping */
+  const int32_t *seq_lens;        /* [R], KV length incl. new tokens; needed by
+                                     seq_lens_out, global_seq_lens_out, positions, slot_mapping */
+  const int32_t *block_table;     /* [R][block_table_stride], needed by
+                                     block_table_out and slot_mapping (may be NULL if cols == 0) */
+  int32_t block_table_cols;       /* cols >= 0 */
+  int64_t block_table_stride;     /* >= cols */
+  int32_t num_mapped;             /* token map: tokens to map; < 0 means `actual` */
+  int32_t block_size;             /* slot mapping: KV block size >= 1 */
+  int32_t dcp_world_size;         /* W >= 1 (1 = no decode context parallelism) */
+  int32_t dcp_rank;               /* 0 <= k < W */
+  int32_t dcp_interleave;         /* I >= 1 */
+
+  /* ---- outputs (NULL = not wanted) ---- */
+  int32_t *token_to_req;          /* [T]   contract section 1 */
+  int32_t *seq_lens_out;          /* [C]   causal (DCP-local if W > 1) length; 0 in [T, C) */
+  int32_t *global_seq_lens_out;   /* [T]   causal global length (section 2a) */
+  int32_t *block_table_out;       /* [T][block_table_out_stride] */
+  int64_t block_table_out_stride; /* >= cols */
+  int32_t *decode_lens_out;       /* [T]   all 1 */
+  int32_t *req_indices_out;       /* [T]   request, or R + (t - actual) for padding */
+  int32_t *per_req_lens_out;      /* [R]   query length of each request */
+  int64_t *positions;             /* [T]   0-based position, 0 for padding */
+  int64_t *slot_mapping;          /* [C]   KV slot, -1 for padding, foreign DCP rank, [T, C) */
+  int32_t *error_word;            /* [1]   optional; flags are OR-ed in, never cleared */
+} attnmeta_step;
+
+/* ---- version ---- */
+ATTNMETA_API int attnmeta_version(void);                 /* ATTNMETA_VERSION of the library */
+ATTNMETA_API const char *attnmeta_version_string(void);  /* "0.1.0" */
+
+/* ---- status text ---- */
+ATTNMETA_API const char *attnmeta_status_string(attnmeta_status status);
+ATTNMETA_API const char *attnmeta_backend_name(attnmeta_backend kind);
+/* Writes a ", "-separated description of `flags` into buf (always NUL-terminated
+ * when size > 0) and returns the length the full text needs, like snprintf. */
+ATTNMETA_API size_t attnmeta_error_flags_describe(int32_t flags, char *buf, size_t size);
+
+/* ---- contexts ---- */
+/* Opens a context on `device` of backend `kind`. On failure *out is NULL and
+ * attnmeta_open_error() returns the message (thread-local). */
+ATTNMETA_API attnmeta_status attnmeta_open(attnmeta_context **out, attnmeta_backend kind, int device);
+ATTNMETA_API const char *attnmeta_open_error(void);
+ATTNMETA_API attnmeta_status attnmeta_close(attnmeta_context *ctx); /* NULL is fine */
+ATTNMETA_API attnmeta_backend attnmeta_context_backend(const attnmeta_context *ctx);
+ATTNMETA_API int attnmeta_context_device(const attnmeta_context *ctx);
+/* Device description, e.g. "NVIDIA H200 (sm_90)" or "host CPU". */
+ATTNMETA_API const char *attnmeta_context_device_name(const attnmeta_context *ctx);
+/* Message of the last failed call on ctx ("" after a success). */
+ATTNMETA_API const char *attnmeta_last_error(const attnmeta_context *ctx);
+
+/* Launch-shape overrides, for tests and tuning. Every kernel is correct for
+ * any block >= 1 and grid >= 1; automatic choices are the fast ones. */
+typedef struct attnmeta_launch_config {
+  int block;  /* threads per block; 0 = automatic. The CPU backend runs one
+                 thread per block: 0 or 1 there */
+  int grid;   /* blocks; 0 = automatic */
+  int stage;  /* stage the boundaries in block-shared memory when they fit:
+                 -1 = automatic, 0 = never, 1 = whenever they fit */
+  int vector; /* 16-byte block-table copies when pointers and strides allow:
+                 -1 = automatic, 0 = never, 1 = whenever allowed */
+  int lanes;  /* threads sharing one token's block-table row; 0 = automatic */
+} attnmeta_launch_config;
+
+/* {0, 0, -1, -1, 0}: every choice automatic. */
+ATTNMETA_API attnmeta_launch_config attnmeta_launch_config_default(void);
+/* Applies `config` to later calls on ctx; NULL restores the defaults. */
+ATTNMETA_API attnmeta_status attnmeta_set_launch_config(attnmeta_context *ctx,
+                                                        const attnmeta_launch_config *config);
+
+/* ---- backends ---- */
+/* Number of devices `kind` finds (0 with no device or no module). */
+ATTNMETA_API attnmeta_status attnmeta_backend_device_count(attnmeta_backend kind, int *count);
+/* Architectures the backend module was built for, e.g. "sm_90 sm_100". */
+ATTNMETA_API attnmeta_status attnmeta_backend_targets(attnmeta_backend kind, const char **targets);
+
+/* ---- operations ---- */
+/* Zeroes *step and sets struct_size and the defaults: num_mapped = -1,
+ * block_size = 1, dcp_world_size = 1, dcp_rank = 0, dcp_interleave = 1. */
+ATTNMETA_API void attnmeta_step_init(attnmeta_step *step);
+
+/* Builds every output the step names in ONE kernel launch on `stream`. */
+ATTNMETA_API attnmeta_status attnmeta_build_step(attnmeta_context *ctx, const attnmeta_step *step,
+                                                 void *stream);
+
+/* Token -> request map (contract section 1): out[0, num_tokens). A thin
+ * wrapper over attnmeta_build_step with only token_to_req wanted. */
+ATTNMETA_API attnmeta_status attnmeta_token_to_req(attnmeta_context *ctx,
+                                                   const int32_t *query_start_loc, int32_t num_reqs,
+                                                   int32_t num_mapped, int32_t num_tokens,
+                                                   int32_t *out, void *stream);
+
+/* ---- device memory utilities ----
+ * For tools, tests and bindings that must run on any backend without linking
+ * a GPU runtime. Not for the hot path: they allocate and synchronise.
+ * On the CPU backend "device" memory is ordinary host memory. */
+ATTNMETA_API attnmeta_status attnmeta_device_alloc(attnmeta_context *ctx, size_t bytes, void **ptr);
+ATTNMETA_API attnmeta_status attnmeta_device_free(attnmeta_context *ctx, void *ptr);
+ATTNMETA_API attnmeta_status attnmeta_copy_to_device(attnmeta_context *ctx, void *dst,
+                                                     const void *src, size_t bytes);
+ATTNMETA_API attnmeta_status attnmeta_copy_to_host(attnmeta_context *ctx, void *dst,
+                                                   const void *src, size_t bytes);
+/* Waits for all work queued on `stream` (NULL = the default stream). */
+ATTNMETA_API attnmeta_status attnmeta_synchronize(attnmeta_context *ctx, void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ATTNMETA_ATTNMETA_H */

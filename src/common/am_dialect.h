@@ -1,0 +1,96 @@
+/*
+ * The device dialect: the project's own neutral names for what a kernel body
+ * needs, mapped once from the compiler in use. Kernel bodies use only these
+ * names, so one source compiles as CUDA (nvcc), HIP (hipcc / clang -x hip)
+ * and plain C for the CPU backend. Valid C11 and C++.
+ *
+ * Execution model every kernel body is written for:
+ *  - a grid of blocks, each of `block_dim` threads; bodies receive an
+ *    am_thread that says which thread they are;
+ *  - bodies are correct for ANY block_dim >= 1 and grid_dim >= 1
+ *    (block-stride and grid-stride loops), and never assume a warp width;
+ *  - AM_BARRIER() synchronises the threads of one block and must be reached
+ *    by all of them (only at block-uniform points);
+ *  - the CPU backend runs each block with one thread, in sequence, so
+ *    barriers are no-ops there and the same index arithmetic runs.
+ */
+#ifndef ATTNMETA_AM_DIALECT_H
+#define ATTNMETA_AM_DIALECT_H
+
+#include <stdint.h>
+
+#if defined(__CUDACC__)
+#  define AM_TARGET_CUDA 1
+#elif defined(__HIPCC__) || defined(__HIP__)
+#  define AM_TARGET_HIP 1
+#else
+#  define AM_TARGET_HOST 1
+#endif
+
+#if defined(AM_TARGET_HIP)
+#  include <hip/hip_runtime.h>
+#endif
+
+#if defined(AM_TARGET_CUDA) || defined(AM_TARGET_HIP)
+#  define AM_GPU 1
+/* Inline function callable from kernel bodies. */
+#  define AM_DEVICE static __device__ __forceinline__
+/* Kernel entry point with C linkage. */
+#  define AM_KERNEL extern "C" __global__
+#  define AM_BARRIER() __syncthreads()
+/* A block-shared array of fixed size. */
+#  define AM_SHARED_ARRAY(type, name, count) __shared__ type name[count]
+#  define AM_RESTRICT __restrict__
+#  define AM_ATOMIC_OR(ptr, value) atomicOr((ptr), (value))
+#  define AM_LIKELY(x) __builtin_expect(!!(x), 1)
+/* The calling thread's place in the launch, from the vendor's built-ins. */
+#  define AM_THREAD_HERE()                                                        \
+    am_make_thread((int64_t)blockIdx.x, (int64_t)threadIdx.x, (int64_t)blockDim.x, \
+                   (int64_t)gridDim.x)
+#else
+#  define AM_DEVICE static inline
+#  define AM_KERNEL
+#  define AM_BARRIER() ((void)0)
+#  define AM_SHARED_ARRAY(type, name, count) type name[count]
+#  ifdef __cplusplus
+#    define AM_RESTRICT __restrict__
+#  else
+#    define AM_RESTRICT restrict
+#  endif
+#  define AM_ATOMIC_OR(ptr, value) ((void)__atomic_fetch_or((ptr), (value), __ATOMIC_RELAXED))
+#  define AM_LIKELY(x) __builtin_expect(!!(x), 1)
+#endif
+
+#define AM_ALIGNED(n) __attribute__((aligned(n)))
+
+/* Where a thread is: block index, thread index in the block, and the launch
+ * shape. 64-bit so that products of indices never overflow. */
+typedef struct am_thread {
+  int64_t block;
+  int64_t thread;
+  int64_t block_dim;
+  int64_t grid_dim;
+} am_thread;
+
+AM_DEVICE am_thread am_make_thread(int64_t block, int64_t thread, int64_t block_dim,
+                                   int64_t grid_dim) {
+  am_thread t;
+  t.block = block;
+  t.thread = thread;
+  t.block_dim = block_dim;
+  t.grid_dim = grid_dim;
+  return t;
+}
+
+/* Four int32 moved as one 16-byte access where the target supports it. */
+typedef struct AM_ALIGNED(16) am_i32x4 {
+  int32_t x, y, z, w;
+} am_i32x4;
+
+AM_DEVICE int64_t am_min64(int64_t a, int64_t b) { return a < b ? a : b; }
+AM_DEVICE int64_t am_max64(int64_t a, int64_t b) { return a > b ? a : b; }
+AM_DEVICE int64_t am_clamp64(int64_t v, int64_t lo, int64_t hi) {
+  return v < lo ? lo : (v > hi ? hi : v);
+}
+
+#endif /* ATTNMETA_AM_DIALECT_H */

@@ -1,0 +1,162 @@
+/*
+ * The one kernel body of a decode step: every product of the contract built
+ * in a single launch, req(t) found once per token and shared by all of them.
+ * Written once in the dialect; CUDA, HIP and the CPU backend run this code.
+ *
+ * Work split (each loop is grid-stride, so any block/grid size is correct):
+ *  1. per request r in [0, R): per_req_lens and the checks of the boundaries;
+ *  2. per token t in [0, T): a group of `lanes` threads owns the token; lane 0
+ *     writes its scalar products, all lanes copy its block-table row;
+ *  3. per tail entry t in [T, C): seq_lens_out = 0, slot_mapping = -1.
+ */
+#ifndef ATTNMETA_AM_STEP_KERNEL_H
+#define ATTNMETA_AM_STEP_KERNEL_H
+
+#include "am_dialect.h"
+#include "am_step_params.h"
+#include "am_token_math.h"
+
+/* Block-shared memory the body needs for `p` (in int32 units). */
+AM_DEVICE int64_t am_step_stage_words(const am_step_params *p) {
+  if (!p->stage) return 0;
+  return (int64_t)p->num_reqs + 1 + (p->seq_lens ? (int64_t)p->num_reqs : 0);
+}
+
+/* Copies one block-table row (or zeroes it when `in_row` is NULL), lanes
+ * [0, lanes) of the token's group splitting the columns. */
+AM_DEVICE void am_copy_row(const int32_t *AM_RESTRICT in_row, int32_t *AM_RESTRICT out_row,
+                           int64_t cols, int64_t lane, int64_t lanes, int vector_rows) {
+  int64_t c = lane;
+  if (vector_rows) {
+    const int64_t nvec = cols / 4;
+    const am_i32x4 *in4 = (const am_i32x4 *)(const void *)in_row;
+    am_i32x4 *out4 = (am_i32x4 *)(void *)out_row;
+    am_i32x4 zero;
+    zero.x = zero.y = zero.z = zero.w = 0;
+    for (; c < nvec; c += lanes) out4[c] = in_row ? in4[c] : zero;
+    c = nvec * 4 + lane;
+  }
+  for (; c < cols; c += lanes) out_row[c] = in_row ? in_row[c] : 0;
+}
+
+/* Scalar products of one token (everything but its block-table row). */
+AM_DEVICE void am_token_scalars(const am_step_params *p, const int32_t *AM_RESTRICT qsl,
+                                const int32_t *AM_RESTRICT seq_lens, int64_t t, int64_t r,
+                                int valid, int64_t actual, int64_t mapped, int32_t *flags) {
+  const int64_t num_reqs = p->num_reqs;
+  const int needs_len = p->seq_lens_out || p->global_seq_lens_out;
+  const int needs_pos = p->positions || p->slot_mapping;
+  int64_t position = 0;
+  int64_t causal = 0;
+
+  if (p->token_to_req) p->token_to_req[t] = (t < mapped && num_reqs > 0) ? (int32_t)r : 0;
+  if (p->decode_lens_out) p->decode_lens_out[t] = 1;
+  if (p->req_indices_out)
+    p->req_indices_out[t] = (int32_t)(valid ? r : num_reqs + (t - actual));
+
+  if (valid && (needs_len || needs_pos)) {
+    const int64_t start = qsl[r];
+    const int64_t qlen = (int64_t)qsl[r + 1] - start;
+    const int64_t off = t - start;
+    position = (int64_t)seq_lens[r] - qlen + off;
+    causal = am_causal_len(seq_lens[r], qlen, off);
+  }
+  if (p->global_seq_lens_out) p->global_seq_lens_out[t] = (int32_t)causal;
+  if (p->seq_lens_out) {
+    p->seq_lens_out[t] =
+        (int32_t)(p->dcp_world_size > 1 ? am_dcp_local_len(causal, p->dcp_world_size, p->dcp_rank,
+                                                            p->dcp_interleave)
+                                        : causal);
+  }
+  if (p->positions) p->positions[t] = position;
+  if (p->slot_mapping) {
+    p->slot_mapping[t] =
+        valid ? am_slot(position, p->block_table, r * p->block_table_stride, p->cols,
+                        p->block_size, p->dcp_world_size, p->dcp_rank, p->dcp_interleave, flags)
+              : -1;
+  }
+}
+
+/* Checks of request r's boundaries and lengths, flags into *flags. */
+AM_DEVICE void am_check_request(const int32_t *AM_RESTRICT qsl,
+                                const int32_t *AM_RESTRICT seq_lens, int64_t r, int32_t *flags) {
+  const int64_t start = qsl[r];
+  const int64_t qlen = (int64_t)qsl[r + 1] - start;
+  if (r == 0 && start != 0) *flags |= ATTNMETA_FLAG_QSL_FIRST_NONZERO;
+  if (qlen < 0) *flags |= ATTNMETA_FLAG_QSL_DECREASING;
+  if (seq_lens) {
+    if (seq_lens[r] < 0) *flags |= ATTNMETA_FLAG_SEQ_LEN_NEGATIVE;
+    if (seq_lens[r] < qlen) *flags |= ATTNMETA_FLAG_SEQ_LEN_LT_QLEN;
+  }
+}
+
+/* stage: block-shared scratch of am_step_stage_words(p) int32 (may be NULL
+ * when p->stage is 0). */
+AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stage) {
+  const int64_t num_reqs = p->num_reqs;
+  const int64_t num_tokens = p->num_tokens;
+  const int64_t gid = th.block * th.block_dim + th.thread;
+  const int64_t gstride = th.grid_dim * th.block_dim;
+  const int32_t *qsl = p->qsl;
+  const int32_t *seq_lens = p->seq_lens;
+  int32_t flags = 0;
+  int64_t total, actual, mapped, i;
+
+  if (p->stage) { /* block-uniform: every thread reaches the barrier */
+    for (i = th.thread; i <= num_reqs; i += th.block_dim) stage[i] = qsl[i];
+    if (seq_lens)
+      for (i = th.thread; i < num_reqs; i += th.block_dim) stage[num_reqs + 1 + i] = seq_lens[i];
+    AM_BARRIER();
+    qsl = stage;
+    if (seq_lens) seq_lens = stage + num_reqs + 1;
+  }
+
+  total = qsl[num_reqs];
+  actual = num_reqs > 0 ? am_clamp64(total, 0, num_tokens) : 0;
+  mapped = am_min64(p->num_mapped < 0 ? total : (int64_t)p->num_mapped, num_tokens);
+
+  /* 1. per request */
+  if (p->per_req_lens_out || p->error_word) {
+    for (i = gid; i < num_reqs; i += gstride) {
+      if (p->per_req_lens_out) p->per_req_lens_out[i] = (int32_t)((int64_t)qsl[i + 1] - qsl[i]);
+      if (p->error_word) am_check_request(qsl, seq_lens, i, &flags);
+    }
+    if (gid == 0 && p->error_word) {
+      if (total < 0 || total > num_tokens) flags |= ATTNMETA_FLAG_TOTAL_OUT_OF_RANGE;
+      if (num_reqs == 0 && total != 0) flags |= ATTNMETA_FLAG_QSL_FIRST_NONZERO;
+    }
+  }
+
+  /* 2. per token: groups of `lanes` threads, one token per group */
+  {
+    const int64_t lanes = am_clamp64(p->lanes_per_token, 1, th.block_dim);
+    const int64_t groups = th.block_dim / lanes;
+    const int64_t group = th.thread / lanes;
+    const int64_t lane = th.thread % lanes;
+    if (group < groups) {
+      int64_t t;
+      for (t = th.block * groups + group; t < num_tokens; t += th.grid_dim * groups) {
+        const int64_t r = num_reqs > 0 ? am_find_req(qsl, num_reqs, t, total) : 0;
+        const int valid = t < actual;
+        if (lane == 0) am_token_scalars(p, qsl, seq_lens, t, r, valid, actual, mapped, &flags);
+        if (p->block_table_out) {
+          am_copy_row(valid ? p->block_table + r * p->block_table_stride : (const int32_t *)0,
+                      p->block_table_out + t * p->block_table_out_stride, p->cols, lane, lanes,
+                      p->vector_rows);
+        }
+      }
+    }
+  }
+
+  /* 3. tail [T, C) of the capacity-long outputs */
+  if (p->seq_lens_out || p->slot_mapping) {
+    for (i = num_tokens + gid; i < p->capacity; i += gstride) {
+      if (p->seq_lens_out) p->seq_lens_out[i] = 0;
+      if (p->slot_mapping) p->slot_mapping[i] = -1;
+    }
+  }
+
+  if (flags && p->error_word) AM_ATOMIC_OR(p->error_word, flags);
+}
+
+#endif /* ATTNMETA_AM_STEP_KERNEL_H */

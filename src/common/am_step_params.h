@@ -1,0 +1,57 @@
+/*
+ * What one step's kernel launch receives, by value. Built on the host from
+ * the public attnmeta_step after every argument has been checked, so the
+ * kernel may trust the sizes and strides here (never the device data).
+ * Valid C11 and C++.
+ */
+#ifndef ATTNMETA_AM_STEP_PARAMS_H
+#define ATTNMETA_AM_STEP_PARAMS_H
+
+#include <stdint.h>
+
+/* Upper bound on R + 1 for staging the boundaries in block-shared memory. */
+#define AM_STAGE_MAX_REQS 4095
+
+typedef struct am_step_params {
+  /* inputs */
+  const int32_t *qsl; /* [R + 1] */
+  const int32_t *seq_lens;
+  const int32_t *block_table;
+  int64_t block_table_stride;
+  int32_t num_reqs;
+  int32_t num_tokens;
+  int32_t capacity;
+  int32_t cols;
+  int32_t num_mapped;
+  int32_t block_size;
+  int32_t dcp_world_size;
+  int32_t dcp_rank;
+  int32_t dcp_interleave;
+
+  /* outputs, NULL when not wanted */
+  int32_t *token_to_req;
+  int32_t *seq_lens_out;
+  int32_t *global_seq_lens_out;
+  int32_t *block_table_out;
+  int64_t block_table_out_stride;
+  int32_t *decode_lens_out;
+  int32_t *req_indices_out;
+  int32_t *per_req_lens_out;
+  int64_t *positions;
+  int64_t *slot_mapping;
+  int32_t *error_word;
+
+  /* schedule, chosen on the host; the body is correct for any values */
+  int32_t lanes_per_token; /* threads sharing one token (its block-table row) */
+  int32_t vector_rows;     /* 1: rows move as 16-byte vectors (pointers and strides allow it) */
+  int32_t stage;           /* 1: boundaries (and seq_lens) staged in shared memory */
+} am_step_params;
+
+/* The launch shape the host picked for one step. */
+typedef struct am_launch_shape {
+  int64_t block;
+  int64_t grid;
+  int64_t shared_bytes; /* dynamic block-shared memory */
+} am_launch_shape;
+
+#endif /* ATTNMETA_AM_STEP_PARAMS_H */

@@ -1,0 +1,234 @@
+/*
+ * attnmeta_build_step: checks every host argument (writing nothing on
+ * error), turns the public step into kernel parameters, picks the launch
+ * shape, and makes the one launch.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "am_context.h"
+#include "am_step_kernel.h"
+
+#define AM_DEFAULT_GPU_BLOCK 256
+#define AM_MAX_LANES 256
+
+void attnmeta_step_init(attnmeta_step *step) {
+  if (!step) return;
+  memset(step, 0, sizeof *step);
+  step->struct_size = sizeof *step;
+  step->num_mapped = -1;
+  step->block_size = 1;
+  step->dcp_world_size = 1;
+  step->dcp_rank = 0;
+  step->dcp_interleave = 1;
+}
+
+static int misaligned(const void *ptr, uintptr_t align) {
+  return ptr && ((uintptr_t)ptr % align) != 0;
+}
+
+/* rows * stride int32 elements addressable with 64-bit byte offsets? */
+static int table_overflows(int64_t rows, int64_t stride) {
+  return rows > 0 && stride > (INT64_MAX / 8) / rows;
+}
+
+static attnmeta_status check_step(attnmeta_context *ctx, const attnmeta_step *s) {
+  const int wants_len = s->seq_lens_out || s->global_seq_lens_out;
+  const int wants_seq = wants_len || s->positions || s->slot_mapping;
+  const int wants_table = s->block_table_out || s->slot_mapping;
+  const void *outputs[] = {s->token_to_req, s->seq_lens_out, s->global_seq_lens_out,
+                           s->block_table_out, s->decode_lens_out, s->req_indices_out,
+                           s->per_req_lens_out, s->error_word, s->query_start_loc, s->seq_lens,
+                           s->block_table};
+  size_t i;
+
+  if (s->struct_size < sizeof *s)
+    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                   "step.struct_size is %zu, expected %zu: initialise it with attnmeta_step_init",
+                   s->struct_size, sizeof *s);
+  if (s->struct_size > sizeof *s)
+    return am_fail(ctx, ATTNMETA_ERR_NOT_SUPPORTED,
+                   "step.struct_size is %zu, larger than this library's %zu: the caller was "
+                   "built against a newer attnmeta",
+                   s->struct_size, sizeof *s);
+  if (!s->query_start_loc)
+    return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER, "query_start_loc is NULL");
+  if (s->num_reqs < 0 || s->num_tokens < 0 || s->capacity < 0)
+    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                   "num_reqs (%d), num_tokens (%d) and capacity (%d) must be >= 0", s->num_reqs,
+                   s->num_tokens, s->capacity);
+  if (s->capacity < s->num_tokens)
+    return am_fail(ctx, ATTNMETA_ERR_CAPACITY, "capacity (%d) is smaller than num_tokens (%d)",
+                   s->capacity, s->num_tokens);
+  if ((int64_t)s->num_reqs + s->num_tokens > INT32_MAX)
+    return am_fail(ctx, ATTNMETA_ERR_OVERFLOW,
+                   "num_reqs + num_tokens (%lld) exceeds INT32_MAX: padding request ids overflow",
+                   (long long)s->num_reqs + s->num_tokens);
+  if (wants_seq && !s->seq_lens)
+    return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER,
+                   "seq_lens is NULL but lengths, positions or slots are wanted");
+  if (s->dcp_world_size < 1 || s->dcp_interleave < 1)
+    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                   "dcp_world_size (%d) and dcp_interleave (%d) must be >= 1", s->dcp_world_size,
+                   s->dcp_interleave);
+  if (s->dcp_rank < 0 || s->dcp_rank >= s->dcp_world_size)
+    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                   "dcp_rank (%d) must be in [0, dcp_world_size = %d)", s->dcp_rank,
+                   s->dcp_world_size);
+  if (wants_table) {
+    if (s->block_table_cols < 0)
+      return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "block_table_cols (%d) is negative",
+                     s->block_table_cols);
+    if (s->block_table_stride < s->block_table_cols)
+      return am_fail(ctx, ATTNMETA_ERR_STRIDE, "block_table_stride (%lld) < block_table_cols (%d)",
+                     (long long)s->block_table_stride, s->block_table_cols);
+    if (!s->block_table && s->block_table_cols > 0)
+      return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER,
+                     "block_table is NULL but a block table output or slots are wanted");
+    if (table_overflows(s->num_reqs, s->block_table_stride))
+      return am_fail(ctx, ATTNMETA_ERR_OVERFLOW,
+                     "block table of %d rows x stride %lld overflows 64-bit byte offsets",
+                     s->num_reqs, (long long)s->block_table_stride);
+  }
+  if (s->block_table_out) {
+    if (s->block_table_out_stride < s->block_table_cols)
+      return am_fail(ctx, ATTNMETA_ERR_STRIDE,
+                     "block_table_out_stride (%lld) < block_table_cols (%d)",
+                     (long long)s->block_table_out_stride, s->block_table_cols);
+    if (table_overflows(s->num_tokens, s->block_table_out_stride))
+      return am_fail(ctx, ATTNMETA_ERR_OVERFLOW,
+                     "block_table_out of %d rows x stride %lld overflows 64-bit byte offsets",
+                     s->num_tokens, (long long)s->block_table_out_stride);
+  }
+  if (s->slot_mapping && s->block_size < 1)
+    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "block_size (%d) must be >= 1",
+                   s->block_size);
+  for (i = 0; i < sizeof outputs / sizeof outputs[0]; ++i) {
+    if (misaligned(outputs[i], 4))
+      return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                     "an int32 buffer (%p) is not 4-byte aligned", outputs[i]);
+  }
+  if (misaligned(s->positions, 8) || misaligned(s->slot_mapping, 8))
+    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                   "positions or slot_mapping is not 8-byte aligned");
+  return ATTNMETA_OK;
+}
+
+static int64_t next_pow2(int64_t v) {
+  int64_t p = 1;
+  while (p < v) p *= 2;
+  return p;
+}
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+static am_step_params params_of(const attnmeta_step *s) {
+  am_step_params p;
+  memset(&p, 0, sizeof p);
+  p.qsl = s->query_start_loc;
+  p.seq_lens = s->seq_lens;
+  p.block_table = s->block_table;
+  p.block_table_stride = s->block_table ? s->block_table_stride : 0;
+  p.num_reqs = s->num_reqs;
+  p.num_tokens = s->num_tokens;
+  p.capacity = s->capacity;
+  p.cols = (s->block_table_out || s->slot_mapping) ? s->block_table_cols : 0;
+  p.num_mapped = s->num_mapped;
+  p.block_size = s->block_size;
+  p.dcp_world_size = s->dcp_world_size;
+  p.dcp_rank = s->dcp_rank;
+  p.dcp_interleave = s->dcp_interleave;
+  p.token_to_req = s->token_to_req;
+  p.seq_lens_out = s->seq_lens_out;
+  p.global_seq_lens_out = s->global_seq_lens_out;
+  /* A table of no columns has nothing to copy. */
+  p.block_table_out = p.cols > 0 ? s->block_table_out : NULL;
+  p.block_table_out_stride = s->block_table_out_stride;
+  p.decode_lens_out = s->decode_lens_out;
+  p.req_indices_out = s->req_indices_out;
+  p.per_req_lens_out = s->per_req_lens_out;
+  p.positions = s->positions;
+  p.slot_mapping = s->slot_mapping;
+  p.error_word = s->error_word;
+  if (!p.seq_lens_out && !p.global_seq_lens_out && !p.positions && !p.slot_mapping)
+    p.seq_lens = NULL; /* not read: keep it out of the staged data */
+  return p;
+}
+
+static int has_work(const am_step_params *p) {
+  return p->token_to_req || p->seq_lens_out || p->global_seq_lens_out || p->block_table_out ||
+         p->decode_lens_out || p->req_indices_out || p->per_req_lens_out || p->positions ||
+         p->slot_mapping || p->error_word;
+}
+
+/* Picks the schedule: how many threads share a token, whether rows move as
+ * 16-byte vectors, whether boundaries are staged, block and grid sizes. */
+static am_launch_shape plan_launch(const attnmeta_context *ctx, am_step_params *p) {
+  const attnmeta_launch_config *cfg = &ctx->config;
+  const int is_cpu = ctx->kind == ATTNMETA_BACKEND_CPU;
+  const int aligned = ((uintptr_t)p->block_table % 16) == 0 &&
+                      ((uintptr_t)p->block_table_out % 16) == 0 &&
+                      p->block_table_stride % 4 == 0 && p->block_table_out_stride % 4 == 0;
+  const int fits_stage = (int64_t)p->num_reqs + 1 <= AM_STAGE_MAX_REQS;
+  am_launch_shape shape;
+  int64_t units, groups, work_blocks;
+
+  shape.block = cfg->block > 0 ? cfg->block : (is_cpu ? 1 : AM_DEFAULT_GPU_BLOCK);
+  p->vector_rows = aligned && cfg->vector != 0;
+  units = p->vector_rows ? ceil_div(p->cols, 4) : p->cols;
+  p->lanes_per_token =
+      (int32_t)(cfg->lanes > 0 ? cfg->lanes
+                               : am_clamp64(next_pow2(units), 1, am_min64(shape.block, AM_MAX_LANES)));
+  if (cfg->stage >= 0) {
+    p->stage = cfg->stage && fits_stage;
+  } else {
+    p->stage = !is_cpu && fits_stage && (int64_t)p->num_reqs + 1 <= shape.block;
+  }
+  shape.shared_bytes = am_step_stage_words(p) * (int64_t)sizeof(int32_t);
+
+  groups = shape.block / am_clamp64(p->lanes_per_token, 1, shape.block);
+  work_blocks = am_max64(ceil_div(p->num_tokens, groups),
+                         ceil_div((int64_t)p->capacity - p->num_tokens, shape.block * 4));
+  work_blocks = am_max64(work_blocks, ceil_div(p->num_reqs, shape.block));
+  if (cfg->grid > 0) {
+    shape.grid = cfg->grid;
+  } else if (is_cpu) {
+    shape.grid = 1;
+  } else {
+    shape.grid = am_clamp64(work_blocks, 1, (int64_t)ctx->processors * 32);
+  }
+  return shape;
+}
+
+attnmeta_status attnmeta_build_step(attnmeta_context *ctx, const attnmeta_step *step,
+                                    void *stream) {
+  attnmeta_status status;
+  am_step_params params;
+  am_launch_shape shape;
+  if (!ctx) return ATTNMETA_ERR_INVALID_CONTEXT;
+  if (!step) return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER, "step is NULL");
+  status = check_step(ctx, step);
+  if (status != ATTNMETA_OK) return status;
+  params = params_of(step);
+  if (!has_work(&params)) return am_succeed(ctx);
+  shape = plan_launch(ctx, &params);
+  status = (attnmeta_status)ctx->table->launch_step(ctx->state, &params, &shape, stream,
+                                                    ctx->message, sizeof ctx->message);
+  return status == ATTNMETA_OK ? am_succeed(ctx) : status;
+}
+
+attnmeta_status attnmeta_token_to_req(attnmeta_context *ctx, const int32_t *query_start_loc,
+                                      int32_t num_reqs, int32_t num_mapped, int32_t num_tokens,
+                                      int32_t *out, void *stream) {
+  attnmeta_step step;
+  if (!ctx) return ATTNMETA_ERR_INVALID_CONTEXT;
+  if (!out) return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER, "out is NULL");
+  attnmeta_step_init(&step);
+  step.query_start_loc = query_start_loc;
+  step.num_reqs = num_reqs;
+  step.num_tokens = num_tokens;
+  step.capacity = num_tokens;
+  step.num_mapped = num_mapped;
+  step.token_to_req = out;
+  return attnmeta_build_step(ctx, &step, stream);
+}

@@ -1,0 +1,59 @@
+/* The neutral runtime names the shared GPU glue uses, mapped to CUDA. */
+#ifndef ATTNMETA_CUDA_RUNTIME_MAP_H
+#define ATTNMETA_CUDA_RUNTIME_MAP_H
+
+#include <cuda_runtime.h>
+#include <stdio.h>
+
+#define AM_RT_NAME "CUDA"
+#define AM_RT_BACKEND_NAME "cuda"
+#define AM_RT_SUCCESS cudaSuccess
+
+typedef cudaError_t am_rt_error;
+typedef cudaStream_t am_rt_stream;
+
+static inline const char *am_rt_error_string(am_rt_error e) { return cudaGetErrorString(e); }
+static inline am_rt_error am_rt_get_device_count(int *n) { return cudaGetDeviceCount(n); }
+static inline am_rt_error am_rt_get_device(int *d) { return cudaGetDevice(d); }
+static inline am_rt_error am_rt_set_device(int d) { return cudaSetDevice(d); }
+static inline am_rt_error am_rt_get_last_error(void) { return cudaGetLastError(); }
+static inline void am_rt_clear_error(void) { (void)cudaGetLastError(); }
+static inline am_rt_error am_rt_malloc(void **p, size_t n) { return cudaMalloc(p, n); }
+static inline am_rt_error am_rt_free(void *p) { return cudaFree(p); }
+static inline am_rt_error am_rt_copy(void *dst, const void *src, size_t n, int to_device) {
+  return cudaMemcpy(dst, src, n, to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost);
+}
+static inline am_rt_error am_rt_stream_synchronize(am_rt_stream s) {
+  return cudaStreamSynchronize(s);
+}
+
+static inline int am_rt_processor_count(int device) {
+  int n = 0;
+  if (cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) n = 1;
+  return n > 0 ? n : 1;
+}
+
+static inline void am_rt_arch_name(int device, char *buf, size_t size) {
+  int major = 0, minor = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
+  snprintf(buf, size, "sm_%d%d", major, minor);
+}
+
+static inline void am_rt_device_name(int device, char *buf, size_t size) {
+  struct cudaDeviceProp prop;
+  if (cudaGetDeviceProperties(&prop, device) == cudaSuccess) {
+    snprintf(buf, size, "%s", prop.name);
+  } else {
+    snprintf(buf, size, "CUDA device %d", device);
+  }
+}
+
+/* True when the current device can run `kernel` (an image for its
+ * architecture is in the module). */
+static inline int am_rt_kernel_loadable(const void *kernel) {
+  struct cudaFuncAttributes attr;
+  return cudaFuncGetAttributes(&attr, kernel) == cudaSuccess;
+}
+
+#endif /* ATTNMETA_CUDA_RUNTIME_MAP_H */

@@ -1,0 +1,42 @@
+/* attnmeta: command-line front end (info, the example step). */
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cli.h"
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: attnmeta <command> [options]\n"
+          "  info                      library version, backends, devices, module targets\n"
+          "  step [--backend B] [--device N] [--iters N]\n"
+          "                            build one realistic decode step's metadata on the\n"
+          "                            default (or given) backend, print it and its timing\n"
+          "  help                      this text\n"
+          "backends: auto (default; $ATTNMETA_BACKEND overrides), cpu, cuda, hip\n");
+}
+
+int cli_parse_backend(const char *text, attnmeta_backend *kind) {
+  static const attnmeta_backend kinds[] = {ATTNMETA_BACKEND_AUTO, ATTNMETA_BACKEND_CPU,
+                                           ATTNMETA_BACKEND_CUDA, ATTNMETA_BACKEND_HIP};
+  size_t i;
+  for (i = 0; i < sizeof kinds / sizeof kinds[0]; ++i) {
+    if (strcasecmp(text, attnmeta_backend_name(kinds[i])) == 0) {
+      *kind = kinds[i];
+      return 0;
+    }
+  }
+  return -1;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2 || strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0) {
+    usage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  if (strcmp(argv[1], "info") == 0) return cli_info(argc - 1, argv + 1);
+  if (strcmp(argv[1], "step") == 0) return cli_step(argc - 1, argv + 1);
+  fprintf(stderr, "attnmeta: unknown command '%s'\n", argv[1]);
+  usage(stderr);
+  return 2;
+}

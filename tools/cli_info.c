@@ -1,0 +1,54 @@
+/* attnmeta info: version, and for each backend its module, devices and targets. */
+#include <stdio.h>
+
+#include "cli.h"
+
+int cli_info(int argc, char **argv) {
+  static const attnmeta_backend kinds[] = {ATTNMETA_BACKEND_CPU, ATTNMETA_BACKEND_CUDA,
+                                           ATTNMETA_BACKEND_HIP};
+  attnmeta_context *ctx = NULL;
+  size_t i;
+  (void)argc;
+  (void)argv;
+  printf("attnmeta %s (header %d.%d.%d)\n", attnmeta_version_string(), ATTNMETA_VERSION_MAJOR,
+         ATTNMETA_VERSION_MINOR, ATTNMETA_VERSION_PATCH);
+  for (i = 0; i < sizeof kinds / sizeof kinds[0]; ++i) {
+    const char *targets = "";
+    int count = 0;
+    attnmeta_status st = attnmeta_backend_targets(kinds[i], &targets);
+    if (st != ATTNMETA_OK) {
+      attnmeta_status open_st = attnmeta_open(&ctx, kinds[i], 0);
+      printf("backend %-5s unavailable: %s\n", attnmeta_backend_name(kinds[i]),
+             open_st == ATTNMETA_OK ? attnmeta_status_string(st) : attnmeta_open_error());
+      attnmeta_close(ctx);
+      ctx = NULL;
+      continue;
+    }
+    attnmeta_backend_device_count(kinds[i], &count);
+    printf("backend %-5s built for: %s; devices: %d\n", attnmeta_backend_name(kinds[i]), targets,
+           count);
+    if (count == 0) {
+      if (attnmeta_open(&ctx, kinds[i], 0) != ATTNMETA_OK)
+        printf("              %s\n", attnmeta_open_error());
+      attnmeta_close(ctx);
+      ctx = NULL;
+    }
+    for (int d = 0; d < count; ++d) {
+      if (attnmeta_open(&ctx, kinds[i], d) == ATTNMETA_OK) {
+        printf("  device %d: %s\n", d, attnmeta_context_device_name(ctx));
+        attnmeta_close(ctx);
+        ctx = NULL;
+      } else {
+        printf("  device %d: cannot open: %s\n", d, attnmeta_open_error());
+      }
+    }
+  }
+  if (attnmeta_open(&ctx, ATTNMETA_BACKEND_AUTO, 0) == ATTNMETA_OK) {
+    printf("default backend: %s (%s)\n", attnmeta_backend_name(attnmeta_context_backend(ctx)),
+           attnmeta_context_device_name(ctx));
+    attnmeta_close(ctx);
+  } else {
+    printf("default backend: none: %s\n", attnmeta_open_error());
+  }
+  return 0;
+}
