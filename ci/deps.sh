@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs every Debian package the build and the tests need (run as root).
+set -euo pipefail
+packages=(
+  build-essential cmake pkg-config git
+  libcriterion-dev                       # test framework
+  hipcc libamdhip64-dev                  # HIP backend module (built, not run, without an AMD GPU)
+  clang libclang-rt-14-dev               # libFuzzer and sanitizer runtimes
+  python3 python3-numpy python3-pytest python3-setuptools
+)
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
+echo "deps: installed ${packages[*]}"
