@@ -37,6 +37,8 @@
 #  define AM_DEVICE static __device__ __forceinline__
 /* Kernel entry point with C linkage. */
 #  define AM_KERNEL extern "C" __global__
+/* Largest block a kernel is launched with; lets the compiler budget registers. */
+#  define AM_MAX_BLOCK_THREADS(n) __launch_bounds__(n)
 #  define AM_BARRIER() __syncthreads()
 /* A block-shared array of fixed size. */
 #  define AM_SHARED_ARRAY(type, name, count) __shared__ type name[count]

@@ -19,7 +19,7 @@
 #define AM_BUILD_TARGETS "unknown"
 #endif
 
-AM_KERNEL void am_step_kernel(am_step_params params) {
+AM_KERNEL void AM_MAX_BLOCK_THREADS(1024) am_step_kernel(am_step_params params) {
   extern __shared__ int32_t am_stage[];
   am_step_body(&params, AM_THREAD_HERE(), am_stage);
 }

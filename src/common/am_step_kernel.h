@@ -23,20 +23,37 @@ AM_DEVICE int64_t am_step_stage_words(const am_step_params *p) {
 }
 
 /* Copies one block-table row (or zeroes it when `in_row` is NULL), lanes
- * [0, lanes) of the token's group splitting the columns. */
+ * [0, lanes) of the token's group splitting the columns. Four vectors are
+ * loaded before any is stored, so each thread keeps several loads in flight. */
 AM_DEVICE void am_copy_row(const int32_t *AM_RESTRICT in_row, int32_t *AM_RESTRICT out_row,
                            int64_t cols, int64_t lane, int64_t lanes, int vector_rows) {
   int64_t c = lane;
   if (vector_rows) {
     const int64_t nvec = cols / 4;
-    const am_i32x4 *in4 = (const am_i32x4 *)(const void *)in_row;
-    am_i32x4 *out4 = (am_i32x4 *)(void *)out_row;
-    am_i32x4 zero;
-    zero.x = zero.y = zero.z = zero.w = 0;
-    for (; c < nvec; c += lanes) out4[c] = in_row ? in4[c] : zero;
+    const am_i32x4 *AM_RESTRICT in4 = (const am_i32x4 *)(const void *)in_row;
+    am_i32x4 *AM_RESTRICT out4 = (am_i32x4 *)(void *)out_row;
+    if (in_row) {
+      for (; c + 3 * lanes < nvec; c += 4 * lanes) {
+        const am_i32x4 a = in4[c], b = in4[c + lanes], d = in4[c + 2 * lanes],
+                       e = in4[c + 3 * lanes];
+        out4[c] = a;
+        out4[c + lanes] = b;
+        out4[c + 2 * lanes] = d;
+        out4[c + 3 * lanes] = e;
+      }
+      for (; c < nvec; c += lanes) out4[c] = in4[c];
+    } else {
+      am_i32x4 zero;
+      zero.x = zero.y = zero.z = zero.w = 0;
+      for (; c < nvec; c += lanes) out4[c] = zero;
+    }
     c = nvec * 4 + lane;
   }
-  for (; c < cols; c += lanes) out_row[c] = in_row ? in_row[c] : 0;
+  if (in_row) {
+    for (; c < cols; c += lanes) out_row[c] = in_row[c];
+  } else {
+    for (; c < cols; c += lanes) out_row[c] = 0;
+  }
 }
 
 /* Scalar products of one token (everything but its block-table row). */
