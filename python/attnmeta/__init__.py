@@ -1,0 +1,69 @@
+"""attnmeta: per-step attention metadata for LLM serving, built in one
+kernel launch (CUDA, HIP or the CPU backend) from torch tensors or NumPy
+arrays.
+
+Quick tour::
+
+    import attnmeta
+    # token -> request map, on torch's current stream, no sync, graph-safe
+    attnmeta.compute_token_to_req_indices(qsl, out, num_mapped_tokens, num_tokens)
+    # every product of one step in one launch, over persistent buffers
+    plan = attnmeta.StepPlan(qsl, seq_lens=seq_lens, block_table=table,
+                             seq_lens_out=seq_out, block_table_out=table_out,
+                             positions=pos, slot_mapping=slots, block_size=64)
+    plan.build(num_reqs, num_tokens)
+
+The C library is found as described in ``attnmeta._lib`` (``$ATTNMETA_LIBRARY``
+first); ``attnmeta.library_path`` says which file was loaded.
+"""
+
+from ._lib import (
+    AttnmetaArgumentError,
+    AttnmetaError,
+    Backend,
+    ErrorFlag,
+    Status,
+    __version__,
+    backend_name,
+    describe_error_flags,
+    library_candidates,
+    library_path,
+    status_string,
+    version,
+    version_string,
+)
+from ._context import Context, clear_context_cache, get_context
+from ._devices import backend_device_count, backend_targets
+from ._step import (
+    IndexerDecodeMetadata,
+    StepPlan,
+    build_step,
+    compute_token_to_req_indices,
+    token_to_req,
+)
+
+__all__ = [
+    "AttnmetaArgumentError",
+    "AttnmetaError",
+    "Backend",
+    "Context",
+    "ErrorFlag",
+    "IndexerDecodeMetadata",
+    "Status",
+    "StepPlan",
+    "__version__",
+    "backend_device_count",
+    "backend_name",
+    "backend_targets",
+    "build_step",
+    "clear_context_cache",
+    "compute_token_to_req_indices",
+    "describe_error_flags",
+    "get_context",
+    "library_candidates",
+    "library_path",
+    "status_string",
+    "token_to_req",
+    "version",
+    "version_string",
+]

@@ -1,0 +1,267 @@
+"""Turning torch tensors and NumPy arrays into (pointer, device, sizes), with
+the checks that name the offending argument; streams; the current-device
+guard for several GPUs.
+
+Neither torch nor NumPy is imported here: a buffer can only be a torch
+tensor if the caller imported torch, and likewise for NumPy, so both are
+looked up in ``sys.modules`` when first met.
+"""
+
+import operator
+import sys
+
+from ._lib import Backend
+
+I32 = "int32"
+I64 = "int64"
+_ITEMSIZE = {I32: 4, I64: 8}
+
+CPU_DEVICE = (Backend.CPU, 0)
+
+_INT32_MIN = -(2**31)
+_INT32_MAX = 2**31 - 1
+
+
+def device_str(dev):
+    kind, index = dev
+    if kind == Backend.CPU:
+        return "the host (CPU backend)"
+    return "%s device %d" % (Backend(kind).name.lower(), index)
+
+
+def int32(value, name):
+    """``value`` as an int that fits int32, or TypeError/ValueError naming it."""
+    try:
+        value = operator.index(value)
+    except TypeError:
+        raise TypeError("%s must be an integer, got %s" % (name, type(value).__name__)) from None
+    if not _INT32_MIN <= value <= _INT32_MAX:
+        raise ValueError("%s (%d) does not fit in int32" % (name, value))
+    return value
+
+
+# ---------------------------------------------------------------------------
+# torch
+
+
+class _Torch:
+    """What the binding needs from torch, looked up once torch is met."""
+
+    def __init__(self, torch):
+        self.torch = torch
+        self.Tensor = torch.Tensor
+        self.dtypes = {I32: torch.int32, I64: torch.int64}
+        self.strided = torch.strided
+        self.gpu_kind = Backend.HIP if getattr(torch.version, "hip", None) else Backend.CUDA
+        self._gpu_devices = {}
+        c = torch._C
+        if hasattr(c, "_cuda_getCurrentRawStream"):
+            self.raw_stream = c._cuda_getCurrentRawStream
+        else:  # older torch: slower, same handle
+            self.raw_stream = lambda index: torch.cuda.current_stream(index).cuda_stream
+        self.get_device = getattr(c, "_cuda_getDevice", None) or torch.cuda.current_device
+        self.set_device = getattr(c, "_cuda_setDevice", None) or torch.cuda.set_device
+        self._multi_gpu = None
+
+    def gpu_device(self, index):
+        dev = self._gpu_devices.get(index)
+        if dev is None:
+            dev = self._gpu_devices.setdefault(index, (self.gpu_kind, index))
+        return dev
+
+    @property
+    def multi_gpu(self):
+        """Several GPUs visible: launches must leave torch's current device
+        as they found it (the GPU backends make the context's device current)."""
+        if self._multi_gpu is None:
+            self._multi_gpu = self.torch.cuda.device_count() > 1
+        return self._multi_gpu
+
+
+_torch_state = None
+
+
+def torch_state():
+    """The _Torch of the imported torch, or None when torch is not imported."""
+    global _torch_state
+    if _torch_state is None:
+        torch = sys.modules.get("torch")
+        if torch is None or not hasattr(torch, "Tensor"):
+            return None
+        _torch_state = _Torch(torch)
+    return _torch_state
+
+
+def _torch_device(x, name, ts):
+    if x.is_cuda:
+        return ts.gpu_device(x.get_device())
+    if x.is_cpu:
+        return CPU_DEVICE
+    raise ValueError("%s is on device '%s'; attnmeta serves cpu and cuda tensors" % (name, x.device))
+
+
+def _torch_common(x, name, dtype, ndim):
+    ts = _torch_state
+    want = ts.dtypes[dtype]
+    if x.dtype is not want:
+        raise TypeError("%s must be a %s tensor, got %s" % (name, dtype, x.dtype))
+    if x.layout is not ts.strided:
+        raise ValueError("%s must be a strided (dense) tensor, got layout %s" % (name, x.layout))
+    if x.dim() != ndim:
+        raise ValueError("%s must be %d-D, got shape %s" % (name, ndim, tuple(x.shape)))
+    return _torch_device(x, name, ts)
+
+
+def _torch_vec(x, name, dtype, out):
+    dev = _torch_common(x, name, dtype, 1)
+    n = x.shape[0]
+    if n > 1 and x.stride(0) != 1:
+        raise ValueError("%s must be contiguous, got stride %d" % (name, x.stride(0)))
+    return x.data_ptr(), dev, n
+
+
+def _torch_table(x, name, out):
+    dev = _torch_common(x, name, I32, 2)
+    rows, cols = x.shape
+    s0, s1 = x.stride()
+    return x.data_ptr(), dev, rows, cols, _row_stride(name, rows, cols, s0, s1, tuple(x.stride()))
+
+
+# ---------------------------------------------------------------------------
+# NumPy
+
+
+class _NumPy:
+    def __init__(self, np):
+        self.ndarray = np.ndarray
+        self.dtypes = {I32: np.dtype(np.int32), I64: np.dtype(np.int64)}
+
+
+_numpy_state = None
+
+
+def numpy_state():
+    global _numpy_state
+    if _numpy_state is None:
+        np = sys.modules.get("numpy")
+        if np is None or not hasattr(np, "ndarray"):
+            return None
+        _numpy_state = _NumPy(np)
+    return _numpy_state
+
+
+def _numpy_common(x, name, dtype, ndim, out):
+    want = _numpy_state.dtypes[dtype]
+    if x.dtype != want:
+        raise TypeError("%s must be a native-endian %s array, got dtype %s" % (name, dtype, x.dtype))
+    if x.ndim != ndim:
+        raise ValueError("%s must be %d-D, got shape %s" % (name, ndim, x.shape))
+    flags = x.flags
+    if not flags.aligned:
+        raise ValueError("%s is not aligned to its %d-byte elements" % (name, x.itemsize))
+    if out and not flags.writeable:
+        raise ValueError("%s is an output but the array is read-only" % name)
+    return flags
+
+
+def _numpy_vec(x, name, dtype, out):
+    flags = _numpy_common(x, name, dtype, 1, out)
+    if not flags.c_contiguous:
+        raise ValueError(
+            "%s must be contiguous, got a stride of %d bytes" % (name, x.strides[0])
+        )
+    return x.ctypes.data, CPU_DEVICE, x.shape[0]
+
+
+def _numpy_table(x, name, out):
+    _numpy_common(x, name, I32, 2, out)
+    rows, cols = x.shape
+    b0, b1 = x.strides
+    if b0 % 4 or b1 % 4:
+        raise ValueError("%s has strides %s (bytes) that are not whole int32 elements" % (name, x.strides))
+    elems = (b0 // 4, b1 // 4)
+    return x.ctypes.data, CPU_DEVICE, rows, cols, _row_stride(name, rows, cols, elems[0], elems[1], elems)
+
+
+# ---------------------------------------------------------------------------
+# Shared
+
+
+def _row_stride(name, rows, cols, s0, s1, shown):
+    """The row stride (elements) to pass for a [rows][cols] table."""
+    if cols > 1 and s1 != 1:
+        raise ValueError(
+            "%s must have unit column stride (rows may be padded), got strides %s" % (name, shown)
+        )
+    if rows <= 1:
+        return cols  # one row or none: the row stride is never used
+    if s0 < cols:
+        raise ValueError(
+            "%s has row stride %d, smaller than its %d columns (strides %s)" % (name, s0, cols, shown)
+        )
+    return s0
+
+
+_VEC = {}
+_TABLE = {}
+
+
+def _classify(cls, name):
+    ts = torch_state()
+    if ts is not None and issubclass(cls, ts.Tensor):
+        return _torch_vec, _torch_table
+    ns = numpy_state()
+    if ns is not None and issubclass(cls, ns.ndarray):
+        return _numpy_vec, _numpy_table
+    raise TypeError("%s must be a torch.Tensor or a numpy.ndarray, got %s" % (name, cls.__name__))
+
+
+def vec(x, name, dtype=I32, out=False):
+    """A 1-D contiguous buffer: (pointer, device, length)."""
+    fn = _VEC.get(type(x))
+    if fn is None:
+        fn, table_fn = _classify(type(x), name)
+        _VEC[type(x)] = fn
+        _TABLE[type(x)] = table_fn
+    return fn(x, name, dtype, out)
+
+
+def table(x, name, out=False):
+    """A 2-D int32 table with unit column stride: (pointer, device, rows,
+    cols, row_stride) with row_stride >= cols."""
+    fn = _TABLE.get(type(x))
+    if fn is None:
+        vec_fn, fn = _classify(type(x), name)
+        _VEC[type(x)] = vec_fn
+        _TABLE[type(x)] = fn
+    return fn(x, name, out)
+
+
+def stream_handle(stream, dev):
+    """The stream to pass to C for work on ``dev``: the caller's, or torch's
+    current stream of that device; None on the CPU backend."""
+    if dev[0] == Backend.CPU:
+        if stream is not None and not isinstance(stream, int) and not hasattr(stream, "cuda_stream"):
+            raise TypeError(
+                "stream must be None, an int handle or a torch.cuda.Stream, got %s"
+                % type(stream).__name__
+            )
+        return None  # the CPU backend runs in the calling thread
+    if stream is None:
+        ts = _torch_state
+        if ts is None:
+            return None
+        return ts.raw_stream(dev[1]) or None
+    if isinstance(stream, int):
+        return stream or None
+    handle = getattr(stream, "cuda_stream", None)
+    if handle is None:
+        raise TypeError(
+            "stream must be None, an int handle or a torch.cuda.Stream, got %s" % type(stream).__name__
+        )
+    index = getattr(stream, "device_index", None)
+    if index is not None and index != dev[1]:
+        raise ValueError(
+            "stream belongs to device %d but the buffers are on %s" % (index, device_str(dev))
+        )
+    return handle or None

@@ -1,0 +1,174 @@
+"""Contexts (``attnmeta_context``) and the per-(backend, device) cache."""
+
+import ctypes
+import threading
+
+from . import _lib
+from ._arrays import device_str, int32, stream_handle, torch_state
+from ._lib import Backend, make_error
+
+__all__ = ["Context", "get_context", "clear_context_cache"]
+
+
+def _text(ptr_value):
+    return ptr_value.decode(errors="replace") if ptr_value else ""
+
+
+def _open_handle(backend, device):
+    handle = ctypes.c_void_p()
+    status = _lib.open_context(ctypes.byref(handle), backend, device)
+    if status:
+        raise make_error(status, _text(_lib.open_error()), "attnmeta_open")
+    return handle.value
+
+
+class Context:
+    """A context on one backend and device (``attnmeta_open``).
+
+    Most code never makes one: the operations pick a cached context from
+    the buffers' device (:func:`get_context`). Make your own for a launch
+    configuration of your own, and pass it as ``context=``. Close it with
+    :meth:`close` or a ``with`` block.
+    """
+
+    __slots__ = ("_handle", "backend", "device", "device_name", "__weakref__")
+
+    def __init__(self, backend=Backend.AUTO, device=0):
+        backend = int32(backend, "backend")
+        device = int32(device, "device")
+        ts = torch_state() if backend != Backend.CPU else None
+        if ts is not None and ts.torch.cuda.is_initialized():
+            # Opening a GPU context makes its device current: keep torch's.
+            previous = ts.get_device()
+            try:
+                handle = _open_handle(backend, device)
+            finally:
+                if ts.get_device() != previous:
+                    ts.set_device(previous)
+        else:
+            handle = _open_handle(backend, device)
+        self._handle = handle
+        self.backend = Backend(_lib.context_backend(handle))
+        self.device = _lib.context_device(handle)
+        self.device_name = _text(_lib.context_device_name(handle))
+
+    @property
+    def handle(self):
+        """The ``attnmeta_context *`` as an int."""
+        if not self._handle:
+            raise ValueError("the context is closed")
+        return self._handle
+
+    @property
+    def key(self):
+        """(backend, device), as the buffers' device is described."""
+        return (self.backend, self.device)
+
+    @property
+    def closed(self):
+        return not self._handle
+
+    def close(self):
+        """Closes the context (``attnmeta_close``); closing twice is fine."""
+        handle, self._handle = self._handle, None
+        if handle:
+            _lib.close(handle)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown: the library may be gone
+            pass
+
+    def __repr__(self):
+        state = "closed" if self.closed else repr(self.device_name)
+        return "<attnmeta.Context %s:%d %s>" % (self.backend.name.lower(), self.device, state)
+
+    def last_error(self):
+        """The message of the last failed call on this context ("" after a success)."""
+        return _text(_lib.last_error(self.handle))
+
+    def error(self, status, function):
+        """The exception for ``status`` returned by ``function`` on this context."""
+        return make_error(status, self.last_error(), function)
+
+    def set_launch_config(self, block=0, grid=0, stage=-1, vector=-1, lanes=0):
+        """Launch-shape overrides for later calls on this context (tests and
+        tuning): 0 / -1 mean automatic, as in ``attnmeta_launch_config``."""
+        config = _lib.LaunchConfig(
+            int32(block, "block"),
+            int32(grid, "grid"),
+            int32(stage, "stage"),
+            int32(vector, "vector"),
+            int32(lanes, "lanes"),
+        )
+        status = _lib.set_launch_config(self.handle, ctypes.addressof(config))
+        if status:
+            raise self.error(status, "attnmeta_set_launch_config")
+
+    def reset_launch_config(self):
+        """Back to every choice automatic."""
+        status = _lib.set_launch_config(self.handle, None)
+        if status:
+            raise self.error(status, "attnmeta_set_launch_config")
+
+    def synchronize(self, stream=None):
+        """Waits for the work queued on ``stream`` (None: torch's current
+        stream when torch is in use, else the default stream). Off the hot
+        path: it blocks."""
+        handle = stream_handle(stream, self.key)
+        status = _lib.synchronize(self.handle, handle)
+        if status:
+            raise self.error(status, "attnmeta_synchronize")
+
+
+_cache = {}
+_cache_lock = threading.Lock()
+
+
+def get_context(backend=Backend.CPU, device=0):
+    """The process-wide context of (backend, device), opened on first use
+    and kept open, so repeated operations cost no open/close."""
+    key = (backend, device)
+    ctx = _cache.get(key)
+    if ctx is not None:
+        return ctx
+    with _cache_lock:
+        ctx = _cache.get(key)
+        if ctx is None:
+            ctx = Context(backend, device)
+            _cache[key] = ctx
+            _cache.setdefault(ctx.key, ctx)
+    return ctx
+
+
+def context_for(dev, context, name="query_start_loc"):
+    """The context to run on for buffers on ``dev``: ``context`` when given
+    (checked against ``dev``), else the cached one."""
+    if context is None:
+        ctx = _cache.get(dev)
+        return ctx if ctx is not None else get_context(*dev)
+    if not isinstance(context, Context):
+        raise TypeError("context must be an attnmeta.Context, got %s" % type(context).__name__)
+    if context.key != dev:
+        raise ValueError(
+            "context is on %s but %s is on %s"
+            % (device_str(context.key), name, device_str(dev))
+        )
+    return context
+
+
+def clear_context_cache():
+    """Closes every cached context (they reopen on next use)."""
+    with _cache_lock:
+        contexts = {id(c): c for c in _cache.values()}
+        _cache.clear()
+    for ctx in contexts.values():
+        ctx.close()
+

@@ -1,0 +1,397 @@
+"""Finding and loading libattnmeta.so, the ctypes prototypes, the enums, the
+error type and the ctypes mirror of ``attnmeta_step``.
+
+The library is looked for, in this order (the first file that loads wins):
+
+1. ``$ATTNMETA_LIBRARY``: the full path of the library. When it is set, no
+   other place is tried, and a path that does not load is an error.
+2. Next to the package: ``attnmeta/libattnmeta.so`` or
+   ``attnmeta/lib/libattnmeta.so`` (an installed wheel or a copied package).
+3. The build trees of the source checkout the package sits in:
+   ``<source>/build*/lib/libattnmeta.so``, the most recently built first
+   (so ``PYTHONPATH=python`` works straight from the checkout).
+4. The install prefixes: ``sys.prefix/lib``, ``sys.prefix/lib64``,
+   ``/usr/local/lib``, ``/usr/local/lib64``.
+5. The dynamic loader's own search path (``LD_LIBRARY_PATH``, ``ldconfig``):
+   ``libattnmeta.so.0``, then ``libattnmeta.so``.
+
+The GPU backends (``libattnmeta_cuda.so``, ``libattnmeta_hip.so``) are found
+by the C library itself, next to the library file that was loaded (or in
+``$ATTNMETA_MODULE_DIR``).
+"""
+
+import ctypes
+import enum
+import glob
+import os
+import sys
+import warnings
+
+__all__ = [
+    "AttnmetaArgumentError",
+    "AttnmetaError",
+    "Backend",
+    "ErrorFlag",
+    "Status",
+    "library_candidates",
+]
+
+__version__ = "0.1.0"  # of this binding; matches the C library it was written for
+
+LIBRARY_NAME = "libattnmeta.so"
+SONAME = "libattnmeta.so.0"
+
+
+class Status(enum.IntEnum):
+    """``attnmeta_status``: the numbers are fixed by the C API."""
+
+    OK = 0
+    INVALID_ARGUMENT = 1
+    NULL_POINTER = 2
+    CAPACITY = 3
+    STRIDE = 4
+    OVERFLOW = 5
+    UNKNOWN_BACKEND = 6
+    BACKEND_UNAVAILABLE = 7
+    NO_DEVICE = 8
+    UNSUPPORTED_ARCH = 9
+    ABI_MISMATCH = 10
+    LAUNCH = 11
+    NOT_SUPPORTED = 12
+    OUT_OF_MEMORY = 13
+    INVALID_CONTEXT = 14
+    INTERNAL = 15
+
+
+class Backend(enum.IntEnum):
+    """``attnmeta_backend``."""
+
+    AUTO = 0
+    CPU = 1
+    CUDA = 2
+    HIP = 3
+
+
+class ErrorFlag(enum.IntFlag):
+    """Bits the kernels OR into the optional device error word."""
+
+    NONE = 0
+    QSL_FIRST_NONZERO = 1 << 0
+    QSL_DECREASING = 1 << 1
+    TOTAL_OUT_OF_RANGE = 1 << 2
+    SEQ_LEN_NEGATIVE = 1 << 3
+    SEQ_LEN_LT_QLEN = 1 << 4
+    BLOCK_OUT_OF_TABLE = 1 << 5
+    BLOCK_ID_NEGATIVE = 1 << 6
+    POSITION_NEGATIVE = 1 << 7
+
+
+# Statuses that mean "an argument is wrong": raised as AttnmetaArgumentError,
+# which is also a ValueError.
+_ARGUMENT_STATUSES = frozenset(
+    (Status.INVALID_ARGUMENT, Status.NULL_POINTER, Status.CAPACITY, Status.STRIDE, Status.OVERFLOW)
+)
+
+
+class AttnmetaError(RuntimeError):
+    """A call into the C library failed.
+
+    ``status`` is the :class:`Status` (an ``int`` when the code is newer than
+    this binding), ``message`` the library's own text (``attnmeta_last_error``
+    or ``attnmeta_open_error``), ``function`` the C function that failed.
+    """
+
+    def __init__(self, status, message="", function=""):
+        try:
+            status = Status(status)
+        except ValueError:
+            status = int(status)
+        self.status = status
+        self.message = message
+        self.function = function
+        name = status.name if isinstance(status, Status) else "status %d" % status
+        text = "%s (%s)" % (status_string(status), name)
+        if message:
+            text += ": " + message
+        if function:
+            text = function + ": " + text
+        super().__init__(text)
+
+    def __reduce__(self):
+        return (type(self), (int(self.status), self.message, self.function))
+
+
+class AttnmetaArgumentError(AttnmetaError, ValueError):
+    """The C library rejected an argument (invalid value, NULL pointer,
+    capacity, stride or overflow): both an :class:`AttnmetaError` and a
+    ``ValueError``."""
+
+
+def make_error(status, message="", function=""):
+    """The exception for a failed C call (not raised)."""
+    cls = AttnmetaArgumentError if status in _ARGUMENT_STATUSES else AttnmetaError
+    return cls(status, message, function)
+
+
+# ---------------------------------------------------------------------------
+# attnmeta_step, field for field (include/attnmeta/attnmeta.h)
+
+_p = ctypes.c_void_p
+_i32 = ctypes.c_int32
+_i64 = ctypes.c_int64
+
+
+class Step(ctypes.Structure):
+    """ctypes mirror of ``attnmeta_step``; pointer fields take ints (or None)."""
+
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("query_start_loc", _p),
+        ("num_reqs", _i32),
+        ("num_tokens", _i32),
+        ("capacity", _i32),
+        ("seq_lens", _p),
+        ("block_table", _p),
+        ("block_table_cols", _i32),
+        ("block_table_stride", _i64),
+        ("num_mapped", _i32),
+        ("block_size", _i32),
+        ("dcp_world_size", _i32),
+        ("dcp_rank", _i32),
+        ("dcp_interleave", _i32),
+        ("token_to_req", _p),
+        ("seq_lens_out", _p),
+        ("global_seq_lens_out", _p),
+        ("block_table_out", _p),
+        ("block_table_out_stride", _i64),
+        ("decode_lens_out", _p),
+        ("req_indices_out", _p),
+        ("per_req_lens_out", _p),
+        ("positions", _p),
+        ("slot_mapping", _p),
+        ("error_word", _p),
+    ]
+
+
+class LaunchConfig(ctypes.Structure):
+    """ctypes mirror of ``attnmeta_launch_config``."""
+
+    _fields_ = [
+        ("block", ctypes.c_int),
+        ("grid", ctypes.c_int),
+        ("stage", ctypes.c_int),
+        ("vector", ctypes.c_int),
+        ("lanes", ctypes.c_int),
+    ]
+
+
+# ---------------------------------------------------------------------------
+# Finding the library
+
+
+def _package_dir():
+    return os.path.dirname(os.path.abspath(__file__))
+
+
+def _source_root():
+    """The source checkout this package sits in (python/attnmeta/ inside it),
+    or None when the package is installed elsewhere."""
+    root = os.path.dirname(os.path.dirname(_package_dir()))
+    if os.path.isfile(os.path.join(root, "include", "attnmeta", "attnmeta.h")):
+        return root
+    return None
+
+
+def _mtime(path):
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return 0.0
+
+
+def library_candidates():
+    """The places the library is looked for, in order, as (where, path)
+    pairs; a bare file name means "ask the dynamic loader". With
+    ``$ATTNMETA_LIBRARY`` set, it is the only candidate."""
+    env = os.environ.get("ATTNMETA_LIBRARY", "")
+    if env:
+        return [("$ATTNMETA_LIBRARY", env)]
+    found = []
+    pkg = _package_dir()
+    for folder in (pkg, os.path.join(pkg, "lib")):
+        for name in (LIBRARY_NAME, SONAME):
+            found.append(("package", os.path.join(folder, name)))
+    root = _source_root()
+    if root is not None:
+        builds = glob.glob(os.path.join(root, "build*", "lib", LIBRARY_NAME))
+        builds.sort(key=_mtime, reverse=True)
+        found.extend(("build tree", path) for path in builds)
+    prefixes = []
+    for prefix in (sys.prefix, "/usr/local"):
+        for sub in ("lib", "lib64"):
+            folder = os.path.join(prefix, sub)
+            if folder not in prefixes:
+                prefixes.append(folder)
+    found.extend(("install prefix", os.path.join(folder, LIBRARY_NAME)) for folder in prefixes)
+    found.append(("loader path", SONAME))
+    found.append(("loader path", LIBRARY_NAME))
+    return found
+
+
+def _load():
+    """Loads the library: returns (CDLL that holds the GIL, CDLL that
+    releases it, path). Raises ImportError listing what was tried."""
+    tried = []
+    for where, path in library_candidates():
+        is_file = os.sep in path
+        if is_file and where != "$ATTNMETA_LIBRARY" and not os.path.exists(path):
+            continue
+        try:
+            # Calls that only check arguments and queue a launch hold the GIL
+            # (cheaper, and calls on one context never overlap); calls that
+            # may wait (open, synchronise, copies) release it.
+            fast = ctypes.PyDLL(path)
+            slow = ctypes.CDLL(path)
+        except OSError as exc:
+            tried.append("  %s: %s: %s" % (where, path, exc))
+            continue
+        if tried:
+            warnings.warn(
+                "attnmeta: loaded %s after failing to load:\n%s" % (path, "\n".join(tried)),
+                RuntimeWarning,
+                stacklevel=3,
+            )
+        return fast, slow, _resolve_path(slow, path)
+    raise ImportError(
+        "attnmeta: cannot load %s. Build the C library (cmake -S . -B build && cmake --build "
+        "build), then run from the source checkout with PYTHONPATH=python, install the "
+        "library, or set ATTNMETA_LIBRARY to its full path. Tried:\n%s"
+        % (LIBRARY_NAME, "\n".join(tried) if tried else "  (no candidate file exists)")
+    )
+
+
+def _resolve_path(lib, fallback):
+    """The file the loader actually mapped (for a bare name), via dladdr."""
+    try:
+
+        class _DlInfo(ctypes.Structure):
+            _fields_ = [
+                ("dli_fname", ctypes.c_char_p),
+                ("dli_fbase", ctypes.c_void_p),
+                ("dli_sname", ctypes.c_char_p),
+                ("dli_saddr", ctypes.c_void_p),
+            ]
+
+        libc = ctypes.CDLL(None)
+        dladdr = libc.dladdr
+        dladdr.argtypes = [ctypes.c_void_p, ctypes.POINTER(_DlInfo)]
+        dladdr.restype = ctypes.c_int
+        info = _DlInfo()
+        addr = ctypes.cast(lib.attnmeta_version, ctypes.c_void_p).value
+        if dladdr(addr, ctypes.byref(info)) and info.dli_fname:
+            return os.path.realpath(os.fsdecode(info.dli_fname))
+    except (AttributeError, OSError):
+        pass
+    return fallback
+
+
+def _prototype(lib, name, restype, argtypes):
+    try:
+        fn = getattr(lib, name)
+    except AttributeError:
+        raise ImportError(
+            "attnmeta: %s has no function %s: it is older than this binding"
+            % (library_path, name)
+        ) from None
+    fn.restype = restype
+    fn.argtypes = argtypes
+    return fn
+
+
+_fast, _slow, library_path = _load()
+
+_vp = ctypes.c_void_p
+_cint = ctypes.c_int
+_ccp = ctypes.c_char_p
+
+# Functions that take a context or return at once: hold the GIL.
+version = _prototype(_fast, "attnmeta_version", _cint, [])
+_version_string = _prototype(_fast, "attnmeta_version_string", _ccp, [])
+_status_string = _prototype(_fast, "attnmeta_status_string", _ccp, [_cint])
+_backend_name = _prototype(_fast, "attnmeta_backend_name", _ccp, [_cint])
+_flags_describe = _prototype(
+    _fast, "attnmeta_error_flags_describe", ctypes.c_size_t, [_i32, ctypes.c_char_p, ctypes.c_size_t]
+)
+open_error = _prototype(_fast, "attnmeta_open_error", _ccp, [])
+close = _prototype(_fast, "attnmeta_close", _cint, [_vp])
+context_backend = _prototype(_fast, "attnmeta_context_backend", _cint, [_vp])
+context_device = _prototype(_fast, "attnmeta_context_device", _cint, [_vp])
+context_device_name = _prototype(_fast, "attnmeta_context_device_name", _ccp, [_vp])
+last_error = _prototype(_fast, "attnmeta_last_error", _ccp, [_vp])
+launch_config_default = _prototype(_fast, "attnmeta_launch_config_default", LaunchConfig, [])
+set_launch_config = _prototype(_fast, "attnmeta_set_launch_config", _cint, [_vp, _vp])
+step_init = _prototype(_fast, "attnmeta_step_init", None, [_vp])
+build_step = _prototype(_fast, "attnmeta_build_step", _cint, [_vp, _vp, _vp])
+token_to_req = _prototype(
+    _fast, "attnmeta_token_to_req", _cint, [_vp, _vp, _i32, _i32, _i32, _vp, _vp]
+)
+backend_targets = _prototype(
+    _fast, "attnmeta_backend_targets", _cint, [_cint, ctypes.POINTER(ctypes.c_char_p)]
+)
+
+# Functions that may wait (device start-up, synchronisation, copies): release it.
+open_context = _prototype(_slow, "attnmeta_open", _cint, [ctypes.POINTER(_vp), _cint, _cint])
+backend_device_count = _prototype(
+    _slow, "attnmeta_backend_device_count", _cint, [_cint, ctypes.POINTER(_cint)]
+)
+synchronize = _prototype(_slow, "attnmeta_synchronize", _cint, [_vp, _vp])
+device_alloc = _prototype(_slow, "attnmeta_device_alloc", _cint, [_vp, ctypes.c_size_t, ctypes.POINTER(_vp)])
+device_free = _prototype(_slow, "attnmeta_device_free", _cint, [_vp, _vp])
+copy_to_device = _prototype(_slow, "attnmeta_copy_to_device", _cint, [_vp, _vp, _vp, ctypes.c_size_t])
+copy_to_host = _prototype(_slow, "attnmeta_copy_to_host", _cint, [_vp, _vp, _vp, ctypes.c_size_t])
+
+
+def version_string():
+    """The library's version text, e.g. ``"0.1.0"``."""
+    return _version_string().decode()
+
+
+def status_string(status):
+    """``attnmeta_status_string``: a short text for a status code."""
+    return _status_string(int(status)).decode()
+
+
+def backend_name(kind):
+    """``attnmeta_backend_name``: "auto", "cpu", "cuda", "hip" or "unknown"."""
+    return _backend_name(int(kind)).decode()
+
+
+def describe_error_flags(flags):
+    """The text of the error-word bits in ``flags`` (``attnmeta_error_flags_describe``):
+    ``"no error"`` for 0, else a ", "-separated list."""
+    value = int(flags)
+    if not -(2**31) <= value < 2**32:
+        raise ValueError("flags (%d) do not fit the 32-bit error word" % value)
+    if value >= 2**31:  # an unsigned reading of the word
+        value -= 2**32
+    need = _flags_describe(value, None, 0)
+    buf = ctypes.create_string_buffer(need + 1)
+    _flags_describe(value, buf, need + 1)
+    return buf.value.decode()
+
+
+def _check_layout():
+    """attnmeta_step_init writes the library's own struct size: it must be
+    ours, or the library and this binding disagree on the layout."""
+    scratch = ctypes.create_string_buffer(4096)  # room for a larger struct
+    step_init(ctypes.addressof(scratch))
+    theirs = ctypes.c_size_t.from_buffer(scratch).value
+    if theirs != ctypes.sizeof(Step):
+        raise ImportError(
+            "attnmeta: %s has a %d-byte attnmeta_step; this binding (version %s) has %d bytes: "
+            "use the binding of the same version as the library"
+            % (library_path, theirs, __version__, ctypes.sizeof(Step))
+        )
+
+
+_check_layout()

@@ -1,0 +1,504 @@
+"""The operations: the token map and the one-launch step, as functions
+(validate and launch each call) and as prepared plans over persistent
+buffers (validate once, then each call sets the sizes and launches)."""
+
+import ctypes
+
+from . import _lib
+from ._arrays import I32, I64, device_str, int32, stream_handle, table, torch_state, vec
+from ._context import context_for
+from ._lib import Backend
+
+__all__ = [
+    "IndexerDecodeMetadata",
+    "StepPlan",
+    "build_step",
+    "compute_token_to_req_indices",
+    "token_to_req",
+]
+
+# Outputs of T entries (int32 unless named in _INT64).
+_TOKEN_OUTPUTS = ("token_to_req", "global_seq_lens_out", "decode_lens_out", "req_indices_out", "positions")
+# Outputs of C (capacity) entries.
+_CAPACITY_OUTPUTS = ("seq_lens_out", "slot_mapping")
+_INT64 = frozenset(("positions", "slot_mapping"))
+# Outputs that read seq_lens / the block table.
+_NEEDS_SEQ_LENS = ("seq_lens_out", "global_seq_lens_out", "positions", "slot_mapping")
+_NEEDS_TABLE = ("block_table_out", "slot_mapping")
+
+OUTPUT_NAMES = (
+    "token_to_req",
+    "seq_lens_out",
+    "global_seq_lens_out",
+    "block_table_out",
+    "decode_lens_out",
+    "req_indices_out",
+    "per_req_lens_out",
+    "positions",
+    "slot_mapping",
+    "error_word",
+)
+
+
+def _too_many(what, value, limits):
+    """The ValueError for a `what` (num_reqs / num_tokens) over a buffer's room."""
+    if value < 0:
+        return ValueError("%s (%d) must be >= 0" % (what, value))
+    for room, name, unit in limits:
+        if room < value:
+            return ValueError("%s has room for %d %s, fewer than %s = %d" % (name, room, unit, what, value))
+    return ValueError("%s (%d) is out of range" % (what, value))
+
+
+class StepPlan:
+    """One decode step over persistent, caller-owned buffers.
+
+    Every buffer is checked once, here (dtype, device, contiguity, strides);
+    :meth:`build` then sets the sizes of this step and makes the one launch,
+    costing little more than the C call. The plan keeps references to its
+    buffers, so they stay alive while it exists.
+
+    Inputs: ``query_start_loc`` [>= R + 1], ``seq_lens`` [>= R] (needed by
+    seq_lens_out, global_seq_lens_out, positions, slot_mapping),
+    ``block_table`` [>= R, cols] with unit column stride and any row stride
+    >= cols (needed by block_table_out and slot_mapping).
+
+    Outputs (None = not built): ``token_to_req``, ``global_seq_lens_out``,
+    ``decode_lens_out``, ``req_indices_out`` [>= T] int32; ``positions``
+    [>= T] int64; ``seq_lens_out`` [>= C] int32; ``slot_mapping`` [>= C]
+    int64; ``block_table_out`` [>= T, >= cols]; ``per_req_lens_out`` [>= R];
+    ``error_word`` [>= 1] (bits OR-ed in, never cleared).
+
+    ``capacity`` (C) defaults to the shortest of seq_lens_out and
+    slot_mapping (entries [T, C) are cleared each step), or to T when
+    neither is built. All buffers are torch tensors on one device (CUDA or
+    CPU) or NumPy arrays (CPU backend).
+    """
+
+    __slots__ = (
+        "_args",
+        "_keep",
+        "_step",
+        "_addr",
+        "_ctx",
+        "_dev",
+        "_gpu_index",
+        "_raw_stream",
+        "_guard",
+        "_fn",
+        "_max_reqs",
+        "_max_tokens",
+        "_req_limits",
+        "_token_limits",
+        "_capacity",
+        "_num_mapped",
+    )
+
+    def __init__(
+        self,
+        query_start_loc,
+        *,
+        seq_lens=None,
+        block_table=None,
+        token_to_req=None,
+        seq_lens_out=None,
+        global_seq_lens_out=None,
+        block_table_out=None,
+        decode_lens_out=None,
+        req_indices_out=None,
+        per_req_lens_out=None,
+        positions=None,
+        slot_mapping=None,
+        error_word=None,
+        capacity=None,
+        num_mapped=-1,
+        block_size=1,
+        dcp_world_size=1,
+        dcp_rank=0,
+        dcp_interleave=1,
+        context=None,
+    ):
+        args = dict(locals())
+        del args["self"]
+        self._setup(args)
+
+    # ---- set-up: every check happens here ----
+
+    def _setup(self, args):
+        step = _lib.Step()
+        _lib.step_init(ctypes.addressof(step))
+        keep = {}
+
+        qsl = args["query_start_loc"]
+        qptr, dev, qlen = vec(qsl, "query_start_loc", I32)
+        if qlen < 1:
+            raise ValueError("query_start_loc must hold at least one entry (R + 1 for R requests)")
+        keep["query_start_loc"] = qsl
+        step.query_start_loc = qptr
+        req_limits = [(qlen - 1, "query_start_loc (of %d entries)" % qlen, "requests")]
+        token_limits = []
+
+        def check_dev(d, name):
+            if d != dev:
+                raise ValueError(
+                    "%s is on %s but query_start_loc is on %s" % (name, device_str(d), device_str(dev))
+                )
+
+        # Scalars.
+        num_mapped = int32(args["num_mapped"], "num_mapped")
+        block_size = int32(args["block_size"], "block_size")
+        world = int32(args["dcp_world_size"], "dcp_world_size")
+        rank = int32(args["dcp_rank"], "dcp_rank")
+        interleave = int32(args["dcp_interleave"], "dcp_interleave")
+        if block_size < 1:
+            raise ValueError("block_size (%d) must be >= 1" % block_size)
+        if world < 1:
+            raise ValueError("dcp_world_size (%d) must be >= 1" % world)
+        if not 0 <= rank < world:
+            raise ValueError("dcp_rank (%d) must be in [0, dcp_world_size = %d)" % (rank, world))
+        if interleave < 1:
+            raise ValueError("dcp_interleave (%d) must be >= 1" % interleave)
+        step.num_mapped = num_mapped
+        step.block_size = block_size
+        step.dcp_world_size = world
+        step.dcp_rank = rank
+        step.dcp_interleave = interleave
+
+        # Inputs.
+        seq_lens = args["seq_lens"]
+        if seq_lens is not None:
+            ptr, d, n = vec(seq_lens, "seq_lens", I32)
+            check_dev(d, "seq_lens")
+            keep["seq_lens"] = seq_lens
+            step.seq_lens = ptr or qptr  # empty: any valid pointer, never read
+            req_limits.append((n, "seq_lens", "requests"))
+        else:
+            for name in _NEEDS_SEQ_LENS:
+                if args[name] is not None:
+                    raise ValueError("seq_lens is required when %s is built" % name)
+        cols = 0
+        block_table = args["block_table"]
+        if block_table is not None:
+            ptr, d, rows, cols, stride = table(block_table, "block_table")
+            check_dev(d, "block_table")
+            keep["block_table"] = block_table
+            step.block_table = ptr or qptr
+            step.block_table_cols = int32(cols, "block_table columns")
+            step.block_table_stride = stride
+            req_limits.append((rows, "block_table", "rows (requests)"))
+        else:
+            for name in _NEEDS_TABLE:
+                if args[name] is not None:
+                    raise ValueError("block_table is required when %s is built" % name)
+
+        # Outputs.
+        for name in _TOKEN_OUTPUTS:
+            buf = args[name]
+            if buf is not None:
+                ptr, d, n = vec(buf, name, I64 if name in _INT64 else I32, out=True)
+                check_dev(d, name)
+                keep[name] = buf
+                setattr(step, name, ptr or None)
+                token_limits.append((n, name, "tokens"))
+        cap_lens = []
+        for name in _CAPACITY_OUTPUTS:
+            buf = args[name]
+            if buf is not None:
+                ptr, d, n = vec(buf, name, I64 if name in _INT64 else I32, out=True)
+                check_dev(d, name)
+                keep[name] = buf
+                setattr(step, name, ptr or None)
+                token_limits.append((n, name, "tokens"))
+                cap_lens.append((n, name))
+        buf = args["block_table_out"]
+        if buf is not None:
+            ptr, d, rows, out_cols, stride = table(buf, "block_table_out", out=True)
+            check_dev(d, "block_table_out")
+            if out_cols < cols:
+                raise ValueError(
+                    "block_table_out has %d columns, fewer than block_table's %d" % (out_cols, cols)
+                )
+            keep["block_table_out"] = buf
+            step.block_table_out = ptr or None
+            step.block_table_out_stride = stride
+            token_limits.append((rows, "block_table_out", "rows (tokens)"))
+        buf = args["per_req_lens_out"]
+        if buf is not None:
+            ptr, d, n = vec(buf, "per_req_lens_out", I32, out=True)
+            check_dev(d, "per_req_lens_out")
+            keep["per_req_lens_out"] = buf
+            step.per_req_lens_out = ptr or None
+            req_limits.append((n, "per_req_lens_out", "requests"))
+        buf = args["error_word"]
+        if buf is not None:
+            ptr, d, n = vec(buf, "error_word", I32, out=True)
+            check_dev(d, "error_word")
+            if n < 1:
+                raise ValueError("error_word must hold at least one int32")
+            keep["error_word"] = buf
+            step.error_word = ptr
+
+        # Capacity: T <= C <= every capacity-long output.
+        capacity = args["capacity"]
+        if capacity is not None:
+            capacity = int32(capacity, "capacity")
+            if capacity < 0:
+                raise ValueError("capacity (%d) must be >= 0" % capacity)
+            for n, name in cap_lens:
+                if n < capacity:
+                    raise ValueError("%s has %d entries, fewer than capacity = %d" % (name, n, capacity))
+            token_limits.append((capacity, "capacity", "tokens"))
+        elif cap_lens:
+            capacity = min(n for n, _ in cap_lens)
+        if capacity is not None:
+            step.capacity = capacity
+
+        ctx = context_for(dev, args["context"])
+
+        self._args = args
+        self._keep = keep
+        self._step = step
+        self._addr = ctypes.addressof(step)
+        self._ctx = ctx
+        self._dev = dev
+        self._capacity = capacity
+        self._num_mapped = num_mapped
+        self._req_limits = req_limits
+        self._token_limits = token_limits
+        self._max_reqs = min(n for n, _, _ in req_limits)
+        self._max_tokens = min(n for n, _, _ in token_limits) if token_limits else _INT32_MAX
+        self._fn = _lib.build_step
+        if dev[0] == Backend.CPU:
+            self._gpu_index = None
+            self._raw_stream = None
+            self._guard = False
+        else:
+            ts = torch_state()
+            self._gpu_index = dev[1]
+            self._raw_stream = ts.raw_stream
+            self._guard = ts.multi_gpu
+
+    # ---- the hot path ----
+
+    def build(self, num_reqs, num_tokens, num_mapped=None, stream=None):
+        """Builds every output of the plan for R = ``num_reqs`` requests and
+        T = ``num_tokens`` (padded) tokens, in one launch on ``stream``
+        (default: torch's current stream of the buffers' device). Never
+        synchronises or allocates; safe to capture in a CUDA graph.
+        ``num_mapped`` overrides the plan's value for this call."""
+        if not 0 <= num_reqs <= self._max_reqs:
+            raise _too_many("num_reqs", num_reqs, self._req_limits)
+        if not 0 <= num_tokens <= self._max_tokens:
+            raise _too_many("num_tokens", num_tokens, self._token_limits)
+        step = self._step
+        step.num_reqs = num_reqs
+        step.num_tokens = num_tokens
+        if self._capacity is None:
+            step.capacity = num_tokens
+        step.num_mapped = self._num_mapped if num_mapped is None else int32(num_mapped, "num_mapped")
+        index = self._gpu_index
+        if index is None:
+            status = self._fn(self._ctx._handle, self._addr, None)
+        else:
+            handle = self._raw_stream(index) if stream is None else stream_handle(stream, self._dev)
+            if self._guard:
+                status = _guarded(self._fn, self._ctx._handle, self._addr, handle, index)
+            else:
+                status = self._fn(self._ctx._handle, self._addr, handle)
+        if status:
+            raise self._ctx.error(status, "attnmeta_build_step")
+
+    __call__ = build
+
+    # ---- the rest ----
+
+    def replace(self, **changes):
+        """Points the plan at other buffers or settings (any constructor
+        argument), checking them as the constructor does. A graph captured
+        earlier keeps the old pointers: capture again after this."""
+        unknown = set(changes) - set(self._args)
+        if unknown:
+            raise TypeError("replace() got unknown arguments: %s" % ", ".join(sorted(unknown)))
+        args = dict(self._args)
+        args.update(changes)
+        self._setup(args)
+
+    @property
+    def context(self):
+        return self._ctx
+
+    @property
+    def backend(self):
+        return Backend(self._dev[0])
+
+    @property
+    def device(self):
+        return self._dev[1]
+
+    @property
+    def capacity(self):
+        """C, or None when it follows num_tokens."""
+        return self._capacity
+
+    @property
+    def max_reqs(self):
+        """The largest num_reqs the buffers hold."""
+        return self._max_reqs
+
+    @property
+    def max_tokens(self):
+        """The largest num_tokens the buffers (and capacity) hold."""
+        return self._max_tokens
+
+    @property
+    def buffers(self):
+        """The plan's buffers by argument name (a new dict)."""
+        return dict(self._keep)
+
+    def __getattr__(self, name):
+        # The buffers by name: plan.seq_lens_out, plan.block_table, ...
+        if name in OUTPUT_NAMES or name in ("query_start_loc", "seq_lens", "block_table"):
+            try:
+                return self._keep[name]
+            except (KeyError, AttributeError):
+                return None
+        raise AttributeError("%s has no attribute %r" % (type(self).__name__, name))
+
+    def views(self, num_reqs, num_tokens):
+        """The outputs cut to this step's sizes: per-token outputs to
+        ``[:num_tokens]``, per_req_lens_out to ``[:num_reqs]`` (a dict; not
+        for the hot path)."""
+        out = {}
+        for name, buf in self._keep.items():
+            if name in _TOKEN_OUTPUTS or name in _CAPACITY_OUTPUTS or name == "block_table_out":
+                out[name] = buf[:num_tokens]
+            elif name == "per_req_lens_out":
+                out[name] = buf[:num_reqs]
+            elif name == "error_word":
+                out[name] = buf
+        return out
+
+    def __repr__(self):
+        built = [n for n in OUTPUT_NAMES if n in self._keep]
+        return "<attnmeta.%s on %s: %s>" % (type(self).__name__, device_str(self._dev), ", ".join(built))
+
+
+_INT32_MAX = 2**31 - 1
+
+
+def _guarded(fn, handle, addr, stream, index):
+    """The launch with torch's current device kept as it was."""
+    ts = torch_state()
+    previous = ts.get_device()
+    try:
+        return fn(handle, addr, stream)
+    finally:
+        if previous != index:
+            ts.set_device(previous)
+
+
+class IndexerDecodeMetadata(StepPlan):
+    """The sparse-attention indexer's decode metadata (contract section 2),
+    one row per token, built in place into persistent buffers in one launch:
+
+    - ``seq_lens_out`` [C]: causal length of each token (DCP-local with
+      ``dcp_world_size > 1``), 0 for padding and for [T, C);
+    - ``block_table_out`` [T, >= cols]: the token's request row, 0 for padding;
+    - ``decode_lens_out`` [T]: all 1;
+    - ``req_indices_out`` [T]: the token's request, R + (t - actual) for padding;
+    - ``per_req_lens_out`` [R]: query length of each request.
+
+    Any other product of :class:`StepPlan` can be added by keyword
+    (``token_to_req``, ``global_seq_lens_out``, ``positions``,
+    ``slot_mapping``, ``error_word``, ...). Each step: ``build(num_reqs,
+    num_tokens)``.
+    """
+
+    __slots__ = ()
+
+    def __init__(
+        self,
+        query_start_loc,
+        seq_lens,
+        block_table,
+        *,
+        seq_lens_out,
+        block_table_out,
+        decode_lens_out=None,
+        req_indices_out=None,
+        per_req_lens_out=None,
+        **more
+    ):
+        super().__init__(
+            query_start_loc,
+            seq_lens=seq_lens,
+            block_table=block_table,
+            seq_lens_out=seq_lens_out,
+            block_table_out=block_table_out,
+            decode_lens_out=decode_lens_out,
+            req_indices_out=req_indices_out,
+            per_req_lens_out=per_req_lens_out,
+            **more
+        )
+
+
+def build_step(query_start_loc, num_tokens, *, num_reqs=None, stream=None, **kwargs):
+    """Builds the named outputs of one step in one launch (see
+    :class:`StepPlan` for the arguments); ``num_reqs`` defaults to
+    ``len(query_start_loc) - 1``. Checks every buffer on each call: for a
+    step repeated over the same buffers, a :class:`StepPlan` costs less."""
+    plan = StepPlan(query_start_loc, **kwargs)
+    if num_reqs is None:
+        num_reqs = plan._req_limits[0][0]
+    plan.build(int32(num_reqs, "num_reqs"), int32(num_tokens, "num_tokens"), stream=stream)
+
+
+def token_to_req(query_start_loc, out, num_tokens=None, *, num_reqs=None, num_mapped=-1,
+                 stream=None, context=None):
+    """The token -> request map (contract section 1) into ``out[:num_tokens]``
+    in one launch: ``out[t]`` is the request of token t for t < num_mapped
+    (``num_mapped < 0``: the device's ``query_start_loc[R]``), 0 after.
+    ``num_tokens`` defaults to ``len(out)``, ``num_reqs`` to
+    ``len(query_start_loc) - 1``. Returns ``out``."""
+    qptr, dev, qlen = vec(query_start_loc, "query_start_loc", I32)
+    optr, odev, olen = vec(out, "out", I32, out=True)
+    if odev != dev:
+        raise ValueError(
+            "out is on %s but query_start_loc is on %s" % (device_str(odev), device_str(dev))
+        )
+    if qlen < 1:
+        raise ValueError("query_start_loc must hold at least one entry (R + 1 for R requests)")
+    num_reqs = qlen - 1 if num_reqs is None else int32(num_reqs, "num_reqs")
+    if not 0 <= num_reqs <= qlen - 1:
+        raise _too_many("num_reqs", num_reqs, [(qlen - 1, "query_start_loc (of %d entries)" % qlen, "requests")])
+    num_tokens = olen if num_tokens is None else int32(num_tokens, "num_tokens")
+    if not 0 <= num_tokens <= olen:
+        raise _too_many("num_tokens", num_tokens, [(olen, "out", "tokens")])
+    num_mapped = -1 if num_mapped is None else int32(num_mapped, "num_mapped")
+    ctx = context_for(dev, context)
+    if not optr:  # an empty out (num_tokens == 0): nothing to write
+        return out
+    handle = stream_handle(stream, dev)
+    if dev[0] != Backend.CPU and torch_state() is not None and torch_state().multi_gpu:
+        ts = torch_state()
+        previous = ts.get_device()
+        try:
+            status = _lib.token_to_req(ctx._handle, qptr, num_reqs, num_mapped, num_tokens, optr, handle)
+        finally:
+            if previous != dev[1]:
+                ts.set_device(previous)
+    else:
+        status = _lib.token_to_req(ctx._handle, qptr, num_reqs, num_mapped, num_tokens, optr, handle)
+    if status:
+        raise ctx.error(status, "attnmeta_token_to_req")
+    return out
+
+
+def compute_token_to_req_indices(query_start_loc, out, num_mapped_tokens, num_tokens):
+    """Drop-in token -> request map: R = ``len(query_start_loc) - 1``;
+    ``out[t]`` = request of token t for t < ``num_mapped_tokens`` (None or a
+    negative value: the device's ``query_start_loc[R]``), 0 for the rest of
+    ``[0, num_tokens)``. One launch on torch's current stream; returns
+    ``out[:num_tokens]``."""
+    token_to_req(query_start_loc, out, num_tokens, num_mapped=num_mapped_tokens)
+    return out[:num_tokens]
