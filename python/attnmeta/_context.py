@@ -96,7 +96,8 @@ class Context:
 
     def error(self, status, function):
         """The exception for ``status`` returned by ``function`` on this context."""
-        return make_error(status, self.last_error(), function)
+        message = self.last_error() if self._handle else "the context is closed"
+        return make_error(status, message, function)
 
     def set_launch_config(self, block=0, grid=0, stage=-1, vector=-1, lanes=0):
         """Launch-shape overrides for later calls on this context (tests and

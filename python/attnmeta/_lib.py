@@ -23,6 +23,7 @@ by the C library itself, next to the library file that was loaded (or in
 import ctypes
 import enum
 import glob
+import operator
 import os
 import sys
 import warnings
@@ -369,7 +370,7 @@ def backend_name(kind):
 def describe_error_flags(flags):
     """The text of the error-word bits in ``flags`` (``attnmeta_error_flags_describe``):
     ``"no error"`` for 0, else a ", "-separated list."""
-    value = int(flags)
+    value = operator.index(flags)
     if not -(2**31) <= value < 2**32:
         raise ValueError("flags (%d) do not fit the 32-bit error word" % value)
     if value >= 2**31:  # an unsigned reading of the word

@@ -88,6 +88,7 @@ class StepPlan:
         "_fn",
         "_max_reqs",
         "_max_tokens",
+        "_max_tokens_held",
         "_req_limits",
         "_token_limits",
         "_capacity",
@@ -247,7 +248,7 @@ class StepPlan:
             for n, name in cap_lens:
                 if n < capacity:
                     raise ValueError("%s has %d entries, fewer than capacity = %d" % (name, n, capacity))
-            token_limits.append((capacity, "capacity", "tokens"))
+            # capacity >= num_tokens is the library's own check (ERR_CAPACITY).
         elif cap_lens:
             capacity = min(n for n, _ in cap_lens)
         if capacity is not None:
@@ -267,6 +268,7 @@ class StepPlan:
         self._token_limits = token_limits
         self._max_reqs = min(n for n, _, _ in req_limits)
         self._max_tokens = min(n for n, _, _ in token_limits) if token_limits else _INT32_MAX
+        self._max_tokens_held = self._max_tokens if capacity is None else min(self._max_tokens, capacity)
         self._fn = _lib.build_step
         if dev[0] == Backend.CPU:
             self._gpu_index = None
@@ -348,7 +350,7 @@ class StepPlan:
     @property
     def max_tokens(self):
         """The largest num_tokens the buffers (and capacity) hold."""
-        return self._max_tokens
+        return self._max_tokens_held
 
     @property
     def buffers(self):
