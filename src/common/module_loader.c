@@ -1,9 +1,19 @@
 /*
  * Finds a backend's table: the CPU backend is linked in; the CUDA and HIP
- * backends are modules loaded with dlopen on first use, from (in order)
- * $ATTNMETA_MODULE_DIR, the folder of this library, the folder the build
- * recorded (ATTNMETA_MODULE_INSTALL_DIR), then the loader's search path.
- * A module is loaded once per process and never unloaded.
+ * backends are modules loaded with dlopen on first use. Search order:
+ *
+ *  1. $ATTNMETA_MODULE_DIR, when set and not empty: that folder only (an
+ *     explicit choice is never silently replaced by another copy);
+ *  2. <folder of this library>/attnmeta  (the installed layout:
+ *     <libdir>/libattnmeta.so.0 and <libdir>/attnmeta/libattnmeta_cuda.so);
+ *  3. <folder of this library>           (the build tree: everything in lib/);
+ *  4. the folder the build recorded, ATTNMETA_MODULE_INSTALL_DIR
+ *     (<install libdir>/attnmeta, for a static core linked into a program);
+ *  5. the dynamic loader's own search path (LD_LIBRARY_PATH, ld.so.cache).
+ *
+ * An installed library therefore finds the modules installed beside it and
+ * never the build tree. A module is loaded once per process and never
+ * unloaded.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -11,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "am_context.h"
 
@@ -29,7 +40,19 @@ typedef struct module_slot {
 static module_slot cuda_slot = {PTHREAD_ONCE_INIT, "libattnmeta_cuda.so", NULL, ATTNMETA_OK, ""};
 static module_slot hip_slot = {PTHREAD_ONCE_INIT, "libattnmeta_hip.so", NULL, ATTNMETA_OK, ""};
 
-static void *open_in(const char *dir, const char *file, char *why, size_t why_size) {
+static void copy_text(char *dst, size_t size, const char *src) {
+  size_t n = strlen(src);
+  if (size == 0) return;
+  if (n >= size) n = size - 1;
+  memcpy(dst, src, n);
+  dst[n] = '\0';
+}
+
+/* Tries dir/file (or file alone through the loader's path when dir is NULL).
+ * On failure, keeps in `why` the reason of the first candidate whose file
+ * exists (a module that is there but cannot load says more than the ones
+ * that are absent), else of the latest one. */
+static void *open_in(const char *dir, const char *file, char *why, size_t why_size, int *why_kept) {
   char path[4096];
   void *handle;
   if (dir && dir[0]) {
@@ -40,17 +63,22 @@ static void *open_in(const char *dir, const char *file, char *why, size_t why_si
   handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char *err = dlerror();
-    snprintf(why, why_size, "%s", err ? err : path);
+    if (!*why_kept) {
+      copy_text(why, why_size, err ? err : path);
+      if (dir && dir[0] && access(path, F_OK) == 0) *why_kept = 1;
+    }
   }
   return handle;
 }
 
 static void *open_module(const char *file, char *why, size_t why_size) {
   char own_dir[4096] = "";
+  char sub_dir[4096 + 16];
   Dl_info info;
   void *handle;
+  int why_kept = 0;
   const char *env = getenv("ATTNMETA_MODULE_DIR");
-  if (env && env[0]) return open_in(env, file, why, why_size);
+  if (env && env[0]) return open_in(env, file, why, why_size, &why_kept);
   if (dladdr((void *)&attnmeta_version, &info) && info.dli_fname) {
     const char *slash = strrchr(info.dli_fname, '/');
     if (slash) {
@@ -58,15 +86,20 @@ static void *open_module(const char *file, char *why, size_t why_size) {
       if (n >= sizeof own_dir) n = sizeof own_dir - 1;
       memcpy(own_dir, info.dli_fname, n);
       own_dir[n] = '\0';
-      handle = open_in(own_dir, file, why, why_size);
+      snprintf(sub_dir, sizeof sub_dir, "%s/attnmeta", own_dir);
+      handle = open_in(sub_dir, file, why, why_size, &why_kept);
       if (handle) return handle;
+      if (own_dir[0]) {
+        handle = open_in(own_dir, file, why, why_size, &why_kept);
+        if (handle) return handle;
+      }
     }
   }
   if (ATTNMETA_MODULE_INSTALL_DIR[0]) {
-    handle = open_in(ATTNMETA_MODULE_INSTALL_DIR, file, why, why_size);
+    handle = open_in(ATTNMETA_MODULE_INSTALL_DIR, file, why, why_size, &why_kept);
     if (handle) return handle;
   }
-  return open_in(NULL, file, why, why_size);
+  return open_in(NULL, file, why, why_size, &why_kept);
 }
 
 static void load_slot(module_slot *slot) {
