@@ -1,0 +1,227 @@
+# Installation and the package consumers find: headers, the core library
+# (libattnmeta.so.0), the backend modules (<libdir>/attnmeta/), the command
+# line tool (bin/attnmeta), the Python package, a relocatable CMake package
+# (find_package(attnmeta CONFIG) -> attnmeta::attnmeta) and a pkg-config
+# file (attnmeta.pc). docs/install.md describes the layout and the three
+# ways of using an installed attnmeta.
+#
+# Installed layout (prefix P, libdir L = CMAKE_INSTALL_LIBDIR):
+#   P/include/attnmeta/*.h
+#   P/L/libattnmeta.so -> libattnmeta.so.0 -> libattnmeta.so.0.1.0
+#   P/L/libattnmeta.a                        (ATTNMETA_BUILD_STATIC=ON)
+#   P/L/attnmeta/libattnmeta_{cuda,hip}.so   (the modules that were built)
+#   P/L/cmake/attnmeta/attnmeta{Config,ConfigVersion,Targets*}.cmake
+#   P/L/pkgconfig/attnmeta.pc
+#   P/bin/attnmeta                           (RUNPATH $ORIGIN/../L)
+#   P/<ATTNMETA_PYTHON_INSTALL_DIR>/attnmeta/
+#   P/share/doc/attnmeta/*.md
+#
+# Everything is relative to the prefix: `cmake --install build --prefix P`
+# works for any P, and an installed tree may be moved as a whole.
+include(CMakePackageConfigHelpers)
+
+set(ATTNMETA_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/attnmeta" CACHE STRING
+    "Where the CMake package files are installed, relative to the prefix")
+set(ATTNMETA_INSTALL_PKGCONFIGDIR "${CMAKE_INSTALL_LIBDIR}/pkgconfig" CACHE STRING
+    "Where attnmeta.pc is installed, relative to the prefix")
+option(ATTNMETA_INSTALL_PYTHON "Install the Python package (python/attnmeta)" ON)
+# The dispatcher looks for the modules in <folder of libattnmeta.so>/attnmeta
+# first, so this folder is fixed relative to the core library. It is also the
+# folder compiled into the core (ATTNMETA_MODULE_INSTALL_DIR).
+set(ATTNMETA_INSTALL_MODULEDIR "${CMAKE_INSTALL_LIBDIR}/attnmeta")
+
+# ---- optional static core ----
+# ATTNMETA_BUILD_STATIC=ON also builds libattnmeta.a (target attnmeta_static,
+# exported as attnmeta::attnmeta_static, package component "static") from
+# the core's own sources, beside the shared library, which stays the
+# default. A program linked with it finds the GPU modules in the folder the
+# build recorded (<install libdir>/attnmeta) or through $ATTNMETA_MODULE_DIR.
+option(ATTNMETA_BUILD_STATIC "Also build and install the static core library libattnmeta.a" OFF)
+if(ATTNMETA_BUILD_STATIC)
+  get_target_property(_attnmeta_core_sources attnmeta SOURCES)
+  get_target_property(_attnmeta_core_defs attnmeta COMPILE_DEFINITIONS)
+  add_library(attnmeta_static STATIC ${_attnmeta_core_sources})
+  target_include_directories(attnmeta_static
+    PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
+    PRIVATE ${PROJECT_SOURCE_DIR}/src/common)
+  target_compile_definitions(attnmeta_static PRIVATE ${_attnmeta_core_defs})
+  target_compile_options(attnmeta_static PRIVATE ${ATTNMETA_WARNINGS})
+  target_link_libraries(attnmeta_static PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
+  set_target_properties(attnmeta_static PROPERTIES OUTPUT_NAME attnmeta
+    ARCHIVE_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/lib)
+endif()
+
+# Names a project that adds attnmeta with add_subdirectory() or FetchContent
+# can use exactly as it would use the installed package.
+add_library(attnmeta::attnmeta ALIAS attnmeta)
+if(TARGET attnmeta_static)
+  add_library(attnmeta::attnmeta_static ALIAS attnmeta_static)
+endif()
+
+# ---- exported symbols of the backend modules ----
+# A module exports exactly one symbol, attnmeta_backend_entry (abi/
+# backend_module.map); kernel handles, device stubs and the statically
+# linked CUDA runtime stay local. ci/check_symbols.sh verifies it.
+foreach(_m IN ITEMS attnmeta_cuda attnmeta_hip)
+  if(TARGET ${_m})
+    target_link_options(${_m} PRIVATE
+      "LINKER:--version-script=${PROJECT_SOURCE_DIR}/abi/backend_module.map")
+    set_property(TARGET ${_m} APPEND PROPERTY LINK_DEPENDS
+      "${PROJECT_SOURCE_DIR}/abi/backend_module.map")
+  endif()
+endforeach()
+
+# ---- core library, static core, command-line tool ----
+file(RELATIVE_PATH _attnmeta_bin_to_lib "${CMAKE_INSTALL_FULL_BINDIR}" "${CMAKE_INSTALL_FULL_LIBDIR}")
+set_target_properties(attnmeta_cli PROPERTIES
+  INSTALL_RPATH "$ORIGIN/${_attnmeta_bin_to_lib}"
+  EXPORT_NAME cli)
+
+set(_attnmeta_install_targets attnmeta attnmeta_cli)
+if(TARGET attnmeta_static)
+  list(APPEND _attnmeta_install_targets attnmeta_static)
+endif()
+install(TARGETS ${_attnmeta_install_targets}
+  EXPORT attnmetaTargets
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT Runtime
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT Runtime
+    NAMELINK_COMPONENT Development
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT Development)
+
+# Every public header of include/attnmeta/, whatever is there at install time.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/attnmeta
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+  COMPONENT Development
+  FILES_MATCHING PATTERN "*.h")
+
+# ---- backend modules: <libdir>/attnmeta/ ----
+set(_attnmeta_modules "")
+foreach(_m IN ITEMS attnmeta_cuda attnmeta_hip)
+  if(TARGET ${_m})
+    install(TARGETS ${_m} LIBRARY DESTINATION ${ATTNMETA_INSTALL_MODULEDIR} COMPONENT Runtime)
+    string(REPLACE "attnmeta_" "" _kind "${_m}")
+    list(APPEND _attnmeta_modules ${_kind})
+  endif()
+endforeach()
+
+# ---- CMake package ----
+install(EXPORT attnmetaTargets
+  NAMESPACE attnmeta::
+  DESTINATION ${ATTNMETA_INSTALL_CMAKEDIR}
+  COMPONENT Development)
+
+set(ATTNMETA_PACKAGE_MODULES "${_attnmeta_modules}")
+if(TARGET attnmeta_static)
+  set(ATTNMETA_PACKAGE_HAS_STATIC 1)
+else()
+  set(ATTNMETA_PACKAGE_HAS_STATIC 0)
+endif()
+configure_package_config_file(
+  ${PROJECT_SOURCE_DIR}/cmake/attnmetaConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/attnmetaConfig.cmake
+  INSTALL_DESTINATION ${ATTNMETA_INSTALL_CMAKEDIR}
+  PATH_VARS CMAKE_INSTALL_INCLUDEDIR CMAKE_INSTALL_LIBDIR ATTNMETA_INSTALL_MODULEDIR CMAKE_INSTALL_BINDIR)
+# SameMajorVersion: the major version is the soname (libattnmeta.so.0), the
+# promise of binary compatibility. A request for 0.1 accepts any later 0.y
+# (same soname, API and ABI only grow) and refuses 1.x, whose soname and ABI
+# differ; AnyNewerVersion would accept that break. See docs/abi.md.
+write_basic_package_version_file(
+  ${PROJECT_BINARY_DIR}/attnmetaConfigVersion.cmake
+  VERSION ${PROJECT_VERSION}
+  COMPATIBILITY SameMajorVersion)
+install(FILES
+  ${PROJECT_BINARY_DIR}/attnmetaConfig.cmake
+  ${PROJECT_BINARY_DIR}/attnmetaConfigVersion.cmake
+  DESTINATION ${ATTNMETA_INSTALL_CMAKEDIR}
+  COMPONENT Development)
+
+# ---- pkg-config ----
+# The prefix is written relative to the .pc file (${pcfiledir}), so the file
+# stays right for `cmake --install --prefix P`, DESTDIR staging and a moved
+# tree. Absolute install folders are written as they are.
+file(RELATIVE_PATH _attnmeta_pc_up
+  "${CMAKE_INSTALL_PREFIX}/${ATTNMETA_INSTALL_PKGCONFIGDIR}" "${CMAKE_INSTALL_PREFIX}")
+string(REGEX REPLACE "/$" "" _attnmeta_pc_up "${_attnmeta_pc_up}")
+if(IS_ABSOLUTE "${ATTNMETA_INSTALL_PKGCONFIGDIR}")
+  set(ATTNMETA_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
+else()
+  set(ATTNMETA_PC_PREFIX "\${pcfiledir}/${_attnmeta_pc_up}")
+endif()
+foreach(_v IN ITEMS LIBDIR INCLUDEDIR)
+  if(IS_ABSOLUTE "${CMAKE_INSTALL_${_v}}")
+    set(ATTNMETA_PC_${_v} "${CMAKE_INSTALL_${_v}}")
+  else()
+    set(ATTNMETA_PC_${_v} "\${prefix}/${CMAKE_INSTALL_${_v}}")
+  endif()
+endforeach()
+set(ATTNMETA_PC_LIBS_PRIVATE "")
+foreach(_l IN LISTS CMAKE_DL_LIBS)
+  string(APPEND ATTNMETA_PC_LIBS_PRIVATE " -l${_l}")
+endforeach()
+if(CMAKE_THREAD_LIBS_INIT)
+  string(APPEND ATTNMETA_PC_LIBS_PRIVATE " ${CMAKE_THREAD_LIBS_INIT}")
+endif()
+string(STRIP "${ATTNMETA_PC_LIBS_PRIVATE}" ATTNMETA_PC_LIBS_PRIVATE)
+configure_file(${PROJECT_SOURCE_DIR}/cmake/attnmeta.pc.in ${PROJECT_BINARY_DIR}/attnmeta.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/attnmeta.pc
+  DESTINATION ${ATTNMETA_INSTALL_PKGCONFIGDIR}
+  COMPONENT Development)
+
+# ---- Python package ----
+# Default: Debian's version-independent dist-packages for the /usr prefix,
+# otherwise CPython's own prefix layout, lib/pythonX.Y/site-packages (that of
+# a virtual environment: `--prefix $VIRTUAL_ENV` makes it importable at once).
+if(NOT DEFINED ATTNMETA_PYTHON_INSTALL_DIR)
+  if(CMAKE_INSTALL_PREFIX STREQUAL "/usr" AND EXISTS /usr/lib/python3/dist-packages)
+    set(_attnmeta_pydir "lib/python3/dist-packages")
+  else()
+    find_package(Python3 COMPONENTS Interpreter QUIET)
+    if(Python3_FOUND)
+      set(_attnmeta_pydir
+        "lib/python${Python3_VERSION_MAJOR}.${Python3_VERSION_MINOR}/site-packages")
+    else()
+      set(_attnmeta_pydir "lib/python3/site-packages")
+    endif()
+  endif()
+  set(ATTNMETA_PYTHON_INSTALL_DIR "${_attnmeta_pydir}" CACHE STRING
+      "Where the Python package attnmeta/ is installed, relative to the prefix")
+endif()
+if(ATTNMETA_INSTALL_PYTHON AND EXISTS ${PROJECT_SOURCE_DIR}/python/attnmeta)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/attnmeta
+    DESTINATION ${ATTNMETA_PYTHON_INSTALL_DIR}
+    COMPONENT Python
+    PATTERN "__pycache__" EXCLUDE
+    PATTERN "*.pyc" EXCLUDE)
+  # attnmeta/_install_layout.py tells the installed package where the C
+  # library of the same installation is, relative to the package folder, so
+  # `import attnmeta` works from any prefix without $ATTNMETA_LIBRARY.
+  if(IS_ABSOLUTE "${ATTNMETA_PYTHON_INSTALL_DIR}")
+    set(_attnmeta_pkgdir "${ATTNMETA_PYTHON_INSTALL_DIR}/attnmeta")
+  else()
+    set(_attnmeta_pkgdir "${CMAKE_INSTALL_PREFIX}/${ATTNMETA_PYTHON_INSTALL_DIR}/attnmeta")
+  endif()
+  if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}" OR IS_ABSOLUTE "${ATTNMETA_PYTHON_INSTALL_DIR}")
+    set(ATTNMETA_PY_LIBRARY_DIR "${CMAKE_INSTALL_FULL_LIBDIR}")
+  else()
+    file(RELATIVE_PATH ATTNMETA_PY_LIBRARY_DIR "${_attnmeta_pkgdir}" "${CMAKE_INSTALL_FULL_LIBDIR}")
+  endif()
+  string(REGEX REPLACE "(.)/$" "\\1" ATTNMETA_PY_LIBRARY_DIR "${ATTNMETA_PY_LIBRARY_DIR}")
+  file(CONFIGURE OUTPUT ${PROJECT_BINARY_DIR}/python/_install_layout.py @ONLY CONTENT [=[
+"""Where the C library of this installation is. Written by `cmake --install`."""
+
+# Relative to the folder of this file, unless absolute.
+LIBRARY_DIR = "@ATTNMETA_PY_LIBRARY_DIR@"
+LIBRARY = "libattnmeta.so.0"
+]=])
+  install(FILES ${PROJECT_BINARY_DIR}/python/_install_layout.py
+    DESTINATION ${ATTNMETA_PYTHON_INSTALL_DIR}/attnmeta
+    COMPONENT Python)
+endif()
+
+# ---- documentation ----
+foreach(_doc IN ITEMS contract.md abi.md install.md)
+  if(EXISTS ${PROJECT_SOURCE_DIR}/docs/${_doc})
+    install(FILES ${PROJECT_SOURCE_DIR}/docs/${_doc}
+      DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT Documentation)
+  endif()
+endforeach()
