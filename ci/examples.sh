@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# ci/examples.sh BUILD_DIR
+#
+# Installs a built tree into a fresh temporary prefix and uses it the way a
+# consumer would, never through the build or source tree:
+#   - the installed layout (headers, libattnmeta.so.0, modules, CLI, CMake
+#     package, pkg-config file, Python package);
+#   - the C and C++ examples built with find_package(attnmeta CONFIG)
+#     (CMAKE_PREFIX_PATH=prefix) and with pkg-config (PKG_CONFIG_PATH), and
+#     the static core when the build has it, run on the CPU backend;
+#   - version checking of the CMake package (0.1 accepted, 1.0 refused);
+#   - prefix/bin/attnmeta info: every module the build made is loaded from
+#     prefix/<libdir>/attnmeta/ (checked with the loader's own trace);
+#   - ci/check_symbols.sh on the prefix;
+#   - examples/python_ctypes.py and `import attnmeta` with /usr/bin/python3;
+#   - the prefix moved elsewhere still works (relocatable package).
+# Prints one line per check and exits non-zero when any check fails.
+# KEEP=1 keeps the temporary folder.
+set -u -o pipefail
+
+if [ $# -ne 1 ]; then
+  echo "usage: $0 BUILD_DIR" >&2
+  exit 2
+fi
+build=$(cd "$1" 2>/dev/null && pwd) || { echo "FAIL no such build folder: $1"; exit 1; }
+src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+python=${PYTHON:-/usr/bin/python3}
+work=$(mktemp -d "${TMPDIR:-/tmp}/attnmeta-examples.XXXXXX")
+prefix="$work/prefix"
+log="$work/log"
+failures=0
+if [ "${KEEP:-0}" = 1 ]; then
+  echo "keeping $work"
+else
+  trap 'rm -rf "$work"' EXIT
+fi
+
+# A consumer's environment: nothing pointing into the build tree.
+unset ATTNMETA_MODULE_DIR ATTNMETA_LIBRARY ATTNMETA_BACKEND LD_LIBRARY_PATH PYTHONPATH \
+  PKG_CONFIG_PATH CMAKE_PREFIX_PATH
+export ATTNMETA_BACKEND=cpu
+
+pass() { echo "ok   $*"; }
+fail() {
+  echo "FAIL $*"
+  failures=$((failures + 1))
+  if [ -s "$log" ]; then tail -n 25 "$log" | sed 's/^/    | /'; fi
+}
+# run "description" command...: one check; output kept in $log.
+run() {
+  local what=$1
+  shift
+  if "$@" >"$log" 2>&1; then pass "$what"; else fail "$what"; fi
+}
+
+version=$(sed -n 's/^project(attnmeta VERSION \([0-9.]*\).*/\1/p' "$src/CMakeLists.txt")
+modules=()
+for m in cuda hip; do
+  if [ -e "$build/lib/libattnmeta_$m.so" ]; then modules+=("$m"); fi
+done
+
+# ---- install ----
+run "cmake --install $build --prefix <tmp>/prefix" cmake --install "$build" --prefix "$prefix"
+core=""
+for cand in "$prefix"/lib/libattnmeta.so.0 "$prefix"/lib64/libattnmeta.so.0 "$prefix"/lib/*/libattnmeta.so.0; do
+  if [ -e "$cand" ]; then core=$cand; break; fi
+done
+if [ -z "$core" ]; then
+  fail "no libattnmeta.so.0 installed under $prefix"
+  echo "examples: $failures check(s) failed"
+  exit 1
+fi
+libdir=$(dirname "$core")
+pydir=$(dirname "$(find "$prefix" -path '*-packages/attnmeta/__init__.py' 2>/dev/null | head -n 1)" 2>/dev/null)
+
+layout_ok() {
+  local missing=0 f
+  for f in include/attnmeta/attnmeta.h bin/attnmeta \
+           "${libdir#"$prefix"/}/libattnmeta.so" "${libdir#"$prefix"/}/pkgconfig/attnmeta.pc" \
+           "${libdir#"$prefix"/}/cmake/attnmeta/attnmetaConfig.cmake" \
+           "${libdir#"$prefix"/}/cmake/attnmeta/attnmetaConfigVersion.cmake"; do
+    [ -e "$prefix/$f" ] || { echo "missing $f"; missing=1; }
+  done
+  for f in "$src"/include/attnmeta/*.h; do
+    [ -e "$prefix/include/attnmeta/$(basename "$f")" ] || { echo "missing header $(basename "$f")"; missing=1; }
+  done
+  for m in "${modules[@]}"; do
+    [ -e "$libdir/attnmeta/libattnmeta_$m.so" ] || { echo "missing module attnmeta/libattnmeta_$m.so"; missing=1; }
+  done
+  if [ -d "$src/python/attnmeta" ] && [ -z "$pydir" ]; then echo "missing Python package"; missing=1; fi
+  return $missing
+}
+run "installed layout: headers, libattnmeta.so.0, modules (${modules[*]:-none}) in ${libdir#"$prefix"/}/attnmeta, CLI, CMake, pkg-config${pydir:+, Python}" layout_ok
+
+soname_ok() { readelf -d "$core" | grep -q 'SONAME.*\[libattnmeta\.so\.0\]'; }
+run "soname libattnmeta.so.0" soname_ok
+
+# ---- the examples through the CMake package ----
+cmake_example() { # dir name [extra cmake args]
+  local dir=$1 name=$2
+  shift 2
+  cmake -S "$src/examples/$dir" -B "$work/cmake-$name" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_PREFIX_PATH="$prefix" "$@" &&
+    cmake --build "$work/cmake-$name" &&
+    grep -q "attnmeta_DIR:PATH=$prefix/" "$work/cmake-$name/CMakeCache.txt"
+}
+run "CMake: C example builds with find_package(attnmeta 0.1 CONFIG)" cmake_example c c
+run "CMake: C example runs on the CPU backend" "$work/cmake-c/step_example_c" cpu
+run "CMake: C++ example builds with find_package(attnmeta 0.1 CONFIG)" cmake_example cpp cpp
+run "CMake: C++ example runs on the CPU backend" "$work/cmake-cpp/step_example_cpp" cpu
+if [ -e "$libdir/libattnmeta.a" ]; then
+  static_ok() { "$work/cmake-static/step_example_c" cpu && ! ldd "$work/cmake-static/step_example_c" | grep -q libattnmeta; }
+  run "CMake: C example builds against attnmeta::attnmeta_static" \
+    cmake_example c static -DATTNMETA_EXAMPLE_STATIC=ON
+  run "CMake: static C example runs on the CPU backend, no libattnmeta.so needed" static_ok
+fi
+
+version_check() {
+  local v
+  for v in 0.1 "$version" 1.0; do
+    mkdir -p "$work/version-$v"
+    printf 'cmake_minimum_required(VERSION 3.16)\nproject(v LANGUAGES NONE)\nfind_package(attnmeta %s CONFIG REQUIRED)\n' \
+      "$v" >"$work/version-$v/CMakeLists.txt"
+    if cmake -S "$work/version-$v" -B "$work/version-$v/b" -DCMAKE_PREFIX_PATH="$prefix" >"$work/version-$v/log" 2>&1; then
+      [ "$v" != 1.0 ] || { echo "find_package(attnmeta 1.0) accepted $version"; return 1; }
+    else
+      [ "$v" = 1.0 ] || { echo "find_package(attnmeta $v) refused $version"; cat "$work/version-$v/log"; return 1; }
+    fi
+  done
+}
+run "CMake: version check: find_package(attnmeta 0.1 / $version) accept $version, 1.0 refuses it" version_check
+
+# ---- the examples through pkg-config ----
+pc_ok() {
+  local got
+  got=$(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --modversion attnmeta) &&
+    [ "$got" = "$version" ] &&
+    PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs attnmeta
+}
+run "pkg-config: attnmeta $version, --cflags --libs" pc_ok
+run "pkg-config: C and C++ examples build (examples/Makefile)" \
+  env PKG_CONFIG_PATH="$libdir/pkgconfig" make -C "$src/examples" OUT="$work/pkgconfig"
+run "pkg-config: C example runs on the CPU backend" "$work/pkgconfig/step_example_c" cpu
+run "pkg-config: C++ example runs on the CPU backend" "$work/pkgconfig/step_example_cpp" cpu
+
+# ---- the installed command-line tool ----
+# The loader's trace (LD_DEBUG=files) names every file it maps: the core
+# and each module must come from the prefix, nothing from the build tree.
+info_ok() { # prefix-to-check
+  local p=$1 trace="$work/info.trace" m dir
+  LD_DEBUG=files LD_DEBUG_OUTPUT="$trace" "$p/bin/attnmeta" info || return 1
+  cat "$trace".* >"$trace.all" 2>/dev/null
+  if grep -q "$build" "$trace.all"; then echo "loaded from the build tree:"; grep "$build" "$trace.all"; return 1; fi
+  grep -Eq "calling init: $p/bin/\.\./[^ ]*libattnmeta\.so\.0|calling init: $libdir/libattnmeta\.so\.0" "$trace.all" ||
+    { echo "libattnmeta.so.0 not loaded from $p"; grep -E 'calling init' "$trace.all"; return 1; }
+  for m in "${modules[@]}"; do
+    "$p/bin/attnmeta" info | grep -Eq "^backend $m +built for: .*; devices: [0-9]+" ||
+      { echo "the $m module line does not show a loaded module"; return 1; }
+    dir=$(sed -n "s|.*file=\(.*\)/libattnmeta_$m\.so \[0\];  dynamically loaded by.*|\1|p" "$trace.all" | head -n 1)
+    [ -n "$dir" ] && [ "$(cd "$dir" && pwd -P)" = "$(cd "$p/${libdir#"$prefix"/}/attnmeta" && pwd -P)" ] ||
+      { echo "libattnmeta_$m.so loaded from '${dir:-nowhere}', not $p/${libdir#"$prefix"/}/attnmeta"; return 1; }
+  done
+  rm -f "$trace".*
+}
+run "bin/attnmeta info: core and modules (${modules[*]:-none}) loaded from the prefix" info_ok "$prefix"
+"$prefix/bin/attnmeta" info 2>&1 | sed 's/^/    | /'
+
+# ---- exported symbols ----
+run "ci/check_symbols.sh <prefix>" "$src/ci/check_symbols.sh" "$prefix"
+
+# ---- Python ----
+run "Python: examples/python_ctypes.py with $python on the installed library" \
+  "$python" "$src/examples/python_ctypes.py" "$prefix"
+if [ -d "$src/python/attnmeta" ]; then
+  py_pkg_ok() {
+    (cd "$work" && PYTHONPATH="$(dirname "$pydir")" "$python" -c '
+import os, sys
+import attnmeta
+prefix, pkg = os.path.realpath(sys.argv[1]), os.path.realpath(os.path.dirname(attnmeta.__file__))
+lib = os.path.realpath(attnmeta.library_path)
+print("attnmeta", attnmeta.version_string(), "package", pkg, "library", lib)
+sys.exit(0 if pkg.startswith(prefix + os.sep) and lib.startswith(prefix + os.sep) else 1)
+' "$prefix")
+  }
+  run "Python: import attnmeta from the prefix finds the prefix's library" py_pkg_ok
+fi
+
+# ---- relocation: the whole prefix moved elsewhere ----
+moved="$work/moved/prefix"
+mkdir -p "$work/moved" && mv "$prefix" "$moved"
+relocated_ok() {
+  rm -rf "$work/cmake-moved"
+  cmake -S "$src/examples/c" -B "$work/cmake-moved" -DCMAKE_PREFIX_PATH="$moved" &&
+    cmake --build "$work/cmake-moved" && "$work/cmake-moved/step_example_c" cpu &&
+    PKG_CONFIG_PATH="${libdir/#$prefix/$moved}/pkgconfig" pkg-config --cflags attnmeta | grep -q -- "-I$moved/" &&
+    libdir=${libdir/#$prefix/$moved} prefix=$moved info_ok "$moved"
+}
+run "relocated prefix: CMake package, pkg-config file and CLI module lookup follow the move" relocated_ok
+
+if [ $failures -ne 0 ]; then
+  echo "examples: $failures check(s) failed"
+  exit 1
+fi
+echo "examples: all checks passed"
