@@ -1,0 +1,413 @@
+#!/usr/bin/env bash
+# ci/gpu.sh OUTDIR — builds attnmeta and runs every GPU check on an NVIDIA
+# machine, in one command. See docs/gpu.md.
+#
+# Needs: the CUDA toolkit (nvcc on PATH or in /usr/local/cuda/bin), CMake,
+# a C/C++ compiler, an NVIDIA GPU. No network. Criterion comes from a folder
+# prepared by ci/prepare_criterion.sh: $CRITERION_ROOT, else .carry/criterion
+# in the source tree.
+#
+# Steps, in order; each is logged, timed, and recorded PASS, FAIL or SKIP;
+# a failing step never stops the later ones:
+#   build      Release build (CUDA module for sm_90 and the GPU's own
+#              architecture) and, beside it, a CUDA module for an
+#              architecture the GPU is not, for the arch step
+#   info       attnmeta info
+#   criterion  the Criterion suite on the CUDA backend (every case at every
+#              launch configuration of the suite)
+#   graph      tests/gpu: graph capture and replay
+#   streams    tests/gpu: streams, contexts, threads
+#   memcheck, racecheck, initcheck, synccheck
+#              compute-sanitizer over a subset of the Criterion suite (the
+#              hostile-data cases and several normal ones) and the graph test
+#   arch       the foreign-architecture module is refused with
+#              ATTNMETA_ERR_UNSUPPORTED_ARCH and a clear message
+#   bench      bench/gpu_bench.sh OUTDIR, when that script exists
+#   python     python/run_gpu_tests.sh BUILD_DIR OUTDIR, when that script exists
+#
+# Output (at most 7 files): OUTDIR/build.log, gpu.log (info, graph, streams,
+# arch), criterion.log, sanitizer.log, hooks.log (bench and python), and
+# summary.txt: date, GPU, driver, commit, one line per step. The summary is
+# also the last lines printed. Exit status 0 only when no step failed.
+#
+# Environment (all optional):
+#   CRITERION_ROOT             prepared Criterion folder (default .carry/criterion)
+#   ATTNMETA_COMMIT            commit to report where the tree has no .git
+#   ATTNMETA_GPU_BUILD_DIR     build folder (default build-gpu in the source tree)
+#   ATTNMETA_GPU_DEADLINE_S    seconds the whole run may take (default 510)
+#   ATTNMETA_SANITIZE_CASES    case-name globs of the suite run under the
+#                              sanitizers (comma-separated; see below)
+#   ATTNMETA_SANITIZE_FILTER   Criterion --filter for those runs (default step/*)
+set -uo pipefail
+
+if [ $# -ne 1 ]; then
+  echo "usage: $0 OUTDIR" >&2
+  exit 2
+fi
+mkdir -p "$1" || exit 2
+out=$(cd "$1" && pwd)
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${ATTNMETA_GPU_BUILD_DIR:-$root/build-gpu}
+arch_build=$build-foreign-arch
+deadline=${ATTNMETA_GPU_DEADLINE_S:-510}
+jobs=$(nproc 2>/dev/null || echo 4)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+start=$SECONDS
+
+for f in build.log gpu.log criterion.log sanitizer.log hooks.log summary.txt; do
+  : >"$out/$f"
+done
+
+# ---------------------------------------------------------------- helpers
+names=() results=() times=() notes=()
+record() { # record NAME PASS|FAIL|SKIP SECONDS NOTE
+  names+=("$1")
+  results+=("$2")
+  times+=("$3")
+  notes+=("$(printf '%s' "$4" | tr '\n' ' ' | cut -c1-150)")
+  printf '[gpu.sh] %-10s %-4s %4ss  %s\n' "$1" "$2" "$3" "${notes[${#notes[@]} - 1]}"
+}
+
+left() { echo $((deadline - (SECONDS - start))); }
+
+# limit WANT RESERVE: WANT seconds, or what is left before the deadline
+# keeping RESERVE for later steps; at least 10.
+limit() {
+  local l
+  l=$(($(left) - $2))
+  [ "$l" -gt "$1" ] && l=$1
+  [ "$l" -lt 10 ] && l=10
+  echo "$l"
+}
+
+# run LOG SECONDS CMD...: runs CMD with a time limit, appending a header, its
+# output and its exit status to LOG; returns the exit status (124: timed out).
+run() {
+  local log=$1 secs=$2 rc
+  shift 2
+  printf '\n=== %s (limit %ss) $ %s\n' "$(date -u +%H:%M:%S)" "$secs" "$*" >>"$log"
+  timeout --kill-after=15 "$secs" "$@" >>"$log" 2>&1
+  rc=$?
+  [ "$rc" -eq 124 ] && echo "=== TIMED OUT after ${secs}s" >>"$log"
+  echo "=== exit status $rc" >>"$log"
+  return "$rc"
+}
+
+# How a command ended, in words.
+ended() { if [ "$1" = 124 ] || [ "$1" = 137 ]; then echo "TIMED OUT"; else echo "exit $1"; fi; }
+
+# Last Criterion synthesis of a log, without its prefix; where there is none
+# (a run cut short), the tests reported so far.
+synthesis() {
+  local syn
+  syn=$(grep -a 'Synthesis:' "$1" | tail -n 1 | sed 's/^.*Synthesis: *//')
+  if [ -z "$syn" ]; then
+    syn="no synthesis; $(grep -a -c '^\[PASS\]' "$1") passed, $(grep -a -c '^\[FAIL\]' "$1") failed so far"
+  fi
+  echo "$syn"
+}
+
+# Criterion log is clean: a synthesis with tests run, none failing or
+# crashing, and no test skipped for want of the backend.
+criterion_clean() {
+  local syn
+  syn=$(synthesis "$1")
+  printf '%s' "$syn" | grep -q 'Failing: 0 | Crashing: 0' || return 1
+  printf '%s' "$syn" | grep -q 'Tested: 0 ' && return 1
+  ! grep -a '\[SKIP\]' "$1" | grep -qi 'not available'
+}
+
+# "name: N passed, N failed" line of a tests/gpu program; clean when 0 failed
+# and not skipped.
+gpu_test_line() { grep -a -E '(: [0-9]+ passed, [0-9]+ failed|^SKIP:)' "$1" | tail -n 1; }
+gpu_test_clean() {
+  local line
+  line=$(gpu_test_line "$1")
+  printf '%s' "$line" | grep -q ' passed, 0 failed' && ! grep -aq '^SKIP:' "$1"
+}
+
+# ------------------------------------------------------------ environment
+if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
+  export PATH=/usr/local/cuda/bin:$PATH
+fi
+nvcc_path=$(command -v nvcc || true)
+sanitizer=$(command -v compute-sanitizer || true)
+for c in /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda/compute-sanitizer/compute-sanitizer; do
+  [ -z "$sanitizer" ] && [ -x "$c" ] && sanitizer=$c
+done
+
+gpu_line=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1)
+gpu_name=${gpu_line%%,*}
+gpu_driver=$(printf '%s' "${gpu_line#*,}" | tr -d ' ')
+[ -n "$gpu_line" ] || { gpu_name="unknown (nvidia-smi gave nothing)"; gpu_driver=unknown; }
+cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d ' .')
+case "$cap" in
+  [0-9][0-9] | [0-9][0-9][0-9]) ;;
+  *) cap="" ;;
+esac
+
+commit=${ATTNMETA_COMMIT:-}
+[ -n "$commit" ] || commit=$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || true)
+[ -n "$commit" ] || commit=$(head -c 40 "$root/.commit" 2>/dev/null || true)
+[ -n "$commit" ] || commit=unknown
+
+crit=${CRITERION_ROOT:-$root/.carry/criterion}
+[ -d "$crit" ] && crit=$(cd "$crit" && pwd)
+
+# The module holds code for sm_90 and for the GPU itself.
+archs=90
+[ -n "$cap" ] && [ "$cap" != 90 ] && archs="90;$cap"
+# An architecture whose code cannot run on this GPU (machine code runs only
+# on its own major version).
+foreign=80-real
+case "$cap" in 8?) foreign=90-real ;; esac
+
+{
+  echo "attnmeta GPU run, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "source: $root, commit $commit"
+  echo "GPU: $gpu_name, driver $gpu_driver, compute capability ${cap:-unknown}"
+  echo "nvcc: ${nvcc_path:-not found} $("${nvcc_path:-false}" --version 2>/dev/null | grep -o 'release [0-9.]*' || true)"
+  echo "cmake: $(cmake --version 2>/dev/null | head -n 1)"
+  echo "compute-sanitizer: ${sanitizer:-not found} $("${sanitizer:-false}" --version 2>/dev/null | grep -o 'Version [0-9.]*' || true)"
+  echo "Criterion: $crit"
+  echo "deadline: ${deadline}s"
+} | tee -a "$out/build.log"
+
+# ------------------------------------------------------------------ build
+generator=()
+command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
+common=(-DCMAKE_BUILD_TYPE=Release -DATTNMETA_WITH_CUDA=ON -DATTNMETA_WITH_HIP=OFF)
+[ -n "$nvcc_path" ] && common+=("-DCMAKE_CUDA_COMPILER=$nvcc_path")
+
+t0=$SECONDS
+# The foreign-architecture module, built beside the main build.
+(
+  run "$tmp/arch_build.log" "$(limit 300 200)" cmake -S "$root" -B "$arch_build" "${generator[@]}" \
+    "${common[@]}" -DBUILD_TESTING=OFF "-DATTNMETA_CUDA_ARCHITECTURES=$foreign" &&
+    run "$tmp/arch_build.log" "$(limit 300 200)" cmake --build "$arch_build" -j "$jobs" \
+      --target attnmeta_cuda
+) &
+arch_pid=$!
+build_ok=0
+if run "$out/build.log" "$(limit 300 200)" cmake -S "$root" -B "$build" "${generator[@]}" "${common[@]}" \
+  -DBUILD_TESTING=ON "-DATTNMETA_CUDA_ARCHITECTURES=$archs" "-DCRITERION_ROOT=$crit" &&
+  run "$out/build.log" "$(limit 300 200)" cmake --build "$build" -j "$jobs"; then
+  build_ok=1
+fi
+wait "$arch_pid"
+arch_build_rc=$?
+printf '\n===== foreign-architecture module (%s) =====\n' "$foreign" >>"$out/build.log"
+cat "$tmp/arch_build.log" >>"$out/build.log" 2>/dev/null
+targets=$(grep -a -o 'CUDA module for .*' "$out/build.log" | head -n 1)
+if [ "$build_ok" = 1 ]; then
+  note="${targets:-CUDA module built}"
+  [ "$arch_build_rc" = 0 ] && note="$note; foreign module $foreign" ||
+    note="$note; foreign module $foreign FAILED"
+  record build PASS $((SECONDS - t0)) "$note"
+else
+  record build FAIL $((SECONDS - t0)) "configure or build failed (build.log)"
+fi
+
+bin=$build/bin
+tests_bin=$bin/attnmeta_tests
+[ -x "$tests_bin" ] || tests_bin=$(find "$build" -name attnmeta_tests -type f -perm -u+x 2>/dev/null | head -n 1)
+# The suite on the CUDA backend alone. It finds the prepared Criterion's
+# libraries through its run paths; only where that fails (a folder prepared
+# without patchelf) does the loader get told, and only for the suite, whose
+# copies of common libraries (libz, libcrypto) must not reach other programs.
+suite_env=(ATTNMETA_TEST_BACKENDS=cuda)
+if [ -n "$tests_bin" ] && ldd "$tests_bin" 2>/dev/null | grep -q 'not found'; then
+  suite_env+=("LD_LIBRARY_PATH=$crit/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
+fi
+
+# ------------------------------------------------------------------- info
+t0=$SECONDS
+if [ -x "$bin/attnmeta" ]; then
+  run "$tmp/info.log" "$(limit 60 300)" "$bin/attnmeta" info
+  rc=$?
+  cat "$tmp/info.log" >>"$out/gpu.log"
+  # The line after the CUDA backend's header: its first device, or why none.
+  dev=$(awk '/^backend cuda/ {f = 1; next} f {sub(/^ */, ""); print; exit}' "$tmp/info.log")
+  if [ "$rc" = 0 ] && printf '%s' "$dev" | grep -q '^device 0: ' &&
+    ! printf '%s' "$dev" | grep -q 'cannot open'; then
+    record info PASS $((SECONDS - t0)) "$dev"
+  else
+    record info FAIL $((SECONDS - t0)) "$(ended $rc); ${dev:-no CUDA backend listed} (gpu.log)"
+  fi
+else
+  record info SKIP 0 "not built"
+fi
+
+# -------------------------------------------------------------- criterion
+t0=$SECONDS
+if [ -z "$tests_bin" ]; then
+  record criterion FAIL 0 "attnmeta_tests not built (Criterion at $crit? see build.log)"
+else
+  run "$out/criterion.log" "$(limit 180 280)" env "${suite_env[@]}" "$tests_bin" --color=never \
+    -j "$jobs" --verbose
+  rc=$?
+  syn=$(synthesis "$out/criterion.log")
+  if [ "$rc" = 0 ] && criterion_clean "$out/criterion.log"; then
+    record criterion PASS $((SECONDS - t0)) "$syn"
+  else
+    record criterion FAIL $((SECONDS - t0)) "$(ended $rc); $syn"
+  fi
+fi
+
+# ---------------------------------------------------------- graph, streams
+for t in graph:attnmeta_gpu_graph_test streams:attnmeta_gpu_stream_test; do
+  name=${t%%:*}
+  exe=$bin/${t#*:}
+  t0=$SECONDS
+  if [ ! -x "$exe" ]; then
+    record "$name" FAIL 0 "${t#*:} not built"
+    continue
+  fi
+  run "$tmp/$name.log" "$(limit 120 260)" "$exe"
+  rc=$?
+  cat "$tmp/$name.log" >>"$out/gpu.log"
+  line=$(gpu_test_line "$tmp/$name.log")
+  if [ "$rc" = 0 ] && gpu_test_clean "$tmp/$name.log"; then
+    record "$name" PASS $((SECONDS - t0)) "$line"
+  else
+    record "$name" FAIL $((SECONDS - t0)) "$(ended $rc); ${line:-no result line} (gpu.log)"
+  fi
+done
+
+# ------------------------------------------------------------- sanitizers
+# Each tool runs the suite one test process at a time (--jobs 1), following
+# the worker processes Criterion starts (--target-processes all), over a
+# subset of the cases that fits the time: every hostile-data case and a few
+# normal ones, at every launch configuration. The suite narrows its case
+# table by ATTNMETA_TEST_CASES where it supports that; where it does not, the
+# whole filtered suite runs and the time limit may cut it short (a FAIL that
+# says so).
+san_cases=${ATTNMETA_SANITIZE_CASES:-hostile_*,seq_*,neg_block_ids*,past_table*,mixed_pad17,cols65_in74_out72,cols63_vec_misaligned,req257_among_empty,dcp_w4_i2_bs64,dcp_w2_i16_bs1,cap_gt_T}
+san_filter=${ATTNMETA_SANITIZE_FILTER:-step/*}
+tools=(memcheck racecheck initcheck synccheck)
+# Reserve for the steps after the sanitizers.
+reserve=40
+[ -f "$root/bench/gpu_bench.sh" ] && reserve=$((reserve + 90))
+[ -f "$root/python/run_gpu_tests.sh" ] && reserve=$((reserve + 60))
+if ! grep -qs ATTNMETA_TEST_CASES "$root"/tests/*.c; then
+  echo "note: the suite does not read ATTNMETA_TEST_CASES: every case of $san_filter runs" \
+    "under each tool, within its time limit" >>"$out/sanitizer.log"
+fi
+i=0
+for tool in "${tools[@]}"; do
+  t0=$SECONDS
+  if [ -z "$sanitizer" ]; then
+    record "$tool" FAIL 0 "compute-sanitizer not found"
+    continue
+  fi
+  if [ -z "$tests_bin" ] || [ ! -x "$bin/attnmeta_gpu_graph_test" ]; then
+    record "$tool" FAIL 0 "attnmeta_tests or attnmeta_gpu_graph_test not built"
+    continue
+  fi
+  # An equal share of what is left for the tools still to run.
+  share=$((($(left) - reserve) / (${#tools[@]} - i)))
+  [ "$share" -gt 150 ] && share=150
+  [ "$share" -lt 20 ] && share=20
+  i=$((i + 1))
+  san=("$sanitizer" --tool "$tool" --error-exitcode 86 --print-limit 20 --require-cuda-init=no)
+  printf '\n===== %s =====\n' "$tool" >>"$out/sanitizer.log"
+  : >"$tmp/san_suite.log"
+  : >"$tmp/san_graph.log"
+  run "$tmp/san_suite.log" $((share * 4 / 5)) env "${suite_env[@]}" "ATTNMETA_TEST_CASES=$san_cases" \
+    "${san[@]}" --target-processes all "$tests_bin" --color=never -j1 --verbose \
+    "--filter=$san_filter"
+  rc_suite=$?
+  run "$tmp/san_graph.log" $((share / 5 + 10)) "${san[@]}" "$bin/attnmeta_gpu_graph_test"
+  rc_graph=$?
+  cat "$tmp/san_suite.log" "$tmp/san_graph.log" >>"$out/sanitizer.log"
+  errs_suite=$(grep -a -o 'ERROR SUMMARY: [0-9]*' "$tmp/san_suite.log" | awk '{s += $3} END {print s + 0}')
+  procs=$(grep -a -c 'ERROR SUMMARY:' "$tmp/san_suite.log")
+  errs_graph=$(grep -a -o 'ERROR SUMMARY: [0-9]*' "$tmp/san_graph.log" | awk '{s += $3} END {print s + 0}')
+  syn=$(synthesis "$tmp/san_suite.log")
+  note="suite: $errs_suite errors in $procs processes, $syn; graph test: $errs_graph errors"
+  if [ "$rc_suite" = 0 ] && [ "$rc_graph" = 0 ] && [ "$errs_suite" = 0 ] && [ "$errs_graph" = 0 ] &&
+    [ "$procs" -gt 0 ] && criterion_clean "$tmp/san_suite.log" && gpu_test_clean "$tmp/san_graph.log"; then
+    record "$tool" PASS $((SECONDS - t0)) "$note"
+  else
+    record "$tool" FAIL $((SECONDS - t0)) "suite $(ended $rc_suite), graph test $(ended $rc_graph); $note"
+  fi
+done
+
+# ------------------------------------------------------------------- arch
+t0=$SECONDS
+if [ "$arch_build_rc" != 0 ] || [ ! -f "$arch_build/lib/libattnmeta_cuda.so" ]; then
+  record arch FAIL 0 "the $foreign module was not built (build.log)"
+elif [ ! -x "$bin/attnmeta_gpu_arch_check" ]; then
+  record arch FAIL 0 "attnmeta_gpu_arch_check not built"
+else
+  # The foreign module must be refused; the main module must open.
+  run "$tmp/arch.log" 60 env "ATTNMETA_MODULE_DIR=$arch_build/lib" \
+    "$bin/attnmeta_gpu_arch_check" --expect-unsupported
+  rc_foreign=$?
+  run "$tmp/arch.log" 60 env "ATTNMETA_MODULE_DIR=$arch_build/lib" "$bin/attnmeta" info
+  run "$tmp/arch.log" 60 "$bin/attnmeta_gpu_arch_check"
+  rc_own=$?
+  cat "$tmp/arch.log" >>"$out/gpu.log"
+  said=$(grep -a -m 1 'attnmeta_open(CUDA) ->' "$tmp/arch.log" | sed 's/^[^>]*-> //')
+  if [ "$rc_foreign" = 0 ] && [ "$rc_own" = 0 ] && ! grep -aq '^SKIP:' "$tmp/arch.log"; then
+    record arch PASS $((SECONDS - t0)) "${said:-refused}"
+  else
+    record arch FAIL $((SECONDS - t0)) "$(ended $rc_foreign)/$(ended $rc_own); ${said:-no result} (gpu.log)"
+  fi
+fi
+
+# ------------------------------------------------------------------ hooks
+export ATTNMETA_GPU_BUILD_DIR=$build
+t0=$SECONDS
+if [ -f "$root/bench/gpu_bench.sh" ]; then
+  keep=10
+  [ -f "$root/python/run_gpu_tests.sh" ] && keep=70
+  ATTNMETA_GPU_TIME_LEFT_S=$(limit 600 "$keep")
+  export ATTNMETA_GPU_TIME_LEFT_S
+  run "$out/hooks.log" "$ATTNMETA_GPU_TIME_LEFT_S" bash "$root/bench/gpu_bench.sh" "$out"
+  rc=$?
+  last=$(grep -a -v '^===' "$out/hooks.log" | grep -a -v '^[[:space:]]*$' | tail -n 1)
+  if [ "$rc" = 0 ]; then
+    record bench PASS $((SECONDS - t0)) "$last"
+  else
+    record bench FAIL $((SECONDS - t0)) "$(ended $rc); $last (hooks.log)"
+  fi
+else
+  record bench SKIP 0 "bench/gpu_bench.sh not present"
+fi
+t0=$SECONDS
+if [ -f "$root/python/run_gpu_tests.sh" ]; then
+  ATTNMETA_GPU_TIME_LEFT_S=$(limit 600 5)
+  export ATTNMETA_GPU_TIME_LEFT_S
+  run "$out/hooks.log" "$ATTNMETA_GPU_TIME_LEFT_S" bash "$root/python/run_gpu_tests.sh" "$build" "$out"
+  rc=$?
+  last=$(grep -a -v '^===' "$out/hooks.log" | grep -a -v '^[[:space:]]*$' | tail -n 1)
+  if [ "$rc" = 0 ]; then
+    record python PASS $((SECONDS - t0)) "$last"
+  else
+    record python FAIL $((SECONDS - t0)) "$(ended $rc); $last (hooks.log)"
+  fi
+else
+  record python SKIP 0 "python/run_gpu_tests.sh not present"
+fi
+[ -s "$out/hooks.log" ] || rm -f "$out/hooks.log"
+
+# ---------------------------------------------------------------- summary
+failed=0
+for r in "${results[@]}"; do [ "$r" = FAIL ] && failed=$((failed + 1)); done
+{
+  echo "attnmeta GPU run $(date -u +%Y-%m-%dT%H:%M:%SZ), commit $commit"
+  echo "GPU: $gpu_name, driver $gpu_driver (compute capability ${cap:-unknown})"
+  for k in "${!names[@]}"; do
+    printf '%-10s %-4s %4ss  %s\n' "${names[$k]}" "${results[$k]}" "${times[$k]}" "${notes[$k]}"
+  done
+  if [ "$failed" = 0 ]; then
+    echo "result: PASS, ${#names[@]} steps, none failed, $((SECONDS - start))s"
+  else
+    echo "result: FAIL, $failed of ${#names[@]} steps failed, $((SECONDS - start))s"
+  fi
+} >"$out/summary.txt"
+echo
+cat "$out/summary.txt"
+[ "$failed" = 0 ]
