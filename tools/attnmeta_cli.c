@@ -1,4 +1,4 @@
-/* attnmeta: command-line front end (info, the example step). */
+/* attnmeta: command-line front end (info, the example step, the benchmark). */
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -12,6 +12,10 @@ static void usage(FILE *out) {
           "  step [--backend B] [--device N] [--iters N]\n"
           "                            build one realistic decode step's metadata on the\n"
           "                            default (or given) backend, print it and its timing\n"
+          "  bench [--backend B] [--device N] [--config SPEC]... [--json FILE] [--help]\n"
+          "                            time the cases of the performance targets (token map\n"
+          "                            and indexer metadata in one step), check them first,\n"
+          "                            compare with the floors and anchors; table last\n"
           "  help                      this text\n"
           "backends: auto (default; $ATTNMETA_BACKEND overrides), cpu, cuda, hip\n");
 }
@@ -36,6 +40,7 @@ int main(int argc, char **argv) {
   }
   if (strcmp(argv[1], "info") == 0) return cli_info(argc - 1, argv + 1);
   if (strcmp(argv[1], "step") == 0) return cli_step(argc - 1, argv + 1);
+  if (strcmp(argv[1], "bench") == 0) return cli_bench(argc - 1, argv + 1);
   fprintf(stderr, "attnmeta: unknown command '%s'\n", argv[1]);
   usage(stderr);
   return 2;

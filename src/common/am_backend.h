@@ -46,6 +46,39 @@ typedef struct am_backend_table {
   int (*synchronize)(void *state, void *stream, char *msg, size_t msg_size);
   /* Multiprocessor (compute unit) count of the bound device, for sizing grids. */
   int (*processor_count)(void *state);
+
+  /* ---- measurement (attnmeta_measure.h; tooling, not for the hot path) ----
+   * Streams, events and graphs are opaque handles of the backend. The CPU
+   * backend's streams are NULL, its events are wall-clock timestamps taken
+   * when recorded (its work is synchronous), and it has no graphs: the
+   * capture functions answer ATTNMETA_ERR_NOT_SUPPORTED. */
+  /* A new stream that does not synchronise with the default stream. */
+  int (*stream_create)(void *state, void **stream, char *msg, size_t msg_size);
+  int (*stream_destroy)(void *state, void *stream, char *msg, size_t msg_size);
+  int (*event_create)(void *state, void **event, char *msg, size_t msg_size);
+  int (*event_destroy)(void *state, void *event, char *msg, size_t msg_size);
+  int (*event_record)(void *state, void *event, void *stream, char *msg, size_t msg_size);
+  /* Waits for `stop`; *ms = milliseconds between the two recorded events. */
+  int (*event_elapsed)(void *state, void *start, void *stop, float *ms, char *msg,
+                       size_t msg_size);
+  /* Starts capturing the calling thread's work on `stream` into a graph. */
+  int (*capture_begin)(void *state, void *stream, char *msg, size_t msg_size);
+  /* Ends the capture; *graph is the captured graph (NULL when the capture
+   * failed, with a message and an error status). Always call it after a
+   * successful capture_begin, whatever happened in between. */
+  int (*capture_end)(void *state, void *stream, void **graph, char *msg, size_t msg_size);
+  /* Number of nodes of `graph`, and how many of them are kernel nodes. */
+  int (*graph_node_count)(void *state, void *graph, int64_t *nodes, int64_t *kernel_nodes,
+                          char *msg, size_t msg_size);
+  int (*graph_instantiate)(void *state, void *graph, void **exec, char *msg, size_t msg_size);
+  int (*graph_launch)(void *state, void *exec, void *stream, char *msg, size_t msg_size);
+  /* Destroys either or both (NULL is skipped). */
+  int (*graph_destroy)(void *state, void *graph, void *exec, char *msg, size_t msg_size);
+  /* One launch of a kernel that does nothing (one block of one thread). */
+  int (*launch_empty)(void *state, void *stream, char *msg, size_t msg_size);
+  /* Device-to-device copy queued on `stream` (synchronous on the CPU). */
+  int (*copy_device)(void *state, void *dst, const void *src, size_t bytes, void *stream,
+                     char *msg, size_t msg_size);
 } am_backend_table;
 
 typedef const am_backend_table *(*am_backend_entry_fn)(void);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "am_backend.h"
 #include "am_step_kernel.h"
@@ -95,10 +96,154 @@ static int cpu_processor_count(void *state) {
   return 1;
 }
 
+/* ---- measurement (attnmeta_measure.h): wall clock, no graphs ----
+ * The CPU backend's work is done when its call returns, so an event is the
+ * wall-clock time at which it was recorded, and streams are NULL. */
+
+typedef struct cpu_event {
+  double us;
+} cpu_event;
+
+static double cpu_now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int cpu_stream_create(void *state, void **stream, char *msg, size_t msg_size) {
+  (void)state;
+  (void)msg;
+  (void)msg_size;
+  *stream = NULL;
+  return ATTNMETA_OK;
+}
+
+static int cpu_stream_destroy(void *state, void *stream, char *msg, size_t msg_size) {
+  (void)state;
+  (void)stream;
+  (void)msg;
+  (void)msg_size;
+  return ATTNMETA_OK;
+}
+
+static int cpu_event_create(void *state, void **event, char *msg, size_t msg_size) {
+  cpu_event *e = (cpu_event *)calloc(1, sizeof *e);
+  (void)state;
+  *event = e;
+  if (!e) {
+    snprintf(msg, msg_size, "cannot allocate an event");
+    return ATTNMETA_ERR_OUT_OF_MEMORY;
+  }
+  return ATTNMETA_OK;
+}
+
+static int cpu_event_destroy(void *state, void *event, char *msg, size_t msg_size) {
+  (void)state;
+  (void)msg;
+  (void)msg_size;
+  free(event);
+  return ATTNMETA_OK;
+}
+
+static int cpu_event_record(void *state, void *event, void *stream, char *msg, size_t msg_size) {
+  (void)state;
+  (void)stream;
+  (void)msg;
+  (void)msg_size;
+  ((cpu_event *)event)->us = cpu_now_us();
+  return ATTNMETA_OK;
+}
+
+static int cpu_event_elapsed(void *state, void *start, void *stop, float *ms, char *msg,
+                             size_t msg_size) {
+  (void)state;
+  (void)msg;
+  (void)msg_size;
+  *ms = (float)((((const cpu_event *)stop)->us - ((const cpu_event *)start)->us) / 1e3);
+  return ATTNMETA_OK;
+}
+
+static int cpu_no_graphs(char *msg, size_t msg_size) {
+  snprintf(msg, msg_size, "the CPU backend has no graphs");
+  return ATTNMETA_ERR_NOT_SUPPORTED;
+}
+
+static int cpu_capture_begin(void *state, void *stream, char *msg, size_t msg_size) {
+  (void)state;
+  (void)stream;
+  return cpu_no_graphs(msg, msg_size);
+}
+
+static int cpu_capture_end(void *state, void *stream, void **graph, char *msg, size_t msg_size) {
+  (void)state;
+  (void)stream;
+  *graph = NULL;
+  return cpu_no_graphs(msg, msg_size);
+}
+
+static int cpu_graph_node_count(void *state, void *graph, int64_t *nodes, int64_t *kernel_nodes,
+                                char *msg, size_t msg_size) {
+  (void)state;
+  (void)graph;
+  *nodes = *kernel_nodes = 0;
+  return cpu_no_graphs(msg, msg_size);
+}
+
+static int cpu_graph_instantiate(void *state, void *graph, void **exec, char *msg,
+                                 size_t msg_size) {
+  (void)state;
+  (void)graph;
+  *exec = NULL;
+  return cpu_no_graphs(msg, msg_size);
+}
+
+static int cpu_graph_launch(void *state, void *exec, void *stream, char *msg, size_t msg_size) {
+  (void)state;
+  (void)exec;
+  (void)stream;
+  return cpu_no_graphs(msg, msg_size);
+}
+
+static int cpu_graph_destroy(void *state, void *graph, void *exec, char *msg, size_t msg_size) {
+  (void)state;
+  (void)msg;
+  (void)msg_size;
+  (void)graph;
+  (void)exec;
+  return ATTNMETA_OK;
+}
+
+/* The CPU's empty "kernel": a call through a volatile pointer, which the
+ * compiler can neither inline nor remove. */
+static void cpu_empty_body(void *unused) { (void)unused; }
+static void (*volatile cpu_empty_kernel)(void *) = cpu_empty_body;
+
+static int cpu_launch_empty(void *state, void *stream, char *msg, size_t msg_size) {
+  (void)state;
+  (void)msg;
+  (void)msg_size;
+  cpu_empty_kernel(stream);
+  return ATTNMETA_OK;
+}
+
+static int cpu_copy_device(void *state, void *dst, const void *src, size_t bytes, void *stream,
+                           char *msg, size_t msg_size) {
+  (void)state;
+  (void)stream;
+  (void)msg;
+  (void)msg_size;
+  if (bytes) memcpy(dst, src, bytes);
+  return ATTNMETA_OK;
+}
+
 static const am_backend_table cpu_table = {
     AM_BACKEND_ABI, sizeof(am_backend_table), "cpu", "host",
     cpu_device_count, cpu_open, cpu_close, cpu_launch_step, cpu_alloc, cpu_release, cpu_copy,
     cpu_synchronize, cpu_processor_count,
+    /* measurement */
+    cpu_stream_create, cpu_stream_destroy, cpu_event_create, cpu_event_destroy, cpu_event_record,
+    cpu_event_elapsed, cpu_capture_begin, cpu_capture_end, cpu_graph_node_count,
+    cpu_graph_instantiate, cpu_graph_launch, cpu_graph_destroy, cpu_launch_empty, cpu_copy_device,
 };
 
 const am_backend_table *am_cpu_backend(void) { return &cpu_table; }

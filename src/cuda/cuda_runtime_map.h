@@ -56,4 +56,54 @@ static inline int am_rt_kernel_loadable(const void *kernel) {
   return cudaFuncGetAttributes(&attr, kernel) == cudaSuccess;
 }
 
+/* ---- measurement (attnmeta_measure.h): streams, events, graphs ---- */
+typedef cudaEvent_t am_rt_event;
+typedef cudaGraph_t am_rt_graph;
+typedef cudaGraphExec_t am_rt_graph_exec;
+typedef cudaGraphNode_t am_rt_graph_node;
+
+static inline am_rt_error am_rt_stream_create(am_rt_stream *s) {
+  return cudaStreamCreateWithFlags(s, cudaStreamNonBlocking);
+}
+static inline am_rt_error am_rt_stream_destroy(am_rt_stream s) { return cudaStreamDestroy(s); }
+static inline am_rt_error am_rt_event_create(am_rt_event *e) { return cudaEventCreate(e); }
+static inline am_rt_error am_rt_event_destroy(am_rt_event e) { return cudaEventDestroy(e); }
+static inline am_rt_error am_rt_event_record(am_rt_event e, am_rt_stream s) {
+  return cudaEventRecord(e, s);
+}
+static inline am_rt_error am_rt_event_synchronize(am_rt_event e) { return cudaEventSynchronize(e); }
+static inline am_rt_error am_rt_event_elapsed_ms(float *ms, am_rt_event start, am_rt_event stop) {
+  return cudaEventElapsedTime(ms, start, stop);
+}
+/* Capture of the calling thread's work on `s` (other threads unaffected). */
+static inline am_rt_error am_rt_capture_begin(am_rt_stream s) {
+  return cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+}
+static inline am_rt_error am_rt_capture_end(am_rt_stream s, am_rt_graph *g) {
+  return cudaStreamEndCapture(s, g);
+}
+/* nodes NULL: *count receives the number of nodes. */
+static inline am_rt_error am_rt_graph_get_nodes(am_rt_graph g, am_rt_graph_node *nodes,
+                                                size_t *count) {
+  return cudaGraphGetNodes(g, nodes, count);
+}
+static inline int am_rt_graph_node_is_kernel(am_rt_graph_node n) {
+  enum cudaGraphNodeType type;
+  return cudaGraphNodeGetType(n, &type) == cudaSuccess && type == cudaGraphNodeTypeKernel;
+}
+static inline am_rt_error am_rt_graph_instantiate(am_rt_graph_exec *e, am_rt_graph g) {
+  return cudaGraphInstantiate(e, g, 0);
+}
+static inline am_rt_error am_rt_graph_launch(am_rt_graph_exec e, am_rt_stream s) {
+  return cudaGraphLaunch(e, s);
+}
+static inline am_rt_error am_rt_graph_exec_destroy(am_rt_graph_exec e) {
+  return cudaGraphExecDestroy(e);
+}
+static inline am_rt_error am_rt_graph_destroy(am_rt_graph g) { return cudaGraphDestroy(g); }
+static inline am_rt_error am_rt_copy_device_async(void *dst, const void *src, size_t n,
+                                                  am_rt_stream s) {
+  return cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, s);
+}
+
 #endif /* ATTNMETA_CUDA_RUNTIME_MAP_H */

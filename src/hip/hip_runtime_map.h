@@ -56,4 +56,54 @@ static inline int am_rt_kernel_loadable(const void *kernel) {
   return hipFuncGetAttributes(&attr, kernel) == hipSuccess;
 }
 
+/* ---- measurement (attnmeta_measure.h): streams, events, graphs ---- */
+typedef hipEvent_t am_rt_event;
+typedef hipGraph_t am_rt_graph;
+typedef hipGraphExec_t am_rt_graph_exec;
+typedef hipGraphNode_t am_rt_graph_node;
+
+static inline am_rt_error am_rt_stream_create(am_rt_stream *s) {
+  return hipStreamCreateWithFlags(s, hipStreamNonBlocking);
+}
+static inline am_rt_error am_rt_stream_destroy(am_rt_stream s) { return hipStreamDestroy(s); }
+static inline am_rt_error am_rt_event_create(am_rt_event *e) { return hipEventCreate(e); }
+static inline am_rt_error am_rt_event_destroy(am_rt_event e) { return hipEventDestroy(e); }
+static inline am_rt_error am_rt_event_record(am_rt_event e, am_rt_stream s) {
+  return hipEventRecord(e, s);
+}
+static inline am_rt_error am_rt_event_synchronize(am_rt_event e) { return hipEventSynchronize(e); }
+static inline am_rt_error am_rt_event_elapsed_ms(float *ms, am_rt_event start, am_rt_event stop) {
+  return hipEventElapsedTime(ms, start, stop);
+}
+/* Capture of the calling thread's work on `s` (other threads unaffected). */
+static inline am_rt_error am_rt_capture_begin(am_rt_stream s) {
+  return hipStreamBeginCapture(s, hipStreamCaptureModeThreadLocal);
+}
+static inline am_rt_error am_rt_capture_end(am_rt_stream s, am_rt_graph *g) {
+  return hipStreamEndCapture(s, g);
+}
+/* nodes NULL: *count receives the number of nodes. */
+static inline am_rt_error am_rt_graph_get_nodes(am_rt_graph g, am_rt_graph_node *nodes,
+                                                size_t *count) {
+  return hipGraphGetNodes(g, nodes, count);
+}
+static inline int am_rt_graph_node_is_kernel(am_rt_graph_node n) {
+  hipGraphNodeType type;
+  return hipGraphNodeGetType(n, &type) == hipSuccess && type == hipGraphNodeTypeKernel;
+}
+static inline am_rt_error am_rt_graph_instantiate(am_rt_graph_exec *e, am_rt_graph g) {
+  return hipGraphInstantiate(e, g, NULL, NULL, 0);
+}
+static inline am_rt_error am_rt_graph_launch(am_rt_graph_exec e, am_rt_stream s) {
+  return hipGraphLaunch(e, s);
+}
+static inline am_rt_error am_rt_graph_exec_destroy(am_rt_graph_exec e) {
+  return hipGraphExecDestroy(e);
+}
+static inline am_rt_error am_rt_graph_destroy(am_rt_graph g) { return hipGraphDestroy(g); }
+static inline am_rt_error am_rt_copy_device_async(void *dst, const void *src, size_t n,
+                                                  am_rt_stream s) {
+  return hipMemcpyAsync(dst, src, n, hipMemcpyDeviceToDevice, s);
+}
+
 #endif /* ATTNMETA_HIP_RUNTIME_MAP_H */

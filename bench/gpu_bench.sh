@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# bench/gpu_bench.sh OUTDIR BUILD_DIR
+#
+# The GPU benchmark of attnmeta, about 3 minutes on an H200:
+#  1. `attnmeta bench --backend cuda` over the cases of the performance
+#     targets, with a handful of launch-config variants in the same run
+#     (floors, checks, ratios to the targets and the anchors) -> bench.json;
+#  2. bench/compare.py: the PyTorch op chain, the Triton pair and attnmeta
+#     (through the Python binding) on the same inputs in one process
+#     -> compare.json, compare.png;
+#  3. a compact table of both, printed last.
+# Everything printed also goes to OUTDIR/gpu_bench.log (4 files in all).
+# Variants: ATTNMETA_BENCH_CONFIGS="default;block=128;..." replaces the list.
+# Exit status: non-zero when a check failed or a step could not run.
+set -u -o pipefail
+
+if [ $# -ne 2 ]; then
+  echo "usage: $0 OUTDIR BUILD_DIR" >&2
+  exit 2
+fi
+out=$1
+build=$(cd "$2" && pwd) || { echo "gpu_bench: no build folder $2" >&2; exit 2; }
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(dirname "$here")
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+log=$out/gpu_bench.log
+: >"$log"
+cli=$build/bin/attnmeta
+status=0
+
+say() { echo "$@" | tee -a "$log"; }
+
+say "== gpu_bench $(date -u +%Y-%m-%dT%H:%M:%SZ), commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo "${ATTNMETA_COMMIT:-unknown}")"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader 2>/dev/null \
+  | sed 's/^/   gpu: /' | tee -a "$log"
+
+# ---- 1. the C benchmark, several schedules in one run ----
+configs=${ATTNMETA_BENCH_CONFIGS:-"default;block=128;block=512;stage=0;stage=1;vector=0;lanes=8;lanes=32"}
+args=()
+IFS=';' read -r -a list <<<"$configs"
+for c in "${list[@]}"; do args+=(--config "$c"); done
+if [ -x "$cli" ]; then
+  say "== attnmeta bench --backend cuda (${#list[@]} variants)"
+  timeout 150 "$cli" bench --backend cuda --json "$out/bench.json" "${args[@]}" >>"$log" 2>&1
+  rc=$?
+  [ $rc -eq 0 ] || { say "attnmeta bench: exit status $rc"; status=1; }
+else
+  say "gpu_bench: $cli not built"
+  status=1
+fi
+
+# ---- 2. torch / Triton / attnmeta side by side ----
+say "== bench/compare.py"
+ATTNMETA_LIBRARY=$build/lib/libattnmeta.so PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}" \
+  PYTHONUNBUFFERED=1 timeout 150 python3 "$here/compare.py" --json "$out/compare.json" \
+  --png "$out/compare.png" >>"$log" 2>&1
+rc=$?
+[ $rc -eq 0 ] || { say "compare.py: exit status $rc"; status=1; }
+
+# ---- 3. the compact table, last ----
+python3 - "$out/bench.json" "$out/compare.json" <<'EOF' 2>&1 | tee -a "$log"
+import json, sys
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except Exception as exc:
+        print("(%s: %s)" % (path, exc))
+        return None
+
+bench, comp = load(sys.argv[1]), load(sys.argv[2])
+f = lambda v, d=2: "n/a" if v is None else ("%." + str(d) + "f") % v
+live = {}
+if comp:
+    for c in comp.get("cases", []):
+        g = lambda k: (c.get(k) or {}).get("gpu_us", {}).get("median")
+        h = lambda k: (c.get(k) or {}).get("host_us", {}).get("median")
+        live[c["name"]] = dict(torch=g("torch"), triton=g("triton"), am=g("attnmeta"),
+                               triton_host=h("triton"), am_host=h("attnmeta"))
+rows = []
+if bench:
+    fl = bench["floors"]
+    print()
+    print("%s, attnmeta %s, %s; empty node %.2f us, empty launch %.2f us host, copy %.0f GB/s" % (
+        bench["device_name"], bench["library_version"], bench["date"],
+        fl["empty_graph_node_us"]["median"], fl["empty_launch_host_us"]["median"],
+        fl["copy_bytes_per_s"]["median"] / 1e9))
+    variants = bench["variants"]
+    for k, case in enumerate(variants[0]["cases"]):
+        best = None
+        for v in variants:
+            c = v["cases"][k]
+            if c.get("ok") and (best is None or c["graph"]["us_per_step"]["median"] < best[1]):
+                best = (v["label"], c["graph"]["us_per_step"]["median"], c)
+        d = case if case.get("ok") else None
+        rows.append((case["case"], case["label"], d, best))
+print()
+print("%-31s %7s %7s %-18s %7s %7s %6s %7s | %7s %7s %7s %6s %7s %7s" % (
+    "case", "C GPU", "best", "(variant)", "/target", "/tri.a", "launch", "host", "torch", "triton",
+    "am", "am/tri", "tri.h", "am.h"))
+names = [r[0] for r in rows] or list(live)
+for i, name in enumerate(names):
+    label = rows[i][1] if rows else name
+    d = rows[i][2] if rows else None
+    best = rows[i][3] if rows else None
+    l = live.get(name, {})
+    gpu = d["graph"]["us_per_step"]["median"] if d else None
+    print("%-31s %7s %7s %-18s %7s %7s %6s %7s | %7s %7s %7s %6s %7s %7s" % (
+        label[:31], f(gpu), f(best[1] if best else None), (best[0] if best else "-")[:18],
+        f(best[2].get("ratio_to_target") if best else None),
+        f(best[2].get("ratio_to_triton_gpu") if best else None),
+        f(d["graph"]["launches_per_step"], 0) if d else "n/a",
+        f(d["eager"]["host_us_per_step"]["median"], 1) if d else "n/a",
+        f(l.get("torch")), f(l.get("triton")), f(l.get("am")),
+        f(l["am"] / l["triton"] if l.get("am") and l.get("triton") else None),
+        f(l.get("triton_host"), 1), f(l.get("am_host"), 1)))
+print("C GPU = default variant, best = fastest variant (device us per step, graph replay);")
+print("/target = best / (1.3 x max(empty node, bytes / copy bandwidth)), goal <= 1;")
+print("/tri.a = best / Triton anchor of the design notes, goal <= 0.5; host = C eager us per step;")
+print("right of | : compare.py live (GPU us; tri.h / am.h = host us per step through Python)")
+EOF
+say "== gpu_bench: files in $out: $(cd "$out" && ls | tr '\n' ' ')"
+exit $status
