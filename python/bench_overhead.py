@@ -161,6 +161,20 @@ def main():
         ("full step: StepPlan.build", lambda: plan.build(REQS, PADDED)),
         ("indexer: IndexerDecodeMetadata.build", lambda: indexer.build(REQS, PADDED)),
     ]
+    # What the binding adds to the C call, in parts.
+    from attnmeta import _arrays, _lib
+
+    ctx = plan.context
+    if plan.backend == attnmeta.Backend.CPU:
+        candidates.append(("floor: attnmeta_build_step via ctypes, prepared step",
+                           lambda: _lib.build_step(ctx._handle, plan._addr, None)))
+    else:
+        raw_stream = _arrays.torch_state().raw_stream
+        index = plan.device
+        candidates.append(("floor: attnmeta_build_step via ctypes, prepared step",
+                           lambda: _lib.build_step(ctx._handle, plan._addr, raw_stream(index))))
+        candidates.append(("part: torch's current raw stream", lambda: raw_stream(index)))
+    candidates.append(("part: checking one buffer", lambda: _arrays.vec(qsl, "query_start_loc")))
     if isinstance(arrays, _Torch) and arrays.device.type == "cuda":
         torch = arrays.torch
         small = torch.zeros(16, dtype=torch.int32, device=arrays.device)

@@ -5,6 +5,7 @@ needs no library elsewhere.
 The library is taken from (first match):
   $ATTNMETA_BUILD_DIR          a CMake build folder (or its lib/ folder)
   ../build*/lib                the newest build tree of this source checkout
+                               (sanitizer builds last)
 Set ATTNMETA_BUNDLE_LIBRARY=0 to bundle nothing (the installed package then
 finds the library at run time: $ATTNMETA_LIBRARY, the install prefix, or
 the loader path; see attnmeta/_lib.py).
@@ -33,8 +34,19 @@ def _library_dir():
                 return os.path.abspath(folder)
         raise SystemExit("ATTNMETA_BUILD_DIR=%s holds no libattnmeta.so (nor lib/libattnmeta.so)" % env)
     found = glob.glob(os.path.join(os.path.dirname(HERE), "build*", "lib", "libattnmeta.so"))
-    found.sort(key=os.path.getmtime, reverse=True)
+    found.sort(key=lambda path: (_sanitized(path), -os.path.getmtime(path)))
     return os.path.dirname(found[0]) if found else None
+
+
+def _sanitized(lib_path):
+    """A sanitizer build would abort the Python that loads it: never preferred."""
+    cache = os.path.join(os.path.dirname(os.path.dirname(lib_path)), "CMakeCache.txt")
+    try:
+        with open(cache, errors="replace") as f:
+            return any((line.startswith("ATTNMETA_SANITIZE:") and line.rstrip().endswith("=ON"))
+                       or (line.startswith("CMAKE_C_FLAGS") and "-fsanitize" in line) for line in f)
+    except OSError:
+        return False
 
 
 LIBRARY_DIR = _library_dir()

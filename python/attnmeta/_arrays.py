@@ -92,39 +92,51 @@ def torch_state():
     return _torch_state
 
 
-def _torch_device(x, name, ts):
-    if x.is_cuda:
-        return ts.gpu_device(x.get_device())
-    if x.is_cpu:
-        return CPU_DEVICE
-    raise ValueError("%s is on device '%s'; attnmeta serves cpu and cuda tensors" % (name, x.device))
-
-
-def _torch_common(x, name, dtype, ndim):
+def _torch_fail(x, name, dtype, ndim):
+    """Raises the precise error for a tensor that failed the quick checks."""
     ts = _torch_state
-    want = ts.dtypes[dtype]
-    if x.dtype is not want:
+    if x.dtype is not ts.dtypes[dtype]:
         raise TypeError("%s must be a %s tensor, got %s" % (name, dtype, x.dtype))
     if x.layout is not ts.strided:
         raise ValueError("%s must be a strided (dense) tensor, got layout %s" % (name, x.layout))
     if x.dim() != ndim:
         raise ValueError("%s must be %d-D, got shape %s" % (name, ndim, tuple(x.shape)))
-    return _torch_device(x, name, ts)
+    if not (x.is_cuda or x.is_cpu):
+        raise ValueError("%s is on device '%s'; attnmeta serves cpu and cuda tensors" % (name, x.device))
+    raise ValueError("%s must be contiguous, got stride %d" % (name, x.stride(0)))
 
 
 def _torch_vec(x, name, dtype, out):
-    dev = _torch_common(x, name, dtype, 1)
-    n = x.shape[0]
+    # The hot path of the functions: as few calls into torch as possible.
+    ts = _torch_state
+    if x.dtype is not ts.dtypes[dtype] or x.layout is not ts.strided or x.dim() != 1:
+        _torch_fail(x, name, dtype, 1)
+    if x.is_cuda:
+        index = x.get_device()
+        dev = ts._gpu_devices.get(index) or ts.gpu_device(index)
+    elif x.is_cpu:
+        dev = CPU_DEVICE
+    else:
+        _torch_fail(x, name, dtype, 1)
+    n = x.numel()
     if n > 1 and x.stride(0) != 1:
-        raise ValueError("%s must be contiguous, got stride %d" % (name, x.stride(0)))
+        _torch_fail(x, name, dtype, 1)
     return x.data_ptr(), dev, n
 
 
 def _torch_table(x, name, out):
-    dev = _torch_common(x, name, I32, 2)
+    ts = _torch_state
+    if x.dtype is not ts.dtypes[I32] or x.layout is not ts.strided or x.dim() != 2:
+        _torch_fail(x, name, I32, 2)
+    if x.is_cuda:
+        dev = ts.gpu_device(x.get_device())
+    elif x.is_cpu:
+        dev = CPU_DEVICE
+    else:
+        _torch_fail(x, name, I32, 2)
     rows, cols = x.shape
     s0, s1 = x.stride()
-    return x.data_ptr(), dev, rows, cols, _row_stride(name, rows, cols, s0, s1, tuple(x.stride()))
+    return x.data_ptr(), dev, rows, cols, _row_stride(name, rows, cols, s0, s1, (s0, s1))
 
 
 # ---------------------------------------------------------------------------

@@ -8,8 +8,9 @@ The library is looked for, in this order (the first file that loads wins):
 2. Next to the package: ``attnmeta/libattnmeta.so`` or
    ``attnmeta/lib/libattnmeta.so`` (an installed wheel or a copied package).
 3. The build trees of the source checkout the package sits in:
-   ``<source>/build*/lib/libattnmeta.so``, the most recently built first
-   (so ``PYTHONPATH=python`` works straight from the checkout).
+   ``<source>/build*/lib/libattnmeta.so``, the most recently built first,
+   sanitizer builds last (so ``PYTHONPATH=python`` works straight from the
+   checkout).
 4. The install prefixes: ``sys.prefix/lib``, ``sys.prefix/lib64``,
    ``/usr/local/lib``, ``/usr/local/lib64``.
 5. The dynamic loader's own search path (``LD_LIBRARY_PATH``, ``ldconfig``):
@@ -210,6 +211,27 @@ def _mtime(path):
         return 0.0
 
 
+def _sanitized(lib_path):
+    """Whether the build tree of lib_path was configured with sanitizers: such
+    a library aborts a Python that did not preload the sanitizer runtime, so
+    it is tried last."""
+    cache = os.path.join(os.path.dirname(os.path.dirname(lib_path)), "CMakeCache.txt")
+    try:
+        with open(cache, errors="replace") as f:
+            for line in f:
+                if line.startswith("ATTNMETA_SANITIZE:") and line.rstrip().endswith("=ON"):
+                    return True
+                if line.startswith("CMAKE_C_FLAGS") and "-fsanitize" in line:
+                    return True
+    except OSError:
+        pass
+    return False
+
+
+def _build_order(path):
+    return (_sanitized(path), -_mtime(path))
+
+
 def library_candidates():
     """The places the library is looked for, in order, as (where, path)
     pairs; a bare file name means "ask the dynamic loader". With
@@ -225,7 +247,7 @@ def library_candidates():
     root = _source_root()
     if root is not None:
         builds = glob.glob(os.path.join(root, "build*", "lib", LIBRARY_NAME))
-        builds.sort(key=_mtime, reverse=True)
+        builds.sort(key=_build_order)  # newest first, sanitizer builds last
         found.extend(("build tree", path) for path in builds)
     prefixes = []
     for prefix in (sys.prefix, "/usr/local"):

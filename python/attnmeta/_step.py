@@ -4,8 +4,9 @@ buffers (validate once, then each call sets the sizes and launches)."""
 
 import ctypes
 
-from . import _lib
+from . import _arrays, _lib
 from ._arrays import I32, I64, device_str, int32, stream_handle, table, torch_state, vec
+from ._context import _cache as _context_cache
 from ._context import context_for
 from ._lib import Backend
 
@@ -38,6 +39,11 @@ OUTPUT_NAMES = (
     "slot_mapping",
     "error_word",
 )
+
+
+def _cached_context(dev):
+    ctx = _context_cache.get(dev)
+    return ctx if ctx is not None else context_for(dev, None)
 
 
 def _too_many(what, value, limits):
@@ -455,6 +461,56 @@ def build_step(query_start_loc, num_tokens, *, num_reqs=None, stream=None, **kwa
     plan.build(int32(num_reqs, "num_reqs"), int32(num_tokens, "num_tokens"), stream=stream)
 
 
+def _token_to_req(query_start_loc, out, num_tokens, num_reqs, num_mapped, stream, context):
+    """token_to_req's work; returns len(out)."""
+    qptr, dev, qlen = vec(query_start_loc, "query_start_loc", I32)
+    optr, odev, olen = vec(out, "out", I32, True)
+    if odev != dev:
+        raise ValueError(
+            "out is on %s but query_start_loc is on %s" % (device_str(odev), device_str(dev))
+        )
+    if qlen < 1:
+        raise ValueError("query_start_loc must hold at least one entry (R + 1 for R requests)")
+    if num_reqs is None:
+        num_reqs = qlen - 1
+    else:
+        num_reqs = int32(num_reqs, "num_reqs")
+        if not 0 <= num_reqs < qlen:
+            raise _too_many("num_reqs", num_reqs,
+                            [(qlen - 1, "query_start_loc (of %d entries)" % qlen, "requests")])
+    if num_tokens is None:
+        num_tokens = olen
+    else:
+        num_tokens = int32(num_tokens, "num_tokens")
+        if not 0 <= num_tokens <= olen:
+            raise _too_many("num_tokens", num_tokens, [(olen, "out", "tokens")])
+    num_mapped = -1 if num_mapped is None else int32(num_mapped, "num_mapped")
+    ctx = _cached_context(dev) if context is None else context_for(dev, context)
+    if not optr:  # an empty out (num_tokens == 0): nothing to write
+        return olen
+    if dev[0] == Backend.CPU:
+        if stream is not None:
+            stream_handle(stream, dev)  # checks its type; the CPU backend runs in this thread
+        status = _lib.token_to_req(ctx._handle, qptr, num_reqs, num_mapped, num_tokens, optr, None)
+    else:
+        ts = _arrays._torch_state
+        handle = stream_handle(stream, dev) if stream is not None else (ts.raw_stream(dev[1]) or None)
+        if ts.multi_gpu:
+            previous = ts.get_device()
+            try:
+                status = _lib.token_to_req(ctx._handle, qptr, num_reqs, num_mapped, num_tokens, optr,
+                                           handle)
+            finally:
+                if previous != dev[1]:
+                    ts.set_device(previous)
+        else:
+            status = _lib.token_to_req(ctx._handle, qptr, num_reqs, num_mapped, num_tokens, optr,
+                                       handle)
+    if status:
+        raise ctx.error(status, "attnmeta_token_to_req")
+    return olen
+
+
 def token_to_req(query_start_loc, out, num_tokens=None, *, num_reqs=None, num_mapped=-1,
                  stream=None, context=None):
     """The token -> request map (contract section 1) into ``out[:num_tokens]``
@@ -462,37 +518,7 @@ def token_to_req(query_start_loc, out, num_tokens=None, *, num_reqs=None, num_ma
     (``num_mapped < 0``: the device's ``query_start_loc[R]``), 0 after.
     ``num_tokens`` defaults to ``len(out)``, ``num_reqs`` to
     ``len(query_start_loc) - 1``. Returns ``out``."""
-    qptr, dev, qlen = vec(query_start_loc, "query_start_loc", I32)
-    optr, odev, olen = vec(out, "out", I32, out=True)
-    if odev != dev:
-        raise ValueError(
-            "out is on %s but query_start_loc is on %s" % (device_str(odev), device_str(dev))
-        )
-    if qlen < 1:
-        raise ValueError("query_start_loc must hold at least one entry (R + 1 for R requests)")
-    num_reqs = qlen - 1 if num_reqs is None else int32(num_reqs, "num_reqs")
-    if not 0 <= num_reqs <= qlen - 1:
-        raise _too_many("num_reqs", num_reqs, [(qlen - 1, "query_start_loc (of %d entries)" % qlen, "requests")])
-    num_tokens = olen if num_tokens is None else int32(num_tokens, "num_tokens")
-    if not 0 <= num_tokens <= olen:
-        raise _too_many("num_tokens", num_tokens, [(olen, "out", "tokens")])
-    num_mapped = -1 if num_mapped is None else int32(num_mapped, "num_mapped")
-    ctx = context_for(dev, context)
-    if not optr:  # an empty out (num_tokens == 0): nothing to write
-        return out
-    handle = stream_handle(stream, dev)
-    if dev[0] != Backend.CPU and torch_state() is not None and torch_state().multi_gpu:
-        ts = torch_state()
-        previous = ts.get_device()
-        try:
-            status = _lib.token_to_req(ctx._handle, qptr, num_reqs, num_mapped, num_tokens, optr, handle)
-        finally:
-            if previous != dev[1]:
-                ts.set_device(previous)
-    else:
-        status = _lib.token_to_req(ctx._handle, qptr, num_reqs, num_mapped, num_tokens, optr, handle)
-    if status:
-        raise ctx.error(status, "attnmeta_token_to_req")
+    _token_to_req(query_start_loc, out, num_tokens, num_reqs, num_mapped, stream, context)
     return out
 
 
@@ -501,6 +527,6 @@ def compute_token_to_req_indices(query_start_loc, out, num_mapped_tokens, num_to
     ``out[t]`` = request of token t for t < ``num_mapped_tokens`` (None or a
     negative value: the device's ``query_start_loc[R]``), 0 for the rest of
     ``[0, num_tokens)``. One launch on torch's current stream; returns
-    ``out[:num_tokens]``."""
-    token_to_req(query_start_loc, out, num_tokens, num_mapped=num_mapped_tokens)
-    return out[:num_tokens]
+    ``out[:num_tokens]`` (``out`` itself when it has num_tokens entries)."""
+    olen = _token_to_req(query_start_loc, out, num_tokens, None, num_mapped_tokens, None, None)
+    return out if num_tokens == olen else out[:num_tokens]

@@ -64,8 +64,24 @@ def test_candidates_order(attnmeta, monkeypatch):
     builds = [p for w, p in found if w == "build tree"]
     for path in builds:
         assert path.startswith(SOURCE_ROOT + os.sep) and path.endswith("/lib/libattnmeta.so")
-    mtimes = [os.stat(p).st_mtime for p in builds]
-    assert mtimes == sorted(mtimes, reverse=True)
+    from attnmeta import _lib
+
+    keys = [(_lib._sanitized(p), -os.stat(p).st_mtime) for p in builds]
+    assert keys == sorted(keys)
+
+
+def test_sanitizer_builds_come_last(attnmeta, tmp_path):
+    from attnmeta import _lib
+
+    for name, flag in (("plain", "OFF"), ("asan", "ON")):
+        (tmp_path / name / "lib").mkdir(parents=True)
+        (tmp_path / name / "lib" / "libattnmeta.so").write_bytes(b"")
+        (tmp_path / name / "CMakeCache.txt").write_text("ATTNMETA_SANITIZE:BOOL=%s\n" % flag)
+    plain = str(tmp_path / "plain" / "lib" / "libattnmeta.so")
+    asan = str(tmp_path / "asan" / "lib" / "libattnmeta.so")
+    os.utime(asan, (2e9, 2e9))  # the newer one
+    assert sorted([asan, plain], key=_lib._build_order) == [plain, asan]
+    assert _lib._sanitized(asan) and not _lib._sanitized(plain)
 
 
 def test_bad_env_path_fails_import():

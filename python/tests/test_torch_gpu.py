@@ -88,7 +88,8 @@ def test_token_map(attnmeta, case):
     qsl = torch.tensor(case.qsl, dtype=torch.int32, device=DEVICE)
     out = torch.full((case.T + 3,), cases.POISON32, dtype=torch.int32, device=DEVICE)
     got = attnmeta.compute_token_to_req_indices(qsl, out, case.num_mapped, case.T)
-    assert got.data_ptr() == out.data_ptr() and got.shape == (case.T,)
+    assert got.shape == (case.T,)
+    assert got.data_ptr() == out.data_ptr() or case.T == 0  # torch: empty views have no pointer
     host = out.cpu().tolist()
     assert host[:case.T] == reference.token_map(case.qsl, case.R, case.num_mapped, case.T)
     assert host[case.T:] == [cases.POISON32] * 3
