@@ -1,25 +1,34 @@
 #!/usr/bin/env bash
-# bench/gpu_bench.sh OUTDIR BUILD_DIR
+# bench/gpu_bench.sh OUTDIR [BUILD_DIR]
 #
-# The GPU benchmark of attnmeta, about 3 minutes on an H200:
+# The GPU benchmark of attnmeta, under a minute on an H200 (3 at most):
 #  1. `attnmeta bench --backend cuda` over the cases of the performance
 #     targets, with a handful of launch-config variants in the same run
 #     (floors, checks, ratios to the targets and the anchors) -> bench.json;
 #  2. bench/compare.py: the PyTorch op chain, the Triton pair and attnmeta
 #     (through the Python binding) on the same inputs in one process
 #     -> compare.json, compare.png;
-#  3. a compact table of both, printed last.
+#  3. a compact table of both, printed last, then a one-line summary.
 # Everything printed also goes to OUTDIR/gpu_bench.log (4 files in all).
-# Variants: ATTNMETA_BENCH_CONFIGS="default;block=128;..." replaces the list.
+#
+# BUILD_DIR defaults to $ATTNMETA_GPU_BUILD_DIR (set by ci/gpu.sh). The
+# whole run keeps within $ATTNMETA_GPU_TIME_LEFT_S seconds (default 180);
+# under 90 s both tools run --quick. Variants: ATTNMETA_BENCH_CONFIGS=
+# "default;block=128;..." replaces the list.
 # Exit status: non-zero when a check failed or a step could not run.
 set -u -o pipefail
 
-if [ $# -ne 2 ]; then
-  echo "usage: $0 OUTDIR BUILD_DIR" >&2
+if [ $# -lt 1 ] || [ $# -gt 2 ]; then
+  echo "usage: $0 OUTDIR [BUILD_DIR]" >&2
   exit 2
 fi
 out=$1
-build=$(cd "$2" && pwd) || { echo "gpu_bench: no build folder $2" >&2; exit 2; }
+build_arg=${2:-${ATTNMETA_GPU_BUILD_DIR:-}}
+if [ -z "$build_arg" ]; then
+  echo "gpu_bench: no BUILD_DIR given and ATTNMETA_GPU_BUILD_DIR is not set" >&2
+  exit 2
+fi
+build=$(cd "$build_arg" && pwd) || { echo "gpu_bench: no build folder $build_arg" >&2; exit 2; }
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(dirname "$here")
 mkdir -p "$out"
@@ -28,6 +37,13 @@ log=$out/gpu_bench.log
 : >"$log"
 cli=$build/bin/attnmeta
 status=0
+bench_rc=127
+budget=${ATTNMETA_GPU_TIME_LEFT_S:-180}
+case $budget in '' | *[!0-9]*) budget=180 ;; esac
+t_bench=$((budget * 55 / 100))
+t_compare=$((budget * 38 / 100))
+quick=()
+[ "$budget" -lt 90 ] && quick=(--quick)
 
 say() { echo "$@" | tee -a "$log"; }
 
@@ -41,25 +57,28 @@ args=()
 IFS=';' read -r -a list <<<"$configs"
 for c in "${list[@]}"; do args+=(--config "$c"); done
 if [ -x "$cli" ]; then
-  say "== attnmeta bench --backend cuda (${#list[@]} variants)"
-  timeout 150 "$cli" bench --backend cuda --json "$out/bench.json" "${args[@]}" >>"$log" 2>&1
+  say "== attnmeta bench --backend cuda (${#list[@]} variants, ${t_bench} s at most) ${quick[*]+${quick[*]}}"
+  timeout "$t_bench" "$cli" bench --backend cuda --json "$out/bench.json" ${quick[@]+"${quick[@]}"} "${args[@]}" \
+    >>"$log" 2>&1
   rc=$?
   [ $rc -eq 0 ] || { say "attnmeta bench: exit status $rc"; status=1; }
+  bench_rc=$rc
 else
   say "gpu_bench: $cli not built"
   status=1
 fi
 
 # ---- 2. torch / Triton / attnmeta side by side ----
-say "== bench/compare.py"
+say "== bench/compare.py (${t_compare} s at most) ${quick[*]+${quick[*]}}"
 ATTNMETA_LIBRARY=$build/lib/libattnmeta.so PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}" \
-  PYTHONUNBUFFERED=1 timeout 150 python3 "$here/compare.py" --json "$out/compare.json" \
-  --png "$out/compare.png" >>"$log" 2>&1
-rc=$?
-[ $rc -eq 0 ] || { say "compare.py: exit status $rc"; status=1; }
+  PYTHONUNBUFFERED=1 timeout "$t_compare" python3 "$here/compare.py" --json "$out/compare.json" \
+  --png "$out/compare.png" ${quick[@]+"${quick[@]}"} >>"$log" 2>&1
+compare_rc=$?
+[ $compare_rc -eq 0 ] || { say "compare.py: exit status $compare_rc"; status=1; }
+say "== gpu_bench: bench.json compare.json compare.png gpu_bench.log in $out"
 
 # ---- 3. the compact table, last ----
-python3 - "$out/bench.json" "$out/compare.json" <<'EOF' 2>&1 | tee -a "$log"
+python3 - "$out/bench.json" "$out/compare.json" "$bench_rc" "$compare_rc" <<'EOF' 2>&1 | tee -a "$log"
 import json, sys
 
 def load(path):
@@ -120,6 +139,20 @@ print("C GPU = default variant, best = fastest variant (device us per step, grap
 print("/target = best / (1.3 x max(empty node, bytes / copy bandwidth)), goal <= 1;")
 print("/tri.a = best / Triton anchor of the design notes, goal <= 0.5; host = C eager us per step;")
 print("right of | : compare.py live (GPU us; tri.h / am.h = host us per step through Python)")
+
+# One summary line, last.
+def span(vals):
+    vals = [v for v in vals if v is not None]
+    return "%.2f-%.2f" % (min(vals), max(vals)) if vals else "n/a"
+state = lambda rc: "ok" if rc == "0" else "exit %s" % rc
+best = [r[3] for r in rows if r[3]]
+print("gpu_bench: attnmeta bench %s, compare.py %s; best/target %s, best/Triton anchor %s, "
+      "live attnmeta/triton GPU %s, host %s" % (
+          state(sys.argv[3]), state(sys.argv[4]),
+          span([b[2].get("ratio_to_target") for b in best]),
+          span([b[2].get("ratio_to_triton_gpu") for b in best]),
+          span([l["am"] / l["triton"] for l in live.values() if l.get("am") and l.get("triton")]),
+          span([l["am_host"] / l["triton_host"] for l in live.values()
+                if l.get("am_host") and l.get("triton_host")])))
 EOF
-say "== gpu_bench: files in $out: $(cd "$out" && ls | tr '\n' ' ')"
 exit $status
