@@ -172,17 +172,22 @@ run "ci/check_symbols.sh <prefix>" "$src/ci/check_symbols.sh" "$prefix"
 run "Python: examples/python_ctypes.py with $python on the installed library" \
   "$python" "$src/examples/python_ctypes.py" "$prefix"
 if [ -d "$src/python/attnmeta" ]; then
-  py_pkg_ok() {
-    (cd "$work" && PYTHONPATH="$(dirname "$pydir")" "$python" -c '
+  # Without $ATTNMETA_LIBRARY the installed package must load the library of
+  # its own installation, and the core the modules of that installation.
+  py_pkg_ok() { # prefix
+    local p=$1 pkgdir=${pydir/#$prefix/$1}
+    (cd "$work" && PYTHONPATH="$(dirname "$pkgdir")" "$python" -c '
 import os, sys
 import attnmeta
 prefix, pkg = os.path.realpath(sys.argv[1]), os.path.realpath(os.path.dirname(attnmeta.__file__))
 lib = os.path.realpath(attnmeta.library_path)
 print("attnmeta", attnmeta.version_string(), "package", pkg, "library", lib)
+for kind in sys.argv[2:]:
+    print(kind, "module built for", attnmeta.backend_targets(getattr(attnmeta.Backend, kind.upper())))
 sys.exit(0 if pkg.startswith(prefix + os.sep) and lib.startswith(prefix + os.sep) else 1)
-' "$prefix")
+' "$p" "${modules[@]}")
   }
-  run "Python: import attnmeta from the prefix finds the prefix's library" py_pkg_ok
+  run "Python: import attnmeta from the prefix loads the prefix's library and modules" py_pkg_ok "$prefix"
 fi
 
 # ---- relocation: the whole prefix moved elsewhere ----
@@ -193,9 +198,10 @@ relocated_ok() {
   cmake -S "$src/examples/c" -B "$work/cmake-moved" -DCMAKE_PREFIX_PATH="$moved" &&
     cmake --build "$work/cmake-moved" && "$work/cmake-moved/step_example_c" cpu &&
     PKG_CONFIG_PATH="${libdir/#$prefix/$moved}/pkgconfig" pkg-config --cflags attnmeta | grep -q -- "-I$moved/" &&
-    libdir=${libdir/#$prefix/$moved} prefix=$moved info_ok "$moved"
+    libdir=${libdir/#$prefix/$moved} prefix=$moved info_ok "$moved" &&
+    { [ -z "$pydir" ] || py_pkg_ok "$moved"; }
 }
-run "relocated prefix: CMake package, pkg-config file and CLI module lookup follow the move" relocated_ok
+run "relocated prefix: CMake package, pkg-config file, CLI module lookup and Python package follow the move" relocated_ok
 
 if [ $failures -ne 0 ]; then
   echo "examples: $failures check(s) failed"

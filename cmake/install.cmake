@@ -191,30 +191,34 @@ if(ATTNMETA_INSTALL_PYTHON AND EXISTS ${PROJECT_SOURCE_DIR}/python/attnmeta)
     DESTINATION ${ATTNMETA_PYTHON_INSTALL_DIR}
     COMPONENT Python
     PATTERN "__pycache__" EXCLUDE
-    PATTERN "*.pyc" EXCLUDE)
-  # attnmeta/_install_layout.py tells the installed package where the C
-  # library of the same installation is, relative to the package folder, so
-  # `import attnmeta` works from any prefix without $ATTNMETA_LIBRARY.
+    PATTERN "*.pyc" EXCLUDE
+    PATTERN "lib" EXCLUDE)
+  # The installed package gets the layout of the wheel (attnmeta/lib/ holding
+  # the core library and the modules, python/pyproject.toml), made of
+  # relative links to the files installed in <libdir>, so `import attnmeta`
+  # finds the library of its own installation from any prefix, and the core
+  # finds the modules beside itself.
   if(IS_ABSOLUTE "${ATTNMETA_PYTHON_INSTALL_DIR}")
-    set(_attnmeta_pkgdir "${ATTNMETA_PYTHON_INSTALL_DIR}/attnmeta")
+    set(_attnmeta_pylib "${ATTNMETA_PYTHON_INSTALL_DIR}/attnmeta/lib")
   else()
-    set(_attnmeta_pkgdir "${CMAKE_INSTALL_PREFIX}/${ATTNMETA_PYTHON_INSTALL_DIR}/attnmeta")
+    set(_attnmeta_pylib "${CMAKE_INSTALL_PREFIX}/${ATTNMETA_PYTHON_INSTALL_DIR}/attnmeta/lib")
   endif()
   if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}" OR IS_ABSOLUTE "${ATTNMETA_PYTHON_INSTALL_DIR}")
-    set(ATTNMETA_PY_LIBRARY_DIR "${CMAKE_INSTALL_FULL_LIBDIR}")
+    set(_attnmeta_up "${CMAKE_INSTALL_FULL_LIBDIR}")
   else()
-    file(RELATIVE_PATH ATTNMETA_PY_LIBRARY_DIR "${_attnmeta_pkgdir}" "${CMAKE_INSTALL_FULL_LIBDIR}")
+    file(RELATIVE_PATH _attnmeta_up "${_attnmeta_pylib}" "${CMAKE_INSTALL_FULL_LIBDIR}")
+    string(REGEX REPLACE "/$" "" _attnmeta_up "${_attnmeta_up}")
   endif()
-  string(REGEX REPLACE "(.)/$" "\\1" ATTNMETA_PY_LIBRARY_DIR "${ATTNMETA_PY_LIBRARY_DIR}")
-  file(CONFIGURE OUTPUT ${PROJECT_BINARY_DIR}/python/_install_layout.py @ONLY CONTENT [=[
-"""Where the C library of this installation is. Written by `cmake --install`."""
-
-# Relative to the folder of this file, unless absolute.
-LIBRARY_DIR = "@ATTNMETA_PY_LIBRARY_DIR@"
-LIBRARY = "libattnmeta.so.0"
-]=])
-  install(FILES ${PROJECT_BINARY_DIR}/python/_install_layout.py
-    DESTINATION ${ATTNMETA_PYTHON_INSTALL_DIR}/attnmeta
+  set(_attnmeta_links ${PROJECT_BINARY_DIR}/python-links)
+  file(REMOVE_RECURSE ${_attnmeta_links})
+  file(MAKE_DIRECTORY ${_attnmeta_links})
+  file(CREATE_LINK "${_attnmeta_up}/libattnmeta.so.0" ${_attnmeta_links}/libattnmeta.so.0 SYMBOLIC)
+  foreach(_kind IN LISTS _attnmeta_modules)
+    file(CREATE_LINK "${_attnmeta_up}/attnmeta/libattnmeta_${_kind}.so"
+         ${_attnmeta_links}/libattnmeta_${_kind}.so SYMBOLIC)
+  endforeach()
+  install(DIRECTORY ${_attnmeta_links}/
+    DESTINATION ${ATTNMETA_PYTHON_INSTALL_DIR}/attnmeta/lib
     COMPONENT Python)
 endif()
 
