@@ -175,15 +175,25 @@ case "$cap" in 8?) foreign=90-real ;; esac
 } | tee -a "$out/build.log"
 
 # ------------------------------------------------------------------ build
+# Ninja where present, unless the build folder already uses another
+# generator. Keep going past a target that fails: every later step runs what
+# was built.
 generator=()
-command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
+keep_going=(-- -k)
+cached=$(sed -n 's/^CMAKE_GENERATOR:INTERNAL=//p' "$build/CMakeCache.txt" 2>/dev/null)
+if [ "$cached" = Ninja ] || { [ -z "$cached" ] && command -v ninja >/dev/null 2>&1; }; then
+  [ -z "$cached" ] && generator=(-G Ninja)
+  keep_going=(-- -k 0)
+fi
+arch_generator=()
+[ ! -f "$arch_build/CMakeCache.txt" ] && command -v ninja >/dev/null 2>&1 && arch_generator=(-G Ninja)
 common=(-DCMAKE_BUILD_TYPE=Release -DATTNMETA_WITH_CUDA=ON -DATTNMETA_WITH_HIP=OFF)
 [ -n "$nvcc_path" ] && common+=("-DCMAKE_CUDA_COMPILER=$nvcc_path")
 
 t0=$SECONDS
 # The foreign-architecture module, built beside the main build.
 (
-  run "$tmp/arch_build.log" "$(limit 300 200)" cmake -S "$root" -B "$arch_build" "${generator[@]}" \
+  run "$tmp/arch_build.log" "$(limit 300 200)" cmake -S "$root" -B "$arch_build" "${arch_generator[@]}" \
     "${common[@]}" -DBUILD_TESTING=OFF "-DATTNMETA_CUDA_ARCHITECTURES=$foreign" &&
     run "$tmp/arch_build.log" "$(limit 300 200)" cmake --build "$arch_build" -j "$jobs" \
       --target attnmeta_cuda
@@ -192,7 +202,7 @@ arch_pid=$!
 build_ok=0
 if run "$out/build.log" "$(limit 300 200)" cmake -S "$root" -B "$build" "${generator[@]}" "${common[@]}" \
   -DBUILD_TESTING=ON "-DATTNMETA_CUDA_ARCHITECTURES=$archs" "-DCRITERION_ROOT=$crit" &&
-  run "$out/build.log" "$(limit 300 200)" cmake --build "$build" -j "$jobs"; then
+  run "$out/build.log" "$(limit 300 200)" cmake --build "$build" -j "$jobs" "${keep_going[@]}"; then
   build_ok=1
 fi
 wait "$arch_pid"
