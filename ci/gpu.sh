@@ -25,18 +25,19 @@
 #   bench      bench/gpu_bench.sh OUTDIR, when that script exists
 #   python     python/run_gpu_tests.sh BUILD_DIR OUTDIR, when that script exists
 #
-# Output (at most 7 files): OUTDIR/build.log, gpu.log (info, graph, streams,
-# arch), criterion.log, sanitizer.log, hooks.log (bench and python), and
-# summary.txt: date, GPU, driver, commit, one line per step. The summary is
-# also the last lines printed. Exit status 0 only when no step failed.
+# Output: three files of its own, so that the hooks may add theirs and the
+# whole stays within eight files: OUTDIR/gpu.log (every step but the
+# sanitizers, one section each), OUTDIR/sanitizer.log, and OUTDIR/summary.txt
+# (date, GPU, driver, commit, one line per step), also the last lines
+# printed. Exit status 0 only when no step failed.
 #
 # Environment (all optional):
 #   CRITERION_ROOT             prepared Criterion folder (default .carry/criterion)
 #   ATTNMETA_COMMIT            commit to report where the tree has no .git
 #   ATTNMETA_GPU_BUILD_DIR     build folder (default build-gpu in the source tree)
 #   ATTNMETA_GPU_DEADLINE_S    seconds the whole run may take (default 510)
-#   ATTNMETA_SANITIZE_CASES    case-name globs of the suite run under the
-#                              sanitizers (comma-separated; see below)
+#   ATTNMETA_SANITIZE_CASES    case names of the suite run under the sanitizers
+#                              (comma-separated; wildcards allowed)
 #   ATTNMETA_SANITIZE_FILTER   Criterion --filter for those runs (default step/*)
 set -uo pipefail
 
@@ -51,13 +52,14 @@ build=${ATTNMETA_GPU_BUILD_DIR:-$root/build-gpu}
 arch_build=$build-foreign-arch
 deadline=${ATTNMETA_GPU_DEADLINE_S:-510}
 jobs=$(nproc 2>/dev/null || echo 4)
+log=$out/gpu.log
+san_log=$out/sanitizer.log
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 start=$SECONDS
-
-for f in build.log gpu.log criterion.log sanitizer.log hooks.log summary.txt; do
-  : >"$out/$f"
-done
+: >"$log"
+: >"$san_log"
+: >"$out/summary.txt"
 
 # ---------------------------------------------------------------- helpers
 names=() results=() times=() notes=()
@@ -84,14 +86,22 @@ limit() {
 # run LOG SECONDS CMD...: runs CMD with a time limit, appending a header, its
 # output and its exit status to LOG; returns the exit status (124: timed out).
 run() {
-  local log=$1 secs=$2 rc
+  local file=$1 secs=$2 rc
   shift 2
-  printf '\n=== %s (limit %ss) $ %s\n' "$(date -u +%H:%M:%S)" "$secs" "$*" >>"$log"
-  timeout --kill-after=15 "$secs" "$@" >>"$log" 2>&1
+  printf '\n=== %s (limit %ss) $ %s\n' "$(date -u +%H:%M:%S)" "$secs" "$*" >>"$file"
+  timeout --kill-after=15 "$secs" "$@" >>"$file" 2>&1
   rc=$?
-  [ "$rc" -eq 124 ] && echo "=== TIMED OUT after ${secs}s" >>"$log"
-  echo "=== exit status $rc" >>"$log"
+  [ "$rc" -eq 124 ] && echo "=== TIMED OUT after ${secs}s" >>"$file"
+  echo "=== exit status $rc" >>"$file"
   return "$rc"
+}
+
+# keep STEP FILE...: appends the files to LOG under a section header.
+keep() {
+  local step=$1
+  shift
+  printf '\n########## %s ##########\n' "$step" >>"$log"
+  cat "$@" >>"$log" 2>/dev/null
 }
 
 # How a command ended, in words.
@@ -127,6 +137,9 @@ gpu_test_clean() {
   printf '%s' "$line" | grep -q ' passed, 0 failed' && ! grep -aq '^SKIP:' "$1"
 }
 
+# Last non-empty line a hook printed (its key figure).
+last_line() { grep -a -v '^===' "$1" | grep -a -v '^[[:space:]]*$' | tail -n 1; }
+
 # ------------------------------------------------------------ environment
 if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH=/usr/local/cuda/bin:$PATH
@@ -151,6 +164,7 @@ commit=${ATTNMETA_COMMIT:-}
 [ -n "$commit" ] || commit=$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || true)
 [ -n "$commit" ] || commit=$(head -c 40 "$root/.commit" 2>/dev/null || true)
 [ -n "$commit" ] || commit=unknown
+export ATTNMETA_COMMIT=$commit
 
 crit=${CRITERION_ROOT:-$root/.carry/criterion}
 [ -d "$crit" ] && crit=$(cd "$crit" && pwd)
@@ -171,8 +185,8 @@ case "$cap" in 8?) foreign=90-real ;; esac
   echo "cmake: $(cmake --version 2>/dev/null | head -n 1)"
   echo "compute-sanitizer: ${sanitizer:-not found} $("${sanitizer:-false}" --version 2>/dev/null | grep -o 'Version [0-9.]*' || true)"
   echo "Criterion: $crit"
-  echo "deadline: ${deadline}s"
-} | tee -a "$out/build.log"
+  echo "deadline: ${deadline}s, $jobs cores"
+} | tee -a "$log"
 
 # ------------------------------------------------------------------ build
 # Ninja where present, unless the build folder already uses another
@@ -200,23 +214,26 @@ t0=$SECONDS
 ) &
 arch_pid=$!
 build_ok=0
-if run "$out/build.log" "$(limit 300 200)" cmake -S "$root" -B "$build" "${generator[@]}" "${common[@]}" \
+if run "$tmp/build.log" "$(limit 300 200)" cmake -S "$root" -B "$build" "${generator[@]}" "${common[@]}" \
   -DBUILD_TESTING=ON "-DATTNMETA_CUDA_ARCHITECTURES=$archs" "-DCRITERION_ROOT=$crit" &&
-  run "$out/build.log" "$(limit 300 200)" cmake --build "$build" -j "$jobs" "${keep_going[@]}"; then
+  run "$tmp/build.log" "$(limit 300 200)" cmake --build "$build" -j "$jobs" "${keep_going[@]}"; then
   build_ok=1
 fi
 wait "$arch_pid"
 arch_build_rc=$?
-printf '\n===== foreign-architecture module (%s) =====\n' "$foreign" >>"$out/build.log"
-cat "$tmp/arch_build.log" >>"$out/build.log" 2>/dev/null
-targets=$(grep -a -o 'CUDA module for .*' "$out/build.log" | head -n 1)
+keep build "$tmp/build.log"
+keep "build: foreign-architecture module ($foreign)" "$tmp/arch_build.log"
+targets=$(grep -a -o 'CUDA module for .*' "$tmp/build.log" | head -n 1)
 if [ "$build_ok" = 1 ]; then
   note="${targets:-CUDA module built}"
-  [ "$arch_build_rc" = 0 ] && note="$note; foreign module $foreign" ||
+  if [ "$arch_build_rc" = 0 ]; then
+    note="$note; foreign module $foreign"
+  else
     note="$note; foreign module $foreign FAILED"
+  fi
   record build PASS $((SECONDS - t0)) "$note"
 else
-  record build FAIL $((SECONDS - t0)) "configure or build failed (build.log)"
+  record build FAIL $((SECONDS - t0)) "configure or build failed (gpu.log, section build)"
 fi
 
 bin=$build/bin
@@ -236,29 +253,30 @@ t0=$SECONDS
 if [ -x "$bin/attnmeta" ]; then
   run "$tmp/info.log" "$(limit 60 300)" "$bin/attnmeta" info
   rc=$?
-  cat "$tmp/info.log" >>"$out/gpu.log"
+  keep info "$tmp/info.log"
   # The line after the CUDA backend's header: its first device, or why none.
   dev=$(awk '/^backend cuda/ {f = 1; next} f {sub(/^ */, ""); print; exit}' "$tmp/info.log")
   if [ "$rc" = 0 ] && printf '%s' "$dev" | grep -q '^device 0: ' &&
     ! printf '%s' "$dev" | grep -q 'cannot open'; then
     record info PASS $((SECONDS - t0)) "$dev"
   else
-    record info FAIL $((SECONDS - t0)) "$(ended $rc); ${dev:-no CUDA backend listed} (gpu.log)"
+    record info FAIL $((SECONDS - t0)) "$(ended $rc); ${dev:-no CUDA backend listed}"
   fi
 else
-  record info SKIP 0 "not built"
+  record info FAIL 0 "attnmeta (the command-line tool) not built"
 fi
 
 # -------------------------------------------------------------- criterion
 t0=$SECONDS
 if [ -z "$tests_bin" ]; then
-  record criterion FAIL 0 "attnmeta_tests not built (Criterion at $crit? see build.log)"
+  record criterion FAIL 0 "attnmeta_tests not built (Criterion found at $crit? see gpu.log)"
 else
-  run "$out/criterion.log" "$(limit 180 280)" env "${suite_env[@]}" "$tests_bin" --color=never \
+  run "$tmp/criterion.log" "$(limit 180 280)" env "${suite_env[@]}" "$tests_bin" --color=never \
     -j "$jobs" --verbose
   rc=$?
-  syn=$(synthesis "$out/criterion.log")
-  if [ "$rc" = 0 ] && criterion_clean "$out/criterion.log"; then
+  keep criterion "$tmp/criterion.log"
+  syn=$(synthesis "$tmp/criterion.log")
+  if [ "$rc" = 0 ] && criterion_clean "$tmp/criterion.log"; then
     record criterion PASS $((SECONDS - t0)) "$syn"
   else
     record criterion FAIL $((SECONDS - t0)) "$(ended $rc); $syn"
@@ -276,23 +294,22 @@ for t in graph:attnmeta_gpu_graph_test streams:attnmeta_gpu_stream_test; do
   fi
   run "$tmp/$name.log" "$(limit 120 260)" "$exe"
   rc=$?
-  cat "$tmp/$name.log" >>"$out/gpu.log"
+  keep "$name" "$tmp/$name.log"
   line=$(gpu_test_line "$tmp/$name.log")
   if [ "$rc" = 0 ] && gpu_test_clean "$tmp/$name.log"; then
     record "$name" PASS $((SECONDS - t0)) "$line"
   else
-    record "$name" FAIL $((SECONDS - t0)) "$(ended $rc); ${line:-no result line} (gpu.log)"
+    record "$name" FAIL $((SECONDS - t0)) "$(ended $rc); ${line:-no result line}"
   fi
 done
 
 # ------------------------------------------------------------- sanitizers
 # Each tool runs the suite one test process at a time (--jobs 1), following
-# the worker processes Criterion starts (--target-processes all), over a
-# subset of the cases that fits the time: every hostile-data case and a few
-# normal ones, at every launch configuration. The suite narrows its case
-# table by ATTNMETA_TEST_CASES where it supports that; where it does not, the
-# whole filtered suite runs and the time limit may cut it short (a FAIL that
-# says so).
+# the worker processes Criterion starts (--target-processes all), over the
+# cases the suite's ATTNMETA_TEST_CASES selects: every hostile-data case and
+# a few normal ones, each at every launch configuration; then the graph test.
+# A run cut short by its time limit fails and says so.
+
 # Comma-separated case names; a name with a wildcard stands for every name
 # of the case table (tests/cases.c) it matches.
 expand_cases() {
@@ -316,17 +333,15 @@ expand_cases() {
   )
 }
 san_cases=$(expand_cases "${ATTNMETA_SANITIZE_CASES:-hostile_*,seq_*,neg_block_ids*,past_table*,mixed_pad17,cols63_vec_misaligned,req257_among_empty,dcp_w4_i2_bs64}")
-echo "cases under the sanitizers (ATTNMETA_TEST_CASES): $san_cases" >>"$out/sanitizer.log"
 san_filter=${ATTNMETA_SANITIZE_FILTER:-step/*}
+echo "cases under the sanitizers (ATTNMETA_TEST_CASES): $san_cases" >>"$san_log"
+grep -qs ATTNMETA_TEST_CASES "$root"/tests/*.c ||
+  echo "note: the suite does not read ATTNMETA_TEST_CASES: all of $san_filter runs" >>"$san_log"
 tools=(memcheck racecheck initcheck synccheck)
-# Reserve for the steps after the sanitizers.
+# Time kept for the steps after the sanitizers.
 reserve=40
 [ -f "$root/bench/gpu_bench.sh" ] && reserve=$((reserve + 90))
 [ -f "$root/python/run_gpu_tests.sh" ] && reserve=$((reserve + 60))
-if ! grep -qs ATTNMETA_TEST_CASES "$root"/tests/*.c; then
-  echo "note: the suite does not read ATTNMETA_TEST_CASES: every case of $san_filter runs" \
-    "under each tool, within its time limit" >>"$out/sanitizer.log"
-fi
 i=0
 for tool in "${tools[@]}"; do
   t0=$SECONDS
@@ -344,7 +359,6 @@ for tool in "${tools[@]}"; do
   [ "$share" -lt 20 ] && share=20
   i=$((i + 1))
   san=("$sanitizer" --tool "$tool" --error-exitcode 86 --print-limit 20 --require-cuda-init=no)
-  printf '\n===== %s =====\n' "$tool" >>"$out/sanitizer.log"
   : >"$tmp/san_suite.log"
   : >"$tmp/san_graph.log"
   run "$tmp/san_suite.log" $((share * 4 / 5)) env "${suite_env[@]}" "ATTNMETA_TEST_CASES=$san_cases" \
@@ -353,7 +367,8 @@ for tool in "${tools[@]}"; do
   rc_suite=$?
   run "$tmp/san_graph.log" $((share / 5 + 10)) "${san[@]}" "$bin/attnmeta_gpu_graph_test"
   rc_graph=$?
-  cat "$tmp/san_suite.log" "$tmp/san_graph.log" >>"$out/sanitizer.log"
+  printf '\n########## %s ##########\n' "$tool" >>"$san_log"
+  cat "$tmp/san_suite.log" "$tmp/san_graph.log" >>"$san_log"
   errs_suite=$(grep -a -o 'ERROR SUMMARY: [0-9]*' "$tmp/san_suite.log" | awk '{s += $3} END {print s + 0}')
   procs=$(grep -a -c 'ERROR SUMMARY:' "$tmp/san_suite.log")
   errs_graph=$(grep -a -o 'ERROR SUMMARY: [0-9]*' "$tmp/san_graph.log" | awk '{s += $3} END {print s + 0}')
@@ -370,7 +385,7 @@ done
 # ------------------------------------------------------------------- arch
 t0=$SECONDS
 if [ "$arch_build_rc" != 0 ] || [ ! -f "$arch_build/lib/libattnmeta_cuda.so" ]; then
-  record arch FAIL 0 "the $foreign module was not built (build.log)"
+  record arch FAIL 0 "the $foreign module was not built (gpu.log, section build)"
 elif [ ! -x "$bin/attnmeta_gpu_arch_check" ]; then
   record arch FAIL 0 "attnmeta_gpu_arch_check not built"
 else
@@ -381,30 +396,32 @@ else
   run "$tmp/arch.log" 60 env "ATTNMETA_MODULE_DIR=$arch_build/lib" "$bin/attnmeta" info
   run "$tmp/arch.log" 60 "$bin/attnmeta_gpu_arch_check"
   rc_own=$?
-  cat "$tmp/arch.log" >>"$out/gpu.log"
+  keep arch "$tmp/arch.log"
   said=$(grep -a -m 1 'attnmeta_open(CUDA) ->' "$tmp/arch.log" | sed 's/^[^>]*-> //')
   if [ "$rc_foreign" = 0 ] && [ "$rc_own" = 0 ] && ! grep -aq '^SKIP:' "$tmp/arch.log"; then
     record arch PASS $((SECONDS - t0)) "${said:-refused}"
   else
-    record arch FAIL $((SECONDS - t0)) "$(ended $rc_foreign)/$(ended $rc_own); ${said:-no result} (gpu.log)"
+    record arch FAIL $((SECONDS - t0)) "$(ended $rc_foreign)/$(ended $rc_own); ${said:-no result}"
   fi
 fi
 
 # ------------------------------------------------------------------ hooks
+# Each hook gets the build folder and the seconds it may take; its output
+# goes into gpu.log, its last line into the summary.
 export ATTNMETA_GPU_BUILD_DIR=$build
 t0=$SECONDS
 if [ -f "$root/bench/gpu_bench.sh" ]; then
-  keep=10
-  [ -f "$root/python/run_gpu_tests.sh" ] && keep=70
-  ATTNMETA_GPU_TIME_LEFT_S=$(limit 600 "$keep")
+  keep_s=10
+  [ -f "$root/python/run_gpu_tests.sh" ] && keep_s=70
+  ATTNMETA_GPU_TIME_LEFT_S=$(limit 600 "$keep_s")
   export ATTNMETA_GPU_TIME_LEFT_S
-  run "$out/hooks.log" "$ATTNMETA_GPU_TIME_LEFT_S" bash "$root/bench/gpu_bench.sh" "$out"
+  run "$tmp/bench.log" $((ATTNMETA_GPU_TIME_LEFT_S + 5)) bash "$root/bench/gpu_bench.sh" "$out"
   rc=$?
-  last=$(grep -a -v '^===' "$out/hooks.log" | grep -a -v '^[[:space:]]*$' | tail -n 1)
+  keep bench "$tmp/bench.log"
   if [ "$rc" = 0 ]; then
-    record bench PASS $((SECONDS - t0)) "$last"
+    record bench PASS $((SECONDS - t0)) "$(last_line "$tmp/bench.log")"
   else
-    record bench FAIL $((SECONDS - t0)) "$(ended $rc); $last (hooks.log)"
+    record bench FAIL $((SECONDS - t0)) "$(ended $rc); $(last_line "$tmp/bench.log")"
   fi
 else
   record bench SKIP 0 "bench/gpu_bench.sh not present"
@@ -413,18 +430,17 @@ t0=$SECONDS
 if [ -f "$root/python/run_gpu_tests.sh" ]; then
   ATTNMETA_GPU_TIME_LEFT_S=$(limit 600 5)
   export ATTNMETA_GPU_TIME_LEFT_S
-  run "$out/hooks.log" "$ATTNMETA_GPU_TIME_LEFT_S" bash "$root/python/run_gpu_tests.sh" "$build" "$out"
+  run "$tmp/python.log" "$ATTNMETA_GPU_TIME_LEFT_S" bash "$root/python/run_gpu_tests.sh" "$build" "$out"
   rc=$?
-  last=$(grep -a -v '^===' "$out/hooks.log" | grep -a -v '^[[:space:]]*$' | tail -n 1)
+  keep python "$tmp/python.log"
   if [ "$rc" = 0 ]; then
-    record python PASS $((SECONDS - t0)) "$last"
+    record python PASS $((SECONDS - t0)) "$(last_line "$tmp/python.log")"
   else
-    record python FAIL $((SECONDS - t0)) "$(ended $rc); $last (hooks.log)"
+    record python FAIL $((SECONDS - t0)) "$(ended $rc); $(last_line "$tmp/python.log")"
   fi
 else
   record python SKIP 0 "python/run_gpu_tests.sh not present"
 fi
-[ -s "$out/hooks.log" ] || rm -f "$out/hooks.log"
 
 # ---------------------------------------------------------------- summary
 failed=0
@@ -438,7 +454,7 @@ for r in "${results[@]}"; do [ "$r" = FAIL ] && failed=$((failed + 1)); done
   if [ "$failed" = 0 ]; then
     echo "result: PASS, ${#names[@]} steps, none failed, $((SECONDS - start))s"
   else
-    echo "result: FAIL, $failed of ${#names[@]} steps failed, $((SECONDS - start))s"
+    echo "result: FAIL, $failed of ${#names[@]} steps failed, $((SECONDS - start))s (details: gpu.log, sanitizer.log)"
   fi
 } >"$out/summary.txt"
 echo
