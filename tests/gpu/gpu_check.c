@@ -127,6 +127,14 @@ void amg_poison_async(const amg_outputs *dev, const amg_sizes *z, cudaStream_t s
     AMG_CUDA(cudaMemsetAsync(dev->o64[i], AMG_POISON_BYTE, z->n64[i] * sizeof(int64_t), stream));
 }
 
+int32_t amg_rand_range(uint64_t *state, int32_t lo, int32_t hi) {
+  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return (int32_t)((int64_t)lo + (int64_t)(z % (uint64_t)((int64_t)hi - lo + 1)));
+}
+
 void *amg_upload(const void *host, size_t bytes) {
   void *dev = NULL;
   if (bytes == 0) return NULL;

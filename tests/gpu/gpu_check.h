@@ -96,6 +96,9 @@ void amg_compare(const char *what, const amg_outputs *dev, const amg_outputs *ex
 attnmeta_step amg_step_of(const amg_shape *s, const int32_t *qsl, const int32_t *seq_lens,
                           const int32_t *table, const amg_outputs *dev);
 
+/* Deterministic numbers in [lo, hi] (splitmix64 over *state). */
+int32_t amg_rand_range(uint64_t *state, int32_t lo, int32_t hi);
+
 /* Device copies of host arrays (cudaMalloc + cudaMemcpy); NULL for n == 0. */
 void *amg_upload(const void *host, size_t bytes);
 

@@ -15,13 +15,7 @@
 
 static uint64_t rng_state = 0x5EEDull;
 
-static int32_t pick(int32_t lo, int32_t hi) { /* [lo, hi], splitmix64 */
-  uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return lo + (int32_t)(z % (uint64_t)(hi - lo + 1));
-}
+static int32_t pick(int32_t lo, int32_t hi) { return amg_rand_range(&rng_state, lo, hi); }
 
 int main(void) {
   static const int32_t block_sizes[] = {1, 4, 8, 16};

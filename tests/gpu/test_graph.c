@@ -112,8 +112,9 @@ static void check_kernel_nodes(cudaGraph_t graph, size_t want, const char *what)
         kernels++;
     }
   }
-  AMG_CHECK(n == want && kernels == want, "%s: graph has %zu nodes, %zu of them kernels; expected %zu kernel nodes",
-            what, n, kernels, want);
+  AMG_CHECK(n == want && kernels == want,
+            "%s: graph has %zu nodes, %zu of them kernels; expected %zu kernel nodes", what, n,
+            kernels, want);
   free(nodes);
 }
 

@@ -39,17 +39,6 @@ typedef struct lane {
   amg_outputs dev[SETS];
 } lane;
 
-static uint64_t rng_next(uint64_t *s) { /* splitmix64 */
-  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-static int32_t rng_range(uint64_t *s, int32_t lo, int32_t hi) {
-  return lo + (int32_t)(rng_next(s) % (uint64_t)(hi - lo + 1));
-}
-
 /* Inputs of every set (totals <= T, every position inside the table),
  * poisoned device outputs. */
 static void lane_init(lane *l, attnmeta_context *ctx, uint64_t seed) {
@@ -62,7 +51,7 @@ static void lane_init(lane *l, attnmeta_context *ctx, uint64_t seed) {
   if (!l->h_table) abort();
   for (r = 0; r < s->R; r++)
     for (c = 0; c < s->in_stride; c++)
-      l->h_table[r * s->in_stride + c] = c < s->cols ? rng_range(&seed, 0, 1 << 20) : -7;
+      l->h_table[r * s->in_stride + c] = c < s->cols ? amg_rand_range(&seed, 0, 1 << 20) : -7;
   l->d_table = amg_upload(l->h_table, sizeof(int32_t) * (size_t)(s->R * s->in_stride));
   for (i = 0; i < SETS; i++) {
     l->h_qsl[i] = malloc(sizeof(int32_t) * (size_t)(s->R + 1));
@@ -70,9 +59,9 @@ static void lane_init(lane *l, attnmeta_context *ctx, uint64_t seed) {
     if (!l->h_qsl[i] || !l->h_seq[i]) abort();
     l->h_qsl[i][0] = 0;
     for (r = 0; r < s->R; r++) {
-      const int32_t q = rng_range(&seed, 0, l->max_qlen);
+      const int32_t q = amg_rand_range(&seed, 0, l->max_qlen);
       l->h_qsl[i][r + 1] = l->h_qsl[i][r] + q;
-      l->h_seq[i][r] = rng_range(&seed, q, l->max_seq);
+      l->h_seq[i][r] = amg_rand_range(&seed, q, l->max_seq);
     }
     l->d_qsl[i] = amg_upload(l->h_qsl[i], sizeof(int32_t) * (size_t)(s->R + 1));
     l->d_seq[i] = amg_upload(l->h_seq[i], sizeof(int32_t) * (size_t)s->R);
