@@ -155,10 +155,12 @@ typedef struct attnmeta_launch_config {
                  thread per block: 0 or 1 there */
   int grid;   /* blocks; 0 = automatic */
   int stage;  /* stage the boundaries in block-shared memory when they fit:
-                 -1 = automatic, 0 = never, 1 = whenever they fit */
+                 -1 = automatic (currently never: measured slower), 0 = never,
+                 1 = whenever they fit */
   int vector; /* 16-byte block-table copies when pointers and strides allow:
                  -1 = automatic, 0 = never, 1 = whenever allowed */
-  int lanes;  /* threads sharing one token's block-table row; 0 = automatic */
+  int lanes;  /* threads sharing one token's block-table row; 0 = automatic.
+                 A block is lanes x (block / lanes) threads */
 } attnmeta_launch_config;
 
 /* {0, 0, -1, -1, 0}: every choice automatic. */

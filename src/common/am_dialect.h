@@ -46,9 +46,9 @@
 #  define AM_ATOMIC_OR(ptr, value) atomicOr((ptr), (value))
 #  define AM_LIKELY(x) __builtin_expect(!!(x), 1)
 /* The calling thread's place in the launch, from the vendor's built-ins. */
-#  define AM_THREAD_HERE()                                                        \
-    am_make_thread((int64_t)blockIdx.x, (int64_t)threadIdx.x, (int64_t)blockDim.x, \
-                   (int64_t)gridDim.x)
+#  define AM_THREAD_HERE()                                                           \
+    am_make_thread((int64_t)blockIdx.x, (int64_t)gridDim.x, (int64_t)threadIdx.x,      \
+                   (int64_t)blockDim.x, (int64_t)threadIdx.y, (int64_t)blockDim.y)
 #else
 #  define AM_DEVICE static inline
 #  define AM_KERNEL
@@ -65,22 +65,32 @@
 
 #define AM_ALIGNED(n) __attribute__((aligned(n)))
 
-/* Where a thread is: block index, thread index in the block, and the launch
- * shape. 64-bit so that products of indices never overflow. */
+/* Where a thread is. Blocks are two-dimensional: `lanes` threads along x
+ * share one work item (a token's row), `groups` along y take different items.
+ * The flat thread index and block size serve block-wide loops. 64-bit so
+ * that products of indices never overflow. */
 typedef struct am_thread {
-  int64_t block;
-  int64_t thread;
-  int64_t block_dim;
-  int64_t grid_dim;
+  int64_t block;     /* block index in the grid */
+  int64_t grid_dim;  /* blocks in the grid */
+  int64_t lane;      /* x index, in [0, lanes) */
+  int64_t lanes;     /* block size along x */
+  int64_t group;     /* y index, in [0, groups) */
+  int64_t groups;    /* block size along y */
+  int64_t thread;    /* flat index in the block: group * lanes + lane */
+  int64_t block_dim; /* lanes * groups */
 } am_thread;
 
-AM_DEVICE am_thread am_make_thread(int64_t block, int64_t thread, int64_t block_dim,
-                                   int64_t grid_dim) {
+AM_DEVICE am_thread am_make_thread(int64_t block, int64_t grid_dim, int64_t lane, int64_t lanes,
+                                   int64_t group, int64_t groups) {
   am_thread t;
   t.block = block;
-  t.thread = thread;
-  t.block_dim = block_dim;
   t.grid_dim = grid_dim;
+  t.lane = lane;
+  t.lanes = lanes;
+  t.group = group;
+  t.groups = groups;
+  t.thread = group * lanes + lane;
+  t.block_dim = lanes * groups;
   return t;
 }
 

@@ -105,7 +105,8 @@ int gpu_launch_step(void *state, const am_step_params *params, const am_launch_s
   const gpu_state *s = (const gpu_state *)state;
   am_rt_error err = use_device(s->device);
   if (err != AM_RT_SUCCESS) return fail(msg, msg_size, ATTNMETA_ERR_LAUNCH, "set device", err);
-  am_step_kernel<<<(unsigned)shape->grid, (unsigned)shape->block, (size_t)shape->shared_bytes,
+  const dim3 block((unsigned)shape->lanes, (unsigned)shape->groups);
+  am_step_kernel<<<(unsigned)shape->grid, block, (size_t)shape->shared_bytes,
                    (am_rt_stream)stream>>>(*params);
   err = am_rt_get_last_error();
   if (err != AM_RT_SUCCESS) return fail(msg, msg_size, ATTNMETA_ERR_LAUNCH, "step kernel", err);

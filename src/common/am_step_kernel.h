@@ -5,8 +5,9 @@
  *
  * Work split (each loop is grid-stride, so any block/grid size is correct):
  *  1. per request r in [0, R): per_req_lens and the checks of the boundaries;
- *  2. per token t in [0, T): a group of `lanes` threads owns the token; lane 0
- *     writes its scalar products, all lanes copy its block-table row;
+ *  2. per token t in [0, T): a group of `lanes` threads (the block's x
+ *     dimension) owns the token; all lanes copy its block-table row, lane 0
+ *     writes its scalar products;
  *  3. per tail entry t in [T, C): seq_lens_out = 0, slot_mapping = -1.
  */
 #ifndef ATTNMETA_AM_STEP_KERNEL_H
@@ -56,13 +57,13 @@ AM_DEVICE void am_copy_row(const int32_t *AM_RESTRICT in_row, int32_t *AM_RESTRI
   }
 }
 
-/* Scalar products of one token (everything but its block-table row). */
-AM_DEVICE void am_token_scalars(const am_step_params *p, const int32_t *AM_RESTRICT qsl,
-                                const int32_t *AM_RESTRICT seq_lens, int64_t t, int64_t r,
-                                int valid, int64_t actual, int64_t mapped, int32_t *flags) {
+/* Scalar products of one token (everything but its block-table row).
+ * `seq_len` is seq_lens[span.req], loaded by the caller (0 when not needed). */
+AM_DEVICE void am_token_scalars(const am_step_params *p, int64_t t, am_req_span span,
+                                int64_t seq_len, int valid, int64_t actual, int64_t mapped,
+                                int32_t *flags) {
   const int64_t num_reqs = p->num_reqs;
-  const int needs_len = p->seq_lens_out || p->global_seq_lens_out;
-  const int needs_pos = p->positions || p->slot_mapping;
+  const int64_t r = span.req;
   int64_t position = 0;
   int64_t causal = 0;
 
@@ -70,13 +71,11 @@ AM_DEVICE void am_token_scalars(const am_step_params *p, const int32_t *AM_RESTR
   if (p->decode_lens_out) p->decode_lens_out[t] = 1;
   if (p->req_indices_out)
     p->req_indices_out[t] = (int32_t)(valid ? r : num_reqs + (t - actual));
-
-  if (valid && (needs_len || needs_pos)) {
-    const int64_t start = qsl[r];
-    const int64_t qlen = (int64_t)qsl[r + 1] - start;
-    const int64_t off = t - start;
-    position = (int64_t)seq_lens[r] - qlen + off;
-    causal = am_causal_len(seq_lens[r], qlen, off);
+  if (valid) {
+    const int64_t qlen = span.end - span.start;
+    const int64_t off = t - span.start;
+    position = seq_len - qlen + off;
+    causal = am_causal_len(seq_len, qlen, off);
   }
   if (p->global_seq_lens_out) p->global_seq_lens_out[t] = (int32_t)causal;
   if (p->seq_lens_out) {
@@ -117,7 +116,7 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
   const int32_t *qsl = p->qsl;
   const int32_t *seq_lens = p->seq_lens;
   int32_t flags = 0;
-  int64_t total, actual, mapped, i;
+  int64_t total, actual, mapped, i, t;
 
   if (p->stage) { /* block-uniform: every thread reaches the barrier */
     for (i = th.thread; i <= num_reqs; i += th.block_dim) stage[i] = qsl[i];
@@ -144,25 +143,20 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
     }
   }
 
-  /* 2. per token: groups of `lanes` threads, one token per group */
-  {
-    const int64_t lanes = am_clamp64(p->lanes_per_token, 1, th.block_dim);
-    const int64_t groups = th.block_dim / lanes;
-    const int64_t group = th.thread / lanes;
-    const int64_t lane = th.thread % lanes;
-    if (group < groups) {
-      int64_t t;
-      for (t = th.block * groups + group; t < num_tokens; t += th.grid_dim * groups) {
-        const int64_t r = num_reqs > 0 ? am_find_req(qsl, num_reqs, t, total) : 0;
-        const int valid = t < actual;
-        if (lane == 0) am_token_scalars(p, qsl, seq_lens, t, r, valid, actual, mapped, &flags);
-        if (p->block_table_out) {
-          am_copy_row(valid ? p->block_table + r * p->block_table_stride : (const int32_t *)0,
-                      p->block_table_out + t * p->block_table_out_stride, p->cols, lane, lanes,
-                      p->vector_rows);
-        }
-      }
+  /* 2. per token: the `lanes` threads of a group share one token */
+  for (t = th.block * th.groups + th.group; t < num_tokens; t += th.grid_dim * th.groups) {
+    const am_req_span span =
+        num_reqs > 0 ? am_find_req(qsl, num_reqs, t) : am_make_span(0, 0, 0);
+    const int valid = t < actual;
+    /* Loaded by every lane (one broadcast) before the row copy, so the two
+     * loads overlap instead of following each other. */
+    const int64_t seq_len = (valid && seq_lens) ? seq_lens[span.req] : 0;
+    if (p->block_table_out) {
+      am_copy_row(valid ? p->block_table + span.req * p->block_table_stride : (const int32_t *)0,
+                  p->block_table_out + t * p->block_table_out_stride, p->cols, th.lane, th.lanes,
+                  p->vector_rows);
     }
+    if (th.lane == 0) am_token_scalars(p, t, span, seq_len, valid, actual, mapped, &flags);
   }
 
   /* 3. tail [T, C) of the capacity-long outputs */

@@ -42,14 +42,15 @@ typedef struct am_step_params {
   int32_t *error_word;
 
   /* schedule, chosen on the host; the body is correct for any values */
-  int32_t lanes_per_token; /* threads sharing one token (its block-table row) */
   int32_t vector_rows;     /* 1: rows move as 16-byte vectors (pointers and strides allow it) */
   int32_t stage;           /* 1: boundaries (and seq_lens) staged in shared memory */
 } am_step_params;
 
-/* The launch shape the host picked for one step. */
+/* The launch shape the host picked for one step: blocks of lanes x groups
+ * threads (lanes share a token, groups take different tokens). */
 typedef struct am_launch_shape {
-  int64_t block;
+  int64_t lanes;
+  int64_t groups;
   int64_t grid;
   int64_t shared_bytes; /* dynamic block-shared memory */
 } am_launch_shape;

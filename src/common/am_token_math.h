@@ -10,36 +10,61 @@
 #include "am_dialect.h"
 #include "attnmeta/attnmeta.h"
 
-/* req(t): the smallest r in [0, R) with qsl[r + 1] > t, or R - 1 if none.
- * Requires R >= 1, t >= 0. Always returns a value in [0, R - 1], whatever
- * qsl holds; for non-decreasing qsl it is exactly req(t). `total` is qsl[R].
- * A first guess assumes equal query lengths (the common decode batch), so a
- * uniform batch costs one pair of loads instead of a full search. */
-AM_DEVICE int64_t am_find_req(const int32_t *AM_RESTRICT qsl, int64_t num_reqs, int64_t t,
-                              int64_t total) {
-  int64_t lo = 0;
-  int64_t hi = num_reqs - 1;
-  if (t >= total) return hi;
-  {
-    const int64_t guess = (t * num_reqs) / total; /* in [0, R) since 0 <= t < total */
-    const int64_t start = qsl[guess];
-    const int64_t end = qsl[guess + 1];
-    if (start <= t && t < end) return guess;
-    if (start > t) {
-      hi = guess > 0 ? guess - 1 : 0;
-    } else {
-      lo = guess + 1 < num_reqs ? guess + 1 : num_reqs - 1;
-    }
+/* A request and its boundaries: tokens [start, end). */
+typedef struct am_req_span {
+  int64_t req;
+  int64_t start;
+  int64_t end;
+} am_req_span;
+
+AM_DEVICE am_req_span am_make_span(int64_t req, int64_t start, int64_t end) {
+  am_req_span s;
+  s.req = req;
+  s.start = start;
+  s.end = end;
+  return s;
+}
+
+AM_DEVICE int am_span_holds(am_req_span s, int64_t t) { return s.start <= t && t < s.end; }
+
+/* Quotient of non-negative values that fit in 32 bits, without the long
+ * software sequence a 64-bit division costs on GPUs. */
+AM_DEVICE int64_t am_udiv32(int64_t a, int64_t b) { return (int64_t)((uint32_t)a / (uint32_t)b); }
+
+/* req(t): the smallest r in [0, R) with qsl[r + 1] > t, or R - 1 if none,
+ * with its boundaries (left 0 when t >= qsl[R]: such a token is padding).
+ * Requires R >= 1, t >= 0. The request index is in [0, R - 1] whatever qsl
+ * holds; for non-decreasing qsl it is exactly req(t).
+ * Two guesses cost one round of loads each: one token per request (plain
+ * decode, loaded together with the total), then equal query lengths (a
+ * speculative-decoding batch). A binary search settles the rest. */
+AM_DEVICE am_req_span am_find_req(const int32_t *AM_RESTRICT qsl, int64_t num_reqs, int64_t t) {
+  const int64_t last = num_reqs - 1;
+  const int64_t first_guess = t < last ? t : last;
+  const int64_t total = qsl[num_reqs];
+  am_req_span guess = am_make_span(first_guess, qsl[first_guess], qsl[first_guess + 1]);
+  int64_t lo = 0, hi = last, g, mid;
+  if (t >= total) return am_make_span(last, 0, 0);
+  if (am_span_holds(guess, t)) return guess;
+  /* 0 <= t < total here, so the estimate lies in [0, R]; clamp the rounding. */
+  g = (int64_t)((float)t * (float)num_reqs / (float)total);
+  g = g < last ? g : last;
+  guess = am_make_span(g, qsl[g], qsl[g + 1]);
+  if (am_span_holds(guess, t)) return guess;
+  if (guess.start > t) {
+    hi = g > 0 ? g - 1 : 0;
+  } else {
+    lo = g < last ? g + 1 : last;
   }
   while (lo < hi) {
-    const int64_t mid = lo + (hi - lo) / 2;
+    mid = lo + (hi - lo) / 2;
     if ((int64_t)qsl[mid + 1] > t) {
       hi = mid;
     } else {
       lo = mid + 1;
     }
   }
-  return lo;
+  return am_make_span(lo, qsl[lo], qsl[lo + 1]);
 }
 
 /* Causal KV length seen by a token: seq_len - qlen + off + 1, clamped to
@@ -48,39 +73,46 @@ AM_DEVICE int64_t am_causal_len(int64_t seq_len, int64_t qlen, int64_t off) {
   return am_clamp64(seq_len - qlen + off + 1, 0, INT32_MAX);
 }
 
-/* Rank-local share of a global length `len` >= 0 when KV token i lives on
- * rank (i / interleave) % world. */
+/* Rank-local share of a global length `len` in [0, INT32_MAX] when KV token i
+ * lives on rank (i / interleave) % world. All operands fit in 32 bits. */
 AM_DEVICE int64_t am_dcp_local_len(int64_t len, int64_t world, int64_t rank, int64_t interleave) {
-  const int64_t base = ((len / interleave) / world) * interleave;
+  const int64_t base = am_udiv32(am_udiv32(len, interleave), world) * interleave;
   return base + am_clamp64(len - base * world - rank * interleave, 0, interleave);
+}
+
+/* a / b for 0 <= a, 1 <= b: 32-bit when both fit, 64-bit otherwise. */
+AM_DEVICE int64_t am_div(int64_t a, int64_t b) {
+  return (a <= UINT32_MAX && b <= UINT32_MAX) ? am_udiv32(a, b) : a / b;
 }
 
 /* KV-cache slot of `position` for this DCP rank, or -1 (with a flag added to
  * *flags when the data is bad). The request's row of `cols` block ids starts
- * at table[row_offset]; only the entry the position falls in is read. */
+ * at table[row_offset]; only the entry the position falls in is read.
+ * Uses floor(floor(v / I) / W) = floor(v / (W * I)) to share quotients. */
 AM_DEVICE int64_t am_slot(int64_t position, const int32_t *AM_RESTRICT table, int64_t row_offset,
-                          int64_t cols,
-                          int64_t block_size, int64_t world, int64_t rank, int64_t interleave,
-                          int32_t *flags) {
+                          int64_t cols, int64_t block_size, int64_t world, int64_t rank,
+                          int64_t interleave, int32_t *flags) {
   const int64_t virtual_block = block_size * world;
-  int64_t blk, in_block, id;
+  int64_t blk, in_block, by_interleave, column, id;
   if (position < 0) {
     *flags |= ATTNMETA_FLAG_POSITION_NEGATIVE;
     return -1;
   }
-  blk = position / virtual_block;
-  in_block = position % virtual_block;
+  blk = am_div(position, virtual_block);
   if (blk >= cols) {
     *flags |= ATTNMETA_FLAG_BLOCK_OUT_OF_TABLE;
     return -1;
   }
-  if ((in_block / interleave) % world != rank) return -1;
+  in_block = position - blk * virtual_block;
+  by_interleave = am_div(in_block, interleave);
+  column = am_div(by_interleave, world);
+  if (by_interleave - column * world != rank) return -1;
   id = table[row_offset + blk];
   if (id < 0) {
     *flags |= ATTNMETA_FLAG_BLOCK_ID_NEGATIVE;
     return -1;
   }
-  return id * block_size + (in_block / (world * interleave)) * interleave + in_block % interleave;
+  return id * block_size + column * interleave + (in_block - by_interleave * interleave);
 }
 
 #endif /* ATTNMETA_AM_TOKEN_MATH_H */

@@ -39,9 +39,9 @@ static int cpu_launch_step(void *state, const am_step_params *params, const am_l
   int64_t block;
   (void)state;
   (void)stream;
-  if (shape->block != 1) {
-    snprintf(msg, msg_size, "the CPU backend runs one thread per block; got block size %lld",
-             (long long)shape->block);
+  if (shape->lanes * shape->groups != 1) {
+    snprintf(msg, msg_size, "the CPU backend runs one thread per block; got %lld x %lld",
+             (long long)shape->lanes, (long long)shape->groups);
     return ATTNMETA_ERR_NOT_SUPPORTED;
   }
   if (shape->shared_bytes > (int64_t)sizeof stage) {
@@ -50,7 +50,7 @@ static int cpu_launch_step(void *state, const am_step_params *params, const am_l
     return ATTNMETA_ERR_INTERNAL;
   }
   for (block = 0; block < shape->grid; ++block) {
-    am_step_body(params, am_make_thread(block, 0, 1, shape->grid), stage);
+    am_step_body(params, am_make_thread(block, shape->grid, 0, 1, 0, 1), stage);
   }
   return ATTNMETA_OK;
 }

@@ -114,9 +114,10 @@ static attnmeta_status check_step(attnmeta_context *ctx, const attnmeta_step *s)
   return ATTNMETA_OK;
 }
 
-static int64_t next_pow2(int64_t v) {
+/* Largest power of two <= v (v >= 1). */
+static int64_t floor_pow2(int64_t v) {
   int64_t p = 1;
-  while (p < v) p *= 2;
+  while (p * 2 <= v) p *= 2;
   return p;
 }
 
@@ -161,35 +162,33 @@ static int has_work(const am_step_params *p) {
          p->slot_mapping || p->error_word;
 }
 
-/* Picks the schedule: how many threads share a token, whether rows move as
- * 16-byte vectors, whether boundaries are staged, block and grid sizes. */
+/* Picks the schedule: how many threads share a token (lanes) and how many
+ * tokens a block takes at once (groups), whether rows move as 16-byte
+ * vectors, whether boundaries are staged, and the grid. */
 static am_launch_shape plan_launch(const attnmeta_context *ctx, am_step_params *p) {
   const attnmeta_launch_config *cfg = &ctx->config;
   const int is_cpu = ctx->kind == ATTNMETA_BACKEND_CPU;
   const int aligned = ((uintptr_t)p->block_table % 16) == 0 &&
                       ((uintptr_t)p->block_table_out % 16) == 0 &&
                       p->block_table_stride % 4 == 0 && p->block_table_out_stride % 4 == 0;
-  const int fits_stage = (int64_t)p->num_reqs + 1 <= AM_STAGE_MAX_REQS;
+  const int64_t block = cfg->block > 0 ? cfg->block : (is_cpu ? 1 : AM_DEFAULT_GPU_BLOCK);
   am_launch_shape shape;
-  int64_t units, groups, work_blocks;
+  int64_t units, work_blocks;
 
-  shape.block = cfg->block > 0 ? cfg->block : (is_cpu ? 1 : AM_DEFAULT_GPU_BLOCK);
   p->vector_rows = aligned && cfg->vector != 0;
+  /* Enough lanes that each keeps about four row loads in flight. */
   units = p->vector_rows ? ceil_div(p->cols, 4) : p->cols;
-  p->lanes_per_token =
-      (int32_t)(cfg->lanes > 0 ? cfg->lanes
-                               : am_clamp64(next_pow2(units), 1, am_min64(shape.block, AM_MAX_LANES)));
-  if (cfg->stage >= 0) {
-    p->stage = cfg->stage && fits_stage;
-  } else {
-    p->stage = !is_cpu && fits_stage && (int64_t)p->num_reqs + 1 <= shape.block;
-  }
+  shape.lanes = cfg->lanes > 0 ? cfg->lanes : floor_pow2(am_max64(ceil_div(units, 4), 1));
+  shape.lanes = am_clamp64(shape.lanes, 1, am_min64(block, AM_MAX_LANES));
+  shape.groups = block / shape.lanes;
+  /* Staging costs a block-wide load and a barrier before any work; it pays
+   * only when forced (kept for measurement). */
+  p->stage = cfg->stage > 0 && (int64_t)p->num_reqs + 1 <= AM_STAGE_MAX_REQS;
   shape.shared_bytes = am_step_stage_words(p) * (int64_t)sizeof(int32_t);
 
-  groups = shape.block / am_clamp64(p->lanes_per_token, 1, shape.block);
-  work_blocks = am_max64(ceil_div(p->num_tokens, groups),
-                         ceil_div((int64_t)p->capacity - p->num_tokens, shape.block * 4));
-  work_blocks = am_max64(work_blocks, ceil_div(p->num_reqs, shape.block));
+  work_blocks = am_max64(ceil_div(p->num_tokens, shape.groups),
+                         ceil_div((int64_t)p->capacity - p->num_tokens, block * 4));
+  work_blocks = am_max64(work_blocks, ceil_div(p->num_reqs, block));
   if (cfg->grid > 0) {
     shape.grid = cfg->grid;
   } else if (is_cpu) {

@@ -1,0 +1,17 @@
+/*
+ * Compile check: the public header and the dialect/kernel headers are valid
+ * C++17 under -Wall -Wextra -Werror. Built as an object library; the build
+ * itself is the test.
+ */
+#include "attnmeta/attnmeta.h"
+#include "am_dialect.h"
+#include "am_step_params.h"
+#include "am_token_math.h"
+#include "am_step_kernel.h"
+
+int attnmeta_header_check_cxx();
+int attnmeta_header_check_cxx() {
+  const am_thread th = am_make_thread(0, 1, 0, 1, 0, 1);
+  return static_cast<int>(am_clamp64(th.block_dim, 0, 4)) + ATTNMETA_VERSION +
+         static_cast<int>(sizeof(am_step_params) + sizeof(attnmeta_step));
+}
