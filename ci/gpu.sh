@@ -63,12 +63,28 @@ start=$SECONDS
 
 # ---------------------------------------------------------------- helpers
 names=() results=() times=() notes=()
+header=()
+
+# summary VERDICT: (re)writes summary.txt: the header, a line per step
+# recorded so far, the verdict. Rewritten after every step, so that a run
+# stopped from outside still leaves what it found.
+summary() {
+  {
+    printf '%s\n' "${header[@]}"
+    for k in "${!names[@]}"; do
+      printf '%-10s %-4s %4ss  %s\n' "${names[$k]}" "${results[$k]}" "${times[$k]}" "${notes[$k]}"
+    done
+    echo "$1"
+  } >"$out/summary.txt"
+}
+
 record() { # record NAME PASS|FAIL|SKIP SECONDS NOTE
   names+=("$1")
   results+=("$2")
   times+=("$3")
   notes+=("$(printf '%s' "$4" | tr '\n' ' ' | cut -c1-150)")
   printf '[gpu.sh] %-10s %-4s %4ss  %s\n' "$1" "$2" "$3" "${notes[${#notes[@]} - 1]}"
+  summary "result: INCOMPLETE, stopped after step $1 ($((SECONDS - start))s)"
 }
 
 left() { echo $((deadline - (SECONDS - start))); }
@@ -177,6 +193,9 @@ archs=90
 foreign=80-real
 case "$cap" in 8?) foreign=90-real ;; esac
 
+header=("attnmeta GPU run $(date -u +%Y-%m-%dT%H:%M:%SZ), commit $commit"
+  "GPU: $gpu_name, driver $gpu_driver (compute capability ${cap:-unknown})")
+summary "result: INCOMPLETE, nothing run yet"
 {
   echo "attnmeta GPU run, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "source: $root, commit $commit"
@@ -445,18 +464,11 @@ fi
 # ---------------------------------------------------------------- summary
 failed=0
 for r in "${results[@]}"; do [ "$r" = FAIL ] && failed=$((failed + 1)); done
-{
-  echo "attnmeta GPU run $(date -u +%Y-%m-%dT%H:%M:%SZ), commit $commit"
-  echo "GPU: $gpu_name, driver $gpu_driver (compute capability ${cap:-unknown})"
-  for k in "${!names[@]}"; do
-    printf '%-10s %-4s %4ss  %s\n' "${names[$k]}" "${results[$k]}" "${times[$k]}" "${notes[$k]}"
-  done
-  if [ "$failed" = 0 ]; then
-    echo "result: PASS, ${#names[@]} steps, none failed, $((SECONDS - start))s"
-  else
-    echo "result: FAIL, $failed of ${#names[@]} steps failed, $((SECONDS - start))s (details: gpu.log, sanitizer.log)"
-  fi
-} >"$out/summary.txt"
+if [ "$failed" = 0 ]; then
+  summary "result: PASS, ${#names[@]} steps, none failed, $((SECONDS - start))s"
+else
+  summary "result: FAIL, $failed of ${#names[@]} steps failed, $((SECONDS - start))s (details: gpu.log, sanitizer.log)"
+fi
 echo
 cat "$out/summary.txt"
 [ "$failed" = 0 ]
