@@ -177,7 +177,9 @@ case "$cap" in
 esac
 
 commit=${ATTNMETA_COMMIT:-}
-[ -n "$commit" ] || commit=$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || true)
+if [ -z "$commit" ] && commit=$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null); then
+  git -C "$root" diff --quiet HEAD 2>/dev/null || commit="$commit+uncommitted"
+fi
 [ -n "$commit" ] || commit=$(head -c 40 "$root/.commit" 2>/dev/null || true)
 [ -n "$commit" ] || commit=unknown
 export ATTNMETA_COMMIT=$commit
