@@ -38,7 +38,7 @@ typedef struct amt_patch {
 typedef struct amt_case {
   char name[40];
   int random;              /* 1: the whole shape is drawn from `seed` */
-  int32_t num_reqs;        /* R */
+  int32_t num_reqs;        /* R (<= AMT_MAX_REQS unless qlen_max > 0 or random) */
   int32_t qlens[AMT_MAX_REQS];
   int32_t qlen_max;        /* > 0: qlens drawn in [0, qlen_max] from seed */
   int raw_qsl;             /* 1: qsl[] and num_tokens used as they are */
@@ -62,7 +62,7 @@ typedef struct amt_case {
   int all_ranks;           /* 1: run every rank in [0, W) */
   int32_t interleave;      /* 0: 1 */
   unsigned products;       /* 0: all */
-  int misalign;            /* 1: block-table pointers off 16-byte alignment */
+  int misalign;            /* block table off 16-byte alignment: 1 input, 2 output, 3 both */
   int32_t expect_flags;    /* flags the data must raise (subset check) */
   uint32_t seed;
   int npatch;              /* block-table entries overwritten */
@@ -80,7 +80,7 @@ typedef struct amt_batch {
   int32_t ranks[AMT_MAX_RANKS];
   int nranks;
   unsigned products;
-  int misalign;
+  int misalign; /* 1: input table, 2: block_table_out, 3: both off 16-byte alignment */
   int32_t expect_flags;
   int32_t *qsl;         /* [R + 1] */
   int32_t *seq_lens;    /* [max(R, 1)] */

@@ -1,0 +1,134 @@
+/* Shared test plumbing. See harness.h. */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *amt_backend_label(attnmeta_backend kind) {
+  switch (kind) {
+    case ATTNMETA_BACKEND_CPU: return "cpu";
+    case ATTNMETA_BACKEND_CUDA: return "cuda";
+    case ATTNMETA_BACKEND_HIP: return "hip";
+    default: return "auto";
+  }
+}
+
+/* Is `name` in the comma list `list` (case-insensitive, spaces ignored)? */
+int amt_listed(const char *list, const char *name) {
+  const size_t n = strlen(name);
+  const char *p = list;
+  while (*p) {
+    size_t i = 0;
+    while (*p == ' ' || *p == ',') p++;
+    while (p[i] && p[i] != ',' && p[i] != ' ') i++;
+    if (i == n) {
+      size_t j = 0;
+      while (j < n && tolower((unsigned char)p[j]) == tolower((unsigned char)name[j])) j++;
+      if (j == n) return 1;
+    }
+    p += i;
+  }
+  return 0;
+}
+
+int amt_test_backends(attnmeta_backend out[AMT_MAX_BACKENDS]) {
+  static const attnmeta_backend all[AMT_MAX_BACKENDS] = {
+      ATTNMETA_BACKEND_CPU, ATTNMETA_BACKEND_CUDA, ATTNMETA_BACKEND_HIP};
+  const char *env = getenv("ATTNMETA_TEST_BACKENDS");
+  int i, n = 0;
+  for (i = 0; i < AMT_MAX_BACKENDS; i++)
+    if (!env || !*env || amt_listed(env, "all") || amt_listed(env, amt_backend_label(all[i])))
+      out[n++] = all[i];
+  return n;
+}
+
+int amt_case_selected(const char *name) {
+  const char *env = getenv("ATTNMETA_TEST_CASES");
+  return !env || !*env || amt_listed(env, name);
+}
+
+int amt_split_configs(void) {
+  const char *env = getenv("ATTNMETA_TEST_PER_CONFIG");
+  return env && *env && strcmp(env, "0") != 0;
+}
+
+attnmeta_context *amt_open_or_skip(attnmeta_backend kind) {
+  attnmeta_context *ctx = NULL;
+  const attnmeta_status st = attnmeta_open(&ctx, kind, 0);
+  if (st == ATTNMETA_ERR_NO_DEVICE || st == ATTNMETA_ERR_BACKEND_UNAVAILABLE) {
+    cr_skip_test("backend %s not available: %s (%s)", amt_backend_label(kind),
+                 attnmeta_status_string(st), attnmeta_open_error());
+  }
+  if (st != ATTNMETA_OK || !ctx) {
+    cr_assert_fail("backend=%s attnmeta_open failed: %s (%s)", amt_backend_label(kind),
+                   attnmeta_status_string(st), attnmeta_open_error());
+  }
+  return ctx;
+}
+
+/* {block, grid, stage, vector, lanes} */
+static const amt_launch cpu_configs[] = {
+    {"auto", {0, 0, -1, -1, 0}},
+    {"block1_grid1", {1, 1, -1, -1, 0}},
+    {"grid3", {0, 3, -1, -1, 0}},
+    {"grid7_stage1", {0, 7, 1, -1, 0}},
+    {"stage0_vector0", {0, 0, 0, 0, 0}},
+    {"grid2_vector1", {1, 2, -1, 1, 0}},
+    {"lanes2", {0, 0, -1, -1, 2}},
+};
+
+static const amt_launch gpu_configs[] = {
+    {"auto", {0, 0, -1, -1, 0}},
+    {"block1_grid1", {1, 1, -1, -1, 0}},
+    {"block32_grid2_stage1", {32, 2, 1, -1, 0}},
+    {"block64_grid5_stage0_vector0", {64, 5, 0, 0, 0}},
+    {"block256_lanes1", {256, 0, -1, -1, 1}},
+    {"block96_lanes7", {96, 0, -1, -1, 7}},
+    {"block1024_grid1", {1024, 1, -1, -1, 0}},
+    {"block128_stage1_vector1_lanes4", {128, 0, 1, 1, 4}},
+};
+
+int amt_launch_configs(attnmeta_backend kind, const amt_launch **out) {
+  if (kind == ATTNMETA_BACKEND_CPU) {
+    *out = cpu_configs;
+    return (int)(sizeof cpu_configs / sizeof cpu_configs[0]);
+  }
+  *out = gpu_configs;
+  return (int)(sizeof gpu_configs / sizeof gpu_configs[0]);
+}
+
+void *amt_dev_alloc(attnmeta_context *ctx, size_t bytes) {
+  void *p = NULL;
+  const attnmeta_status st = attnmeta_device_alloc(ctx, bytes, &p);
+  if (st != ATTNMETA_OK || !p)
+    cr_assert_fail("attnmeta_device_alloc(%zu) failed: %s (%s)", bytes,
+                   attnmeta_status_string(st), attnmeta_last_error(ctx));
+  return p;
+}
+
+void amt_dev_free(attnmeta_context *ctx, void *ptr) {
+  const attnmeta_status st = attnmeta_device_free(ctx, ptr);
+  if (st != ATTNMETA_OK)
+    cr_expect_fail("attnmeta_device_free failed: %s (%s)", attnmeta_status_string(st),
+                   attnmeta_last_error(ctx));
+}
+
+void amt_to_dev(attnmeta_context *ctx, void *dst, const void *src, size_t bytes) {
+  const attnmeta_status st = attnmeta_copy_to_device(ctx, dst, src, bytes);
+  if (st != ATTNMETA_OK)
+    cr_assert_fail("attnmeta_copy_to_device(%zu) failed: %s (%s)", bytes,
+                   attnmeta_status_string(st), attnmeta_last_error(ctx));
+}
+
+void amt_to_host(attnmeta_context *ctx, void *dst, const void *src, size_t bytes) {
+  attnmeta_status st = attnmeta_synchronize(ctx, NULL);
+  if (st != ATTNMETA_OK)
+    cr_assert_fail("attnmeta_synchronize failed: %s (%s)", attnmeta_status_string(st),
+                   attnmeta_last_error(ctx));
+  st = attnmeta_copy_to_host(ctx, dst, src, bytes);
+  if (st != ATTNMETA_OK)
+    cr_assert_fail("attnmeta_copy_to_host(%zu) failed: %s (%s)", bytes,
+                   attnmeta_status_string(st), attnmeta_last_error(ctx));
+}

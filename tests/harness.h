@@ -1,0 +1,47 @@
+/*
+ * Shared test plumbing: which backends to run (env ATTNMETA_TEST_BACKENDS),
+ * opening a context (skipping a backend that is not there), the launch
+ * configurations, and device memory helpers that abort the test on failure.
+ */
+#ifndef ATTNMETA_TESTS_HARNESS_H
+#define ATTNMETA_TESTS_HARNESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attnmeta/attnmeta.h"
+
+#define AMT_MAX_BACKENDS 3
+
+/* Backends to test, in order CPU, CUDA, HIP, filtered by the env var.
+ * Never touches a device. Returns how many were written to out. */
+int amt_test_backends(attnmeta_backend out[AMT_MAX_BACKENDS]);
+const char *amt_backend_label(attnmeta_backend kind);
+
+/* Opens device 0 of `kind`; skips the test when the backend has no module
+ * or no device, fails it on any other error. */
+attnmeta_context *amt_open_or_skip(attnmeta_backend kind);
+
+typedef struct amt_launch {
+  const char *name;
+  attnmeta_launch_config config;
+} amt_launch;
+
+/* Launch configurations to test on `kind`. */
+int amt_launch_configs(attnmeta_backend kind, const amt_launch **out);
+
+/* Device memory; every failure fails the test with the library's message. */
+void *amt_dev_alloc(attnmeta_context *ctx, size_t bytes);
+void amt_dev_free(attnmeta_context *ctx, void *ptr);
+void amt_to_dev(attnmeta_context *ctx, void *dst, const void *src, size_t bytes);
+void amt_to_host(attnmeta_context *ctx, void *dst, const void *src, size_t bytes);
+
+/* Is `name` in the comma list `list` (case-insensitive)? */
+int amt_listed(const char *list, const char *name);
+/* 1 unless env ATTNMETA_TEST_CASES (comma list of case names) leaves it out. */
+int amt_case_selected(const char *name);
+
+/* 1 when env ATTNMETA_TEST_PER_CONFIG is set: one Criterion test per launch config. */
+int amt_split_configs(void);
+
+#endif /* ATTNMETA_TESTS_HARNESS_H */
