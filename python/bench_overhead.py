@@ -17,7 +17,6 @@ to 256 tokens, capacity 512.
 
 import argparse
 import json
-import os
 import platform
 import random
 import statistics
