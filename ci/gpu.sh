@@ -364,6 +364,14 @@ reserve=40
 [ -f "$root/bench/gpu_bench.sh" ] && reserve=$((reserve + 90))
 [ -f "$root/python/run_gpu_tests.sh" ] && reserve=$((reserve + 60))
 i=0
+# Errors a compute-sanitizer log reports, summed over its processes: the
+# "ERROR SUMMARY: N errors" of memcheck, initcheck and synccheck, and the
+# "RACECHECK SUMMARY: H hazards displayed (N errors, W warnings)" of racecheck.
+sanitizer_errors() {
+  grep -a -o -E 'ERROR SUMMARY: [0-9]+|RACECHECK SUMMARY: [0-9]+ hazards displayed \([0-9]+ errors' "$1" |
+    awk '/RACECHECK/ {gsub(/\(/, "", $6); s += $6; next} {s += $3} END {print s + 0}'
+}
+
 for tool in "${tools[@]}"; do
   t0=$SECONDS
   if [ -z "$sanitizer" ]; then
@@ -390,9 +398,9 @@ for tool in "${tools[@]}"; do
   rc_graph=$?
   printf '\n########## %s ##########\n' "$tool" >>"$san_log"
   cat "$tmp/san_suite.log" "$tmp/san_graph.log" >>"$san_log"
-  errs_suite=$(grep -a -o 'ERROR SUMMARY: [0-9]*' "$tmp/san_suite.log" | awk '{s += $3} END {print s + 0}')
-  procs=$(grep -a -c 'ERROR SUMMARY:' "$tmp/san_suite.log")
-  errs_graph=$(grep -a -o 'ERROR SUMMARY: [0-9]*' "$tmp/san_graph.log" | awk '{s += $3} END {print s + 0}')
+  errs_suite=$(sanitizer_errors "$tmp/san_suite.log")
+  procs=$(grep -a -c -E '(ERROR|RACECHECK) SUMMARY:' "$tmp/san_suite.log")
+  errs_graph=$(sanitizer_errors "$tmp/san_graph.log")
   syn=$(synthesis "$tmp/san_suite.log")
   note="suite: $errs_suite errors in $procs processes, $syn; graph test: $errs_graph errors"
   if [ "$rc_suite" = 0 ] && [ "$rc_graph" = 0 ] && [ "$errs_suite" = 0 ] && [ "$errs_graph" = 0 ] &&

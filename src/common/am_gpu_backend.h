@@ -21,7 +21,12 @@
 
 AM_KERNEL void AM_MAX_BLOCK_THREADS(1024) am_step_kernel(am_step_params params) {
   extern __shared__ int32_t am_stage[];
-  am_step_body(&params, AM_THREAD_HERE(), am_stage);
+  am_step_body(&params, AM_THREAD_HERE(), am_stage, 1);
+}
+
+/* The same body without the products params.full gates. */
+AM_KERNEL void AM_MAX_BLOCK_THREADS(1024) am_step_kernel_lean(am_step_params params) {
+  am_step_body(&params, AM_THREAD_HERE(), (int32_t *)0, 0);
 }
 
 /* The floor of the measurement API: a launch that does no work. */
@@ -106,8 +111,12 @@ int gpu_launch_step(void *state, const am_step_params *params, const am_launch_s
   am_rt_error err = use_device(s->device);
   if (err != AM_RT_SUCCESS) return fail(msg, msg_size, ATTNMETA_ERR_LAUNCH, "set device", err);
   const dim3 block((unsigned)shape->lanes, (unsigned)shape->groups);
-  am_step_kernel<<<(unsigned)shape->grid, block, (size_t)shape->shared_bytes,
-                   (am_rt_stream)stream>>>(*params);
+  if (params->full) {
+    am_step_kernel<<<(unsigned)shape->grid, block, (size_t)shape->shared_bytes,
+                     (am_rt_stream)stream>>>(*params);
+  } else {
+    am_step_kernel_lean<<<(unsigned)shape->grid, block, 0, (am_rt_stream)stream>>>(*params);
+  }
   err = am_rt_get_last_error();
   if (err != AM_RT_SUCCESS) return fail(msg, msg_size, ATTNMETA_ERR_LAUNCH, "step kernel", err);
   return ATTNMETA_OK;

@@ -59,7 +59,7 @@ AM_DEVICE void am_copy_row(const int32_t *AM_RESTRICT in_row, int32_t *AM_RESTRI
 
 /* Scalar products of one token (everything but its block-table row).
  * `seq_len` is seq_lens[span.req], loaded by the caller (0 when not needed). */
-AM_DEVICE void am_token_scalars(const am_step_params *p, int64_t t, am_req_span span,
+AM_DEVICE void am_token_scalars(const am_step_params *p, int full, int64_t t, am_req_span span,
                                 int64_t seq_len, int valid, int64_t actual, int64_t mapped,
                                 int32_t *flags) {
   const int64_t num_reqs = p->num_reqs;
@@ -77,15 +77,15 @@ AM_DEVICE void am_token_scalars(const am_step_params *p, int64_t t, am_req_span 
     position = seq_len - qlen + off;
     causal = am_causal_len(seq_len, qlen, off);
   }
-  if (p->global_seq_lens_out) p->global_seq_lens_out[t] = (int32_t)causal;
+  if (full && p->global_seq_lens_out) p->global_seq_lens_out[t] = (int32_t)causal;
   if (p->seq_lens_out) {
     p->seq_lens_out[t] =
-        (int32_t)(p->dcp_world_size > 1 ? am_dcp_local_len(causal, p->dcp_world_size, p->dcp_rank,
+        (int32_t)(full && p->dcp_world_size > 1 ? am_dcp_local_len(causal, p->dcp_world_size, p->dcp_rank,
                                                             p->dcp_interleave)
                                         : causal);
   }
-  if (p->positions) p->positions[t] = position;
-  if (p->slot_mapping) {
+  if (full && p->positions) p->positions[t] = position;
+  if (full && p->slot_mapping) {
     p->slot_mapping[t] =
         valid ? am_slot(position, p->block_table, r * p->block_table_stride, p->cols,
                         p->block_size, p->dcp_world_size, p->dcp_rank, p->dcp_interleave, flags)
@@ -107,8 +107,11 @@ AM_DEVICE void am_check_request(const int32_t *AM_RESTRICT qsl,
 }
 
 /* stage: block-shared scratch of am_step_stage_words(p) int32 (may be NULL
- * when p->stage is 0). */
-AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stage) {
+ * when p->stage is 0). `full` is a compile-time constant at each call: 0
+ * builds the lean kernel for steps without positions, slots, global lengths,
+ * DCP or staging (p->full says which one a step needs), whose smaller code
+ * starts faster on a cold multiprocessor. */
+AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stage, int full) {
   const int64_t num_reqs = p->num_reqs;
   const int64_t num_tokens = p->num_tokens;
   const int64_t gid = th.block * th.block_dim + th.thread;
@@ -118,7 +121,7 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
   int32_t flags = 0;
   int64_t total, actual, mapped, i, t;
 
-  if (p->stage) { /* block-uniform: every thread reaches the barrier */
+  if (full && p->stage) { /* block-uniform: every thread reaches the barrier */
     for (i = th.thread; i <= num_reqs; i += th.block_dim) stage[i] = qsl[i];
     if (seq_lens)
       for (i = th.thread; i < num_reqs; i += th.block_dim) stage[num_reqs + 1 + i] = seq_lens[i];
@@ -156,14 +159,14 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
                   p->block_table_out + t * p->block_table_out_stride, p->cols, th.lane, th.lanes,
                   p->vector_rows);
     }
-    if (th.lane == 0) am_token_scalars(p, t, span, seq_len, valid, actual, mapped, &flags);
+    if (th.lane == 0) am_token_scalars(p, full, t, span, seq_len, valid, actual, mapped, &flags);
   }
 
   /* 3. tail [T, C) of the capacity-long outputs */
-  if (p->seq_lens_out || p->slot_mapping) {
+  if (p->seq_lens_out || (full && p->slot_mapping)) {
     for (i = num_tokens + gid; i < p->capacity; i += gstride) {
       if (p->seq_lens_out) p->seq_lens_out[i] = 0;
-      if (p->slot_mapping) p->slot_mapping[i] = -1;
+      if (full && p->slot_mapping) p->slot_mapping[i] = -1;
     }
   }
 

@@ -44,6 +44,8 @@ typedef struct am_step_params {
   /* schedule, chosen on the host; the body is correct for any values */
   int32_t vector_rows;     /* 1: rows move as 16-byte vectors (pointers and strides allow it) */
   int32_t stage;           /* 1: boundaries (and seq_lens) staged in shared memory */
+  int32_t full;            /* 1: positions, slots, global lengths, DCP or staging wanted:
+                              the full kernel; 0: the lean one */
 } am_step_params;
 
 /* The launch shape the host picked for one step: blocks of lanes x groups

@@ -50,7 +50,7 @@ static int cpu_launch_step(void *state, const am_step_params *params, const am_l
     return ATTNMETA_ERR_INTERNAL;
   }
   for (block = 0; block < shape->grid; ++block) {
-    am_step_body(params, am_make_thread(block, shape->grid, 0, 1, 0, 1), stage);
+    am_step_body(params, am_make_thread(block, shape->grid, 0, 1, 0, 1), stage, params->full);
   }
   return ATTNMETA_OK;
 }

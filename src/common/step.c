@@ -185,6 +185,8 @@ static am_launch_shape plan_launch(const attnmeta_context *ctx, am_step_params *
    * only when forced (kept for measurement). */
   p->stage = cfg->stage > 0 && (int64_t)p->num_reqs + 1 <= AM_STAGE_MAX_REQS;
   shape.shared_bytes = am_step_stage_words(p) * (int64_t)sizeof(int32_t);
+  p->full = p->stage || p->positions || p->slot_mapping || p->global_seq_lens_out ||
+            p->dcp_world_size > 1;
 
   work_blocks = am_max64(ceil_div(p->num_tokens, shape.groups),
                          ceil_div((int64_t)p->capacity - p->num_tokens, block * 4));
