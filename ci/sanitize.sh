@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# ci/sanitize.sh [BUILD_DIR]
+#
+# 1. AddressSanitizer + UndefinedBehaviorSanitizer: configures the whole
+#    project with -DATTNMETA_SANITIZE=ON in BUILD_DIR (default
+#    build-sanitize), builds it and runs every ctest test: the Criterion
+#    suite, the stress and misuse tests of tests/stress/, and the replay of
+#    the committed fuzz corpus. Leak detection stays on.
+# 2. ThreadSanitizer: a second build of the library and tests/stress only,
+#    in BUILD_DIR-tsan, running the "stress" tests. tests/stress/tsan.supp
+#    lists the known, documented race (docs/reliability.md, "Threads").
+#
+# GPU modules are not built here (the sanitizers are host-only). Exits
+# non-zero when a build or a test fails. Environment:
+#   ATTNMETA_SANITIZE_CC   C compiler (default gcc; clang works too)
+#   ATTNMETA_SKIP_TSAN=1   skip the ThreadSanitizer stage
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+build=${1:-$root/build-sanitize}
+case $build in /*) ;; *) build=$root/$build ;; esac
+cc=${ATTNMETA_SANITIZE_CC:-gcc}
+jobs=$(nproc 2>/dev/null || echo 2)
+failures=()
+
+stage() { # stage NAME COMMAND...: runs one stage, records failure, keeps going
+  local name=$1
+  shift
+  echo "=== sanitize: $name"
+  if "$@"; then
+    echo "=== sanitize: $name: ok"
+  else
+    echo "=== sanitize: $name: FAILED"
+    failures+=("$name")
+    return 1
+  fi
+}
+
+common=(-DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=ON
+  -DATTNMETA_WITH_CUDA=OFF -DATTNMETA_WITH_HIP=OFF)
+
+# Sanitizer reports end the process with an error; every report names its
+# stack. Criterion forks one worker per test: each worker runs under the
+# same options, and LeakSanitizer checks each process as it exits.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:halt_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+asan_build() {
+  mkdir -p "$build"
+  cmake -S "$root" -B "$build" "${common[@]}" -DATTNMETA_SANITIZE=ON >"$build/configure.log" 2>&1 ||
+    { cat "$build/configure.log"; return 1; }
+  cmake --build "$build" -j"$jobs"
+}
+asan_test() {
+  ctest --test-dir "$build" --output-on-failure -j"$jobs"
+}
+
+tsan_build() {
+  mkdir -p "$build-tsan"
+  local flags="-fsanitize=thread -fno-omit-frame-pointer -g -O1"
+  cmake -S "$root" -B "$build-tsan" "${common[@]}" -DCMAKE_C_FLAGS="$flags" \
+    -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread \
+    >"$build-tsan/configure.log" 2>&1 || { cat "$build-tsan/configure.log"; return 1; }
+  cmake --build "$build-tsan" -j"$jobs" --target attnmeta_stress_threads attnmeta_api_misuse
+}
+tsan_test() {
+  TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$root/tests/stress/tsan.supp" \
+    ctest --test-dir "$build-tsan" --output-on-failure -L stress
+}
+
+mkdir -p "$(dirname "$build")"
+stage "ASan+UBSan build ($cc)" asan_build &&
+  stage "ASan+UBSan tests (ctest)" asan_test
+if [ "${ATTNMETA_SKIP_TSAN:-0}" != 1 ]; then
+  stage "TSan build of tests/stress ($cc)" tsan_build &&
+    stage "TSan stress tests" tsan_test
+fi
+
+if [ ${#failures[@]} -eq 0 ]; then
+  echo "ci/sanitize.sh: all stages passed"
+  exit 0
+fi
+printf 'ci/sanitize.sh: FAILED stages:\n'
+printf '  %s\n' "${failures[@]}"
+exit 1

@@ -1,0 +1,437 @@
+/*
+ * fuzz_args: host argument validation of the whole public API.
+ *
+ * The input bytes pick an entry point and arguments drawn towards the edges:
+ * negative, zero and INT32-limit sizes, strides near the INT64 limits and
+ * at the byte-offset overflow boundaries, NULL, misaligned and wrong-sized
+ * pointers, unknown backends and devices, odd launch configurations.
+ *
+ * The harness never allocates from the sizes it passes: every buffer is a
+ * fixed-size guarded buffer (BUF elements). A call that breaks a rule (the
+ * independent model fz_step_rules in fuzz_util.c) must return a status the
+ * model allows, leave a message, and write nothing; a call that breaks no
+ * rule runs only when its sizes fit the fixed buffers (it must then
+ * succeed and stay inside them), and is skipped otherwise: it would be a
+ * caller passing buffers smaller than it says.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnmeta/attnmeta.h"
+#include "fuzz_util.h"
+
+#define BUF 4096 /* elements of every buffer */
+
+enum { B_T2R, B_SEQ, B_GSEQ, B_BT, B_DEC, B_RIDX, B_PRL, B_ERR, B_POS, B_SLOT, B_COUNT };
+
+static attnmeta_context *ctx;
+static fz_buf outs[B_COUNT];
+static fz_in in_qsl, in_seq, in_table;
+static fz_buf text_buf;
+
+#define BIT(s) (1u << (unsigned)(s))
+
+static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+static void poison_outputs(void) {
+  int i;
+  for (i = 0; i < B_COUNT; ++i) memset(outs[i].base, FZ_POISON_BYTE, outs[i].total);
+}
+
+static void check_outputs_untouched(const char *what, attnmeta_status st) {
+  int i;
+  for (i = 0; i < B_COUNT; ++i)
+    FZ_CHECK(fz_buf_untouched(&outs[i]), "%s: output %d written by a call that returned %d (%s)",
+             what, i, (int)st, attnmeta_status_string(st));
+}
+
+static void check_guards(const char *what) {
+  int i;
+  for (i = 0; i < B_COUNT; ++i)
+    FZ_CHECK(fz_buf_guards_intact(&outs[i]), "%s: guard zone of output %d written", what, i);
+}
+
+/* A pointer into `base` for an argument: NULL, the buffer, or off alignment. */
+static void *pick_ptr(fz_reader *rd, void *base, int elem) {
+  const uint8_t b = fz_u8(rd);
+  if (b < 24) return NULL;
+  if (b < 232) return base;
+  if (elem == 8 && (b & 1)) return (char *)base + 4;
+  return (char *)base + 1 + (b % 3);
+}
+
+/* Output pointers are often absent (not wanted) and rarely off alignment. */
+static void *pick_out(fz_reader *rd, int which) {
+  const uint8_t b = fz_u8(rd);
+  const int elem = which >= B_POS ? 8 : 4;
+  if (b < 112) return NULL;
+  if (b < 244) return outs[which].data;
+  if (elem == 8 && (b & 1)) return (char *)outs[which].data + 4;
+  return (char *)outs[which].data + 1 + (b % 3);
+}
+
+/* A size: small and inside the buffers, or anything at the edges. */
+static int32_t pick_size(fz_reader *rd, int32_t small_max) {
+  return fz_chance(rd, 1, 2) ? (int32_t)fz_range(rd, 0, small_max) : fz_edge32(rd);
+}
+
+static int64_t pick_stride(fz_reader *rd, int32_t cols, int32_t rows) {
+  const uint8_t b = fz_u8(rd);
+  const int64_t r = rows > 1 ? rows : 2;
+  switch (b % 12) {
+    case 0: case 1: case 2: return cols;
+    case 3: return (int64_t)cols + fz_range(rd, 1, 8);
+    case 4: return (int64_t)cols - fz_range(rd, 1, 2);
+    case 5: return INT64_MAX / 8 / r;          /* the library's limit */
+    case 6: return INT64_MAX / 8 / r + 1;
+    case 7: return INT64_MAX / 4 / (r - 1);    /* the true byte-offset limit */
+    case 8: return INT64_MAX / 4 / (r - 1) + 1;
+    default: return fz_edge64(rd);
+  }
+}
+
+/* (rows - 1) * stride + cols elements fit BUF? */
+static int table_fits(int64_t rows, int64_t stride, int64_t cols) {
+  if (rows <= 0 || cols <= 0) return 1;
+  return (__int128)(rows - 1) * stride + cols <= BUF;
+}
+
+static void fuzz_build_step(fz_reader *rd) {
+  static const size_t sizes[] = {0, 1, sizeof(attnmeta_step) - 8, sizeof(attnmeta_step) - 1,
+                                 sizeof(attnmeta_step) + 1, sizeof(attnmeta_step) + 8,
+                                 (size_t)-1};
+  attnmeta_step s;
+  uint32_t required, optional;
+  attnmeta_status st;
+  int fits;
+  attnmeta_step_init(&s);
+  if (fz_chance(rd, 1, 16)) s.struct_size = sizes[fz_u8(rd) % 7];
+  s.query_start_loc = (const int32_t *)pick_ptr(rd, in_qsl.data, 4);
+  s.num_reqs = pick_size(rd, 64);
+  s.num_tokens = pick_size(rd, 256);
+  s.capacity = fz_chance(rd, 1, 2)
+                   ? (int32_t)clamp64((int64_t)s.num_tokens + fz_range(rd, -1, 4), INT32_MIN, INT32_MAX)
+                   : pick_size(rd, 300);
+  s.seq_lens = (const int32_t *)pick_ptr(rd, in_seq.data, 4);
+  s.block_table = (const int32_t *)pick_ptr(rd, in_table.data, 4);
+  s.block_table_cols = pick_size(rd, 16);
+  s.block_table_stride = pick_stride(rd, s.block_table_cols, s.num_reqs);
+  s.block_table_out_stride = pick_stride(rd, s.block_table_cols, s.num_tokens);
+  s.num_mapped = fz_chance(rd, 1, 2) ? -1 : fz_edge32(rd);
+  s.block_size = fz_chance(rd, 1, 2) ? (int32_t)fz_range(rd, 1, 64) : fz_edge32(rd);
+  s.dcp_world_size = fz_chance(rd, 3, 4) ? (int32_t)fz_range(rd, 1, 4) : fz_edge32(rd);
+  switch (fz_u8(rd) % 4) {
+    case 0: s.dcp_rank = 0; break;
+    case 1: s.dcp_rank = (int32_t)fz_range(rd, 0, s.dcp_world_size > 0 ? s.dcp_world_size - 1 : 0); break;
+    case 2: s.dcp_rank = s.dcp_world_size; break;
+    default: s.dcp_rank = fz_edge32(rd); break;
+  }
+  s.dcp_interleave = fz_chance(rd, 3, 4) ? (int32_t)fz_range(rd, 1, 4) : fz_edge32(rd);
+  s.token_to_req = (int32_t *)pick_out(rd, B_T2R);
+  s.seq_lens_out = (int32_t *)pick_out(rd, B_SEQ);
+  s.global_seq_lens_out = (int32_t *)pick_out(rd, B_GSEQ);
+  s.block_table_out = (int32_t *)pick_out(rd, B_BT);
+  s.decode_lens_out = (int32_t *)pick_out(rd, B_DEC);
+  s.req_indices_out = (int32_t *)pick_out(rd, B_RIDX);
+  s.per_req_lens_out = (int32_t *)pick_out(rd, B_PRL);
+  s.error_word = (int32_t *)pick_out(rd, B_ERR);
+  s.positions = (int64_t *)pick_out(rd, B_POS);
+  s.slot_mapping = (int64_t *)pick_out(rd, B_SLOT);
+
+  fz_step_rules(&s, &required, &optional);
+  fits = s.num_reqs >= 0 && s.num_reqs < BUF && s.num_tokens >= 0 && s.num_tokens <= BUF &&
+         s.capacity >= 0 && s.capacity <= BUF &&
+         (!(s.block_table_out || s.slot_mapping) ||
+          table_fits(s.num_reqs, s.block_table_stride, s.block_table_cols)) &&
+         (!s.block_table_out || table_fits(s.num_tokens, s.block_table_out_stride, s.block_table_cols));
+  if (!required && !fits) return; /* a valid call with buffers smaller than it says */
+
+  poison_outputs();
+  st = attnmeta_build_step(ctx, &s, NULL);
+  FZ_CHECK(fz_message_ok(attnmeta_last_error(ctx), 512), "last error is not terminated");
+  if (required) {
+    FZ_CHECK(st != ATTNMETA_OK && (BIT(st) & (required | optional)),
+             "attnmeta_build_step returned %d (%s), the rules allow 0x%x (required 0x%x): %s",
+             (int)st, attnmeta_status_string(st), required | optional, required,
+             attnmeta_last_error(ctx));
+  } else {
+    FZ_CHECK(st == ATTNMETA_OK || (BIT(st) & optional),
+             "attnmeta_build_step returned %d (%s) for a valid step: %s", (int)st,
+             attnmeta_status_string(st), attnmeta_last_error(ctx));
+  }
+  if (st != ATTNMETA_OK) {
+    FZ_CHECK(attnmeta_last_error(ctx)[0] != '\0', "a failed call left no message");
+    check_outputs_untouched("attnmeta_build_step", st);
+  } else {
+    FZ_CHECK(attnmeta_last_error(ctx)[0] == '\0', "a successful call left a message");
+    check_guards("attnmeta_build_step");
+  }
+}
+
+static void fuzz_token_to_req(fz_reader *rd) {
+  const int32_t *qsl = (const int32_t *)pick_ptr(rd, in_qsl.data, 4);
+  const int32_t R = pick_size(rd, 64), T = pick_size(rd, 256);
+  const int32_t mapped = fz_chance(rd, 1, 2) ? -1 : fz_edge32(rd);
+  int32_t *out = (int32_t *)pick_ptr(rd, outs[B_T2R].data, 4);
+  uint32_t required = 0;
+  attnmeta_status st;
+  if (!qsl || !out) required |= BIT(ATTNMETA_ERR_NULL_POINTER);
+  if (R < 0 || T < 0) required |= BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+  if ((int64_t)R + T > INT32_MAX) required |= BIT(ATTNMETA_ERR_OVERFLOW);
+  if (((uintptr_t)qsl | (uintptr_t)out) % 4) required |= BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+  if (!required && (R >= BUF || T > BUF)) return;
+  poison_outputs();
+  st = attnmeta_token_to_req(ctx, qsl, R, mapped, T, out, NULL);
+  if (required) {
+    FZ_CHECK(st != ATTNMETA_OK && (BIT(st) & required),
+             "attnmeta_token_to_req returned %d, the rules want 0x%x", (int)st, required);
+    FZ_CHECK(attnmeta_last_error(ctx)[0] != '\0', "a failed call left no message");
+    check_outputs_untouched("attnmeta_token_to_req", st);
+  } else {
+    FZ_CHECK(st == ATTNMETA_OK, "attnmeta_token_to_req refused a valid call: %s",
+             attnmeta_last_error(ctx));
+    check_guards("attnmeta_token_to_req");
+  }
+}
+
+static void fuzz_launch_config(fz_reader *rd) {
+  attnmeta_launch_config c;
+  uint32_t required;
+  attnmeta_status st;
+  c.block = fz_chance(rd, 1, 2) ? (int)fz_range(rd, -1, 2) : fz_edge32(rd);
+  c.grid = fz_chance(rd, 1, 2) ? (int)fz_range(rd, -1, 64) : fz_edge32(rd);
+  c.stage = fz_chance(rd, 3, 4) ? (int)fz_range(rd, -2, 2) : fz_edge32(rd);
+  c.vector = fz_chance(rd, 3, 4) ? (int)fz_range(rd, -2, 2) : fz_edge32(rd);
+  c.lanes = fz_chance(rd, 1, 2) ? (int)fz_range(rd, -1, 8) : fz_edge32(rd);
+  required = fz_config_rules(&c);
+  st = attnmeta_set_launch_config(ctx, &c);
+  if (required) {
+    FZ_CHECK(st != ATTNMETA_OK && (BIT(st) & required),
+             "attnmeta_set_launch_config({%d,%d,%d,%d,%d}) returned %d, the rules want 0x%x",
+             c.block, c.grid, c.stage, c.vector, c.lanes, (int)st, required);
+    FZ_CHECK(attnmeta_last_error(ctx)[0] != '\0', "a failed call left no message");
+  } else {
+    FZ_CHECK(st == ATTNMETA_OK, "attnmeta_set_launch_config({%d,%d,%d,%d,%d}) refused: %s",
+             c.block, c.grid, c.stage, c.vector, c.lanes, attnmeta_last_error(ctx));
+    /* a small step runs under it (grids stay bounded: the CPU runs blocks in turn) */
+    if (c.grid <= 4096) {
+      int32_t qsl[3] = {0, 2, 3}, seq[2] = {5, 1}, out[4];
+      attnmeta_step s;
+      attnmeta_step_init(&s);
+      s.query_start_loc = qsl;
+      s.num_reqs = 2;
+      s.num_tokens = 4;
+      s.capacity = 4;
+      s.seq_lens = seq;
+      s.positions = NULL;
+      s.global_seq_lens_out = out;
+      st = attnmeta_build_step(ctx, &s, NULL);
+      FZ_CHECK(st == ATTNMETA_OK && out[0] == 4 && out[1] == 5 && out[2] == 1 && out[3] == 0,
+               "a step under config {%d,%d,%d,%d,%d}: status %d, lengths %d %d %d %d", c.block,
+               c.grid, c.stage, c.vector, c.lanes, (int)st, out[0], out[1], out[2], out[3]);
+    }
+  }
+  st = attnmeta_set_launch_config(ctx, NULL);
+  FZ_CHECK(st == ATTNMETA_OK, "attnmeta_set_launch_config(NULL) refused");
+}
+
+static void fuzz_describe(fz_reader *rd) {
+  char full[1024];
+  const int32_t flags = fz_chance(rd, 1, 2) ? (int32_t)fz_range(rd, 0, 255) : (int32_t)fz_u32(rd);
+  const size_t size = (size_t)fz_range(rd, 0, 300);
+  const int null_buf = fz_chance(rd, 1, 8);
+  char *buf;
+  size_t need, full_len, n;
+  memset(full, 0x7F, sizeof full);
+  full_len = attnmeta_error_flags_describe(flags, full, sizeof full);
+  FZ_CHECK(full_len < sizeof full && strlen(full) == full_len,
+           "describe(0x%x): returned %zu, text of %zu", (unsigned)flags, full_len, strlen(full));
+  fz_buf_alloc(&text_buf, 1, (int64_t)size, 0);
+  buf = null_buf ? NULL : (char *)text_buf.data;
+  need = attnmeta_error_flags_describe(flags, buf, size);
+  FZ_CHECK(need == full_len, "describe(0x%x, size %zu) returned %zu, full text needs %zu",
+           (unsigned)flags, size, need, full_len);
+  FZ_CHECK(fz_buf_guards_intact(&text_buf), "describe(0x%x) wrote past a buffer of %zu bytes",
+           (unsigned)flags, size);
+  if (buf && size > 0) {
+    n = need < size - 1 ? need : size - 1;
+    FZ_CHECK(buf[n] == '\0' && memcmp(buf, full, n) == 0,
+             "describe(0x%x, size %zu) is not the truncated text", (unsigned)flags, size);
+  } else {
+    FZ_CHECK(fz_buf_untouched(&text_buf), "describe with no room wrote");
+  }
+  fz_buf_free(&text_buf);
+}
+
+static void fuzz_names(fz_reader *rd) {
+  const int v = fz_chance(rd, 1, 2) ? (int)fz_range(rd, -2, 20) : fz_edge32(rd);
+  const char *s = attnmeta_status_string((attnmeta_status)v);
+  const char *b = attnmeta_backend_name((attnmeta_backend)v);
+  FZ_CHECK(s && s[0] && strlen(s) < 256, "attnmeta_status_string(%d)", v);
+  FZ_CHECK(b && b[0] && strlen(b) < 256, "attnmeta_backend_name(%d)", v);
+  FZ_CHECK(attnmeta_version() == ATTNMETA_VERSION, "attnmeta_version");
+  FZ_CHECK(strcmp(attnmeta_version_string(), "0.1.0") == 0 || attnmeta_version() != 100,
+           "attnmeta_version_string");
+}
+
+static void fuzz_open(fz_reader *rd) {
+  const int kind = fz_chance(rd, 3, 4) ? (int)fz_range(rd, -1, 5) : fz_edge32(rd);
+  const int device = fz_chance(rd, 1, 2) ? (int)fz_range(rd, -1, 2) : fz_edge32(rd);
+  const int null_out = fz_chance(rd, 1, 16);
+  attnmeta_context *c = (attnmeta_context *)(uintptr_t)1;
+  attnmeta_status st = attnmeta_open(null_out ? NULL : &c, (attnmeta_backend)kind, device);
+  FZ_CHECK(fz_message_ok(attnmeta_open_error(), 512), "open error not terminated");
+  if (null_out) {
+    FZ_CHECK(st == ATTNMETA_ERR_NULL_POINTER, "attnmeta_open(NULL, ...) returned %d", (int)st);
+    return;
+  }
+  if (st == ATTNMETA_OK) {
+    FZ_CHECK(c != NULL && c != (attnmeta_context *)(uintptr_t)1, "attnmeta_open: OK, no context");
+    FZ_CHECK(attnmeta_last_error(c)[0] == '\0', "a new context has a message");
+    attnmeta_close(c);
+  } else {
+    FZ_CHECK(c == NULL, "attnmeta_open failed (%d) but left *out set", (int)st);
+    FZ_CHECK(attnmeta_open_error()[0] != '\0', "attnmeta_open failed (%d) with no message", (int)st);
+  }
+  switch (kind) {
+    case ATTNMETA_BACKEND_CPU:
+      if (device == 0)
+        FZ_CHECK(st == ATTNMETA_OK, "CPU device 0: %d", (int)st);
+      else if (device < 0)
+        FZ_CHECK(st == ATTNMETA_ERR_INVALID_ARGUMENT, "CPU device %d: %d", device, (int)st);
+      else
+        FZ_CHECK(st == ATTNMETA_ERR_NO_DEVICE, "CPU device %d: %d", device, (int)st);
+      break;
+    case ATTNMETA_BACKEND_AUTO:
+    case ATTNMETA_BACKEND_CUDA:
+    case ATTNMETA_BACKEND_HIP:
+      FZ_CHECK((int)st >= 0 && (int)st <= ATTNMETA_ERR_INTERNAL && st != ATTNMETA_ERR_INTERNAL,
+               "attnmeta_open(%d, %d): status %d", kind, device, (int)st);
+      FZ_CHECK(device >= 0 || st != ATTNMETA_OK, "attnmeta_open: negative device %d opened", device);
+      break;
+    default:
+      FZ_CHECK(st == ATTNMETA_ERR_UNKNOWN_BACKEND, "attnmeta_open(kind %d): %d", kind, (int)st);
+  }
+}
+
+static void fuzz_memory(fz_reader *rd) {
+  const size_t bytes = (size_t)fz_range(rd, 0, 64);
+  char host[64];
+  void *p = NULL;
+  attnmeta_status st;
+  int count = -1;
+  const char *targets = NULL;
+  memset(host, 1, sizeof host);
+  st = attnmeta_device_alloc(ctx, bytes, fz_chance(rd, 1, 8) ? NULL : &p);
+  if (st != ATTNMETA_OK) {
+    FZ_CHECK(st == ATTNMETA_ERR_NULL_POINTER, "attnmeta_device_alloc(ptr NULL): %d", (int)st);
+    return;
+  }
+  FZ_CHECK(p != NULL, "attnmeta_device_alloc(%zu) gave NULL", bytes);
+  switch (fz_u8(rd) % 4) {
+    case 0:
+      FZ_CHECK(attnmeta_copy_to_device(ctx, p, host, bytes) == ATTNMETA_OK, "copy_to_device");
+      FZ_CHECK(attnmeta_copy_to_host(ctx, host, p, bytes) == ATTNMETA_OK, "copy_to_host");
+      break;
+    case 1:
+      st = attnmeta_copy_to_device(ctx, NULL, host, bytes);
+      FZ_CHECK(bytes ? st == ATTNMETA_ERR_NULL_POINTER : st == ATTNMETA_OK,
+               "copy_to_device(NULL, %zu): %d", bytes, (int)st);
+      st = attnmeta_copy_to_host(ctx, host, NULL, bytes);
+      FZ_CHECK(bytes ? st == ATTNMETA_ERR_NULL_POINTER : st == ATTNMETA_OK,
+               "copy_to_host(src NULL, %zu): %d", bytes, (int)st);
+      break;
+    case 2:
+      FZ_CHECK(attnmeta_synchronize(ctx, NULL) == ATTNMETA_OK, "synchronize");
+      FZ_CHECK(attnmeta_device_free(ctx, NULL) == ATTNMETA_OK, "device_free(NULL)");
+      break;
+    default:
+      FZ_CHECK(attnmeta_backend_device_count(ATTNMETA_BACKEND_CPU, &count) == ATTNMETA_OK &&
+                   count == 1, "CPU device count");
+      FZ_CHECK(attnmeta_backend_device_count(ATTNMETA_BACKEND_CPU, NULL) ==
+                   ATTNMETA_ERR_NULL_POINTER, "device_count(NULL)");
+      FZ_CHECK(attnmeta_backend_device_count((attnmeta_backend)fz_edge32(rd), &count) !=
+                   ATTNMETA_ERR_INTERNAL, "device_count(any kind)");
+      FZ_CHECK(attnmeta_backend_targets(ATTNMETA_BACKEND_CPU, NULL) == ATTNMETA_ERR_NULL_POINTER,
+               "targets(NULL)");
+      st = attnmeta_backend_targets((attnmeta_backend)fz_edge32(rd), &targets);
+      FZ_CHECK(targets != NULL, "targets left NULL (status %d)", (int)st);
+      break;
+  }
+  FZ_CHECK(attnmeta_device_free(ctx, p) == ATTNMETA_OK, "device_free");
+}
+
+static void fuzz_null_context(fz_reader *rd) {
+  int32_t qsl[1] = {0}, out[1] = {7};
+  attnmeta_step s;
+  attnmeta_launch_config c = attnmeta_launch_config_default();
+  void *p = (void *)(uintptr_t)1;
+  (void)rd;
+  attnmeta_step_init(&s);
+  s.query_start_loc = qsl;
+  s.token_to_req = out;
+  FZ_CHECK(attnmeta_build_step(NULL, &s, NULL) == ATTNMETA_ERR_INVALID_CONTEXT, "build_step(NULL)");
+  FZ_CHECK(attnmeta_build_step(ctx, NULL, NULL) == ATTNMETA_ERR_NULL_POINTER, "build_step(step NULL)");
+  FZ_CHECK(attnmeta_token_to_req(NULL, qsl, 0, -1, 1, out, NULL) == ATTNMETA_ERR_INVALID_CONTEXT,
+           "token_to_req(NULL)");
+  FZ_CHECK(out[0] == 7, "a NULL-context call wrote");
+  FZ_CHECK(attnmeta_set_launch_config(NULL, &c) == ATTNMETA_ERR_INVALID_CONTEXT, "config(NULL)");
+  FZ_CHECK(attnmeta_device_alloc(NULL, 8, &p) == ATTNMETA_ERR_INVALID_CONTEXT, "alloc(NULL)");
+  FZ_CHECK(attnmeta_device_free(NULL, p) == ATTNMETA_ERR_INVALID_CONTEXT, "free(NULL)");
+  FZ_CHECK(attnmeta_copy_to_device(NULL, out, qsl, 4) == ATTNMETA_ERR_INVALID_CONTEXT, "copy(NULL)");
+  FZ_CHECK(attnmeta_copy_to_host(NULL, out, qsl, 4) == ATTNMETA_ERR_INVALID_CONTEXT, "copy(NULL)");
+  FZ_CHECK(attnmeta_synchronize(NULL, NULL) == ATTNMETA_ERR_INVALID_CONTEXT, "sync(NULL)");
+  FZ_CHECK(attnmeta_close(NULL) == ATTNMETA_OK, "close(NULL)");
+  FZ_CHECK(attnmeta_last_error(NULL) != NULL, "last_error(NULL)");
+  FZ_CHECK(attnmeta_context_device_name(NULL) != NULL, "device_name(NULL)");
+  FZ_CHECK(attnmeta_context_device(NULL) == -1, "context_device(NULL)");
+  FZ_CHECK(attnmeta_context_backend(NULL) == ATTNMETA_BACKEND_AUTO, "context_backend(NULL)");
+  attnmeta_step_init(NULL);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+  static int32_t src[BUF + 1];
+  uint64_t x = 0x1234567;
+  int i;
+  (void)argc;
+  (void)argv;
+  if (attnmeta_open(&ctx, ATTNMETA_BACKEND_CPU, 0) != ATTNMETA_OK)
+    fz_fail("cannot open the CPU backend: %s", attnmeta_open_error());
+  /* hostile device data: the values do not matter to argument checks, only
+   * that nothing reads or writes outside the buffers */
+  for (i = 0; i <= BUF; ++i) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    src[i] = (int32_t)(x >> 33) % 600 - 100;
+  }
+  fz_in_alloc(&in_qsl, src, BUF + 1, 0);
+  fz_in_alloc(&in_seq, src, BUF, 0);
+  fz_in_alloc(&in_table, src, BUF, 0);
+  for (i = 0; i < B_COUNT; ++i) fz_buf_alloc(&outs[i], i >= B_POS ? 8 : 4, BUF, 0);
+  return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  fz_reader rd;
+  if (!ctx) LLVMFuzzerInitialize(NULL, NULL);
+  fz_reader_init(&rd, data, size);
+  switch (fz_u8(&rd) % 16) {
+    case 0: case 1: case 2: case 3: case 4: case 5: case 6: case 7:
+      fuzz_build_step(&rd);
+      break;
+    case 8: case 9: fuzz_token_to_req(&rd); break;
+    case 10: case 11: fuzz_launch_config(&rd); break;
+    case 12: fuzz_describe(&rd); break;
+    case 13: fuzz_names(&rd); break;
+    case 14: fuzz_open(&rd); break;
+    default:
+      if (fz_chance(&rd, 1, 2))
+        fuzz_memory(&rd);
+      else
+        fuzz_null_context(&rd);
+      break;
+  }
+  return 0;
+}

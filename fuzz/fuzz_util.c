@@ -1,0 +1,262 @@
+/* Shared plumbing of the fuzz harnesses. See fuzz_util.h. */
+#include "fuzz_util.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- byte reader ---- */
+
+static uint64_t splitmix64(uint64_t *state) {
+  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+void fz_reader_init(fz_reader *r, const uint8_t *data, size_t size) {
+  uint64_t h = 0xCBF29CE484222325ull; /* FNV-1a of the whole input */
+  size_t i;
+  for (i = 0; i < size; ++i) h = (h ^ data[i]) * 0x100000001B3ull;
+  r->data = data;
+  r->size = size;
+  r->pos = 0;
+  r->rng = h;
+}
+
+uint8_t fz_u8(fz_reader *r) {
+  if (r->pos < r->size) return r->data[r->pos++];
+  return 0; /* past the end: the smallest choice, so short inputs stay cheap */
+}
+
+uint64_t fz_rand(fz_reader *r) { return splitmix64(&r->rng); }
+
+int64_t fz_rand_range(fz_reader *r, int64_t lo, int64_t hi) {
+  const uint64_t span = (uint64_t)hi - (uint64_t)lo;
+  uint64_t v = splitmix64(&r->rng);
+  if (span != UINT64_MAX) v %= span + 1;
+  return (int64_t)((uint64_t)lo + v);
+}
+
+uint32_t fz_u32(fz_reader *r) {
+  uint32_t v = 0;
+  int i;
+  for (i = 0; i < 4; ++i) v = (v << 8) | fz_u8(r);
+  return v;
+}
+
+uint64_t fz_u64(fz_reader *r) {
+  const uint64_t hi = fz_u32(r);
+  return (hi << 32) | fz_u32(r);
+}
+
+int64_t fz_range(fz_reader *r, int64_t lo, int64_t hi) {
+  const uint64_t span = (uint64_t)hi - (uint64_t)lo;
+  uint64_t v;
+  if (span == 0) return lo;
+  if (span < 0xFF) {
+    v = fz_u8(r);
+  } else if (span < 0xFFFF) {
+    v = ((uint64_t)fz_u8(r) << 8) | fz_u8(r);
+  } else if (span < 0xFFFFFFFFull) {
+    v = fz_u32(r);
+  } else {
+    v = fz_u64(r);
+  }
+  if (span != UINT64_MAX) v %= span + 1;
+  return (int64_t)((uint64_t)lo + v);
+}
+
+int fz_chance(fz_reader *r, unsigned num, unsigned den) { return fz_u8(r) % den < num; }
+
+int32_t fz_edge32(fz_reader *r) {
+  static const int32_t edges[] = {0,         1,          -1,        2,         -2,
+                                  3,         4,          7,         8,         15,
+                                  16,        17,         63,        64,        255,
+                                  256,       4095,       4096,      65535,     65536,
+                                  INT32_MAX, INT32_MAX - 1, INT32_MIN, INT32_MIN + 1,
+                                  INT32_MAX / 2, INT32_MAX / 4 + 1, -4096,   1 << 30};
+  const uint8_t pick = fz_u8(r);
+  if (pick < 160) return edges[pick % (sizeof edges / sizeof edges[0])];
+  if (pick < 224) return (int32_t)fz_range(r, -300, 3000);
+  return (int32_t)fz_u32(r);
+}
+
+int64_t fz_edge64(fz_reader *r) {
+  static const int64_t edges[] = {INT64_MAX,     INT64_MIN,         INT64_MAX - 1,
+                                  INT64_MIN + 1, INT64_MAX / 2,     INT64_MAX / 4,
+                                  INT64_MAX / 4 + 1, INT64_MAX / 8, INT64_MAX / 8 + 1,
+                                  INT32_MAX,     (int64_t)INT32_MAX + 1, INT32_MIN,
+                                  (int64_t)INT32_MIN - 1, (int64_t)1 << 32, (int64_t)1 << 40,
+                                  (int64_t)1 << 61, (int64_t)1 << 62, -((int64_t)1 << 62)};
+  const uint8_t pick = fz_u8(r);
+  if (pick < 96) return edges[pick % (sizeof edges / sizeof edges[0])];
+  if (pick < 192) return fz_edge32(r);
+  return (int64_t)fz_u64(r);
+}
+
+/* ---- failures ---- */
+
+void fz_fail(const char *fmt, ...) {
+  va_list args;
+  fprintf(stderr, "\nattnmeta fuzz check failed: ");
+  va_start(args, fmt);
+  vfprintf(stderr, fmt, args);
+  va_end(args);
+  fprintf(stderr, "\n");
+  fflush(stderr);
+  abort();
+}
+
+/* ---- guarded buffers ---- */
+
+void fz_buf_alloc(fz_buf *b, size_t elem, int64_t n, size_t shift) {
+  void *p = NULL;
+  b->bytes = (size_t)(n > 0 ? n : 0) * elem;
+  b->offset = FZ_GUARD_BYTES + shift;
+  b->total = b->offset + b->bytes + FZ_GUARD_BYTES;
+  if (posix_memalign(&p, 16, b->total) != 0 || !p) fz_fail("out of memory (%zu bytes)", b->total);
+  b->base = (unsigned char *)p;
+  memset(b->base, FZ_POISON_BYTE, b->total);
+  b->data = b->base + b->offset;
+}
+
+void fz_buf_free(fz_buf *b) {
+  free(b->base);
+  b->base = NULL;
+  b->data = NULL;
+}
+
+static int all_poison(const unsigned char *p, size_t n) {
+  size_t i;
+  for (i = 0; i < n; ++i)
+    if (p[i] != FZ_POISON_BYTE) return 0;
+  return 1;
+}
+
+int fz_buf_guards_intact(const fz_buf *b) {
+  return all_poison(b->base, b->offset) &&
+         all_poison(b->base + b->offset + b->bytes, b->total - b->offset - b->bytes);
+}
+
+int fz_buf_untouched(const fz_buf *b) { return all_poison(b->base, b->total); }
+
+void fz_in_alloc(fz_in *in, const int32_t *src, int64_t n, int shift_elems) {
+  const size_t bytes = (size_t)(n > 0 ? n : 0) * sizeof(int32_t);
+  const size_t shift = (size_t)shift_elems * sizeof(int32_t);
+  void *p = NULL;
+  if (posix_memalign(&p, 16, shift + bytes + (shift + bytes == 0)) != 0 || !p)
+    fz_fail("out of memory (%zu bytes)", bytes);
+  in->base = p;
+  in->data = (int32_t *)(void *)((unsigned char *)p + shift);
+  if (bytes) memcpy(in->data, src, bytes);
+}
+
+void fz_in_free(fz_in *in) {
+  free(in->base);
+  in->base = NULL;
+  in->data = NULL;
+}
+
+/* ---- host-argument rules ---- */
+
+#define FZ_BIT(status) (1u << (unsigned)(status))
+
+static int misaligned(const void *p, uintptr_t align) { return p && ((uintptr_t)p % align) != 0; }
+
+/* rows x stride int32 rows of which `cols` are used: does the byte offset
+ * one past the last element used overflow int64? (Rows >= 1.) */
+static int truly_overflows(int64_t rows, int64_t stride, int64_t cols) {
+  const __int128 last = (__int128)(rows - 1) * stride + cols;
+  return last * 4 > (__int128)INT64_MAX;
+}
+
+/* The library may refuse earlier, with a margin (rows * stride * 8 bytes). */
+static int may_overflow(int64_t rows, int64_t stride) {
+  return (__int128)rows * stride * 8 > (__int128)INT64_MAX;
+}
+
+void fz_step_rules(const attnmeta_step *s, uint32_t *required, uint32_t *optional) {
+  const int wants_seq = s->seq_lens_out || s->global_seq_lens_out || s->positions || s->slot_mapping;
+  const int wants_table = s->block_table_out || s->slot_mapping;
+  uint32_t req = 0, opt = 0;
+
+  if (s->struct_size < sizeof *s) req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+  if (s->struct_size > sizeof *s) req |= FZ_BIT(ATTNMETA_ERR_NOT_SUPPORTED);
+  if (!s->query_start_loc) req |= FZ_BIT(ATTNMETA_ERR_NULL_POINTER);
+  if (s->num_reqs < 0 || s->num_tokens < 0 || s->capacity < 0)
+    req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+  if (s->capacity < s->num_tokens) req |= FZ_BIT(ATTNMETA_ERR_CAPACITY);
+  /* padding ids R + (t - actual) must fit int32 */
+  if ((int64_t)s->num_reqs + s->num_tokens > INT32_MAX) req |= FZ_BIT(ATTNMETA_ERR_OVERFLOW);
+  if (wants_seq && !s->seq_lens) req |= FZ_BIT(ATTNMETA_ERR_NULL_POINTER);
+  if (s->dcp_world_size < 1 || s->dcp_interleave < 1) req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+  if (s->dcp_rank < 0 || s->dcp_rank >= s->dcp_world_size)
+    req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+
+  {
+    uint32_t table = 0, table_opt = 0;
+    if (s->block_table_cols < 0) table |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+    if (s->block_table_stride < s->block_table_cols) table |= FZ_BIT(ATTNMETA_ERR_STRIDE);
+    if (!s->block_table && s->block_table_cols > 0) table |= FZ_BIT(ATTNMETA_ERR_NULL_POINTER);
+    if (s->num_reqs > 0 && s->block_table_cols >= 0 &&
+        s->block_table_stride >= s->block_table_cols) {
+      if (truly_overflows(s->num_reqs, s->block_table_stride, s->block_table_cols))
+        table |= FZ_BIT(ATTNMETA_ERR_OVERFLOW);
+      else if (may_overflow(s->num_reqs, s->block_table_stride))
+        table_opt |= FZ_BIT(ATTNMETA_ERR_OVERFLOW);
+    }
+    if (wants_table) {
+      req |= table;
+      opt |= table_opt;
+    } else {
+      opt |= table | table_opt;
+    }
+  }
+  if (s->block_table_out) {
+    if (s->block_table_out_stride < s->block_table_cols) req |= FZ_BIT(ATTNMETA_ERR_STRIDE);
+    if (s->num_tokens > 0 && s->block_table_cols >= 0 &&
+        s->block_table_out_stride >= s->block_table_cols) {
+      if (truly_overflows(s->num_tokens, s->block_table_out_stride, s->block_table_cols))
+        req |= FZ_BIT(ATTNMETA_ERR_OVERFLOW);
+      else if (may_overflow(s->num_tokens, s->block_table_out_stride))
+        opt |= FZ_BIT(ATTNMETA_ERR_OVERFLOW);
+    }
+  }
+  if (s->block_size < 1)
+    (s->slot_mapping ? &req : &opt)[0] |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+
+  /* alignment: outputs and qsl always used; seq_lens and the table when needed */
+  if (misaligned(s->query_start_loc, 4) || misaligned(s->token_to_req, 4) ||
+      misaligned(s->seq_lens_out, 4) || misaligned(s->global_seq_lens_out, 4) ||
+      misaligned(s->block_table_out, 4) || misaligned(s->decode_lens_out, 4) ||
+      misaligned(s->req_indices_out, 4) || misaligned(s->per_req_lens_out, 4) ||
+      misaligned(s->error_word, 4) || misaligned(s->positions, 8) ||
+      misaligned(s->slot_mapping, 8))
+    req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+  if (misaligned(s->seq_lens, 4)) (wants_seq ? &req : &opt)[0] |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+  if (misaligned(s->block_table, 4))
+    (wants_table ? &req : &opt)[0] |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+
+  *required = req;
+  *optional = opt;
+}
+
+uint32_t fz_config_rules(const attnmeta_launch_config *c) {
+  uint32_t req = 0;
+  if (c->block < 0 || c->grid < 0 || c->lanes < 0) req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+  if (c->stage < -1 || c->stage > 1 || c->vector < -1 || c->vector > 1)
+    req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+  if (c->block > 1) req |= FZ_BIT(ATTNMETA_ERR_NOT_SUPPORTED); /* CPU: one thread per block */
+  if (c->block > 1024) req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+  return req;
+}
+
+int fz_message_ok(const char *msg, size_t limit) {
+  size_t i;
+  if (!msg) return 0;
+  for (i = 0; i < limit; ++i)
+    if (msg[i] == '\0') return 1;
+  return 0;
+}

@@ -1,0 +1,122 @@
+/*
+ * Shared plumbing of the attnmeta fuzz harnesses: a byte reader that turns
+ * the fuzzer's input into choices (0 once the bytes run out, so short inputs
+ * describe small, fast batches) and bulk content (a PRNG seeded from a hash
+ * of the input), guarded buffers, and an independent model of the
+ * host-argument rules of attnmeta_build_step.
+ *
+ * A harness reports a failure with fz_fail(), which prints what was wrong
+ * and aborts: libFuzzer records the input as a crash, the replay driver
+ * exits non-zero.
+ */
+#ifndef ATTNMETA_FUZZ_UTIL_H
+#define ATTNMETA_FUZZ_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attnmeta/attnmeta.h"
+
+/* ---- byte reader ---- */
+
+typedef struct fz_reader {
+  const uint8_t *data;
+  size_t size;
+  size_t pos;
+  uint64_t rng;
+} fz_reader;
+
+void fz_reader_init(fz_reader *r, const uint8_t *data, size_t size);
+/* Choices come from the input bytes, 0 once they run out. */
+uint64_t fz_u64(fz_reader *r);
+uint32_t fz_u32(fz_reader *r);
+uint8_t fz_u8(fz_reader *r);
+/* Uniform-ish integer in [lo, hi] (lo <= hi). */
+int64_t fz_range(fz_reader *r, int64_t lo, int64_t hi);
+/* 1 with probability about num / den. */
+int fz_chance(fz_reader *r, unsigned num, unsigned den);
+/* Bulk content (block ids, ...) from a PRNG seeded with a hash of the whole
+ * input: deterministic, and it does not use up the input bytes. */
+uint64_t fz_rand(fz_reader *r);
+int64_t fz_rand_range(fz_reader *r, int64_t lo, int64_t hi);
+/* An int32 that is often an edge value (0, +-1, INT32 limits, ...). */
+int32_t fz_edge32(fz_reader *r);
+/* An int64 that is often an edge value (INT64 limits, INT32 limits, ...). */
+int64_t fz_edge64(fz_reader *r);
+
+/* ---- failures ---- */
+
+#if defined(__GNUC__)
+__attribute__((noreturn, format(printf, 1, 2)))
+#endif
+void fz_fail(const char *fmt, ...);
+
+#define FZ_CHECK(cond, ...)      \
+  do {                           \
+    if (!(cond)) fz_fail(__VA_ARGS__); \
+  } while (0)
+
+/* ---- guarded buffers ----
+ * [guard][shift bytes][n elements of `elem` bytes][guard], every byte of it
+ * filled with a poison pattern. `data` points at the first element. The
+ * allocation is exact, so AddressSanitizer's redzones sit right past the
+ * trailing guard. */
+
+#define FZ_GUARD_BYTES 64
+#define FZ_POISON_BYTE 0xA5
+#define FZ_POISON32 ((int32_t)0xA5A5A5A5)
+#define FZ_POISON64 ((int64_t)0xA5A5A5A5A5A5A5A5LL)
+
+typedef struct fz_buf {
+  unsigned char *base;
+  size_t total;   /* bytes allocated */
+  size_t offset;  /* bytes before data */
+  size_t bytes;   /* n * elem */
+  void *data;
+} fz_buf;
+
+/* shift: extra bytes between the leading guard and the data (for
+ * misalignment); base is 16-byte aligned. n may be 0. */
+void fz_buf_alloc(fz_buf *b, size_t elem, int64_t n, size_t shift);
+void fz_buf_free(fz_buf *b);
+/* 1 when every byte outside [data, data + bytes) still holds the poison. */
+int fz_buf_guards_intact(const fz_buf *b);
+/* 1 when every byte of the buffer still holds the poison. */
+int fz_buf_untouched(const fz_buf *b);
+
+/* An input array with no guard: exactly n int32 elements (at least one byte
+ * is allocated), `shift_elems` int32 past a 16-byte boundary, so that any
+ * read past the end is an AddressSanitizer error. */
+typedef struct fz_in {
+  void *base;
+  int32_t *data;
+} fz_in;
+void fz_in_alloc(fz_in *in, const int32_t *src, int64_t n, int shift_elems);
+void fz_in_free(fz_in *in);
+
+/* ---- the host-argument rules, written from the header and the contract ----
+ * For a step, `required` gets one bit (1 << status) per rule the step breaks
+ * that must make the call fail; `optional` one bit per rule it breaks on a
+ * field the call does not use (the library may, but need not, refuse).
+ * The call must return OK when both are 0, a status in `required | optional`
+ * when `required` is not 0, and OK or a status in `optional` otherwise. */
+void fz_step_rules(const attnmeta_step *s, uint32_t *required, uint32_t *optional);
+
+/* Launch config rules of attnmeta_set_launch_config on a CPU context. */
+uint32_t fz_config_rules(const attnmeta_launch_config *c);
+
+/* 1 when `msg` is a NUL-terminated string shorter than `limit` bytes. */
+int fz_message_ok(const char *msg, size_t limit);
+
+/* All flags the library defines. */
+#define FZ_ALL_FLAGS                                                                         \
+  (ATTNMETA_FLAG_QSL_FIRST_NONZERO | ATTNMETA_FLAG_QSL_DECREASING |                          \
+   ATTNMETA_FLAG_TOTAL_OUT_OF_RANGE | ATTNMETA_FLAG_SEQ_LEN_NEGATIVE |                       \
+   ATTNMETA_FLAG_SEQ_LEN_LT_QLEN | ATTNMETA_FLAG_BLOCK_OUT_OF_TABLE |                        \
+   ATTNMETA_FLAG_BLOCK_ID_NEGATIVE | ATTNMETA_FLAG_POSITION_NEGATIVE)
+#define FZ_SLOT_FLAGS                                                                        \
+  (ATTNMETA_FLAG_BLOCK_OUT_OF_TABLE | ATTNMETA_FLAG_BLOCK_ID_NEGATIVE |                      \
+   ATTNMETA_FLAG_POSITION_NEGATIVE)
+#define FZ_SEQ_FLAGS (ATTNMETA_FLAG_SEQ_LEN_NEGATIVE | ATTNMETA_FLAG_SEQ_LEN_LT_QLEN)
+
+#endif /* ATTNMETA_FUZZ_UTIL_H */
