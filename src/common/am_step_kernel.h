@@ -4,11 +4,11 @@
  * Written once in the dialect; CUDA, HIP and the CPU backend run this code.
  *
  * Work split (each loop is grid-stride, so any block/grid size is correct):
- *  1. per request r in [0, R): per_req_lens and the checks of the boundaries;
- *  2. per token t in [0, T): a group of `lanes` threads (the block's x
+ *  1. per token t in [0, T): a group of `lanes` threads (the block's x
  *     dimension) owns the token; all lanes copy its block-table row, lane 0
  *     writes its scalar products;
- *  3. per tail entry t in [T, C): seq_lens_out = 0, slot_mapping = -1.
+ *  2. per tail entry t in [T, C): seq_lens_out = 0, slot_mapping = -1;
+ *  3. per request r in [0, R): per_req_lens and the checks of the boundaries.
  */
 #ifndef ATTNMETA_AM_STEP_KERNEL_H
 #define ATTNMETA_AM_STEP_KERNEL_H
@@ -134,19 +134,7 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
   actual = num_reqs > 0 ? am_clamp64(total, 0, num_tokens) : 0;
   mapped = am_min64(p->num_mapped < 0 ? total : (int64_t)p->num_mapped, num_tokens);
 
-  /* 1. per request */
-  if (p->per_req_lens_out || p->error_word) {
-    for (i = gid; i < num_reqs; i += gstride) {
-      if (p->per_req_lens_out) p->per_req_lens_out[i] = (int32_t)((int64_t)qsl[i + 1] - qsl[i]);
-      if (p->error_word) am_check_request(qsl, seq_lens, i, &flags);
-    }
-    if (gid == 0 && p->error_word) {
-      if (total < 0 || total > num_tokens) flags |= ATTNMETA_FLAG_TOTAL_OUT_OF_RANGE;
-      if (num_reqs == 0 && total != 0) flags |= ATTNMETA_FLAG_QSL_FIRST_NONZERO;
-    }
-  }
-
-  /* 2. per token: the `lanes` threads of a group share one token */
+  /* 1. per token: the `lanes` threads of a group share one token */
   for (t = th.block * th.groups + th.group; t < num_tokens; t += th.grid_dim * th.groups) {
     const am_req_span span =
         num_reqs > 0 ? am_find_req(qsl, num_reqs, t) : am_make_span(0, 0, 0);
@@ -162,11 +150,26 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
     if (th.lane == 0) am_token_scalars(p, full, t, span, seq_len, valid, actual, mapped, &flags);
   }
 
-  /* 3. tail [T, C) of the capacity-long outputs */
+  /* 2. tail [T, C) of the capacity-long outputs */
   if (p->seq_lens_out || (full && p->slot_mapping)) {
     for (i = num_tokens + gid; i < p->capacity; i += gstride) {
       if (p->seq_lens_out) p->seq_lens_out[i] = 0;
       if (full && p->slot_mapping) p->slot_mapping[i] = -1;
+    }
+  }
+
+  /* 3. per request, last: its loads hit lines the token loop brought in,
+   * while a store before the token loop would have ordered every load of
+   * that loop behind it (outputs may alias inputs as far as the compiler
+   * knows) */
+  if (p->per_req_lens_out || p->error_word) {
+    for (i = gid; i < num_reqs; i += gstride) {
+      if (p->per_req_lens_out) p->per_req_lens_out[i] = (int32_t)((int64_t)qsl[i + 1] - qsl[i]);
+      if (p->error_word) am_check_request(qsl, seq_lens, i, &flags);
+    }
+    if (gid == 0 && p->error_word) {
+      if (total < 0 || total > num_tokens) flags |= ATTNMETA_FLAG_TOTAL_OUT_OF_RANGE;
+      if (num_reqs == 0 && total != 0) flags |= ATTNMETA_FLAG_QSL_FIRST_NONZERO;
     }
   }
 
