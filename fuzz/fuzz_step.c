@@ -27,12 +27,20 @@
  *    num_mapped, the request flags of the error word) agrees with the
  *    reference, the rest stays in range and consistent;
  *  - both launch configurations give identical bytes, and
- *    attnmeta_token_to_req agrees with the token_to_req product.
+ *    attnmeta_token_to_req agrees with the token_to_req product;
+ *  - GPU launch shapes: the CPU backend runs one thread per block, so the
+ *    harness also runs the kernel body itself (am_step_kernel.h, the code
+ *    CUDA and HIP compile) for a decoded GPU shape, lanes x groups threads
+ *    per block and several blocks, every thread in turn (a valid schedule:
+ *    threads share nothing but the error word and, when staged, the
+ *    boundaries, which are pre-filled as the barrier would leave them), and
+ *    checks the bytes against the CPU backend's.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "am_step_kernel.h" /* the kernel body, for the emulated GPU shapes */
 #include "attnmeta/attnmeta.h"
 #include "fuzz_util.h"
 #include "reference.h"
@@ -66,6 +74,9 @@ typedef struct scenario {
   attnmeta_launch_config cfg[2];
   int32_t err_init;
   int wrapper;  /* also run attnmeta_token_to_req */
+  struct {      /* an emulated GPU launch of the kernel body */
+    int lanes, groups, grid, stage, vector, reverse, force_full;
+  } gpu;
   int breakage; /* 0, or which host argument to break */
 } scenario;
 
@@ -274,6 +285,17 @@ static void decode(fz_reader *rd, scenario *sc) {
     c->stage = (int)fz_range(rd, -1, 1);
     c->vector = (int)fz_range(rd, -1, 1);
     c->lanes = fz_chance(rd, 3, 4) ? 0 : fz_chance(rd, 1, 8) ? 4096 : (int)fz_range(rd, 1, 8);
+  }
+  {
+    static const int lanes[] = {1, 1, 2, 3, 4, 8, 16, 32};
+    static const int groups[] = {1, 2, 3, 4, 5, 8, 1, 2};
+    sc->gpu.lanes = lanes[fz_u8(rd) % 8];
+    sc->gpu.groups = groups[fz_u8(rd) % 8];
+    sc->gpu.grid = (int)fz_range(rd, 1, 6);
+    sc->gpu.stage = fz_chance(rd, 1, 2);
+    sc->gpu.vector = fz_chance(rd, 1, 2);
+    sc->gpu.reverse = fz_chance(rd, 1, 2);
+    sc->gpu.force_full = fz_chance(rd, 1, 4);
   }
   sc->breakage = fz_chance(rd, 1, 16) ? (int)fz_range(rd, 1, 17) : 0;
 }
@@ -513,6 +535,7 @@ NO_COVERAGE static int monotone(const scenario *sc) {
 #define W32(o, i) ((const int32_t *)(o)->b[i].data)
 #define W64(o, i) ((const int64_t *)(o)->b[i].data)
 #define WANTS(i) ((sc->want >> (i)) & 1)
+#define WANTS_OF(sc, i) (((sc)->want >> (i)) & 1)
 
 /* block_table_out: gap columns (and every entry when cols == 0) untouched. */
 NO_COVERAGE static void check_table_gaps(const scenario *sc, const outputs *o) {
@@ -653,17 +676,84 @@ NO_COVERAGE static void check_defined(const scenario *sc, const outputs *o, cons
   }
 }
 
-NO_COVERAGE static void check_same(const scenario *sc, const outputs *a, const outputs *b) {
+NO_COVERAGE static void check_same(const scenario *sc, const outputs *a, const outputs *b,
+                                   const char *what) {
   int i;
   for (i = 0; i < O_COUNT; ++i)
     CHECK(memcmp(a->b[i].base, b->b[i].base, a->b[i].total) == 0,
-          "%s differs between launch configs {%d,%d,%d,%d,%d} and {%d,%d,%d,%d,%d}", out_names[i],
-          sc->cfg[0].block, sc->cfg[0].grid, sc->cfg[0].stage, sc->cfg[0].vector, sc->cfg[0].lanes,
-          sc->cfg[1].block, sc->cfg[1].grid, sc->cfg[1].stage, sc->cfg[1].vector,
-          sc->cfg[1].lanes);
+          "%s differs between the CPU backend (config {%d,%d,%d,%d,%d}) and %s (config "
+          "{%d,%d,%d,%d,%d}; GPU shape %d lanes x %d groups x %d blocks, stage %d, vector %d, "
+          "reverse %d, forced full kernel %d)",
+          out_names[i], sc->cfg[0].block, sc->cfg[0].grid, sc->cfg[0].stage, sc->cfg[0].vector,
+          sc->cfg[0].lanes, what, sc->cfg[1].block, sc->cfg[1].grid, sc->cfg[1].stage,
+          sc->cfg[1].vector, sc->cfg[1].lanes, sc->gpu.lanes, sc->gpu.groups, sc->gpu.grid,
+          sc->gpu.stage, sc->gpu.vector, sc->gpu.reverse, sc->gpu.force_full);
 }
 
-NO_COVERAGE static void check_wrapper(const scenario *sc, const inputs *in, const amr_output *ref, int exact) {
+NO_COVERAGE /* The kernel body under an emulated GPU launch: grid x (groups x lanes)
+ * threads, each run to completion in turn (in reverse order when asked).
+ * The parameters are what attnmeta_build_step would pass (step.c). */
+static void run_gpu_shape(const scenario *sc, const inputs *in, outputs *o) {
+  const int wants_seq = WANTS_OF(sc, O_SEQ) || WANTS_OF(sc, O_GSEQ) || WANTS_OF(sc, O_POS) ||
+                        WANTS_OF(sc, O_SLOT);
+  am_step_params p;
+  int32_t *stage;
+  int64_t words, i, block, k;
+  const int64_t threads = (int64_t)sc->gpu.lanes * sc->gpu.groups;
+  memset(&p, 0, sizeof p);
+  p.qsl = in->qsl.data;
+  p.seq_lens = wants_seq ? in->seq_lens.data : NULL;
+  p.block_table = sc->table_null ? NULL : in->table.data;
+  p.block_table_stride = p.block_table ? sc->in_stride : 0;
+  p.num_reqs = sc->R;
+  p.num_tokens = sc->T;
+  p.capacity = sc->C;
+  p.cols = (WANTS_OF(sc, O_BT) || WANTS_OF(sc, O_SLOT)) ? sc->cols : 0;
+  p.num_mapped = sc->num_mapped;
+  p.block_size = sc->block_size;
+  p.dcp_world_size = sc->W;
+  p.dcp_rank = sc->k;
+  p.dcp_interleave = sc->I;
+  p.token_to_req = (int32_t *)want_ptr(sc, o, O_T2R);
+  p.seq_lens_out = (int32_t *)want_ptr(sc, o, O_SEQ);
+  p.global_seq_lens_out = (int32_t *)want_ptr(sc, o, O_GSEQ);
+  p.block_table_out = p.cols > 0 ? (int32_t *)want_ptr(sc, o, O_BT) : NULL;
+  p.block_table_out_stride = sc->out_stride;
+  p.decode_lens_out = (int32_t *)want_ptr(sc, o, O_DEC);
+  p.req_indices_out = (int32_t *)want_ptr(sc, o, O_RIDX);
+  p.per_req_lens_out = (int32_t *)want_ptr(sc, o, O_PRL);
+  p.positions = (int64_t *)want_ptr(sc, o, O_POS);
+  p.slot_mapping = (int64_t *)want_ptr(sc, o, O_SLOT);
+  p.error_word = (int32_t *)want_ptr(sc, o, O_ERR);
+  /* 16-byte rows only where step.c allows them */
+  p.vector_rows = sc->gpu.vector && (uintptr_t)p.block_table % 16 == 0 &&
+                  (uintptr_t)p.block_table_out % 16 == 0 && p.block_table_stride % 4 == 0 &&
+                  p.block_table_out_stride % 4 == 0;
+  p.stage = sc->gpu.stage && (int64_t)sc->R + 1 <= AM_STAGE_MAX_REQS;
+  /* the lean kernel unless a product needs the full one (step.c); the full
+   * one must give the same bytes for any step, so it is sometimes forced */
+  p.full = p.stage || p.positions || p.slot_mapping || p.global_seq_lens_out ||
+           p.dcp_world_size > 1 || sc->gpu.force_full;
+  words = am_step_stage_words(&p);
+  stage = (int32_t *)xcalloc((size_t)words, sizeof(int32_t));
+  if (p.stage) { /* what every block holds after its staging loop and barrier */
+    for (i = 0; i <= sc->R; ++i) stage[i] = sc->qsl[i];
+    if (p.seq_lens)
+      for (i = 0; i < sc->R; ++i) stage[sc->R + 1 + i] = sc->seq_lens[i];
+  }
+  for (block = 0; block < sc->gpu.grid; ++block) {
+    for (k = 0; k < threads; ++k) {
+      const int64_t thread = sc->gpu.reverse ? threads - 1 - k : k;
+      am_step_body(&p,
+                   am_make_thread(block, sc->gpu.grid, thread % sc->gpu.lanes, sc->gpu.lanes,
+                                  thread / sc->gpu.lanes, sc->gpu.groups),
+                   stage, p.full);
+    }
+  }
+  free(stage);
+}
+
+static void check_wrapper(const scenario *sc, const inputs *in, const amr_output *ref, int exact) {
   fz_buf out;
   attnmeta_status st;
   int64_t t;
@@ -740,7 +830,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   outputs_alloc(&ob, &sc);
   run(&sc, 1, &in, &ob, 0);
-  check_same(&sc, &oa, &ob);
+  check_same(&sc, &oa, &ob, "the second launch config");
+  outputs_free(&ob);
+
+  outputs_alloc(&ob, &sc);
+  run_gpu_shape(&sc, &in, &ob);
+  inputs_check(&in, &sc);
+  check_same(&sc, &oa, &ob, "the emulated GPU shape");
   outputs_free(&ob);
 
   if (sc.wrapper) check_wrapper(&sc, &in, ref, monotone(&sc));
