@@ -44,6 +44,26 @@ int fail(char *msg, size_t msg_size, int status, const char *what, am_rt_error e
   return status;
 }
 
+/* Makes `device` current for one call and gives the caller's current device
+ * back when the call ends, so using a context never changes the device the
+ * calling thread (or a framework on it) works with. */
+struct device_guard {
+  int previous;
+  am_rt_error err;
+  explicit device_guard(int device) : previous(-1) {
+    int current = -1;
+    err = am_rt_get_device(&current);
+    if (err == AM_RT_SUCCESS && current == device) return;
+    err = am_rt_set_device(device);
+    if (err == AM_RT_SUCCESS) previous = current;
+  }
+  ~device_guard() {
+    if (previous >= 0) (void)am_rt_set_device(previous);
+  }
+  device_guard(const device_guard &) = delete;
+  device_guard &operator=(const device_guard &) = delete;
+};
+
 /* Makes `device` current for this thread, only when it is not already. */
 am_rt_error use_device(int device) {
   int current = -1;
@@ -108,7 +128,8 @@ void gpu_close(void *state) { free(state); }
 int gpu_launch_step(void *state, const am_step_params *params, const am_launch_shape *shape,
                     void *stream, char *msg, size_t msg_size) {
   const gpu_state *s = (const gpu_state *)state;
-  am_rt_error err = use_device(s->device);
+  device_guard guard(s->device);
+  am_rt_error err = guard.err;
   if (err != AM_RT_SUCCESS) return fail(msg, msg_size, ATTNMETA_ERR_LAUNCH, "set device", err);
   const dim3 block((unsigned)shape->lanes, (unsigned)shape->groups);
   if (params->full) {
@@ -124,7 +145,8 @@ int gpu_launch_step(void *state, const am_step_params *params, const am_launch_s
 
 int gpu_alloc(void *state, size_t bytes, void **ptr, char *msg, size_t msg_size) {
   const gpu_state *s = (const gpu_state *)state;
-  am_rt_error err = use_device(s->device);
+  device_guard guard(s->device);
+  am_rt_error err = guard.err;
   if (err == AM_RT_SUCCESS) err = am_rt_malloc(ptr, bytes ? bytes : 1);
   if (err != AM_RT_SUCCESS) {
     am_rt_clear_error();
@@ -135,7 +157,8 @@ int gpu_alloc(void *state, size_t bytes, void **ptr, char *msg, size_t msg_size)
 
 int gpu_release(void *state, void *ptr, char *msg, size_t msg_size) {
   const gpu_state *s = (const gpu_state *)state;
-  am_rt_error err = use_device(s->device);
+  device_guard guard(s->device);
+  am_rt_error err = guard.err;
   if (err == AM_RT_SUCCESS) err = am_rt_free(ptr);
   if (err != AM_RT_SUCCESS) return fail(msg, msg_size, ATTNMETA_ERR_INVALID_ARGUMENT, "free", err);
   return ATTNMETA_OK;
@@ -144,7 +167,8 @@ int gpu_release(void *state, void *ptr, char *msg, size_t msg_size) {
 int gpu_copy(void *state, void *dst, const void *src, size_t bytes, int to_device, char *msg,
              size_t msg_size) {
   const gpu_state *s = (const gpu_state *)state;
-  am_rt_error err = use_device(s->device);
+  device_guard guard(s->device);
+  am_rt_error err = guard.err;
   if (err == AM_RT_SUCCESS) err = am_rt_copy(dst, src, bytes, to_device);
   if (err != AM_RT_SUCCESS) return fail(msg, msg_size, ATTNMETA_ERR_INVALID_ARGUMENT, "copy", err);
   return ATTNMETA_OK;
@@ -152,7 +176,8 @@ int gpu_copy(void *state, void *dst, const void *src, size_t bytes, int to_devic
 
 int gpu_synchronize(void *state, void *stream, char *msg, size_t msg_size) {
   const gpu_state *s = (const gpu_state *)state;
-  am_rt_error err = use_device(s->device);
+  device_guard guard(s->device);
+  am_rt_error err = guard.err;
   if (err == AM_RT_SUCCESS) err = am_rt_stream_synchronize((am_rt_stream)stream);
   if (err != AM_RT_SUCCESS) return fail(msg, msg_size, ATTNMETA_ERR_LAUNCH, "synchronize", err);
   return ATTNMETA_OK;

@@ -42,7 +42,7 @@ static const struct {
 } flag_texts[] = {
     {ATTNMETA_FLAG_QSL_FIRST_NONZERO, "query_start_loc[0] is not 0"},
     {ATTNMETA_FLAG_QSL_DECREASING, "query_start_loc decreases"},
-    {ATTNMETA_FLAG_TOTAL_OUT_OF_RANGE, "query_start_loc[R] outside [0, num_tokens]"},
+    {ATTNMETA_FLAG_TOTAL_OUT_OF_RANGE, "query_start_loc[R] below 0 or above num_tokens"},
     {ATTNMETA_FLAG_SEQ_LEN_NEGATIVE, "negative seq_lens entry"},
     {ATTNMETA_FLAG_SEQ_LEN_LT_QLEN, "seq_lens entry smaller than its query length"},
     {ATTNMETA_FLAG_BLOCK_OUT_OF_TABLE, "position past the block table"},
