@@ -176,8 +176,8 @@ static void decode(fz_reader *rd, scenario *sc) {
 
   if (qsl_mode == 5) { /* raw: any values, mostly near the interesting range */
     for (i = 0; i <= R; ++i)
-      sc->qsl[i] = fz_chance(rd, 3, 4) ? (int32_t)fz_range(rd, -3, (int64_t)sc->T + 3)
-                                        : fz_edge32(rd);
+      sc->qsl[i] = fz_chance(rd, 1, 4) ? fz_edge32(rd)
+                                        : (int32_t)fz_range(rd, -3, (int64_t)sc->T + 3);
   } else if (qsl_mode >= 6) { /* a few perturbations of a valid array */
     const int n = (int)fz_range(rd, 1, 3);
     int j;
@@ -274,7 +274,8 @@ static void decode(fz_reader *rd, scenario *sc) {
     else if (b < 176) sc->num_mapped = sc->qsl[R];
     else sc->num_mapped = (int32_t)fz_range(rd, 0, (int64_t)sc->T + 3);
   }
-  sc->want = fz_chance(rd, 1, 4) ? (1u << O_COUNT) - 1 : (unsigned)fz_range(rd, 0, (1 << O_COUNT) - 1);
+  /* every output, or a subset */
+  sc->want = fz_chance(rd, 3, 4) ? (unsigned)fz_range(rd, 0, (1 << O_COUNT) - 1) : (1u << O_COUNT) - 1;
   sc->wrapper = fz_chance(rd, 1, 8);
   sc->err_init = fz_chance(rd, 1, 4) ? fz_edge32(rd) : 0;
   for (i = 0; i < 2; ++i) {
@@ -284,7 +285,7 @@ static void decode(fz_reader *rd, scenario *sc) {
     c->grid = g < 128 ? 0 : g < 224 ? (int)fz_range(rd, 1, 8) : (int)fz_range(rd, 9, 64);
     c->stage = (int)fz_range(rd, -1, 1);
     c->vector = (int)fz_range(rd, -1, 1);
-    c->lanes = fz_chance(rd, 3, 4) ? 0 : fz_chance(rd, 1, 8) ? 4096 : (int)fz_range(rd, 1, 8);
+    c->lanes = !fz_chance(rd, 1, 4) ? 0 : fz_chance(rd, 1, 8) ? 4096 : (int)fz_range(rd, 1, 8);
   }
   {
     static const int lanes[] = {1, 1, 2, 3, 4, 8, 16, 32};
@@ -325,6 +326,31 @@ static void describe(const scenario *sc) {
 }
 
 static const scenario *current; /* for failure messages */
+
+/* What the inputs were, for docs/reliability.md: printed at exit when the
+ * environment has ATTNMETA_FUZZ_STATS=1. */
+static struct {
+  long runs, broken[18], well_formed, monotone_bad, non_monotone, clean, gpu_shapes, flag[8];
+} stats;
+
+static void print_stats(void) {
+  int i;
+  long broken = 0;
+  for (i = 1; i < 18; ++i) broken += stats.broken[i];
+  fprintf(stderr,
+          "fuzz_step inputs: %ld runs; %ld with a broken host argument; of the rest: %ld with "
+          "well-formed query_start_loc, %ld monotone but qsl[0] != 0 or total out of [0, T], "
+          "%ld non-monotone; %ld with no bad device data at all; %ld emulated GPU launches\n",
+          stats.runs, broken, stats.well_formed, stats.monotone_bad, stats.non_monotone,
+          stats.clean, stats.gpu_shapes);
+  fprintf(stderr, "  broken host argument by kind:");
+  for (i = 1; i < 18; ++i) fprintf(stderr, " %d:%ld", i, stats.broken[i]);
+  fprintf(stderr, "\n  runs whose data raise each flag (bit: count):");
+  for (i = 0; i < 8; ++i) fprintf(stderr, " %d:%ld", 1 << i, stats.flag[i]);
+  fprintf(stderr, "\n");
+}
+
+static int applied_breakage;
 
 #define CHECK(cond, ...)                 \
   do {                                   \
@@ -494,6 +520,7 @@ static attnmeta_status run(const scenario *sc, int which_cfg, const inputs *in, 
   } else {
     breakage = 0;
   }
+  applied_breakage = breakage;
   st = attnmeta_build_step(ctx, &step, NULL);
   inputs_check(in, sc);
   for (i = 0; i < O_COUNT; ++i)
@@ -775,10 +802,12 @@ static void check_wrapper(const scenario *sc, const inputs *in, const amr_output
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
+  const char *env = getenv("ATTNMETA_FUZZ_STATS");
   (void)argc;
   (void)argv;
   if (attnmeta_open(&ctx, ATTNMETA_BACKEND_CPU, 0) != ATTNMETA_OK)
     fz_fail("cannot open the CPU backend: %s", attnmeta_open_error());
+  if (env && env[0] == '1') atexit(print_stats);
   return 0;
 }
 
@@ -798,7 +827,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   inputs_alloc(&in, &sc);
   outputs_alloc(&oa, &sc);
 
+  stats.runs++;
   if (run(&sc, 0, &in, &oa, sc.breakage) != ATTNMETA_OK) { /* a broken host argument */
+    stats.broken[applied_breakage]++;
     outputs_free(&oa);
     inputs_free(&in);
     scenario_free(&sc);
@@ -821,6 +852,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ri.interleave = sc.I;
   ref = amr_alloc(&ri);
   amr_build(&ri, ref);
+  {
+    const int32_t f = ref->request_flags | ref->slot_flags;
+    int b;
+    if (ref->well_formed) stats.well_formed++;
+    else if (monotone(&sc)) stats.monotone_bad++;
+    else stats.non_monotone++;
+    if (!f) stats.clean++;
+    for (b = 0; b < 8; ++b) stats.flag[b] += (f >> b) & 1;
+    stats.gpu_shapes++;
+  }
 
   check_table_gaps(&sc, &oa);
   if (monotone(&sc))

@@ -68,7 +68,9 @@ int64_t fz_range(fz_reader *r, int64_t lo, int64_t hi) {
   return (int64_t)((uint64_t)lo + v);
 }
 
-int fz_chance(fz_reader *r, unsigned num, unsigned den) { return fz_u8(r) % den < num; }
+int fz_chance(fz_reader *r, unsigned num, unsigned den) {
+  return fz_u8(r) % den >= den - num; /* never once the input has run out */
+}
 
 int32_t fz_edge32(fz_reader *r) {
   static const int32_t edges[] = {0,         1,          -1,        2,         -2,

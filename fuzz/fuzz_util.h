@@ -33,7 +33,8 @@ uint32_t fz_u32(fz_reader *r);
 uint8_t fz_u8(fz_reader *r);
 /* Uniform-ish integer in [lo, hi] (lo <= hi). */
 int64_t fz_range(fz_reader *r, int64_t lo, int64_t hi);
-/* 1 with probability about num / den. */
+/* 1 with probability about num / den; 0 once the input has run out, so
+ * rare choices need bytes of their own. */
 int fz_chance(fz_reader *r, unsigned num, unsigned den);
 /* Bulk content (block ids, ...) from a PRNG seeded with a hash of the whole
  * input: deterministic, and it does not use up the input bytes. */

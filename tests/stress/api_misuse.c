@@ -4,7 +4,8 @@
  * negative sizes, sizes at the INT32 limits, strides at the INT64 limits and
  * at the byte-offset overflow boundary, capacity below the token count,
  * decode context parallelism out of range, misaligned pointers, a step
- * struct of another size, invalid launch configurations.
+ * struct of another size, invalid launch configurations; and the argument
+ * checks of the measurement API (attnmeta_measure.h).
  *
  * (A closed context is a dangling pointer, as any freed pointer in C: using
  * it is undefined behaviour and is not tested.)
@@ -17,6 +18,7 @@
 #include <string.h>
 
 #include "attnmeta/attnmeta.h"
+#include "attnmeta/attnmeta_measure.h"
 #include "stress_common.h"
 
 #define N 64      /* elements of every buffer */
@@ -304,6 +306,64 @@ static void other_cases(void) {
   ST_EXPECT(attnmeta_backend_name((attnmeta_backend)-7) != NULL, "backend_name(-7)");
 }
 
+/* ---- the measurement API ---- */
+
+static int enqueue_calls;
+
+static attnmeta_status enqueue_ok(void *user, void *stream) {
+  int32_t qsl[3] = {0, 1, 2}, out[2];
+  (void)user;
+  enqueue_calls++;
+  return attnmeta_token_to_req(ctx, qsl, 2, -1, 2, out, stream);
+}
+
+static attnmeta_status enqueue_fails(void *user, void *stream) {
+  (void)user;
+  (void)stream;
+  return ATTNMETA_ERR_LAUNCH;
+}
+
+static void measure_cases(void) {
+  attnmeta_graph_timing g;
+  attnmeta_eager_timing e;
+  attnmeta_empty_timing z;
+  attnmeta_copy_timing c;
+  const attnmeta_status NUL = ATTNMETA_ERR_NULL_POINTER, INV = ATTNMETA_ERR_INVALID_ARGUMENT,
+                        CTX = ATTNMETA_ERR_INVALID_CONTEXT;
+  ST_EXPECT(attnmeta_measure_graph(NULL, enqueue_ok, NULL, 1, 1, 1, &g) == CTX, "measure_graph(NULL)");
+  ST_EXPECT(attnmeta_measure_graph(ctx, NULL, NULL, 1, 1, 1, &g) == NUL, "measure_graph(enqueue NULL)");
+  ST_EXPECT(attnmeta_measure_graph(ctx, enqueue_ok, NULL, 1, 1, 1, NULL) == NUL, "measure_graph(result NULL)");
+  ST_EXPECT(attnmeta_measure_graph(ctx, enqueue_ok, NULL, 0, 1, 1, &g) == INV, "measure_graph(steps 0)");
+  ST_EXPECT(attnmeta_measure_graph(ctx, enqueue_ok, NULL, 1, INT32_MIN, 1, &g) == INV, "measure_graph(replays INT32_MIN)");
+  ST_EXPECT(attnmeta_measure_graph(ctx, enqueue_ok, NULL, 1, 1, -1, &g) == INV, "measure_graph(repeats -1)");
+  ST_EXPECT(attnmeta_measure_eager(NULL, enqueue_ok, NULL, 1, 1, &e) == CTX, "measure_eager(NULL)");
+  ST_EXPECT(attnmeta_measure_eager(ctx, NULL, NULL, 1, 1, &e) == NUL, "measure_eager(enqueue NULL)");
+  ST_EXPECT(attnmeta_measure_eager(ctx, enqueue_ok, NULL, -5, 1, &e) == INV, "measure_eager(iterations -5)");
+  ST_EXPECT(attnmeta_measure_empty_kernel(NULL, 1, 1, 1, 1, &z) == CTX, "measure_empty_kernel(NULL)");
+  ST_EXPECT(attnmeta_measure_empty_kernel(ctx, 1, 1, 1, 1, NULL) == NUL, "measure_empty_kernel(result NULL)");
+  ST_EXPECT(attnmeta_measure_empty_kernel(ctx, 1, 1, 0, 1, &z) == INV, "measure_empty_kernel(iterations 0)");
+  ST_EXPECT(attnmeta_measure_copy(NULL, 64, 1, 1, &c) == CTX, "measure_copy(NULL)");
+  ST_EXPECT(attnmeta_measure_copy(ctx, 64, 1, 1, NULL) == NUL, "measure_copy(result NULL)");
+  ST_EXPECT(attnmeta_measure_copy(ctx, 0, 1, 1, &c) == INV, "measure_copy(0 bytes)");
+  ST_EXPECT(attnmeta_measure_copy(ctx, 64, 1, 0, &c) == INV, "measure_copy(repeats 0)");
+  ST_EXPECT(attnmeta_last_error(ctx)[0] != '\0', "measure: no message after a refusal");
+  /* small valid runs on the CPU backend, and a callback that fails */
+  enqueue_calls = 0;
+  ST_EXPECT(attnmeta_measure_graph(ctx, enqueue_ok, NULL, 2, 3, 2, &g) == ATTNMETA_OK && enqueue_calls > 0,
+            "measure_graph: %s", attnmeta_last_error(ctx));
+  ST_EXPECT(attnmeta_measure_eager(ctx, enqueue_ok, NULL, 3, 2, &e) == ATTNMETA_OK, "measure_eager: %s",
+            attnmeta_last_error(ctx));
+  ST_EXPECT(attnmeta_measure_empty_kernel(ctx, 2, 2, 2, 2, &z) == ATTNMETA_OK,
+            "measure_empty_kernel: %s", attnmeta_last_error(ctx));
+  ST_EXPECT(attnmeta_measure_copy(ctx, 4096, 2, 2, &c) == ATTNMETA_OK, "measure_copy: %s",
+            attnmeta_last_error(ctx));
+  ST_EXPECT(attnmeta_measure_graph(ctx, enqueue_fails, NULL, 1, 1, 1, &g) != ATTNMETA_OK &&
+                attnmeta_last_error(ctx)[0] != '\0',
+            "measure_graph with a failing callback");
+  ST_EXPECT(attnmeta_measure_eager(ctx, enqueue_fails, NULL, 1, 1, &e) != ATTNMETA_OK,
+            "measure_eager with a failing callback");
+}
+
 int main(void) {
   if (attnmeta_open(&ctx, ATTNMETA_BACKEND_CPU, 0) != ATTNMETA_OK) {
     fprintf(stderr, "cannot open the CPU backend: %s\n", attnmeta_open_error());
@@ -311,6 +371,7 @@ int main(void) {
   }
   step_cases();
   other_cases();
+  measure_cases();
   attnmeta_close(ctx);
   return st_report();
 }
