@@ -50,7 +50,7 @@
 #define MAX_T 2000
 #define MAX_TAIL 300
 #define MAX_COLS 300
-#define MAX_TABLE 65536 /* elements of a block table (input or output) */
+#define MAX_TABLE 16384 /* elements of a block table (input or output): 64 KiB */
 
 enum {
   O_T2R, O_SEQ, O_GSEQ, O_BT, O_DEC, O_RIDX, O_PRL, O_POS, O_SLOT, O_ERR, O_COUNT
