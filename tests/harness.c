@@ -68,35 +68,8 @@ attnmeta_context *amt_open_or_skip(attnmeta_backend kind) {
   return ctx;
 }
 
-/* {block, grid, stage, vector, lanes} */
-static const amt_launch cpu_configs[] = {
-    {"auto", {0, 0, -1, -1, 0}},
-    {"block1_grid1", {1, 1, -1, -1, 0}},
-    {"grid3", {0, 3, -1, -1, 0}},
-    {"grid7_stage1", {0, 7, 1, -1, 0}},
-    {"stage0_vector0", {0, 0, 0, 0, 0}},
-    {"grid2_vector1", {1, 2, -1, 1, 0}},
-    {"lanes2", {0, 0, -1, -1, 2}},
-};
-
-static const amt_launch gpu_configs[] = {
-    {"auto", {0, 0, -1, -1, 0}},
-    {"block1_grid1", {1, 1, -1, -1, 0}},
-    {"block32_grid2_stage1", {32, 2, 1, -1, 0}},
-    {"block64_grid5_stage0_vector0", {64, 5, 0, 0, 0}},
-    {"block256_lanes1", {256, 0, -1, -1, 1}},
-    {"block96_lanes7", {96, 0, -1, -1, 7}},
-    {"block1024_grid1", {1024, 1, -1, -1, 0}},
-    {"block128_stage1_vector1_lanes4", {128, 0, 1, 1, 4}},
-};
-
 int amt_launch_configs(attnmeta_backend kind, const amt_launch **out) {
-  if (kind == ATTNMETA_BACKEND_CPU) {
-    *out = cpu_configs;
-    return (int)(sizeof cpu_configs / sizeof cpu_configs[0]);
-  }
-  *out = gpu_configs;
-  return (int)(sizeof gpu_configs / sizeof gpu_configs[0]);
+  return amv_launch_sweep(kind, out);
 }
 
 void *amt_dev_alloc(attnmeta_context *ctx, size_t bytes) {

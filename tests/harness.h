@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "attnmeta/attnmeta.h"
+#include "vecrun.h"
 
 #define AMT_MAX_BACKENDS 3
 
@@ -22,12 +23,9 @@ const char *amt_backend_label(attnmeta_backend kind);
  * or no device, fails it on any other error. */
 attnmeta_context *amt_open_or_skip(attnmeta_backend kind);
 
-typedef struct amt_launch {
-  const char *name;
-  attnmeta_launch_config config;
-} amt_launch;
+typedef amv_launch amt_launch;
 
-/* Launch configurations to test on `kind`. */
+/* Launch configurations to test on `kind` (the sweep of vecrun.c). */
 int amt_launch_configs(attnmeta_backend kind, const amt_launch **out);
 
 /* Device memory; every failure fails the test with the library's message. */
@@ -38,7 +36,8 @@ void amt_to_host(attnmeta_context *ctx, void *dst, const void *src, size_t bytes
 
 /* Is `name` in the comma list `list` (case-insensitive)? */
 int amt_listed(const char *list, const char *name);
-/* 1 unless env ATTNMETA_TEST_CASES (comma list of case names) leaves it out. */
+/* 1 unless env ATTNMETA_TEST_CASES (comma list of case names, which are
+ * also the names of the conformance vectors) leaves it out. */
 int amt_case_selected(const char *name);
 
 /* 1 when env ATTNMETA_TEST_PER_CONFIG is set: one Criterion test per launch config. */

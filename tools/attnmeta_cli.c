@@ -1,4 +1,4 @@
-/* attnmeta: command-line front end (info, the example step, the benchmark). */
+/* attnmeta: command-line front end (info, the example step, the benchmark, conformance). */
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -16,6 +16,11 @@ static void usage(FILE *out) {
           "                            time the cases of the performance targets (token map\n"
           "                            and indexer metadata in one step), check them first,\n"
           "                            compare with the floors and anchors; table last\n"
+          "  conformance [--backend B] [--device N] [--config SPEC]... [--vector NAME]...\n"
+          "              [--json FILE] [--verbose] FILES...\n"
+          "                            run conformance vector files (tests/vectors) on a\n"
+          "                            backend: a line per vector, then 'N passed, N failed,\n"
+          "                            N skipped' (docs/conformance.md)\n"
           "  help                      this text\n"
           "backends: auto (default; $ATTNMETA_BACKEND overrides), cpu, cuda, hip\n");
 }
@@ -41,6 +46,7 @@ int main(int argc, char **argv) {
   if (strcmp(argv[1], "info") == 0) return cli_info(argc - 1, argv + 1);
   if (strcmp(argv[1], "step") == 0) return cli_step(argc - 1, argv + 1);
   if (strcmp(argv[1], "bench") == 0) return cli_bench(argc - 1, argv + 1);
+  if (strcmp(argv[1], "conformance") == 0) return cli_conformance(argc - 1, argv + 1);
   fprintf(stderr, "attnmeta: unknown command '%s'\n", argv[1]);
   usage(stderr);
   return 2;

@@ -7,6 +7,7 @@
 int cli_info(int argc, char **argv);
 int cli_step(int argc, char **argv);
 int cli_bench(int argc, char **argv);
+int cli_conformance(int argc, char **argv);
 
 /* Parses "auto|cpu|cuda|hip"; returns 0 on success. */
 int cli_parse_backend(const char *text, attnmeta_backend *kind);

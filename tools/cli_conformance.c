@@ -1,0 +1,443 @@
+/*
+ * attnmeta conformance: runs conformance vector files (docs/conformance.md)
+ * on one backend and device. One line per vector (pass, FAIL with a
+ * reproduction, or skip when the backend does not support it), then the
+ * summary line "N passed, N failed, N skipped"; optional JSON report.
+ * Exit status: 0 when nothing failed, 1 when a vector failed, 2 when the
+ * run could not be made (usage, unreadable or malformed file, no backend).
+ *
+ * The checking engine (guarded, poisoned device arena; every launch config
+ * of the sweep; every variant) is the one the Criterion suite uses.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../tests/vecfile.h"
+#include "../tests/vecrun.h"
+#include "cli.h"
+
+#define MAX_CONFIGS 64
+#define MAX_DETAILS 24 /* failures kept per vector (all counted) */
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: attnmeta conformance [--backend B] [--device N] [--config SPEC]...\n"
+          "                            [--vector NAME]... [--json FILE] [--verbose] FILES...\n"
+          "  FILES          vector files (*.amv) or folders holding them (tests/vectors)\n"
+          "  --backend B    auto (default; $ATTNMETA_BACKEND overrides), cpu, cuda, hip\n"
+          "  --device N     device index (default 0)\n"
+          "  --config SPEC  launch configs, repeatable: 'sweep' (default: the backend's whole\n"
+          "                 test sweep), 'auto' (automatic choices only), a sweep name such as\n"
+          "                 'block1_grid1', or \"block=B,grid=G,stage=S,vector=V,lanes=L\"\n"
+          "  --vector NAME  only the vectors of this name (repeatable, or a comma list)\n"
+          "  --json FILE    also write a JSON report to FILE\n"
+          "  --verbose      print every failure (up to %d a vector), not only the first\n"
+          "Prints one line per vector, then 'N passed, N failed, N skipped'. Exit status:\n"
+          "0 nothing failed, 1 a vector failed, 2 the run could not be made.\n",
+          MAX_DETAILS);
+}
+
+/* ---------------------------------------------------------------- configs */
+
+typedef struct config_set {
+  amv_launch list[MAX_CONFIGS];
+  char names[MAX_CONFIGS][96];
+  int n;
+} config_set;
+
+static int add_config(config_set *cs, const char *name, attnmeta_launch_config config) {
+  if (cs->n == MAX_CONFIGS) return -1;
+  snprintf(cs->names[cs->n], sizeof cs->names[cs->n], "%s", name);
+  cs->list[cs->n].name = cs->names[cs->n];
+  cs->list[cs->n].config = config;
+  cs->n++;
+  return 0;
+}
+
+/* "block=B,grid=G,stage=S,vector=V,lanes=L" (any subset, any order). */
+static int parse_spec(const char *text, attnmeta_launch_config *c) {
+  char buf[96], *item;
+  *c = attnmeta_launch_config_default();
+  if (strlen(text) >= sizeof buf) return -1;
+  strcpy(buf, text);
+  for (item = strtok(buf, ","); item; item = strtok(NULL, ",")) {
+    char *eq = strchr(item, '='), *end;
+    long value;
+    if (!eq) return -1;
+    *eq = 0;
+    value = strtol(eq + 1, &end, 10);
+    if (end == eq + 1 || *end || value < -1 || value > 1 << 20) return -1;
+    if (strcmp(item, "block") == 0) c->block = (int)value;
+    else if (strcmp(item, "grid") == 0) c->grid = (int)value;
+    else if (strcmp(item, "stage") == 0) c->stage = (int)value;
+    else if (strcmp(item, "vector") == 0) c->vector = (int)value;
+    else if (strcmp(item, "lanes") == 0) c->lanes = (int)value;
+    else return -1;
+  }
+  return 0;
+}
+
+/* Resolves the --config arguments against the opened backend's sweep. */
+static int resolve_configs(attnmeta_backend kind, char **specs, int nspecs, config_set *cs) {
+  const amv_launch *sweep;
+  const int nsweep = amv_launch_sweep(kind, &sweep);
+  int i, j;
+  cs->n = 0;
+  if (nspecs == 0) {
+    for (j = 0; j < nsweep; j++) add_config(cs, sweep[j].name, sweep[j].config);
+    return 0;
+  }
+  for (i = 0; i < nspecs; i++) {
+    attnmeta_launch_config c;
+    int found = 0;
+    if (strcmp(specs[i], "sweep") == 0) {
+      for (j = 0; j < nsweep; j++)
+        if (add_config(cs, sweep[j].name, sweep[j].config)) return -1;
+      continue;
+    }
+    for (j = 0; j < nsweep && !found; j++)
+      if (strcmp(specs[i], sweep[j].name) == 0) {
+        if (add_config(cs, sweep[j].name, sweep[j].config)) return -1;
+        found = 1;
+      }
+    if (found) continue;
+    if (strchr(specs[i], '=') == NULL || parse_spec(specs[i], &c)) {
+      fprintf(stderr,
+              "attnmeta conformance: --config '%s' is not 'sweep', a sweep name or "
+              "block=..,grid=..,stage=..,vector=..,lanes=..\n",
+              specs[i]);
+      return -1;
+    }
+    if (add_config(cs, specs[i], c)) return -1;
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------------ collection */
+
+typedef struct vector_report {
+  int64_t failures;
+  int kept;
+  amv_failure details[MAX_DETAILS];
+} vector_report;
+
+static void collect(void *user, const amv_failure *f) {
+  vector_report *r = user;
+  if (r->kept < MAX_DETAILS) r->details[r->kept++] = *f;
+  r->failures++;
+}
+
+static void json_string(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    const unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+    else if (c < 0x20) fprintf(f, "\\u%04x", c);
+    else fputc(c, f);
+  }
+  fputc('"', f);
+}
+
+static int listed(const char *list, const char *name) {
+  const size_t n = strlen(name);
+  const char *p = list;
+  while (*p) {
+    const char *comma = strchr(p, ',');
+    const size_t len = comma ? (size_t)(comma - p) : strlen(p);
+    if (len == n && strncmp(p, name, n) == 0) return 1;
+    p += len + (comma ? 1 : 0);
+  }
+  return 0;
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  timespec_get(&ts, TIME_UTC);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* A failure's text without its leading "vector=NAME " (the line names it). */
+static const char *without_vector(const char *text) {
+  const char *space = strchr(text, ' ');
+  return strncmp(text, "vector=", 7) == 0 && space ? space + 1 : text;
+}
+
+/* A command line that runs this vector again on this config. */
+static void repro(char *buf, size_t size, const char *backend, int device, const char *config,
+                  const char *vector, const char *path) {
+  const int quote = strchr(config, ',') || strchr(config, '=');
+  const int named = strcmp(config, "-") != 0 && strcmp(config, "current") != 0;
+  snprintf(buf, size, "attnmeta conformance --backend %s --device %d%s%s%s%s --vector %s %s",
+           backend, device, named ? " --config " : "", quote ? "'" : "", named ? config : "",
+           quote ? "'" : "", vector, path);
+}
+
+int cli_conformance(int argc, char **argv) {
+  attnmeta_backend kind = ATTNMETA_BACKEND_AUTO;
+  int device = 0, verbose = 0, i, nfiles = 0, nspecs = 0, rc = 2, f;
+  const char *json_path = NULL;
+  char **specs = calloc((size_t)argc, sizeof(char *));
+  char **args = calloc((size_t)argc, sizeof(char *));
+  char *only = NULL;
+  size_t only_len = 0;
+  char **paths = NULL;
+  int npaths = 0;
+  attnmeta_context *ctx = NULL;
+  config_set *cs = calloc(1, sizeof *cs);
+  vector_report *rep = calloc(1, sizeof *rep);
+  FILE *json = NULL;
+  int64_t passed = 0, failed = 0, skipped = 0, matched = 0;
+  const char *backend;
+  double t_start;
+  char err[1024];
+
+  if (!specs || !args || !cs || !rep) {
+    fprintf(stderr, "attnmeta conformance: out of memory\n");
+    goto done;
+  }
+  for (i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const int has = i + 1 < argc;
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      usage(stdout);
+      rc = 0;
+      goto done;
+    } else if (strcmp(a, "--backend") == 0 && has) {
+      if (cli_parse_backend(argv[++i], &kind)) {
+        fprintf(stderr, "attnmeta conformance: unknown backend '%s'\n", argv[i]);
+        goto done;
+      }
+    } else if (strcmp(a, "--device") == 0 && has) {
+      char *end;
+      const long d = strtol(argv[++i], &end, 10);
+      if (*end || end == argv[i] || d < 0 || d > 1 << 20) {
+        fprintf(stderr, "attnmeta conformance: bad --device '%s'\n", argv[i]);
+        goto done;
+      }
+      device = (int)d;
+    } else if (strcmp(a, "--config") == 0 && has) {
+      specs[nspecs++] = argv[++i];
+    } else if (strcmp(a, "--vector") == 0 && has) {
+      const size_t add = strlen(argv[++i]);
+      char *p = realloc(only, only_len + add + 2);
+      if (!p) goto done;
+      only = p;
+      if (only_len) only[only_len++] = ',';
+      memcpy(only + only_len, argv[i], add + 1);
+      only_len += add;
+    } else if (strcmp(a, "--json") == 0 && has) {
+      json_path = argv[++i];
+    } else if (strcmp(a, "--verbose") == 0) {
+      verbose = 1;
+    } else if (a[0] == '-' && a[1]) {
+      fprintf(stderr, "attnmeta conformance: unknown option '%s'\n", a);
+      usage(stderr);
+      goto done;
+    } else {
+      args[nfiles++] = argv[i];
+    }
+  }
+  if (nfiles == 0) {
+    fprintf(stderr, "attnmeta conformance: no vector files given\n");
+    usage(stderr);
+    goto done;
+  }
+  for (i = 0; i < nfiles; i++) {
+    char **more;
+    const int n = amv_list_files(args[i], &more, err, sizeof err);
+    char **all;
+    if (n < 0) {
+      fprintf(stderr, "attnmeta conformance: %s\n", err);
+      goto done;
+    }
+    all = realloc(paths, (size_t)(npaths + n + 1) * sizeof(char *));
+    if (!all) {
+      amv_free_list(more, n);
+      goto done;
+    }
+    paths = all;
+    memcpy(paths + npaths, more, (size_t)n * sizeof(char *));
+    npaths += n;
+    free(more);
+  }
+
+  /* every file is checked before anything runs */
+  for (f = 0; f < npaths; f++) {
+    amv_file af;
+    int v;
+    if (amv_load_headers(paths[f], &af, err, sizeof err)) {
+      fprintf(stderr, "attnmeta conformance: %s\n", err);
+      goto done;
+    }
+    for (v = 0; v < af.nvectors; v++) matched += !only || listed(only, af.vectors[v].name);
+    amv_file_free(&af);
+  }
+  if (matched == 0) {
+    fprintf(stderr, "attnmeta conformance: no vector%s%s in the files given\n",
+            only ? " named " : "", only ? only : "");
+    goto done;
+  }
+  matched = 0;
+
+  if (attnmeta_open(&ctx, kind, device) != ATTNMETA_OK) {
+    fprintf(stderr, "attnmeta conformance: cannot open backend %s device %d: %s\n",
+            attnmeta_backend_name(kind), device, attnmeta_open_error());
+    goto done;
+  }
+  kind = attnmeta_context_backend(ctx);
+  backend = attnmeta_backend_name(kind);
+  if (resolve_configs(kind, specs, nspecs, cs)) goto done;
+  if (json_path) {
+    json = fopen(json_path, "w");
+    if (!json) {
+      perror(json_path);
+      goto done;
+    }
+  }
+
+  printf("attnmeta conformance: library %s, backend %s (%s), device %d\n",
+         attnmeta_version_string(), backend, attnmeta_context_device_name(ctx), device);
+  printf("launch configs:");
+  for (i = 0; i < cs->n; i++) printf(" %s", cs->list[i].name);
+  printf("\n");
+  fflush(stdout);
+  if (json) {
+    fprintf(json, "{\n  \"format\": \"attnmeta-conformance-report\",\n  \"version\": 1,\n");
+    fprintf(json, "  \"library\": \"%s\",\n  \"backend\": \"%s\",\n  \"device\": %d,\n",
+            attnmeta_version_string(), backend, device);
+    fprintf(json, "  \"device_name\": ");
+    json_string(json, attnmeta_context_device_name(ctx));
+    fprintf(json, ",\n  \"configs\": [");
+    for (i = 0; i < cs->n; i++) {
+      const attnmeta_launch_config *c = &cs->list[i].config;
+      fprintf(json, "%s\n    {\"name\": ", i ? "," : "");
+      json_string(json, cs->list[i].name);
+      fprintf(json, ", \"block\": %d, \"grid\": %d, \"stage\": %d, \"vector\": %d, \"lanes\": %d}",
+              c->block, c->grid, c->stage, c->vector, c->lanes);
+    }
+    fprintf(json, "\n  ],\n  \"files\": [");
+    for (f = 0; f < npaths; f++) {
+      fprintf(json, "%s\n    ", f ? "," : "");
+      json_string(json, paths[f]);
+    }
+    fprintf(json, "\n  ],\n  \"vectors\": [");
+  }
+
+  t_start = now_s();
+  for (f = 0; f < npaths; f++) {
+    amv_file af;
+    int v;
+    if (amv_load(paths[f], NULL, &af, err, sizeof err)) {
+      fprintf(stderr, "attnmeta conformance: %s\n", err);
+      if (json) fprintf(json, "\n  ]\n}\n");
+      goto done;
+    }
+    for (v = 0; v < af.nvectors; v++) {
+      const amv_vector *vec = &af.vectors[v];
+      amv_runner runner;
+      amv_outcome out;
+      const char *word;
+      char line[1536], again[1024];
+      double t0;
+      int d;
+      if (only && !listed(only, vec->name)) continue;
+      matched++;
+      memset(rep, 0, sizeof *rep);
+      memset(&runner, 0, sizeof runner);
+      runner.ctx = ctx;
+      runner.configs = cs->list;
+      runner.nconfigs = cs->n;
+      runner.config_only = -1;
+      runner.report = collect;
+      runner.user = rep;
+      t0 = now_s();
+      amv_run_vector(&runner, vec, &out);
+      again[0] = 0;
+      if (out.result == AMV_PASS) {
+        passed++;
+        word = "pass";
+        printf("pass  %s  %s\n", paths[f], vec->name);
+      } else if (out.result == AMV_SKIP) {
+        skipped++;
+        word = "skip";
+        printf("skip  %s  %s  not supported: %s\n", paths[f], vec->name, out.reason);
+      } else {
+        const amv_failure *first = &rep->details[0];
+        failed++;
+        word = "fail";
+        repro(again, sizeof again, backend, device, first->config, vec->name, paths[f]);
+        snprintf(line, sizeof line, "FAIL  %s  %s  line=%d %s; %lld failures in this vector",
+                 paths[f], vec->name, vec->line, without_vector(first->text),
+                 (long long)rep->failures);
+        printf("%s | repro: %s\n", line, again);
+        if (verbose)
+          for (d = 1; d < rep->kept; d++)
+            printf("      %s\n", without_vector(rep->details[d].text));
+      }
+      fflush(stdout);
+      if (json) {
+        fprintf(json, "%s\n    {\"file\": ", matched > 1 ? "," : "");
+        json_string(json, paths[f]);
+        fprintf(json, ", \"line\": %d, \"name\": ", vec->line);
+        json_string(json, vec->name);
+        fprintf(json,
+                ", \"result\": \"%s\", \"ranks\": %d, \"launches\": %lld, \"failures\": %lld, "
+                "\"seconds\": %.3f",
+                word, vec->nranks, (long long)out.launches, (long long)rep->failures,
+                now_s() - t0);
+        if (out.result == AMV_SKIP) {
+          fprintf(json, ", \"reason\": ");
+          json_string(json, out.reason);
+        }
+        if (out.result == AMV_FAIL) {
+          fprintf(json, ", \"repro\": ");
+          json_string(json, again);
+          fprintf(json, ", \"details\": [");
+          for (d = 0; d < rep->kept; d++) {
+            const amv_failure *x = &rep->details[d];
+            fprintf(json, "%s\n      {\"rank\": %d, \"config\": ", d ? "," : "", (int)x->rank);
+            json_string(json, x->config);
+            fprintf(json, ", \"variant\": ");
+            json_string(json, x->variant);
+            fprintf(json, ", \"product\": ");
+            json_string(json, x->product);
+            fprintf(json, ", \"index\": %lld, \"expected\": %lld, \"got\": %lld, \"wrong\": %lld",
+                    (long long)x->index, (long long)x->expected, (long long)x->got,
+                    (long long)x->wrong);
+            fprintf(json, ", \"where\": ");
+            json_string(json, x->where);
+            fprintf(json, ", \"text\": ");
+            json_string(json, x->text);
+            fprintf(json, "}");
+          }
+          fprintf(json, "\n    ]");
+        }
+        fprintf(json, "}");
+      }
+    }
+    amv_file_free(&af);
+  }
+  printf("%lld vectors, %d launch configs, %.1f s\n", (long long)matched, cs->n, now_s() - t_start);
+  printf("%lld passed, %lld failed, %lld skipped\n", (long long)passed, (long long)failed,
+         (long long)skipped);
+  if (json)
+    fprintf(json, "\n  ],\n  \"summary\": {\"passed\": %lld, \"failed\": %lld, \"skipped\": %lld}\n}\n",
+            (long long)passed, (long long)failed, (long long)skipped);
+  rc = failed ? 1 : 0;
+
+done:
+  if (json && fclose(json) != 0) {
+    perror(json_path);
+    rc = 2;
+  }
+  attnmeta_close(ctx);
+  amv_free_list(paths, npaths);
+  free(specs);
+  free(args);
+  free(only);
+  free(cs);
+  free(rep);
+  return rc;
+}
