@@ -29,6 +29,9 @@ step "build (core, CPU, CUDA and HIP modules, CLI, tests)" configure_and_build |
 step "modules load or refuse cleanly (attnmeta info)" "$build/bin/attnmeta" info
 step "main job on the default backend (attnmeta step)" "$build/bin/attnmeta" step --iters 100
 step "tests (ctest)" ctest --test-dir "$build" --output-on-failure
+step "conformance vectors match the generator (ci/vectors.sh)" bash ci/vectors.sh "$build"
+step "conformance kit on the CPU backend (attnmeta conformance)" \
+  "$build/bin/attnmeta" conformance --backend cpu "$root/tests/vectors"
 for hook in ci/sanitize.sh ci/fuzz.sh ci/examples.sh python/run_tests.sh; do
   [ -f "$hook" ] || continue
   case $hook in
