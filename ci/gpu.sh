@@ -17,6 +17,7 @@
 #              launch configuration of the suite)
 #   graph      tests/gpu: graph capture and replay
 #   streams    tests/gpu: streams, contexts, threads
+#   conformance  attnmeta conformance over tests/vectors on the CUDA backend
 #   memcheck, racecheck, initcheck, synccheck
 #              compute-sanitizer over a subset of the Criterion suite (the
 #              hostile-data cases and several normal ones) and the graph test
@@ -323,6 +324,20 @@ for t in graph:attnmeta_gpu_graph_test streams:attnmeta_gpu_stream_test; do
     record "$name" FAIL $((SECONDS - t0)) "$(ended $rc); ${line:-no result line}"
   fi
 done
+
+# ------------------------------------------------------------ conformance
+# The conformance kit's vector files on the CUDA backend (docs/conformance.md).
+t0=$SECONDS
+run "$tmp/conformance.log" "$(limit 60 120)" "$bin/attnmeta" conformance --backend cuda \
+  "$root/tests/vectors"
+rc=$?
+keep conformance "$tmp/conformance.log"
+line=$(grep -a -E '^[0-9]+ passed, [0-9]+ failed' "$tmp/conformance.log" | tail -n 1)
+if [ "$rc" = 0 ] && [ -n "$line" ]; then
+  record conformance PASS $((SECONDS - t0)) "$line"
+else
+  record conformance FAIL $((SECONDS - t0)) "$(ended $rc); ${line:-no summary line}"
+fi
 
 # ------------------------------------------------------------- sanitizers
 # Each tool runs the suite one test process at a time (--jobs 1), following
