@@ -205,10 +205,11 @@ attnmeta_status attnmeta_set_launch_config(attnmeta_context *ctx,
 attnmeta_status attnmeta_device_alloc(attnmeta_context *ctx, size_t bytes, void **ptr) {
   if (!ctx) return ATTNMETA_ERR_INVALID_CONTEXT;
   if (!ptr) return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER, "ptr is NULL");
+  attnmeta_status status;
   *ptr = NULL;
-  if (ctx->table->alloc(ctx->state, bytes, ptr, ctx->message, sizeof ctx->message) != ATTNMETA_OK)
-    return ATTNMETA_ERR_OUT_OF_MEMORY;
-  return am_succeed(ctx);
+  status = (attnmeta_status)ctx->table->alloc(ctx->state, bytes, ptr, ctx->message,
+                                              sizeof ctx->message);
+  return status == ATTNMETA_OK ? am_succeed(ctx) : status;
 }
 
 attnmeta_status attnmeta_device_free(attnmeta_context *ctx, void *ptr) {
