@@ -29,7 +29,10 @@ if(CMAKE_CUDA_COMPILER)
   target_include_directories(attnmeta_cuda PRIVATE
     ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src/common ${PROJECT_SOURCE_DIR}/src/cuda)
   target_compile_definitions(attnmeta_cuda PRIVATE AM_BUILD_TARGETS="${_targets}")
-  target_compile_options(attnmeta_cuda PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-Xptxas=-v -Xcompiler=-Wall>)
+  target_compile_options(attnmeta_cuda PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall>)
+  if(ATTNMETA_PTXAS_VERBOSE)  # registers, spills and stack of each kernel
+    target_compile_options(attnmeta_cuda PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-Xptxas=-v>)
+  endif()
   message(STATUS "attnmeta: CUDA module for ${_targets}")
 else()
   message(STATUS "attnmeta: no CUDA compiler, CUDA module not built")
