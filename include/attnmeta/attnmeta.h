@@ -145,7 +145,9 @@ ATTNMETA_API attnmeta_backend attnmeta_context_backend(const attnmeta_context *c
 ATTNMETA_API int attnmeta_context_device(const attnmeta_context *ctx);
 /* Device description, e.g. "NVIDIA H200 (sm_90)" or "host CPU". */
 ATTNMETA_API const char *attnmeta_context_device_name(const attnmeta_context *ctx);
-/* Message of the last failed call on ctx ("" after a success). */
+/* Message of the last failed call on ctx made by the calling thread ("" after
+ * a success). Kept per thread, so threads sharing a context never overwrite
+ * each other's message; valid until the thread's next call on any context. */
 ATTNMETA_API const char *attnmeta_last_error(const attnmeta_context *ctx);
 
 /* Launch-shape overrides, for tests and tuning. Every kernel is correct for

@@ -17,7 +17,6 @@ struct attnmeta_context {
   int processors;
   attnmeta_launch_config config;
   char device_name[128];
-  char message[AM_MESSAGE_SIZE];
 };
 
 /* Records a formatted message on ctx and returns `status`. */
@@ -28,6 +27,13 @@ attnmeta_status am_fail(attnmeta_context *ctx, attnmeta_status status, const cha
     ;
 /* Clears the message and returns ATTNMETA_OK. */
 attnmeta_status am_succeed(attnmeta_context *ctx);
+
+/* The calling thread's message buffer (AM_MESSAGE_SIZE bytes), from now on
+ * the message of ctx for this thread. Messages are per thread and context,
+ * so threads sharing a context never write the same buffer. */
+char *am_message(const attnmeta_context *ctx);
+/* Forgets ctx as the owner of this thread's message (when it is closed). */
+void am_forget_message(const attnmeta_context *ctx);
 
 /* The backend table for `kind`, loading its module on first use. NULL with
  * a message in msg when it cannot be had. Thread-safe. */

@@ -9,6 +9,8 @@
 #include "am_context.h"
 
 static _Thread_local char open_message[AM_MESSAGE_SIZE];
+static _Thread_local char thread_message[AM_MESSAGE_SIZE];
+static _Thread_local const attnmeta_context *thread_message_owner;
 
 int attnmeta_version(void) { return ATTNMETA_VERSION; }
 
@@ -19,16 +21,27 @@ const char *attnmeta_version_string(void) {
       ATTNMETA_VERSION_PATCH);
 }
 
+char *am_message(const attnmeta_context *ctx) {
+  thread_message_owner = ctx;
+  return thread_message;
+}
+
+void am_forget_message(const attnmeta_context *ctx) {
+  if (thread_message_owner == ctx) thread_message_owner = NULL;
+}
+
 attnmeta_status am_fail(attnmeta_context *ctx, attnmeta_status status, const char *fmt, ...) {
+  char text[AM_MESSAGE_SIZE];
   va_list args;
   va_start(args, fmt);
-  vsnprintf(ctx->message, sizeof ctx->message, fmt, args);
+  vsnprintf(text, sizeof text, fmt, args); /* fmt's arguments may be the message itself */
   va_end(args);
+  memcpy(am_message(ctx), text, sizeof text);
   return status;
 }
 
 attnmeta_status am_succeed(attnmeta_context *ctx) {
-  ctx->message[0] = '\0';
+  if (thread_message_owner == ctx) thread_message[0] = '\0';
   return ATTNMETA_OK;
 }
 
@@ -70,7 +83,6 @@ static attnmeta_status open_on(attnmeta_context *ctx, attnmeta_backend kind, int
   ctx->table = table;
   ctx->processors = table->processor_count(ctx->state);
   ctx->config = attnmeta_launch_config_default();
-  ctx->message[0] = '\0';
   return ATTNMETA_OK;
 }
 
@@ -122,6 +134,7 @@ attnmeta_status attnmeta_open(attnmeta_context **out, attnmeta_backend kind, int
 
 attnmeta_status attnmeta_close(attnmeta_context *ctx) {
   if (!ctx) return ATTNMETA_OK;
+  am_forget_message(ctx);
   ctx->table->close(ctx->state);
   free(ctx);
   return ATTNMETA_OK;
@@ -138,7 +151,8 @@ const char *attnmeta_context_device_name(const attnmeta_context *ctx) {
 }
 
 const char *attnmeta_last_error(const attnmeta_context *ctx) {
-  return ctx ? ctx->message : "context is NULL";
+  if (!ctx) return "context is NULL";
+  return thread_message_owner == ctx ? thread_message : "";
 }
 
 attnmeta_status attnmeta_backend_device_count(attnmeta_backend kind, int *count) {
@@ -207,8 +221,8 @@ attnmeta_status attnmeta_device_alloc(attnmeta_context *ctx, size_t bytes, void 
   if (!ptr) return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER, "ptr is NULL");
   attnmeta_status status;
   *ptr = NULL;
-  status = (attnmeta_status)ctx->table->alloc(ctx->state, bytes, ptr, ctx->message,
-                                              sizeof ctx->message);
+  status = (attnmeta_status)ctx->table->alloc(ctx->state, bytes, ptr, am_message(ctx),
+                                              AM_MESSAGE_SIZE);
   return status == ATTNMETA_OK ? am_succeed(ctx) : status;
 }
 
@@ -216,7 +230,7 @@ attnmeta_status attnmeta_device_free(attnmeta_context *ctx, void *ptr) {
   attnmeta_status status;
   if (!ctx) return ATTNMETA_ERR_INVALID_CONTEXT;
   if (!ptr) return am_succeed(ctx);
-  status = (attnmeta_status)ctx->table->release(ctx->state, ptr, ctx->message, sizeof ctx->message);
+  status = (attnmeta_status)ctx->table->release(ctx->state, ptr, am_message(ctx), AM_MESSAGE_SIZE);
   return status == ATTNMETA_OK ? am_succeed(ctx) : status;
 }
 
@@ -228,8 +242,8 @@ static attnmeta_status copy(attnmeta_context *ctx, void *dst, const void *src, s
     return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER, "copy of %zu bytes with a NULL %s", bytes,
                    dst ? "source" : "destination");
   if (!bytes) return am_succeed(ctx);
-  status = (attnmeta_status)ctx->table->copy(ctx->state, dst, src, bytes, to_device, ctx->message,
-                                             sizeof ctx->message);
+  status = (attnmeta_status)ctx->table->copy(ctx->state, dst, src, bytes, to_device, am_message(ctx),
+                                             AM_MESSAGE_SIZE);
   return status == ATTNMETA_OK ? am_succeed(ctx) : status;
 }
 
@@ -246,7 +260,7 @@ attnmeta_status attnmeta_copy_to_host(attnmeta_context *ctx, void *dst, const vo
 attnmeta_status attnmeta_synchronize(attnmeta_context *ctx, void *stream) {
   attnmeta_status status;
   if (!ctx) return ATTNMETA_ERR_INVALID_CONTEXT;
-  status = (attnmeta_status)ctx->table->synchronize(ctx->state, stream, ctx->message,
-                                                    sizeof ctx->message);
+  status = (attnmeta_status)ctx->table->synchronize(ctx->state, stream, am_message(ctx),
+                                                    AM_MESSAGE_SIZE);
   return status == ATTNMETA_OK ? am_succeed(ctx) : status;
 }

@@ -58,7 +58,7 @@ static attnmeta_status backend(session *s, int status, const char *what) {
 static attnmeta_status callback_failed(session *s, attnmeta_status status, const char *phase,
                                        int call) {
   char said[AM_MESSAGE_SIZE];
-  snprintf(said, sizeof said, "%s", s->ctx->message);
+  snprintf(said, sizeof said, "%s", attnmeta_last_error(s->ctx));
   return am_fail(s->ctx, status, "the enqueue callback returned %s at call %d of the %s%s%s",
                  attnmeta_status_string(status), call, phase, said[0] ? ": " : "", said);
 }
@@ -284,7 +284,7 @@ attnmeta_status attnmeta_measure_eager(attnmeta_context *ctx, attnmeta_enqueue_f
 
 static attnmeta_status empty_enqueue(void *user, void *stream) {
   attnmeta_context *ctx = (attnmeta_context *)user;
-  int st = ctx->table->launch_empty(ctx->state, stream, ctx->message, sizeof ctx->message);
+  int st = ctx->table->launch_empty(ctx->state, stream, am_message(ctx), AM_MESSAGE_SIZE);
   return (attnmeta_status)st;
 }
 

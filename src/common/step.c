@@ -214,7 +214,7 @@ attnmeta_status attnmeta_build_step(attnmeta_context *ctx, const attnmeta_step *
   if (!has_work(&params)) return am_succeed(ctx);
   shape = plan_launch(ctx, &params);
   status = (attnmeta_status)ctx->table->launch_step(ctx->state, &params, &shape, stream,
-                                                    ctx->message, sizeof ctx->message);
+                                                    am_message(ctx), AM_MESSAGE_SIZE);
   return status == ATTNMETA_OK ? am_succeed(ctx) : status;
 }
 
