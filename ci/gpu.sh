@@ -411,14 +411,23 @@ for tool in "${tools[@]}"; do
   rc_suite=$?
   run "$tmp/san_graph.log" $((share / 5 + 10)) "${san[@]}" "$bin/attnmeta_gpu_graph_test"
   rc_graph=$?
+  # The conformance runner checks every vector in ONE process, so nothing
+  # depends on the sanitizer following Criterion's workers.
+  : >"$tmp/san_conf.log"
+  run "$tmp/san_conf.log" $((share / 3 + 10)) "${san[@]}" "$bin/attnmeta" conformance \
+    --backend cuda --config auto --config block96_lanes7 "$root/tests/vectors"
+  rc_conf=$?
   printf '\n########## %s ##########\n' "$tool" >>"$san_log"
-  cat "$tmp/san_suite.log" "$tmp/san_graph.log" >>"$san_log"
+  cat "$tmp/san_suite.log" "$tmp/san_graph.log" "$tmp/san_conf.log" >>"$san_log"
+  errs_conf=$(sanitizer_errors "$tmp/san_conf.log")
   errs_suite=$(sanitizer_errors "$tmp/san_suite.log")
   procs=$(grep -a -c -E '(ERROR|RACECHECK) SUMMARY:' "$tmp/san_suite.log")
   errs_graph=$(sanitizer_errors "$tmp/san_graph.log")
   syn=$(synthesis "$tmp/san_suite.log")
   note="suite: $errs_suite errors in $procs processes, $syn; graph test: $errs_graph errors"
+  note="$note; conformance: $errs_conf errors ($(ended $rc_conf))"
   if [ "$rc_suite" = 0 ] && [ "$rc_graph" = 0 ] && [ "$errs_suite" = 0 ] && [ "$errs_graph" = 0 ] &&
+    [ "$rc_conf" = 0 ] && [ "$errs_conf" = 0 ] &&
     [ "$procs" -gt 0 ] && criterion_clean "$tmp/san_suite.log" && gpu_test_clean "$tmp/san_graph.log"; then
     record "$tool" PASS $((SECONDS - t0)) "$note"
   else
