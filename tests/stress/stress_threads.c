@@ -9,9 +9,9 @@
  *                   their own outputs, from shared read-only inputs, all
  *                   OR-ing flags into ONE shared error word;
  *  shared_failures  threads share one context and mix failing and
- *                   successful calls: each gets its own status back (the
- *                   context's last-error message is not checked: it is
- *                   per context, so concurrent calls overwrite it);
+ *                   successful calls: each gets its own status back and,
+ *                   from attnmeta_last_error, its own message (messages are
+ *                   kept per thread and context);
  *  open_close       threads open and close contexts, fail to open a
  *                   device that does not exist (the open error message is
  *                   per thread and must name this thread's device), and
@@ -130,13 +130,18 @@ static void *shared_failures(void *p) {
     st_outputs o;
     attnmeta_step s;
     attnmeta_status st, want = ATTNMETA_OK;
+    const char *word = NULL; /* a word this thread's message must contain */
     char why[256] = "";
     st_outputs_alloc(&o, b);
     st_step_fill(&s, b, &o, &o.error_word);
     switch ((a->id + i) % 4) {
-      case 1: s.capacity = s.num_tokens - 1; want = s.num_tokens > 0 ? ATTNMETA_ERR_CAPACITY : ATTNMETA_OK; break;
-      case 2: s.dcp_rank = s.dcp_world_size; want = ATTNMETA_ERR_INVALID_ARGUMENT; break;
-      case 3: s.seq_lens = NULL; want = ATTNMETA_ERR_NULL_POINTER; break;
+      case 1:
+        s.capacity = s.num_tokens - 1;
+        want = s.num_tokens > 0 ? ATTNMETA_ERR_CAPACITY : ATTNMETA_OK;
+        word = "capacity";
+        break;
+      case 2: s.dcp_rank = s.dcp_world_size; want = ATTNMETA_ERR_INVALID_ARGUMENT; word = "dcp_rank"; break;
+      case 3: s.seq_lens = NULL; want = ATTNMETA_ERR_NULL_POINTER; word = "seq_lens"; break;
       default: break;
     }
     if (want == ATTNMETA_OK && s.capacity < s.num_tokens) s.capacity = s.num_tokens;
@@ -150,6 +155,11 @@ static void *shared_failures(void *p) {
       bad++;
     } else if (st != ATTNMETA_OK && o.error_word != 0) {
       st_failf("shared_failures[%d] iteration %d: a failed call wrote the error word", a->id, i);
+      bad++;
+    } else if (st == ATTNMETA_OK ? attnmeta_last_error(a->shared)[0] != '\0'
+                                 : !strstr(attnmeta_last_error(a->shared), word)) {
+      st_failf("shared_failures[%d] iteration %d: status %d but message \"%s\"", a->id, i,
+               (int)st, attnmeta_last_error(a->shared));
       bad++;
     }
     st_outputs_free(&o);
