@@ -39,10 +39,25 @@ fi
 
 mkdir -p "$build"
 echo "=== fuzz: build with $cc in $build"
+# A cache made with another compiler makes CMake drop the cache and the
+# options given with it: empty such a build folder first (only a build
+# folder: one with a CMakeCache.txt and no CMakeLists.txt).
+if [ -f "$build/CMakeCache.txt" ] && [ ! -f "$build/CMakeLists.txt" ]; then
+  cached=$(sed -n 's/^CMAKE_C_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")
+  cached=$(command -v "$cached" 2>/dev/null || echo "$cached")
+  if [ "$(readlink -f "$cached" 2>/dev/null)" != "$(readlink -f "$(command -v "$cc")" 2>/dev/null)" ]; then
+    echo "fuzz: $build was configured with $cached; emptying it to configure with $cc"
+    find "$build" -mindepth 1 -maxdepth 1 -exec rm -rf {} +
+  fi
+fi
 if ! cmake -S "$root" -B "$build" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DATTNMETA_FUZZ=ON -DBUILD_TESTING=OFF -DATTNMETA_WITH_CUDA=OFF -DATTNMETA_WITH_HIP=OFF \
   >"$build/configure.log" 2>&1; then
   cat "$build/configure.log"
+  exit 1
+fi
+if ! grep -qx "ATTNMETA_FUZZ:BOOL=ON" "$build/CMakeCache.txt"; then
+  echo "ci/fuzz.sh: $build/CMakeCache.txt lacks ATTNMETA_FUZZ=ON" >&2
   exit 1
 fi
 cmake --build "$build" -j"$(nproc 2>/dev/null || echo 2)" --target "${harnesses[@]}" || exit 1
@@ -69,7 +84,11 @@ for h in "${harnesses[@]}"; do
   args=(-max_total_time="$seconds" -max_len="$(max_len_of "$h")" -timeout=30
     -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$artifacts/$h-")
   if [ "$jobs" -gt 1 ]; then args+=(-jobs="$jobs" -workers="$jobs"); fi
-  ( cd "$work" && "$build/fuzz/$h" "${args[@]}" "$corpus" ) >"$work/$h.log" 2>&1
+  # no GPU module may be loaded from an installation (a vendor runtime
+  # loaded without a device has leaks of its own): an empty module folder
+  mkdir -p "$work/no-modules"
+  ( cd "$work" && ATTNMETA_MODULE_DIR="$work/no-modules" "$build/fuzz/$h" "${args[@]}" "$corpus" ) \
+    >"$work/$h.log" 2>&1
   rc=$?
   if [ "$jobs" -gt 1 ]; then cat "$work"/fuzz-*.log >>"$work/$h.log" 2>/dev/null; rm -f "$work"/fuzz-*.log; fi
   grep -E '^(stat::|#[0-9]+[[:space:]]+DONE)' "$work/$h.log" | sed "s/^/  $h: /"

@@ -10,8 +10,10 @@
 #    in BUILD_DIR-tsan, running the "stress" tests. tests/stress/tsan.supp
 #    lists the known, documented race (docs/reliability.md, "Threads").
 #
-# GPU modules are not built here (the sanitizers are host-only). Exits
-# non-zero when a build or a test fails. Environment:
+# GPU modules are neither built nor loaded here (ATTNMETA_MODULE_DIR points
+# at an empty folder): the sanitizers are host-only, and a vendor runtime
+# loaded without a device has leaks of its own. Exits non-zero when a build
+# or a test fails. Environment:
 #   ATTNMETA_SANITIZE_CC   C compiler (default gcc; clang works too)
 #   ATTNMETA_SKIP_TSAN=1   skip the ThreadSanitizer stage
 set -uo pipefail
@@ -45,26 +47,57 @@ common=(-DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTI
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:halt_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
+# A cache made with another compiler makes CMake drop the cache and the
+# options given with it (and leaves that build's libraries behind): empty
+# such a build folder first (only a build folder: one with a CMakeCache.txt
+# and no CMakeLists.txt).
+fresh_if_other_compiler() { # DIR
+  local cached want
+  [ -f "$1/CMakeCache.txt" ] && [ ! -f "$1/CMakeLists.txt" ] || return 0
+  cached=$(sed -n 's/^CMAKE_C_COMPILER:[A-Z]*=//p' "$1/CMakeCache.txt")
+  cached=$(command -v "$cached" 2>/dev/null || echo "$cached")
+  want=$(command -v "$cc" 2>/dev/null || echo "$cc")
+  if [ "$(readlink -f "$cached" 2>/dev/null)" != "$(readlink -f "$want" 2>/dev/null)" ]; then
+    echo "sanitize: $1 was configured with $cached; emptying it to configure with $want"
+    find "$1" -mindepth 1 -maxdepth 1 -exec rm -rf {} +
+  fi
+}
+
+# The cache must say what was asked (a silently unsanitized build passes).
+cache_has() { # DIR LINE
+  grep -qxF "$2" "$1/CMakeCache.txt" || { echo "sanitize: $1/CMakeCache.txt lacks $2" >&2; return 1; }
+}
+
 asan_build() {
   mkdir -p "$build"
+  fresh_if_other_compiler "$build"
   cmake -S "$root" -B "$build" "${common[@]}" -DATTNMETA_SANITIZE=ON >"$build/configure.log" 2>&1 ||
     { cat "$build/configure.log"; return 1; }
+  cache_has "$build" "ATTNMETA_SANITIZE:BOOL=ON" || return 1
   cmake --build "$build" -j"$jobs"
 }
+# No GPU module is built here, and none may come from an installation
+# either: the module folder the tests see is empty.
+no_modules=$(mktemp -d)
+trap 'rm -rf "$no_modules"' EXIT
+
 asan_test() {
-  ctest --test-dir "$build" --output-on-failure -j"$jobs"
+  ATTNMETA_MODULE_DIR=$no_modules ctest --test-dir "$build" --output-on-failure -j"$jobs"
 }
 
 tsan_build() {
   mkdir -p "$build-tsan"
   local flags="-fsanitize=thread -fno-omit-frame-pointer -g -O1"
+  fresh_if_other_compiler "$build-tsan"
   cmake -S "$root" -B "$build-tsan" "${common[@]}" -DCMAKE_C_FLAGS="$flags" \
     -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread \
     >"$build-tsan/configure.log" 2>&1 || { cat "$build-tsan/configure.log"; return 1; }
+  cache_has "$build-tsan" "CMAKE_C_FLAGS:STRING=$flags" || return 1
   cmake --build "$build-tsan" -j"$jobs" --target attnmeta_stress_threads attnmeta_api_misuse
 }
 tsan_test() {
-  TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$root/tests/stress/tsan.supp" \
+  ATTNMETA_MODULE_DIR=$no_modules \
+    TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$root/tests/stress/tsan.supp" \
     ctest --test-dir "$build-tsan" --output-on-failure -L stress
 }
 
