@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "attnmeta/attnmeta.h"
+#include "reference.h"
 
 #define COUNT(...) ((int32_t)(sizeof((int32_t[]){__VA_ARGS__}) / sizeof(int32_t)))
 /* Query lengths of the requests (R = their number). */
@@ -319,4 +320,21 @@ void amt_batch_free(amt_batch *b) {
   free(b->seq_lens);
   free(b->block_table);
   free(b);
+}
+
+void amt_reference_input(const amt_batch *b, int k, amr_input *in) {
+  memset(in, 0, sizeof *in);
+  in->qsl = b->qsl;
+  in->R = b->R;
+  in->T = b->T;
+  in->C = b->C;
+  in->seq_lens = b->seq_lens;
+  in->block_table = b->block_table;
+  in->cols = b->cols;
+  in->in_stride = b->in_stride;
+  in->num_mapped = b->num_mapped;
+  in->block_size = b->block_size;
+  in->world = b->world;
+  in->rank = b->ranks[k];
+  in->interleave = b->interleave;
 }

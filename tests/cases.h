@@ -93,6 +93,10 @@ typedef struct amt_batch {
 amt_batch *amt_materialize(const amt_case *c);
 void amt_batch_free(amt_batch *b);
 
+struct amr_input;
+/* The naive reference's input for rank number k (index into b->ranks) of b. */
+void amt_reference_input(const amt_batch *b, int k, struct amr_input *in);
+
 /* Deterministic PRNG (splitmix64). */
 uint64_t amt_rand(uint64_t *state);
 int32_t amt_rand_range(uint64_t *state, int32_t lo, int32_t hi); /* [lo, hi] */

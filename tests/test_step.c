@@ -224,20 +224,7 @@ Test(cases, declared_flags) {
     for (k = 0; k < b->nranks; k++) {
       amr_input in;
       amr_output *o;
-      memset(&in, 0, sizeof in);
-      in.qsl = b->qsl;
-      in.R = b->R;
-      in.T = b->T;
-      in.C = b->C;
-      in.seq_lens = b->seq_lens;
-      in.block_table = b->block_table;
-      in.cols = b->cols;
-      in.in_stride = b->in_stride;
-      in.num_mapped = b->num_mapped;
-      in.block_size = b->block_size;
-      in.world = b->world;
-      in.rank = b->ranks[k];
-      in.interleave = b->interleave;
+      amt_reference_input(b, k, &in);
       o = amr_alloc(&in);
       amr_build(&in, o);
       seen |= o->request_flags | o->slot_flags;
