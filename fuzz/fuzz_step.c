@@ -36,6 +36,7 @@
  *    boundaries, which are pre-filled as the barrier would leave them), and
  *    checks the bytes against the CPU backend's.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,7 +76,8 @@ typedef struct scenario {
   int32_t err_init;
   int wrapper;  /* also run attnmeta_token_to_req */
   struct {      /* an emulated GPU launch of the kernel body */
-    int lanes, groups, grid, stage, vector, reverse, force_full;
+    int lanes, groups, grid, stage, vector, reverse, force_full, speculate;
+    float guess_scale; /* any value must give the same bytes */
   } gpu;
   int breakage; /* 0, or which host argument to break */
 } scenario;
@@ -297,6 +299,15 @@ static void decode(fz_reader *rd, scenario *sc) {
     sc->gpu.vector = fz_chance(rd, 1, 2);
     sc->gpu.reverse = fz_chance(rd, 1, 2);
     sc->gpu.force_full = fz_chance(rd, 1, 4);
+    sc->gpu.speculate = fz_chance(rd, 1, 2);
+    {
+      static const float scales[] = {1.0f, 0.0f, -1.0f, 0.5f, 1e30f, -1e30f, 0.25f, 3.0f};
+      const uint8_t s = fz_u8(rd);
+      sc->gpu.guess_scale = s < 96    ? (sc->T > 0 ? (float)sc->R / (float)sc->T : 1.0f)
+                            : s < 224 ? scales[s % 8]
+                            : s < 240 ? (float)fz_u8(rd) / 64.0f
+                                      : NAN;
+    }
   }
   sc->breakage = fz_chance(rd, 1, 16) ? (int)fz_range(rd, 1, 17) : 0;
 }
@@ -757,6 +768,11 @@ static void run_gpu_shape(const scenario *sc, const inputs *in, outputs *o) {
                   (uintptr_t)p.block_table_out % 16 == 0 && p.block_table_stride % 4 == 0 &&
                   p.block_table_out_stride % 4 == 0;
   p.stage = sc->gpu.stage && (int64_t)sc->R + 1 <= AM_STAGE_MAX_REQS;
+  /* speculation needs vector rows and a table (step.c); the guess is free */
+  p.speculate = sc->gpu.speculate && p.vector_rows && p.block_table && p.block_table_out;
+  /* for hostile boundaries the guess is part of which request a token gets:
+   * only monotone ones may take any scale */
+  p.guess_scale = monotone(sc) ? sc->gpu.guess_scale : am_guess_scale(sc->R, sc->T);
   /* the lean kernel unless a product needs the full one (step.c); the full
    * one must give the same bytes for any step, so it is sometimes forced */
   p.full = p.stage || p.positions || p.slot_mapping || p.global_seq_lens_out ||

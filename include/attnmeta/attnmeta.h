@@ -155,7 +155,8 @@ ATTNMETA_API const char *attnmeta_last_error(const attnmeta_context *ctx);
 typedef struct attnmeta_launch_config {
   int block;  /* threads per block; 0 = automatic. The CPU backend runs one
                  thread per block: 0 or 1 there */
-  int grid;   /* blocks; 0 = automatic */
+  int grid;   /* blocks; 0 = automatic. Reduced to at most 2^31 threads
+                 in all (grid x block) */
   int stage;  /* stage the boundaries in block-shared memory when they fit:
                  -1 = automatic (currently never: measured slower), 0 = never,
                  1 = whenever they fit */

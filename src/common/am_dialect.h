@@ -46,9 +46,8 @@
 #  define AM_ATOMIC_OR(ptr, value) atomicOr((ptr), (value))
 #  define AM_LIKELY(x) __builtin_expect(!!(x), 1)
 /* The calling thread's place in the launch, from the vendor's built-ins. */
-#  define AM_THREAD_HERE()                                                           \
-    am_make_thread((int64_t)blockIdx.x, (int64_t)gridDim.x, (int64_t)threadIdx.x,      \
-                   (int64_t)blockDim.x, (int64_t)threadIdx.y, (int64_t)blockDim.y)
+#  define AM_THREAD_HERE() \
+    am_make_thread(blockIdx.x, gridDim.x, threadIdx.x, blockDim.x, threadIdx.y, blockDim.y)
 #else
 #  define AM_DEVICE static inline
 #  define AM_KERNEL
@@ -67,21 +66,22 @@
 
 /* Where a thread is. Blocks are two-dimensional: `lanes` threads along x
  * share one work item (a token's row), `groups` along y take different items.
- * The flat thread index and block size serve block-wide loops. 64-bit so
- * that products of indices never overflow. */
+ * The flat thread index and block size serve block-wide loops. 32-bit
+ * unsigned, the GPUs' native width: the host keeps grid_dim * block_dim <=
+ * 2^31, so an index below 2^31 plus any stride stays below 2^32. */
 typedef struct am_thread {
-  int64_t block;     /* block index in the grid */
-  int64_t grid_dim;  /* blocks in the grid */
-  int64_t lane;      /* x index, in [0, lanes) */
-  int64_t lanes;     /* block size along x */
-  int64_t group;     /* y index, in [0, groups) */
-  int64_t groups;    /* block size along y */
-  int64_t thread;    /* flat index in the block: group * lanes + lane */
-  int64_t block_dim; /* lanes * groups */
+  uint32_t block;     /* block index in the grid */
+  uint32_t grid_dim;  /* blocks in the grid */
+  uint32_t lane;      /* x index, in [0, lanes) */
+  uint32_t lanes;     /* block size along x */
+  uint32_t group;     /* y index, in [0, groups) */
+  uint32_t groups;    /* block size along y */
+  uint32_t thread;    /* flat index in the block: group * lanes + lane */
+  uint32_t block_dim; /* lanes * groups */
 } am_thread;
 
-AM_DEVICE am_thread am_make_thread(int64_t block, int64_t grid_dim, int64_t lane, int64_t lanes,
-                                   int64_t group, int64_t groups) {
+AM_DEVICE am_thread am_make_thread(uint32_t block, uint32_t grid_dim, uint32_t lane,
+                                   uint32_t lanes, uint32_t group, uint32_t groups) {
   am_thread t;
   t.block = block;
   t.grid_dim = grid_dim;

@@ -23,58 +23,94 @@ AM_DEVICE int64_t am_step_stage_words(const am_step_params *p) {
   return (int64_t)p->num_reqs + 1 + (p->seq_lens ? (int64_t)p->num_reqs : 0);
 }
 
-/* Copies one block-table row (or zeroes it when `in_row` is NULL), lanes
- * [0, lanes) of the token's group splitting the columns. Four vectors are
- * loaded before any is stored, so each thread keeps several loads in flight. */
+/* A lane's share of one row, moved four accesses at a time: all four loads
+ * are issued before any store, so each thread keeps several loads in flight.
+ * Lane `lane` of `lanes` takes units c, c + lanes, c + 2 lanes, c + 3 lanes
+ * (those below n) of the batch starting at unit c. */
+typedef struct am_row_batch {
+  am_i32x4 v[4];
+} am_row_batch;
+
+AM_DEVICE am_row_batch am_load_batch(const am_i32x4 *AM_RESTRICT in4, uint32_t c, uint32_t lanes,
+                                     uint32_t n) {
+  am_row_batch b;
+  int k;
+  for (k = 0; k < 4; ++k) {
+    b.v[k].x = b.v[k].y = b.v[k].z = b.v[k].w = 0;
+    if (c + k * lanes < n) b.v[k] = in4[c + k * lanes];
+  }
+  return b;
+}
+
+AM_DEVICE void am_store_batch(am_i32x4 *AM_RESTRICT out4, uint32_t c, uint32_t lanes, uint32_t n,
+                              const am_row_batch *b) {
+  int k;
+  for (k = 0; k < 4; ++k)
+    if (c + k * lanes < n) out4[c + k * lanes] = b->v[k];
+}
+
+/* Copies one block-table row of `cols` int32, lanes [0, lanes) of the
+ * token's group splitting it. With vector_rows the row moves as 16-byte
+ * vectors (plus a scalar remainder), this lane's vectors from `first_vec`
+ * on (its earlier ones were stored by the caller). */
 AM_DEVICE void am_copy_row(const int32_t *AM_RESTRICT in_row, int32_t *AM_RESTRICT out_row,
-                           int64_t cols, int64_t lane, int64_t lanes, int vector_rows) {
-  int64_t c = lane;
+                           uint32_t cols, uint32_t lane, uint32_t lanes, int vector_rows,
+                           uint32_t first_vec) {
+  uint32_t c, k;
   if (vector_rows) {
-    const int64_t nvec = cols / 4;
+    const uint32_t nvec = cols / 4;
     const am_i32x4 *AM_RESTRICT in4 = (const am_i32x4 *)(const void *)in_row;
     am_i32x4 *AM_RESTRICT out4 = (am_i32x4 *)(void *)out_row;
-    if (in_row) {
-      for (; c + 3 * lanes < nvec; c += 4 * lanes) {
-        const am_i32x4 a = in4[c], b = in4[c + lanes], d = in4[c + 2 * lanes],
-                       e = in4[c + 3 * lanes];
-        out4[c] = a;
-        out4[c + lanes] = b;
-        out4[c + 2 * lanes] = d;
-        out4[c + 3 * lanes] = e;
-      }
-      for (; c < nvec; c += lanes) out4[c] = in4[c];
-    } else {
-      am_i32x4 zero;
-      zero.x = zero.y = zero.z = zero.w = 0;
-      for (; c < nvec; c += lanes) out4[c] = zero;
+    for (c = first_vec; c < nvec; c += 4 * lanes) {
+      const am_row_batch b = am_load_batch(in4, c, lanes, nvec);
+      am_store_batch(out4, c, lanes, nvec, &b);
     }
-    c = nvec * 4 + lane;
+    for (c = nvec * 4 + lane; c < cols; c += lanes) out_row[c] = in_row[c];
+    return;
   }
-  if (in_row) {
-    for (; c < cols; c += lanes) out_row[c] = in_row[c];
-  } else {
-    for (; c < cols; c += lanes) out_row[c] = 0;
+  for (c = lane; c < cols; c += 4 * lanes) { /* four loads in flight, as above */
+    int32_t v[4] = {0, 0, 0, 0};
+    for (k = 0; k < 4; ++k)
+      if (c + k * lanes < cols) v[k] = in_row[c + k * lanes];
+    for (k = 0; k < 4; ++k)
+      if (c + k * lanes < cols) out_row[c + k * lanes] = v[k];
   }
 }
 
+/* Clears one row of the block-table output (a padding token's). */
+AM_DEVICE void am_zero_row(int32_t *AM_RESTRICT out_row, uint32_t cols, uint32_t lane,
+                           uint32_t lanes, int vector_rows) {
+  uint32_t c = lane;
+  if (vector_rows) {
+    const uint32_t nvec = cols / 4;
+    am_i32x4 *AM_RESTRICT out4 = (am_i32x4 *)(void *)out_row;
+    am_i32x4 zero;
+    zero.x = zero.y = zero.z = zero.w = 0;
+    for (; c < nvec; c += lanes) out4[c] = zero;
+    c = nvec * 4 + lane;
+  }
+  for (; c < cols; c += lanes) out_row[c] = 0;
+}
+
 /* Scalar products of one token (everything but its block-table row).
- * `seq_len` is seq_lens[span.req], loaded by the caller (0 when not needed). */
-AM_DEVICE void am_token_scalars(const am_step_params *p, int full, int64_t t, am_req_span span,
-                                int64_t seq_len, int valid, int64_t actual, int64_t mapped,
+ * `seq_len` is seq_lens[span.req], loaded by the caller (0 when not needed).
+ * The lengths are computed in 64 bits: hostile boundaries and lengths may
+ * be any int32. */
+AM_DEVICE void am_token_scalars(const am_step_params *p, int full, uint32_t t, am_req_span span,
+                                int32_t seq_len, int valid, uint32_t actual, uint32_t mapped,
                                 int32_t *flags) {
-  const int64_t num_reqs = p->num_reqs;
-  const int64_t r = span.req;
+  const int32_t r = span.req;
   int64_t position = 0;
   int64_t causal = 0;
 
-  if (p->token_to_req) p->token_to_req[t] = (t < mapped && num_reqs > 0) ? (int32_t)r : 0;
+  if (p->token_to_req) p->token_to_req[t] = (t < mapped && p->num_reqs > 0) ? r : 0;
   if (p->decode_lens_out) p->decode_lens_out[t] = 1;
   if (p->req_indices_out)
-    p->req_indices_out[t] = (int32_t)(valid ? r : num_reqs + (t - actual));
+    p->req_indices_out[t] = valid ? r : (int32_t)((uint32_t)p->num_reqs + (t - actual));
   if (valid) {
-    const int64_t qlen = span.end - span.start;
-    const int64_t off = t - span.start;
-    position = seq_len - qlen + off;
+    const int64_t qlen = (int64_t)span.end - span.start;
+    const int64_t off = (int64_t)t - span.start;
+    position = (int64_t)seq_len - qlen + off;
     causal = am_causal_len(seq_len, qlen, off);
   }
   if (full && p->global_seq_lens_out) p->global_seq_lens_out[t] = (int32_t)causal;
@@ -87,7 +123,7 @@ AM_DEVICE void am_token_scalars(const am_step_params *p, int full, int64_t t, am
   if (full && p->positions) p->positions[t] = position;
   if (full && p->slot_mapping) {
     p->slot_mapping[t] =
-        valid ? am_slot(position, p->block_table, r * p->block_table_stride, p->cols,
+        valid ? am_slot(position, p->block_table, (int64_t)r * p->block_table_stride, p->cols,
                         p->block_size, p->dcp_world_size, p->dcp_rank, p->dcp_interleave, flags)
               : -1;
   }
@@ -95,7 +131,7 @@ AM_DEVICE void am_token_scalars(const am_step_params *p, int full, int64_t t, am
 
 /* Checks of request r's boundaries and lengths, flags into *flags. */
 AM_DEVICE void am_check_request(const int32_t *AM_RESTRICT qsl,
-                                const int32_t *AM_RESTRICT seq_lens, int64_t r, int32_t *flags) {
+                                const int32_t *AM_RESTRICT seq_lens, uint32_t r, int32_t *flags) {
   const int64_t start = qsl[r];
   const int64_t qlen = (int64_t)qsl[r + 1] - start;
   if (r == 0 && start != 0) *flags |= ATTNMETA_FLAG_QSL_FIRST_NONZERO;
@@ -109,17 +145,27 @@ AM_DEVICE void am_check_request(const int32_t *AM_RESTRICT qsl,
 /* stage: block-shared scratch of am_step_stage_words(p) int32 (may be NULL
  * when p->stage is 0). `full` is a compile-time constant at each call: 0
  * builds the lean kernel for steps without positions, slots, global lengths,
- * DCP or staging (p->full says which one a step needs), whose smaller code
- * starts faster on a cold multiprocessor. */
+ * DCP or staging (p->full says which one a step needs).
+ *
+ * Indices are 32-bit (T, R, C and cols are int32; the host bounds the grid);
+ * only byte offsets into the tables are 64-bit. A token's first round of
+ * loads is the total, its guessed request's boundaries and, when the host
+ * asks to speculate, that request's length and first row batch: when the
+ * guess holds (plain decode, equal query lengths) nothing waits for a
+ * second round before the stores. */
 AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stage, int full) {
-  const int64_t num_reqs = p->num_reqs;
-  const int64_t num_tokens = p->num_tokens;
-  const int64_t gid = th.block * th.block_dim + th.thread;
-  const int64_t gstride = th.grid_dim * th.block_dim;
-  const int32_t *qsl = p->qsl;
-  const int32_t *seq_lens = p->seq_lens;
+  const uint32_t num_reqs = (uint32_t)p->num_reqs;
+  const uint32_t num_tokens = (uint32_t)p->num_tokens;
+  const uint32_t last = num_reqs - 1; /* used only when num_reqs > 0 */
+  const uint32_t gid = th.block * th.block_dim + th.thread;
+  const uint32_t gstride = th.grid_dim * th.block_dim;
+  const uint32_t token_stride = th.grid_dim * th.groups;
+  const uint32_t cols = (uint32_t)p->cols;
+  const int32_t *AM_RESTRICT qsl = p->qsl;
+  const int32_t *AM_RESTRICT seq_lens = p->seq_lens;
   int32_t flags = 0;
-  int64_t total, actual, mapped, i, t;
+  int32_t total;
+  uint32_t actual, mapped, i, t;
 
   if (full && p->stage) { /* block-uniform: every thread reaches the barrier */
     for (i = th.thread; i <= num_reqs; i += th.block_dim) stage[i] = qsl[i];
@@ -131,28 +177,50 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
   }
 
   total = qsl[num_reqs];
-  actual = num_reqs > 0 ? am_clamp64(total, 0, num_tokens) : 0;
-  mapped = am_min64(p->num_mapped < 0 ? total : (int64_t)p->num_mapped, num_tokens);
+  actual = num_reqs > 0 ? (uint32_t)am_clamp64(total, 0, num_tokens) : 0;
+  mapped = (uint32_t)am_clamp64(p->num_mapped < 0 ? total : p->num_mapped, 0, num_tokens);
 
   /* 1. per token: the `lanes` threads of a group share one token */
-  for (t = th.block * th.groups + th.group; t < num_tokens; t += th.grid_dim * th.groups) {
-    const am_req_span span =
-        num_reqs > 0 ? am_find_req(qsl, num_reqs, t) : am_make_span(0, 0, 0);
+  for (t = th.block * th.groups + th.group; t < num_tokens; t += token_stride) {
+    am_req_span span = am_make_span(0, 0, 0);
+    am_row_batch pre;
+    int32_t pre_len = 0;
+    int pre_hit = 0;
     const int valid = t < actual;
-    /* Loaded by every lane (one broadcast) before the row copy, so the two
-     * loads overlap instead of following each other. */
-    const int64_t seq_len = (valid && seq_lens) ? seq_lens[span.req] : 0;
+    int32_t seq_len = 0;
+    if (num_reqs > 0) {
+      const uint32_t g = am_guess_req(t, p->guess_scale, last);
+      const int32_t gs = qsl[g], ge = qsl[g + 1];
+      if (p->speculate) { /* in bounds whatever the data: g < R */
+        pre = am_load_batch(
+            (const am_i32x4 *)(const void *)(p->block_table + (int64_t)g * p->block_table_stride),
+            th.lane, th.lanes, cols / 4);
+        if (seq_lens) pre_len = seq_lens[g];
+      }
+      span = am_find_req(qsl, num_reqs, t, total, g, gs, ge);
+      pre_hit = p->speculate && (uint32_t)span.req == g;
+    }
+    if (valid && seq_lens) seq_len = pre_hit ? pre_len : seq_lens[span.req];
     if (p->block_table_out) {
-      am_copy_row(valid ? p->block_table + span.req * p->block_table_stride : (const int32_t *)0,
-                  p->block_table_out + t * p->block_table_out_stride, p->cols, th.lane, th.lanes,
-                  p->vector_rows);
+      int32_t *out_row = p->block_table_out + (int64_t)t * p->block_table_out_stride;
+      if (valid) {
+        uint32_t first_vec = th.lane;
+        if (pre_hit) { /* the speculated batch is this row's: store it */
+          am_store_batch((am_i32x4 *)(void *)out_row, th.lane, th.lanes, cols / 4, &pre);
+          first_vec += 4 * th.lanes;
+        }
+        am_copy_row(p->block_table + (int64_t)span.req * p->block_table_stride, out_row, cols,
+                    th.lane, th.lanes, p->vector_rows, first_vec);
+      } else {
+        am_zero_row(out_row, cols, th.lane, th.lanes, p->vector_rows);
+      }
     }
     if (th.lane == 0) am_token_scalars(p, full, t, span, seq_len, valid, actual, mapped, &flags);
   }
 
   /* 2. tail [T, C) of the capacity-long outputs */
   if (p->seq_lens_out || (full && p->slot_mapping)) {
-    for (i = num_tokens + gid; i < p->capacity; i += gstride) {
+    for (i = num_tokens + gid; i < (uint32_t)p->capacity; i += gstride) {
       if (p->seq_lens_out) p->seq_lens_out[i] = 0;
       if (full && p->slot_mapping) p->slot_mapping[i] = -1;
     }
@@ -168,7 +236,7 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
       if (p->error_word) am_check_request(qsl, seq_lens, i, &flags);
     }
     if (gid == 0 && p->error_word) {
-      if (total < 0 || total > num_tokens) flags |= ATTNMETA_FLAG_TOTAL_OUT_OF_RANGE;
+      if (total < 0 || total > (int64_t)num_tokens) flags |= ATTNMETA_FLAG_TOTAL_OUT_OF_RANGE;
       if (num_reqs == 0 && total != 0) flags |= ATTNMETA_FLAG_QSL_FIRST_NONZERO;
     }
   }

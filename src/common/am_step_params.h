@@ -12,6 +12,10 @@
 /* Upper bound on R + 1 for staging the boundaries in block-shared memory. */
 #define AM_STAGE_MAX_REQS 4095
 
+/* Upper bound on grid_dim * block_dim: keeps the body's 32-bit indices from
+ * wrapping (an index below 2^31 plus a stride of at most 2^31). */
+#define AM_MAX_GRID_THREADS ((int64_t)1 << 31)
+
 typedef struct am_step_params {
   /* inputs */
   const int32_t *qsl; /* [R + 1] */
@@ -46,6 +50,11 @@ typedef struct am_step_params {
   int32_t stage;           /* 1: boundaries (and seq_lens) staged in shared memory */
   int32_t full;            /* 1: positions, slots, global lengths, DCP or staging wanted:
                               the full kernel; 0: the lean one */
+  float guess_scale;       /* first guess of req(t): floor((t + 0.5) * guess_scale), clamped
+                              to [0, R - 1]; any value is correct, a good one saves loads */
+  int32_t speculate;       /* 1: a token loads the first guess's row and length together
+                              with the boundaries, before knowing the guess holds (needs
+                              vector_rows); 0: only after */
 } am_step_params;
 
 /* The launch shape the host picked for one step: blocks of lanes x groups

@@ -12,12 +12,12 @@
 
 /* A request and its boundaries: tokens [start, end). */
 typedef struct am_req_span {
-  int64_t req;
-  int64_t start;
-  int64_t end;
+  int32_t req;
+  int32_t start;
+  int32_t end;
 } am_req_span;
 
-AM_DEVICE am_req_span am_make_span(int64_t req, int64_t start, int64_t end) {
+AM_DEVICE am_req_span am_make_span(int32_t req, int32_t start, int32_t end) {
   am_req_span s;
   s.req = req;
   s.start = start;
@@ -25,46 +25,76 @@ AM_DEVICE am_req_span am_make_span(int64_t req, int64_t start, int64_t end) {
   return s;
 }
 
-AM_DEVICE int am_span_holds(am_req_span s, int64_t t) { return s.start <= t && t < s.end; }
+/* t < 2^31 always (the host checks R + T <= INT32_MAX), so it compares as int32. */
+AM_DEVICE int am_span_holds(am_req_span s, uint32_t t) {
+  return s.start <= (int32_t)t && (int32_t)t < s.end;
+}
 
 /* Quotient of non-negative values that fit in 32 bits, without the long
  * software sequence a 64-bit division costs on GPUs. */
 AM_DEVICE int64_t am_udiv32(int64_t a, int64_t b) { return (int64_t)((uint32_t)a / (uint32_t)b); }
 
+/* The first guess of req(t): floor((t + 0.5) * scale) clamped to [0, last],
+ * for any scale (negative, huge or NaN included). With scale = R / T and T
+ * a multiple of R it is exact for equal query lengths, the half keeping the
+ * float rounding away from the quotient's integer steps. */
+AM_DEVICE uint32_t am_guess_req(uint32_t t, float scale, uint32_t last) {
+  const float x = ((float)t + 0.5f) * scale;
+  uint32_t g;
+  if (!(x > 0.0f)) return 0;
+  if (!(x < (float)last)) return last; /* (float)last <= 2^31: the cast below is defined */
+  g = (uint32_t)x;
+  return g < last ? g : last;
+}
+
+/* The scale the host gives am_guess_req: R / T when T is a multiple of R
+ * (equal query lengths likely: plain decode when T == R, or one request),
+ * else 1 (one token per request, which padding after plain decode keeps
+ * right). Only the speed depends on it for non-decreasing boundaries; for
+ * hostile ones it is part of which request a token gets, so every launch
+ * shape of a step uses this one. */
+AM_DEVICE int am_equal_split_likely(int32_t num_reqs, int32_t num_tokens) {
+  return num_reqs > 0 && num_tokens > 0 && num_tokens % num_reqs == 0;
+}
+
+AM_DEVICE float am_guess_scale(int32_t num_reqs, int32_t num_tokens) {
+  return am_equal_split_likely(num_reqs, num_tokens) ? (float)num_reqs / (float)num_tokens : 1.0f;
+}
+
 /* req(t): the smallest r in [0, R) with qsl[r + 1] > t, or R - 1 if none,
- * with its boundaries (left 0 when t >= qsl[R]: such a token is padding).
- * Requires R >= 1, t >= 0. The request index is in [0, R - 1] whatever qsl
- * holds; for non-decreasing qsl it is exactly req(t).
- * Two guesses cost one round of loads each: one token per request (plain
- * decode, loaded together with the total), then equal query lengths (a
- * speculative-decoding batch). A binary search settles the rest. */
-AM_DEVICE am_req_span am_find_req(const int32_t *AM_RESTRICT qsl, int64_t num_reqs, int64_t t) {
-  const int64_t last = num_reqs - 1;
-  const int64_t first_guess = t < last ? t : last;
-  const int64_t total = qsl[num_reqs];
-  am_req_span guess = am_make_span(first_guess, qsl[first_guess], qsl[first_guess + 1]);
-  int64_t lo = 0, hi = last, g, mid;
-  if (t >= total) return am_make_span(last, 0, 0);
+ * with its boundaries (left 0 when t >= total = qsl[R]: such a token is
+ * padding). Requires R >= 1, t < 2^31, g in [0, R - 1] with gs = qsl[g] and
+ * ge = qsl[g + 1] already loaded (the caller issues those loads together with
+ * the total's and anything it speculates on g). The request index is in
+ * [0, R - 1] whatever qsl holds; for non-decreasing qsl it is exactly req(t).
+ * A miss costs a second guess from the total (equal query lengths behind
+ * padding), then a binary search. */
+AM_DEVICE am_req_span am_find_req(const int32_t *AM_RESTRICT qsl, uint32_t num_reqs, uint32_t t,
+                                  int32_t total, uint32_t g, int32_t gs, int32_t ge) {
+  const uint32_t last = num_reqs - 1;
+  am_req_span guess = am_make_span((int32_t)g, gs, ge);
+  uint32_t lo = 0, hi = last, mid;
+  if ((int32_t)t >= total) return am_make_span((int32_t)last, 0, 0);
   if (am_span_holds(guess, t)) return guess;
   /* 0 <= t < total here, so the estimate lies in [0, R]; clamp the rounding. */
-  g = (int64_t)((float)t * (float)num_reqs / (float)total);
+  g = (uint32_t)((float)t * (float)num_reqs / (float)total);
   g = g < last ? g : last;
-  guess = am_make_span(g, qsl[g], qsl[g + 1]);
+  guess = am_make_span((int32_t)g, qsl[g], qsl[g + 1]);
   if (am_span_holds(guess, t)) return guess;
-  if (guess.start > t) {
+  if (guess.start > (int32_t)t) {
     hi = g > 0 ? g - 1 : 0;
   } else {
     lo = g < last ? g + 1 : last;
   }
   while (lo < hi) {
     mid = lo + (hi - lo) / 2;
-    if ((int64_t)qsl[mid + 1] > t) {
+    if (qsl[mid + 1] > (int32_t)t) {
       hi = mid;
     } else {
       lo = mid + 1;
     }
   }
-  return am_make_span(lo, qsl[lo], qsl[lo + 1]);
+  return am_make_span((int32_t)lo, qsl[lo], qsl[lo + 1]);
 }
 
 /* Causal KV length seen by a token: seq_len - qlen + off + 1, clamped to

@@ -188,11 +188,17 @@ static am_launch_shape plan_launch(const attnmeta_context *ctx, am_step_params *
   p->full = p->stage || p->positions || p->slot_mapping || p->global_seq_lens_out ||
             p->dcp_world_size > 1;
 
+  /* Where the guess is likely right, aligned rows are loaded together with
+   * the boundaries. */
+  p->guess_scale = am_guess_scale(p->num_reqs, p->num_tokens);
+  p->speculate = p->vector_rows && p->block_table_out != NULL &&
+                 am_equal_split_likely(p->num_reqs, p->num_tokens);
+
   work_blocks = am_max64(ceil_div(p->num_tokens, shape.groups),
                          ceil_div((int64_t)p->capacity - p->num_tokens, block * 4));
   work_blocks = am_max64(work_blocks, ceil_div(p->num_reqs, block));
-  if (cfg->grid > 0) {
-    shape.grid = cfg->grid;
+  if (cfg->grid > 0) { /* bounded so the body's 32-bit indices never wrap */
+    shape.grid = am_min64(cfg->grid, AM_MAX_GRID_THREADS / block);
   } else if (is_cpu) {
     shape.grid = 1;
   } else {
