@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# bench/ab_bench.sh OUTDIR SRC_A SRC_B [ROUNDS]
+#
+# A/B comparison of two source trees of attnmeta on one GPU, in one run, so
+# a kernel change is judged against its parent on the same card, clocks and
+# driver. Builds both trees (Release, CUDA module for ATTNMETA_AB_ARCH,
+# default 90; no tests, no HIP) in parallel, then runs
+# `attnmeta bench --backend cuda --quick` alternately A, B, A, B, ...
+# (ROUNDS times each, default 2) and prints, per case and variant, the
+# median device µs per step of each tree and B / A. Extra bench arguments
+# (e.g. "--config vector=0") come from ATTNMETA_AB_BENCH_ARGS.
+# Leaves OUTDIR/{a,b}-N.json, OUTDIR/ab.log and, when cuobjdump exists, the
+# SASS of both modules (OUTDIR/{a,b}.sass).
+set -u -o pipefail
+if [ $# -lt 3 ] || [ $# -gt 4 ]; then
+  echo "usage: $0 OUTDIR SRC_A SRC_B [ROUNDS]" >&2
+  exit 2
+fi
+mkdir -p "$1"
+out=$(cd "$1" && pwd)
+a=$(cd "$2" && pwd) || exit 2
+b=$(cd "$3" && pwd) || exit 2
+rounds=${4:-2}
+arch=${ATTNMETA_AB_ARCH:-90}
+read -r -a extra <<<"${ATTNMETA_AB_BENCH_ARGS:-}"
+log=$out/ab.log
+: >"$log"
+export PATH=/usr/local/cuda/bin:$PATH
+
+build() { # build SRC NAME
+  cmake -S "$1" -B "$1/build-ab" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF \
+    -DATTNMETA_CUDA_ARCHITECTURES="$arch" -DATTNMETA_WITH_CUDA=ON -DATTNMETA_WITH_HIP=OFF \
+    >"$out/build-$2.log" 2>&1 &&
+    cmake --build "$1/build-ab" -j"$(nproc)" >>"$out/build-$2.log" 2>&1
+}
+build "$a" a & pa=$!
+build "$b" b & pb=$!
+wait $pa || { echo "ab_bench: build of $a failed (build-a.log)" | tee -a "$log"; exit 1; }
+wait $pb || { echo "ab_bench: build of $b failed (build-b.log)" | tee -a "$log"; exit 1; }
+
+if command -v cuobjdump >/dev/null; then
+  cuobjdump -sass "$a/build-ab/lib/libattnmeta_cuda.so" >"$out/a.sass" 2>&1
+  cuobjdump -sass "$b/build-ab/lib/libattnmeta_cuda.so" >"$out/b.sass" 2>&1
+fi
+
+status=0
+for ((i = 1; i <= rounds; i++)); do
+  for side in a b; do
+    src=$a
+    [ $side = b ] && src=$b
+    echo "== round $i, $side ($src)" >>"$log"
+    "$src/build-ab/bin/attnmeta" bench --backend cuda --quick --json "$out/$side-$i.json" \
+      ${extra[@]+"${extra[@]}"} >>"$log" 2>&1 || { echo "ab_bench: bench $side failed" | tee -a "$log"; status=1; }
+  done
+done
+
+python3 - "$out" "$rounds" <<'EOF' | tee -a "$log"
+import json, statistics, sys
+out, rounds = sys.argv[1], int(sys.argv[2])
+def load(side):
+    runs = []
+    for i in range(1, rounds + 1):
+        try:
+            runs.append(json.load(open(f"{out}/{side}-{i}.json")))
+        except (OSError, ValueError):
+            pass
+    return runs
+def medians(runs):
+    got = {}
+    for run in runs:
+        for v in run["variants"]:
+            for c in v["cases"]:
+                if c.get("skipped") or not c.get("ok"):
+                    continue
+                got.setdefault((v["label"], c["case"]), []).append(c["graph"]["us_per_step"]["median"])
+    return {k: statistics.median(x) for k, x in got.items()}
+A, B = medians(load("a")), medians(load("b"))
+print(f"{'variant':<22} {'case':<18} {'A us':>7} {'B us':>7} {'B/A':>6}")
+for key in A:
+    if key in B:
+        print(f"{key[0][:22]:<22} {key[1]:<18} {A[key]:7.2f} {B[key]:7.2f} {B[key] / A[key]:6.3f}")
+EOF
+exit $status
