@@ -36,7 +36,6 @@
  *    boundaries, which are pre-filled as the barrier would leave them), and
  *    checks the bytes against the CPU backend's.
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,8 +75,10 @@ typedef struct scenario {
   int32_t err_init;
   int wrapper;  /* also run attnmeta_token_to_req */
   struct {      /* an emulated GPU launch of the kernel body */
-    int lanes, groups, grid, stage, vector, reverse, force_full, speculate;
-    float guess_scale; /* any value must give the same bytes */
+    int lanes, groups, grid, stage, vector, reverse, force_full, force_lean, speculate;
+    int guess_random; /* any guess must give the same bytes (monotone boundaries) */
+    uint32_t guess_mul;
+    int32_t guess_shift;
   } gpu;
   int breakage; /* 0, or which host argument to break */
 } scenario;
@@ -300,14 +301,10 @@ static void decode(fz_reader *rd, scenario *sc) {
     sc->gpu.reverse = fz_chance(rd, 1, 2);
     sc->gpu.force_full = fz_chance(rd, 1, 4);
     sc->gpu.speculate = fz_chance(rd, 1, 2);
-    {
-      static const float scales[] = {1.0f, 0.0f, -1.0f, 0.5f, 1e30f, -1e30f, 0.25f, 3.0f};
-      const uint8_t s = fz_u8(rd);
-      sc->gpu.guess_scale = s < 96    ? (sc->T > 0 ? (float)sc->R / (float)sc->T : 1.0f)
-                            : s < 224 ? scales[s % 8]
-                            : s < 240 ? (float)fz_u8(rd) / 64.0f
-                                      : NAN;
-    }
+    sc->gpu.force_lean = fz_chance(rd, 1, 4);
+    sc->gpu.guess_random = fz_chance(rd, 1, 2);
+    sc->gpu.guess_mul = (uint32_t)fz_u8(rd) << (fz_u8(rd) % 25);
+    sc->gpu.guess_shift = (int32_t)fz_u8(rd) - 64;
   }
   sc->breakage = fz_chance(rd, 1, 16) ? (int)fz_range(rd, 1, 17) : 0;
 }
@@ -721,11 +718,13 @@ NO_COVERAGE static void check_same(const scenario *sc, const outputs *a, const o
     CHECK(memcmp(a->b[i].base, b->b[i].base, a->b[i].total) == 0,
           "%s differs between the CPU backend (config {%d,%d,%d,%d,%d}) and %s (config "
           "{%d,%d,%d,%d,%d}; GPU shape %d lanes x %d groups x %d blocks, stage %d, vector %d, "
-          "reverse %d, forced full kernel %d)",
+          "reverse %d, forced full kernel %d, forced lean kernel %d, speculation %d, guess "
+          "%s)",
           out_names[i], sc->cfg[0].block, sc->cfg[0].grid, sc->cfg[0].stage, sc->cfg[0].vector,
           sc->cfg[0].lanes, what, sc->cfg[1].block, sc->cfg[1].grid, sc->cfg[1].stage,
           sc->cfg[1].vector, sc->cfg[1].lanes, sc->gpu.lanes, sc->gpu.groups, sc->gpu.grid,
-          sc->gpu.stage, sc->gpu.vector, sc->gpu.reverse, sc->gpu.force_full);
+          sc->gpu.stage, sc->gpu.vector, sc->gpu.reverse, sc->gpu.force_full,
+          sc->gpu.force_lean, sc->gpu.speculate, sc->gpu.guess_random ? "random" : "step.c's");
 }
 
 NO_COVERAGE /* The kernel body under an emulated GPU launch: grid x (groups x lanes)
@@ -771,12 +770,17 @@ static void run_gpu_shape(const scenario *sc, const inputs *in, outputs *o) {
   /* speculation needs vector rows and a table (step.c); the guess is free */
   p.speculate = sc->gpu.speculate && p.vector_rows && p.block_table && p.block_table_out;
   /* for hostile boundaries the guess is part of which request a token gets:
-   * only monotone ones may take any scale */
-  p.guess_scale = monotone(sc) ? sc->gpu.guess_scale : am_guess_scale(sc->R, sc->T);
-  /* the lean kernel unless a product needs the full one (step.c); the full
-   * one must give the same bytes for any step, so it is sometimes forced */
-  p.full = p.stage || p.positions || p.slot_mapping || p.global_seq_lens_out ||
-           p.dcp_world_size > 1 || sc->gpu.force_full;
+   * only monotone ones may take any */
+  am_pick_guess(sc->R, sc->T, &p.guess_mul, &p.guess_shift);
+  if (monotone(sc) && sc->gpu.guess_random) {
+    p.guess_mul = sc->gpu.guess_mul;
+    p.guess_shift = sc->gpu.guess_shift;
+  }
+  /* the variant step.c picks, or one with fewer facts: every variant whose
+   * facts hold must give the same bytes */
+  p.variant = am_pick_variant(&p);
+  if (sc->gpu.force_full) p.variant = AM_VARIANT_FULL;
+  else if (sc->gpu.force_lean && p.variant == AM_VARIANT_INDEXER) p.variant = AM_VARIANT_LEAN;
   words = am_step_stage_words(&p);
   stage = (int32_t *)xcalloc((size_t)words, sizeof(int32_t));
   if (p.stage) { /* what every block holds after its staging loop and barrier */
@@ -790,7 +794,7 @@ static void run_gpu_shape(const scenario *sc, const inputs *in, outputs *o) {
       am_step_body(&p,
                    am_make_thread(block, sc->gpu.grid, thread % sc->gpu.lanes, sc->gpu.lanes,
                                   thread / sc->gpu.lanes, sc->gpu.groups),
-                   stage, p.full);
+                   stage, p.variant);
     }
   }
   free(stage);

@@ -21,12 +21,17 @@
 
 AM_KERNEL void AM_MAX_BLOCK_THREADS(1024) am_step_kernel(am_step_params params) {
   extern __shared__ int32_t am_stage[];
-  am_step_body(&params, AM_THREAD_HERE(), am_stage, 1);
+  am_step_body(&params, AM_THREAD_HERE(), am_stage, AM_VARIANT_FULL);
 }
 
-/* The same body without the products params.full gates. */
+/* The same body without the products AM_VARIANT_FULL gates. */
 AM_KERNEL void AM_MAX_BLOCK_THREADS(1024) am_step_kernel_lean(am_step_params params) {
-  am_step_body(&params, AM_THREAD_HERE(), (int32_t *)0, 0);
+  am_step_body(&params, AM_THREAD_HERE(), (int32_t *)0, AM_VARIANT_LEAN);
+}
+
+/* The lean body for the token map + indexer product set. */
+AM_KERNEL void AM_MAX_BLOCK_THREADS(1024) am_step_kernel_indexer(am_step_params params) {
+  am_step_body(&params, AM_THREAD_HERE(), (int32_t *)0, AM_VARIANT_INDEXER);
 }
 
 /* The floor of the measurement API: a launch that does no work. */
@@ -132,11 +137,17 @@ int gpu_launch_step(void *state, const am_step_params *params, const am_launch_s
   am_rt_error err = guard.err;
   if (err != AM_RT_SUCCESS) return fail(msg, msg_size, ATTNMETA_ERR_LAUNCH, "set device", err);
   const dim3 block((unsigned)shape->lanes, (unsigned)shape->groups);
-  if (params->full) {
-    am_step_kernel<<<(unsigned)shape->grid, block, (size_t)shape->shared_bytes,
-                     (am_rt_stream)stream>>>(*params);
-  } else {
-    am_step_kernel_lean<<<(unsigned)shape->grid, block, 0, (am_rt_stream)stream>>>(*params);
+  switch (params->variant) {
+    case AM_VARIANT_FULL:
+      am_step_kernel<<<(unsigned)shape->grid, block, (size_t)shape->shared_bytes,
+                       (am_rt_stream)stream>>>(*params);
+      break;
+    case AM_VARIANT_INDEXER:
+      am_step_kernel_indexer<<<(unsigned)shape->grid, block, 0, (am_rt_stream)stream>>>(*params);
+      break;
+    default:
+      am_step_kernel_lean<<<(unsigned)shape->grid, block, 0, (am_rt_stream)stream>>>(*params);
+      break;
   }
   err = am_rt_get_last_error();
   if (err != AM_RT_SUCCESS) return fail(msg, msg_size, ATTNMETA_ERR_LAUNCH, "step kernel", err);

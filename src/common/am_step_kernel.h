@@ -92,20 +92,27 @@ AM_DEVICE void am_zero_row(int32_t *AM_RESTRICT out_row, uint32_t cols, uint32_t
   for (; c < cols; c += lanes) out_row[c] = 0;
 }
 
+/* Which products a step wants: presence tests folded to constants where a
+ * compiled-in variant guarantees them. */
+#define AM_WANTS(variant, ptr) (((variant) & AM_VARIANT_INDEXER) || (ptr) != 0)
+#define AM_WANTS_FULL(variant, ptr) (((variant) & AM_VARIANT_FULL) && (ptr) != 0)
+
 /* Scalar products of one token (everything but its block-table row).
  * `seq_len` is seq_lens[span.req], loaded by the caller (0 when not needed).
  * The lengths are computed in 64 bits: hostile boundaries and lengths may
  * be any int32. */
-AM_DEVICE void am_token_scalars(const am_step_params *p, int full, uint32_t t, am_req_span span,
-                                int32_t seq_len, int valid, uint32_t actual, uint32_t mapped,
-                                int32_t *flags) {
+AM_DEVICE void am_token_scalars(const am_step_params *p, int variant, uint32_t t,
+                                am_req_span span, int32_t seq_len, int valid, uint32_t actual,
+                                uint32_t mapped, int32_t *flags) {
+  const int full = variant & AM_VARIANT_FULL;
   const int32_t r = span.req;
   int64_t position = 0;
   int64_t causal = 0;
 
-  if (p->token_to_req) p->token_to_req[t] = (t < mapped && p->num_reqs > 0) ? r : 0;
-  if (p->decode_lens_out) p->decode_lens_out[t] = 1;
-  if (p->req_indices_out)
+  if (AM_WANTS(variant, p->token_to_req))
+    p->token_to_req[t] = (t < mapped && p->num_reqs > 0) ? r : 0;
+  if (AM_WANTS(variant, p->decode_lens_out)) p->decode_lens_out[t] = 1;
+  if (AM_WANTS(variant, p->req_indices_out))
     p->req_indices_out[t] = valid ? r : (int32_t)((uint32_t)p->num_reqs + (t - actual));
   if (valid) {
     const int64_t qlen = (int64_t)span.end - span.start;
@@ -113,15 +120,15 @@ AM_DEVICE void am_token_scalars(const am_step_params *p, int full, uint32_t t, a
     position = (int64_t)seq_len - qlen + off;
     causal = am_causal_len(seq_len, qlen, off);
   }
-  if (full && p->global_seq_lens_out) p->global_seq_lens_out[t] = (int32_t)causal;
-  if (p->seq_lens_out) {
-    p->seq_lens_out[t] =
-        (int32_t)(full && p->dcp_world_size > 1 ? am_dcp_local_len(causal, p->dcp_world_size, p->dcp_rank,
-                                                            p->dcp_interleave)
-                                        : causal);
+  if (AM_WANTS_FULL(variant, p->global_seq_lens_out)) p->global_seq_lens_out[t] = (int32_t)causal;
+  if (AM_WANTS(variant, p->seq_lens_out)) {
+    p->seq_lens_out[t] = (int32_t)(full && p->dcp_world_size > 1
+                                       ? am_dcp_local_len(causal, p->dcp_world_size, p->dcp_rank,
+                                                          p->dcp_interleave)
+                                       : causal);
   }
-  if (full && p->positions) p->positions[t] = position;
-  if (full && p->slot_mapping) {
+  if (AM_WANTS_FULL(variant, p->positions)) p->positions[t] = position;
+  if (AM_WANTS_FULL(variant, p->slot_mapping)) {
     p->slot_mapping[t] =
         valid ? am_slot(position, p->block_table, (int64_t)r * p->block_table_stride, p->cols,
                         p->block_size, p->dcp_world_size, p->dcp_rank, p->dcp_interleave, flags)
@@ -142,25 +149,41 @@ AM_DEVICE void am_check_request(const int32_t *AM_RESTRICT qsl,
   }
 }
 
+/* The host's choice of variant for a step (params otherwise complete). */
+AM_DEVICE int32_t am_pick_variant(const am_step_params *p) {
+  if (p->stage || p->positions || p->slot_mapping || p->global_seq_lens_out ||
+      p->dcp_world_size > 1)
+    return AM_VARIANT_FULL;
+  if (p->token_to_req && p->seq_lens_out && p->block_table_out && p->vector_rows &&
+      p->decode_lens_out && p->req_indices_out && p->per_req_lens_out && !p->error_word)
+    return AM_VARIANT_INDEXER;
+  return AM_VARIANT_LEAN;
+}
+
 /* stage: block-shared scratch of am_step_stage_words(p) int32 (may be NULL
- * when p->stage is 0). `full` is a compile-time constant at each call: 0
- * builds the lean kernel for steps without positions, slots, global lengths,
- * DCP or staging (p->full says which one a step needs).
+ * when p->stage is 0). `variant` (AM_VARIANT_*) is a compile-time constant
+ * in each GPU kernel, so the tests it settles vanish from the machine code;
+ * any variant whose facts hold for the step gives the same bytes.
  *
  * Indices are 32-bit (T, R, C and cols are int32; the host bounds the grid);
  * only byte offsets into the tables are 64-bit. A token's first round of
  * loads is the total, its guessed request's boundaries and, when the host
  * asks to speculate, that request's length and first row batch: when the
  * guess holds (plain decode, equal query lengths) nothing waits for a
- * second round before the stores. */
-AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stage, int full) {
+ * second round before the stores. Block-wide work (the tail, the requests)
+ * runs on the threads in reverse, so the first warps, which own the first
+ * tokens, finish sooner on small steps. */
+AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stage, int variant) {
+  const int full = variant & AM_VARIANT_FULL;
   const uint32_t num_reqs = (uint32_t)p->num_reqs;
   const uint32_t num_tokens = (uint32_t)p->num_tokens;
   const uint32_t last = num_reqs - 1; /* used only when num_reqs > 0 */
-  const uint32_t gid = th.block * th.block_dim + th.thread;
   const uint32_t gstride = th.grid_dim * th.block_dim;
+  const uint32_t rgid = gstride - 1 - (th.block * th.block_dim + th.thread);
   const uint32_t token_stride = th.grid_dim * th.groups;
   const uint32_t cols = (uint32_t)p->cols;
+  const int vector_rows = (variant & AM_VARIANT_INDEXER) || p->vector_rows;
+  int32_t *const error_word = (variant & AM_VARIANT_INDEXER) ? (int32_t *)0 : p->error_word;
   const int32_t *AM_RESTRICT qsl = p->qsl;
   const int32_t *AM_RESTRICT seq_lens = p->seq_lens;
   int32_t flags = 0;
@@ -189,7 +212,7 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
     const int valid = t < actual;
     int32_t seq_len = 0;
     if (num_reqs > 0) {
-      const uint32_t g = am_guess_req(t, p->guess_scale, last);
+      const uint32_t g = am_guess_req(t, p->guess_mul, p->guess_shift, last);
       const int32_t gs = qsl[g], ge = qsl[g + 1];
       if (p->speculate) { /* in bounds whatever the data: g < R */
         pre = am_load_batch(
@@ -201,7 +224,7 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
       pre_hit = p->speculate && (uint32_t)span.req == g;
     }
     if (valid && seq_lens) seq_len = pre_hit ? pre_len : seq_lens[span.req];
-    if (p->block_table_out) {
+    if (AM_WANTS(variant, p->block_table_out)) {
       int32_t *out_row = p->block_table_out + (int64_t)t * p->block_table_out_stride;
       if (valid) {
         uint32_t first_vec = th.lane;
@@ -210,19 +233,20 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
           first_vec += 4 * th.lanes;
         }
         am_copy_row(p->block_table + (int64_t)span.req * p->block_table_stride, out_row, cols,
-                    th.lane, th.lanes, p->vector_rows, first_vec);
+                    th.lane, th.lanes, vector_rows, first_vec);
       } else {
-        am_zero_row(out_row, cols, th.lane, th.lanes, p->vector_rows);
+        am_zero_row(out_row, cols, th.lane, th.lanes, vector_rows);
       }
     }
-    if (th.lane == 0) am_token_scalars(p, full, t, span, seq_len, valid, actual, mapped, &flags);
+    if (th.lane == 0)
+      am_token_scalars(p, variant, t, span, seq_len, valid, actual, mapped, &flags);
   }
 
   /* 2. tail [T, C) of the capacity-long outputs */
-  if (p->seq_lens_out || (full && p->slot_mapping)) {
-    for (i = num_tokens + gid; i < (uint32_t)p->capacity; i += gstride) {
-      if (p->seq_lens_out) p->seq_lens_out[i] = 0;
-      if (full && p->slot_mapping) p->slot_mapping[i] = -1;
+  if (AM_WANTS(variant, p->seq_lens_out) || AM_WANTS_FULL(variant, p->slot_mapping)) {
+    for (i = num_tokens + rgid; i < (uint32_t)p->capacity; i += gstride) {
+      if (AM_WANTS(variant, p->seq_lens_out)) p->seq_lens_out[i] = 0;
+      if (AM_WANTS_FULL(variant, p->slot_mapping)) p->slot_mapping[i] = -1;
     }
   }
 
@@ -230,18 +254,19 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
    * while a store before the token loop would have ordered every load of
    * that loop behind it (outputs may alias inputs as far as the compiler
    * knows) */
-  if (p->per_req_lens_out || p->error_word) {
-    for (i = gid; i < num_reqs; i += gstride) {
-      if (p->per_req_lens_out) p->per_req_lens_out[i] = (int32_t)((int64_t)qsl[i + 1] - qsl[i]);
-      if (p->error_word) am_check_request(qsl, seq_lens, i, &flags);
+  if (AM_WANTS(variant, p->per_req_lens_out) || error_word) {
+    for (i = rgid; i < num_reqs; i += gstride) {
+      if (AM_WANTS(variant, p->per_req_lens_out))
+        p->per_req_lens_out[i] = (int32_t)((int64_t)qsl[i + 1] - qsl[i]);
+      if (error_word) am_check_request(qsl, seq_lens, i, &flags);
     }
-    if (gid == 0 && p->error_word) {
+    if (rgid == 0 && error_word) {
       if (total < 0 || total > (int64_t)num_tokens) flags |= ATTNMETA_FLAG_TOTAL_OUT_OF_RANGE;
       if (num_reqs == 0 && total != 0) flags |= ATTNMETA_FLAG_QSL_FIRST_NONZERO;
     }
   }
 
-  if (flags && p->error_word) AM_ATOMIC_OR(p->error_word, flags);
+  if (flags && error_word) AM_ATOMIC_OR(error_word, flags);
 }
 
 #endif /* ATTNMETA_AM_STEP_KERNEL_H */

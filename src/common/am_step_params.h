@@ -48,14 +48,30 @@ typedef struct am_step_params {
   /* schedule, chosen on the host; the body is correct for any values */
   int32_t vector_rows;     /* 1: rows move as 16-byte vectors (pointers and strides allow it) */
   int32_t stage;           /* 1: boundaries (and seq_lens) staged in shared memory */
-  int32_t full;            /* 1: positions, slots, global lengths, DCP or staging wanted:
-                              the full kernel; 0: the lean one */
-  float guess_scale;       /* first guess of req(t): floor((t + 0.5) * guess_scale), clamped
-                              to [0, R - 1]; any value is correct, a good one saves loads */
+  int32_t variant;         /* AM_VARIANT_*: which compiled kernel runs the step */
+  /* first guess of req(t): (t * guess_mul) >> guess_shift as a 64-bit
+   * product, clamped to [0, R - 1]; any value is correct, a good one saves
+   * a round of loads */
+  uint32_t guess_mul;
+  int32_t guess_shift;
   int32_t speculate;       /* 1: a token loads the first guess's row and length together
                               with the boundaries, before knowing the guess holds (needs
                               vector_rows); 0: only after */
 } am_step_params;
+
+/* Kernel variants: facts the host guarantees about a step, compiled in so
+ * the kernel tests nothing it need not. */
+enum {
+  /* no fact: positions, slots, global lengths, DCP and staging absent */
+  AM_VARIANT_LEAN = 0,
+  /* positions, slots, global lengths, DCP or staging may be wanted */
+  AM_VARIANT_FULL = 1,
+  /* lean, and the products are exactly token_to_req, seq_lens_out,
+   * block_table_out (16-byte rows), decode_lens_out, req_indices_out and
+   * per_req_lens_out, with no error word: a token map and the sparse
+   * indexer's decode metadata, the most common step */
+  AM_VARIANT_INDEXER = 2
+};
 
 /* The launch shape the host picked for one step: blocks of lanes x groups
  * threads (lanes share a token, groups take different tokens). */

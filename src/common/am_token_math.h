@@ -34,31 +34,35 @@ AM_DEVICE int am_span_holds(am_req_span s, uint32_t t) {
  * software sequence a 64-bit division costs on GPUs. */
 AM_DEVICE int64_t am_udiv32(int64_t a, int64_t b) { return (int64_t)((uint32_t)a / (uint32_t)b); }
 
-/* The first guess of req(t): floor((t + 0.5) * scale) clamped to [0, last],
- * for any scale (negative, huge or NaN included). With scale = R / T and T
- * a multiple of R it is exact for equal query lengths, the half keeping the
- * float rounding away from the quotient's integer steps. */
-AM_DEVICE uint32_t am_guess_req(uint32_t t, float scale, uint32_t last) {
-  const float x = ((float)t + 0.5f) * scale;
-  uint32_t g;
-  if (!(x > 0.0f)) return 0;
-  if (!(x < (float)last)) return last; /* (float)last <= 2^31: the cast below is defined */
-  g = (uint32_t)x;
-  return g < last ? g : last;
+/* The first guess of req(t): (t * mul) >> shift (64-bit product), clamped
+ * to [0, last], for any mul and shift. */
+AM_DEVICE uint32_t am_guess_req(uint32_t t, uint32_t mul, int32_t shift, uint32_t last) {
+  const uint64_t g = ((uint64_t)t * mul) >> (shift & 63);
+  return g < last ? (uint32_t)g : last;
 }
 
-/* The scale the host gives am_guess_req: R / T when T is a multiple of R
- * (equal query lengths likely: plain decode when T == R, or one request),
- * else 1 (one token per request, which padding after plain decode keeps
- * right). Only the speed depends on it for non-decreasing boundaries; for
- * hostile ones it is part of which request a token gets, so every launch
- * shape of a step uses this one. */
+/* Whether a step likely splits its tokens equally: T a multiple of R (plain
+ * decode when T == R, or one request). */
 AM_DEVICE int am_equal_split_likely(int32_t num_reqs, int32_t num_tokens) {
   return num_reqs > 0 && num_tokens > 0 && num_tokens % num_reqs == 0;
 }
 
-AM_DEVICE float am_guess_scale(int32_t num_reqs, int32_t num_tokens) {
-  return am_equal_split_likely(num_reqs, num_tokens) ? (float)num_reqs / (float)num_tokens : 1.0f;
+/* The host's choice of the guess: t / d with d = T / R tokens per request
+ * when the split is likely equal, else d = 1 (one token per request, which
+ * padding after plain decode keeps right). The multiply-shift is exact for
+ * every t < 2^31: with l = ceil(log2 d), mul = ceil(2^(31 + l) / d) < 2^32
+ * and shift = 31 + l (the round-up method of Granlund and Montgomery). Only
+ * the speed depends on the guess for non-decreasing boundaries; for hostile
+ * ones it is part of which request a token gets, so every launch shape of a
+ * step uses this one. */
+AM_DEVICE void am_pick_guess(int32_t num_reqs, int32_t num_tokens, uint32_t *mul,
+                             int32_t *shift) {
+  const uint64_t d =
+      am_equal_split_likely(num_reqs, num_tokens) ? (uint64_t)(num_tokens / num_reqs) : 1;
+  int l = 0;
+  while (((uint64_t)1 << l) < d) ++l;
+  *mul = (uint32_t)((((uint64_t)1 << (31 + l)) + d - 1) / d);
+  *shift = 31 + l;
 }
 
 /* req(t): the smallest r in [0, R) with qsl[r + 1] > t, or R - 1 if none,

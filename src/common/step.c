@@ -185,14 +185,12 @@ static am_launch_shape plan_launch(const attnmeta_context *ctx, am_step_params *
    * only when forced (kept for measurement). */
   p->stage = cfg->stage > 0 && (int64_t)p->num_reqs + 1 <= AM_STAGE_MAX_REQS;
   shape.shared_bytes = am_step_stage_words(p) * (int64_t)sizeof(int32_t);
-  p->full = p->stage || p->positions || p->slot_mapping || p->global_seq_lens_out ||
-            p->dcp_world_size > 1;
-
   /* Where the guess is likely right, aligned rows are loaded together with
    * the boundaries. */
-  p->guess_scale = am_guess_scale(p->num_reqs, p->num_tokens);
+  am_pick_guess(p->num_reqs, p->num_tokens, &p->guess_mul, &p->guess_shift);
   p->speculate = p->vector_rows && p->block_table_out != NULL &&
                  am_equal_split_likely(p->num_reqs, p->num_tokens);
+  p->variant = am_pick_variant(p);
 
   work_blocks = am_max64(ceil_div(p->num_tokens, shape.groups),
                          ceil_div((int64_t)p->capacity - p->num_tokens, block * 4));
