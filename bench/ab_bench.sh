@@ -9,8 +9,9 @@
 # (ROUNDS times each, default 2) and prints, per case and variant, the
 # median device µs per step of each tree and B / A. Extra bench arguments
 # (e.g. "--config vector=0") come from ATTNMETA_AB_BENCH_ARGS.
-# Leaves OUTDIR/{a,b}-N.json, OUTDIR/ab.log and, when cuobjdump exists, the
-# SASS of both modules (OUTDIR/{a,b}.sass).
+# Leaves OUTDIR/ab.log (the table last) and OUTDIR/ab-raw.tar.gz: the JSON of
+# every bench run ({a,b}-N.json), the build logs and, when cuobjdump exists,
+# the SASS of both modules ({a,b}.sass).
 set -u -o pipefail
 if [ $# -lt 3 ] || [ $# -gt 4 ]; then
   echo "usage: $0 OUTDIR SRC_A SRC_B [ROUNDS]" >&2
@@ -25,22 +26,24 @@ arch=${ATTNMETA_AB_ARCH:-90}
 read -r -a extra <<<"${ATTNMETA_AB_BENCH_ARGS:-}"
 log=$out/ab.log
 : >"$log"
+raw=$out/raw
+mkdir -p "$raw"
 export PATH=/usr/local/cuda/bin:$PATH
 
 build() { # build SRC NAME
   cmake -S "$1" -B "$1/build-ab" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF \
     -DATTNMETA_CUDA_ARCHITECTURES="$arch" -DATTNMETA_WITH_CUDA=ON -DATTNMETA_WITH_HIP=OFF \
-    >"$out/build-$2.log" 2>&1 &&
-    cmake --build "$1/build-ab" -j"$(nproc)" >>"$out/build-$2.log" 2>&1
+    >"$raw/build-$2.log" 2>&1 &&
+    cmake --build "$1/build-ab" -j"$(nproc)" >>"$raw/build-$2.log" 2>&1
 }
 build "$a" a & pa=$!
 build "$b" b & pb=$!
-wait $pa || { echo "ab_bench: build of $a failed (build-a.log)" | tee -a "$log"; exit 1; }
-wait $pb || { echo "ab_bench: build of $b failed (build-b.log)" | tee -a "$log"; exit 1; }
+wait $pa || { echo "ab_bench: build of $a failed (raw/build-a.log)" | tee -a "$log"; exit 1; }
+wait $pb || { echo "ab_bench: build of $b failed (raw/build-b.log)" | tee -a "$log"; exit 1; }
 
 if command -v cuobjdump >/dev/null; then
-  cuobjdump -sass "$a/build-ab/lib/libattnmeta_cuda.so" >"$out/a.sass" 2>&1
-  cuobjdump -sass "$b/build-ab/lib/libattnmeta_cuda.so" >"$out/b.sass" 2>&1
+  cuobjdump -sass "$a/build-ab/lib/libattnmeta_cuda.so" >"$raw/a.sass" 2>&1
+  cuobjdump -sass "$b/build-ab/lib/libattnmeta_cuda.so" >"$raw/b.sass" 2>&1
 fi
 
 status=0
@@ -49,12 +52,12 @@ for ((i = 1; i <= rounds; i++)); do
     src=$a
     [ $side = b ] && src=$b
     echo "== round $i, $side ($src)" >>"$log"
-    "$src/build-ab/bin/attnmeta" bench --backend cuda --quick --json "$out/$side-$i.json" \
+    "$src/build-ab/bin/attnmeta" bench --backend cuda --quick --json "$raw/$side-$i.json" \
       ${extra[@]+"${extra[@]}"} >>"$log" 2>&1 || { echo "ab_bench: bench $side failed" | tee -a "$log"; status=1; }
   done
 done
 
-python3 - "$out" "$rounds" <<'EOF' | tee -a "$log"
+python3 - "$raw" "$rounds" <<'EOF' | tee -a "$log"
 import json, statistics, sys
 out, rounds = sys.argv[1], int(sys.argv[2])
 def load(side):
@@ -80,4 +83,5 @@ for key in A:
     if key in B:
         print(f"{key[0][:22]:<22} {key[1]:<18} {A[key]:7.2f} {B[key]:7.2f} {B[key] / A[key]:6.3f}")
 EOF
+tar -czf "$out/ab-raw.tar.gz" -C "$out" raw && rm -rf "$raw"
 exit $status

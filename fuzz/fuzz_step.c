@@ -768,7 +768,8 @@ static void run_gpu_shape(const scenario *sc, const inputs *in, outputs *o) {
                   p.block_table_out_stride % 4 == 0;
   p.stage = sc->gpu.stage && (int64_t)sc->R + 1 <= AM_STAGE_MAX_REQS;
   /* speculation needs vector rows and a table (step.c); the guess is free */
-  p.speculate = sc->gpu.speculate && p.vector_rows && p.block_table && p.block_table_out;
+  p.speculate =
+      sc->gpu.speculate && p.vector_rows && p.block_table && p.block_table_out && p.cols >= 4;
   /* for hostile boundaries the guess is part of which request a token gets:
    * only monotone ones may take any */
   am_pick_guess(sc->R, sc->T, &p.guess_mul, &p.guess_shift);

@@ -26,18 +26,21 @@ AM_DEVICE int64_t am_step_stage_words(const am_step_params *p) {
 /* A lane's share of one row, moved four accesses at a time: all four loads
  * are issued before any store, so each thread keeps several loads in flight.
  * Lane `lane` of `lanes` takes units c, c + lanes, c + 2 lanes, c + 3 lanes
- * (those below n) of the batch starting at unit c. */
+ * (those below n) of the batch starting at unit c. Loads past the end read
+ * the last unit again instead of branching: unconditional loads are what
+ * lets the compiler issue all four before the first store. */
 typedef struct am_row_batch {
   am_i32x4 v[4];
 } am_row_batch;
 
+/* n >= 1. */
 AM_DEVICE am_row_batch am_load_batch(const am_i32x4 *AM_RESTRICT in4, uint32_t c, uint32_t lanes,
                                      uint32_t n) {
   am_row_batch b;
   int k;
   for (k = 0; k < 4; ++k) {
-    b.v[k].x = b.v[k].y = b.v[k].z = b.v[k].w = 0;
-    if (c + k * lanes < n) b.v[k] = in4[c + k * lanes];
+    const uint32_t j = c + k * lanes;
+    b.v[k] = in4[j < n ? j : n - 1];
   }
   return b;
 }
@@ -51,11 +54,12 @@ AM_DEVICE void am_store_batch(am_i32x4 *AM_RESTRICT out4, uint32_t c, uint32_t l
 
 /* Copies one block-table row of `cols` int32, lanes [0, lanes) of the
  * token's group splitting it. With vector_rows the row moves as 16-byte
- * vectors (plus a scalar remainder), this lane's vectors from `first_vec`
- * on (its earlier ones were stored by the caller). */
+ * vectors (plus a scalar remainder, none when `indexer` says cols is a
+ * multiple of 4), this lane's vectors from `first_vec` on (its earlier ones
+ * were stored by the caller). */
 AM_DEVICE void am_copy_row(const int32_t *AM_RESTRICT in_row, int32_t *AM_RESTRICT out_row,
                            uint32_t cols, uint32_t lane, uint32_t lanes, int vector_rows,
-                           uint32_t first_vec) {
+                           int indexer, uint32_t first_vec) {
   uint32_t c, k;
   if (vector_rows) {
     const uint32_t nvec = cols / 4;
@@ -65,7 +69,8 @@ AM_DEVICE void am_copy_row(const int32_t *AM_RESTRICT in_row, int32_t *AM_RESTRI
       const am_row_batch b = am_load_batch(in4, c, lanes, nvec);
       am_store_batch(out4, c, lanes, nvec, &b);
     }
-    for (c = nvec * 4 + lane; c < cols; c += lanes) out_row[c] = in_row[c];
+    if (!indexer)
+      for (c = nvec * 4 + lane; c < cols; c += lanes) out_row[c] = in_row[c];
     return;
   }
   for (c = lane; c < cols; c += 4 * lanes) { /* four loads in flight, as above */
@@ -114,7 +119,12 @@ AM_DEVICE void am_token_scalars(const am_step_params *p, int variant, uint32_t t
   if (AM_WANTS(variant, p->decode_lens_out)) p->decode_lens_out[t] = 1;
   if (AM_WANTS(variant, p->req_indices_out))
     p->req_indices_out[t] = valid ? r : (int32_t)((uint32_t)p->num_reqs + (t - actual));
-  if (valid) {
+  if (valid && am_span_holds(span, t)) {
+    /* the usual case, in 32 bits: d = qlen - off lies in [1, INT32_MAX] */
+    const int32_t d = span.end - (int32_t)t;
+    position = (int64_t)seq_len - d;
+    causal = seq_len >= d ? seq_len - d + 1 : 0;
+  } else if (valid) { /* hostile boundaries: t outside its request's span */
     const int64_t qlen = (int64_t)span.end - span.start;
     const int64_t off = (int64_t)t - span.start;
     position = (int64_t)seq_len - qlen + off;
@@ -155,6 +165,7 @@ AM_DEVICE int32_t am_pick_variant(const am_step_params *p) {
       p->dcp_world_size > 1)
     return AM_VARIANT_FULL;
   if (p->token_to_req && p->seq_lens_out && p->block_table_out && p->vector_rows &&
+      p->cols % 4 == 0 &&
       p->decode_lens_out && p->req_indices_out && p->per_req_lens_out && !p->error_word)
     return AM_VARIANT_INDEXER;
   return AM_VARIANT_LEAN;
@@ -214,7 +225,7 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
     if (num_reqs > 0) {
       const uint32_t g = am_guess_req(t, p->guess_mul, p->guess_shift, last);
       const int32_t gs = qsl[g], ge = qsl[g + 1];
-      if (p->speculate) { /* in bounds whatever the data: g < R */
+      if (p->speculate) { /* in bounds whatever the data: g < R, cols >= 4 */
         pre = am_load_batch(
             (const am_i32x4 *)(const void *)(p->block_table + (int64_t)g * p->block_table_stride),
             th.lane, th.lanes, cols / 4);
@@ -233,7 +244,7 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
           first_vec += 4 * th.lanes;
         }
         am_copy_row(p->block_table + (int64_t)span.req * p->block_table_stride, out_row, cols,
-                    th.lane, th.lanes, vector_rows, first_vec);
+                    th.lane, th.lanes, vector_rows, variant & AM_VARIANT_INDEXER, first_vec);
       } else {
         am_zero_row(out_row, cols, th.lane, th.lanes, vector_rows);
       }

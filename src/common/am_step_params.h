@@ -16,39 +16,16 @@
  * wrapping (an index below 2^31 plus a stride of at most 2^31). */
 #define AM_MAX_GRID_THREADS ((int64_t)1 << 31)
 
+/* Ordered by first use in the kernel: what every token reads before its
+ * first loads comes first, so it shares the first constant-cache lines. */
 typedef struct am_step_params {
-  /* inputs */
+  /* inputs and what the first round of loads needs */
   const int32_t *qsl; /* [R + 1] */
   const int32_t *seq_lens;
   const int32_t *block_table;
   int64_t block_table_stride;
   int32_t num_reqs;
   int32_t num_tokens;
-  int32_t capacity;
-  int32_t cols;
-  int32_t num_mapped;
-  int32_t block_size;
-  int32_t dcp_world_size;
-  int32_t dcp_rank;
-  int32_t dcp_interleave;
-
-  /* outputs, NULL when not wanted */
-  int32_t *token_to_req;
-  int32_t *seq_lens_out;
-  int32_t *global_seq_lens_out;
-  int32_t *block_table_out;
-  int64_t block_table_out_stride;
-  int32_t *decode_lens_out;
-  int32_t *req_indices_out;
-  int32_t *per_req_lens_out;
-  int64_t *positions;
-  int64_t *slot_mapping;
-  int32_t *error_word;
-
-  /* schedule, chosen on the host; the body is correct for any values */
-  int32_t vector_rows;     /* 1: rows move as 16-byte vectors (pointers and strides allow it) */
-  int32_t stage;           /* 1: boundaries (and seq_lens) staged in shared memory */
-  int32_t variant;         /* AM_VARIANT_*: which compiled kernel runs the step */
   /* first guess of req(t): (t * guess_mul) >> guess_shift as a 64-bit
    * product, clamped to [0, R - 1]; any value is correct, a good one saves
    * a round of loads */
@@ -56,7 +33,34 @@ typedef struct am_step_params {
   int32_t guess_shift;
   int32_t speculate;       /* 1: a token loads the first guess's row and length together
                               with the boundaries, before knowing the guess holds (needs
-                              vector_rows); 0: only after */
+                              vector_rows and cols >= 4); 0: only after */
+  int32_t cols;
+  int32_t capacity;
+  int32_t num_mapped;
+
+  /* outputs, NULL when not wanted */
+  int32_t *block_table_out;
+  int64_t block_table_out_stride;
+  int32_t *token_to_req;
+  int32_t *seq_lens_out;
+  int32_t *decode_lens_out;
+  int32_t *req_indices_out;
+  int32_t *per_req_lens_out;
+  int32_t *global_seq_lens_out;
+  int64_t *positions;
+  int64_t *slot_mapping;
+  int32_t *error_word;
+
+  /* what only the full kernel reads */
+  int32_t block_size;
+  int32_t dcp_world_size;
+  int32_t dcp_rank;
+  int32_t dcp_interleave;
+
+  /* schedule, chosen on the host; the body is correct for any values */
+  int32_t vector_rows;     /* 1: rows move as 16-byte vectors (pointers and strides allow it) */
+  int32_t stage;           /* 1: boundaries (and seq_lens) staged in shared memory */
+  int32_t variant;         /* AM_VARIANT_*: which compiled kernel runs the step */
 } am_step_params;
 
 /* Kernel variants: facts the host guarantees about a step, compiled in so
@@ -67,7 +71,8 @@ enum {
   /* positions, slots, global lengths, DCP or staging may be wanted */
   AM_VARIANT_FULL = 1,
   /* lean, and the products are exactly token_to_req, seq_lens_out,
-   * block_table_out (16-byte rows), decode_lens_out, req_indices_out and
+   * block_table_out (16-byte rows, cols a multiple of 4), decode_lens_out,
+   * req_indices_out and
    * per_req_lens_out, with no error word: a token map and the sparse
    * indexer's decode metadata, the most common step */
   AM_VARIANT_INDEXER = 2

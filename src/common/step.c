@@ -188,7 +188,7 @@ static am_launch_shape plan_launch(const attnmeta_context *ctx, am_step_params *
   /* Where the guess is likely right, aligned rows are loaded together with
    * the boundaries. */
   am_pick_guess(p->num_reqs, p->num_tokens, &p->guess_mul, &p->guess_shift);
-  p->speculate = p->vector_rows && p->block_table_out != NULL &&
+  p->speculate = p->vector_rows && p->block_table_out != NULL && p->cols >= 4 &&
                  am_equal_split_likely(p->num_reqs, p->num_tokens);
   p->variant = am_pick_variant(p);
 
