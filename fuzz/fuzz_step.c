@@ -77,6 +77,7 @@ typedef struct scenario {
   struct {      /* an emulated GPU launch of the kernel body */
     int lanes, groups, grid, stage, vector, reverse, force_full, force_lean, speculate;
     int guess_random; /* any guess must give the same bytes (monotone boundaries) */
+    int scalar_tail;  /* no vector part in the seq_lens_out tail */
     uint32_t guess_mul;
     int32_t guess_shift;
   } gpu;
@@ -303,6 +304,7 @@ static void decode(fz_reader *rd, scenario *sc) {
     sc->gpu.speculate = fz_chance(rd, 1, 2);
     sc->gpu.force_lean = fz_chance(rd, 1, 4);
     sc->gpu.guess_random = fz_chance(rd, 1, 2);
+    sc->gpu.scalar_tail = fz_chance(rd, 1, 4);
     sc->gpu.guess_mul = (uint32_t)fz_u8(rd) << (fz_u8(rd) % 25);
     sc->gpu.guess_shift = (int32_t)fz_u8(rd) - 64;
   }
@@ -780,6 +782,8 @@ static void run_gpu_shape(const scenario *sc, const inputs *in, outputs *o) {
   /* the variant step.c picks, or one with fewer facts: every variant whose
    * facts hold must give the same bytes */
   p.variant = am_pick_variant(&p);
+  am_pick_tail(&p);
+  if (sc->gpu.scalar_tail) p.tail_vec_begin = p.tail_vec_end = p.capacity;
   if (sc->gpu.force_full) p.variant = AM_VARIANT_FULL;
   else if (sc->gpu.force_lean && p.variant == AM_VARIANT_INDEXER) p.variant = AM_VARIANT_LEAN;
   words = am_step_stage_words(&p);

@@ -7,7 +7,8 @@
  *  1. per token t in [0, T): a group of `lanes` threads (the block's x
  *     dimension) owns the token; all lanes copy its block-table row, lane 0
  *     writes its scalar products;
- *  2. per tail entry t in [T, C): seq_lens_out = 0, slot_mapping = -1;
+ *  2. per tail entry t in [T, C): seq_lens_out = 0 (16-byte stores where
+ *     aligned), slot_mapping = -1;
  *  3. per request r in [0, R): per_req_lens and the checks of the boundaries.
  */
 #ifndef ATTNMETA_AM_STEP_KERNEL_H
@@ -159,6 +160,18 @@ AM_DEVICE void am_check_request(const int32_t *AM_RESTRICT qsl,
   }
 }
 
+/* The host's choice of the vector part of the seq_lens_out tail. */
+AM_DEVICE void am_pick_tail(am_step_params *p) {
+  int64_t begin = p->capacity, end = p->capacity;
+  if (p->seq_lens_out) {
+    const uintptr_t at = (uintptr_t)(p->seq_lens_out + p->num_tokens);
+    begin = am_min64((int64_t)p->num_tokens + (int64_t)((16 - at % 16) % 16) / 4, p->capacity);
+    end = begin + (p->capacity - begin) / 4 * 4;
+  }
+  p->tail_vec_begin = (int32_t)begin;
+  p->tail_vec_end = (int32_t)end;
+}
+
 /* The host's choice of variant for a step (params otherwise complete). */
 AM_DEVICE int32_t am_pick_variant(const am_step_params *p) {
   if (p->stage || p->positions || p->slot_mapping || p->global_seq_lens_out ||
@@ -254,12 +267,24 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
   }
 
   /* 2. tail [T, C) of the capacity-long outputs */
-  if (AM_WANTS(variant, p->seq_lens_out) || AM_WANTS_FULL(variant, p->slot_mapping)) {
-    for (i = num_tokens + rgid; i < (uint32_t)p->capacity; i += gstride) {
-      if (AM_WANTS(variant, p->seq_lens_out)) p->seq_lens_out[i] = 0;
-      if (AM_WANTS_FULL(variant, p->slot_mapping)) p->slot_mapping[i] = -1;
+  if (AM_WANTS(variant, p->seq_lens_out)) {
+    const uint32_t vb = (uint32_t)p->tail_vec_begin, ve = (uint32_t)p->tail_vec_end;
+    const uint32_t nvec = (ve - vb) / 4, head = vb - num_tokens;
+    const uint32_t items = nvec + head + ((uint32_t)p->capacity - ve);
+    am_i32x4 *AM_RESTRICT tail4 = (am_i32x4 *)(void *)(p->seq_lens_out + vb);
+    am_i32x4 zero;
+    zero.x = zero.y = zero.z = zero.w = 0;
+    for (i = rgid; i < items; i += gstride) {
+      if (i < nvec) {
+        tail4[i] = zero;
+      } else {
+        const uint32_t j = i - nvec; /* the few elements before and after the vectors */
+        p->seq_lens_out[j < head ? num_tokens + j : ve + (j - head)] = 0;
+      }
     }
   }
+  if (AM_WANTS_FULL(variant, p->slot_mapping))
+    for (i = num_tokens + rgid; i < (uint32_t)p->capacity; i += gstride) p->slot_mapping[i] = -1;
 
   /* 3. per request, last: its loads hit lines the token loop brought in,
    * while a store before the token loop would have ordered every load of

@@ -37,6 +37,11 @@ typedef struct am_step_params {
   int32_t cols;
   int32_t capacity;
   int32_t num_mapped;
+  /* the tail [T, C) of seq_lens_out is cleared as 16-byte vectors over
+   * [tail_vec_begin, tail_vec_end) (aligned, a multiple of 4 long, inside
+   * [T, C)) and element by element around it */
+  int32_t tail_vec_begin;
+  int32_t tail_vec_end;
 
   /* outputs, NULL when not wanted */
   int32_t *block_table_out;

@@ -191,6 +191,7 @@ static am_launch_shape plan_launch(const attnmeta_context *ctx, am_step_params *
   p->speculate = p->vector_rows && p->block_table_out != NULL && p->cols >= 4 &&
                  am_equal_split_likely(p->num_reqs, p->num_tokens);
   p->variant = am_pick_variant(p);
+  am_pick_tail(p);
 
   work_blocks = am_max64(ceil_div(p->num_tokens, shape.groups),
                          ceil_div((int64_t)p->capacity - p->num_tokens, block * 4));
