@@ -301,7 +301,7 @@ static void decode(fz_reader *rd, scenario *sc) {
     sc->gpu.vector = fz_chance(rd, 1, 2);
     sc->gpu.reverse = fz_chance(rd, 1, 2);
     sc->gpu.force_full = fz_chance(rd, 1, 4);
-    sc->gpu.speculate = fz_chance(rd, 1, 2);
+    sc->gpu.speculate = (int)fz_range(rd, 0, 3);
     sc->gpu.force_lean = fz_chance(rd, 1, 4);
     sc->gpu.guess_random = fz_chance(rd, 1, 2);
     sc->gpu.scalar_tail = fz_chance(rd, 1, 4);
@@ -770,8 +770,8 @@ static void run_gpu_shape(const scenario *sc, const inputs *in, outputs *o) {
                   p.block_table_out_stride % 4 == 0;
   p.stage = sc->gpu.stage && (int64_t)sc->R + 1 <= AM_STAGE_MAX_REQS;
   /* speculation needs vector rows and a table (step.c); the guess is free */
-  p.speculate =
-      sc->gpu.speculate && p.vector_rows && p.block_table && p.block_table_out && p.cols >= 4;
+  am_pick_speculation(&p);
+  if (p.speculate) p.speculate = sc->gpu.speculate; /* any bits, where a first batch exists */
   /* for hostile boundaries the guess is part of which request a token gets:
    * only monotone ones may take any */
   am_pick_guess(sc->R, sc->T, &p.guess_mul, &p.guess_shift);

@@ -24,63 +24,69 @@ AM_DEVICE int64_t am_step_stage_words(const am_step_params *p) {
   return (int64_t)p->num_reqs + 1 + (p->seq_lens ? (int64_t)p->num_reqs : 0);
 }
 
-/* A lane's share of one row, moved four accesses at a time: all four loads
- * are issued before any store, so each thread keeps several loads in flight.
- * Lane `lane` of `lanes` takes units c, c + lanes, c + 2 lanes, c + 3 lanes
- * (those below n) of the batch starting at unit c. Loads past the end read
- * the last unit again instead of branching: unconditional loads are what
- * lets the compiler issue all four before the first store. */
+/* A lane's share of one row, moved four units at a time (a unit is a
+ * 16-byte vector with vector_rows, else one int32 in .x): all four loads
+ * are issued before any store, so each thread keeps several loads in
+ * flight. Lane `lane` of `lanes` takes units c, c + lanes, c + 2 lanes and
+ * c + 3 lanes (those below n) of the batch starting at unit c. Loads past
+ * the end read the last unit again instead of branching: unconditional
+ * loads are what lets the compiler issue all four before the first store. */
 typedef struct am_row_batch {
   am_i32x4 v[4];
 } am_row_batch;
 
-/* n >= 1. */
-AM_DEVICE am_row_batch am_load_batch(const am_i32x4 *AM_RESTRICT in4, uint32_t c, uint32_t lanes,
-                                     uint32_t n) {
+/* c < n (so n >= 1). */
+AM_DEVICE am_row_batch am_load_batch(const int32_t *AM_RESTRICT row, uint32_t c, uint32_t lanes,
+                                     uint32_t n, int vector_rows) {
+  const am_i32x4 *AM_RESTRICT row4 = (const am_i32x4 *)(const void *)row;
   am_row_batch b;
   int k;
   for (k = 0; k < 4; ++k) {
-    const uint32_t j = c + k * lanes;
-    b.v[k] = in4[j < n ? j : n - 1];
+    const uint32_t j = c + k * lanes < n ? c + k * lanes : n - 1;
+    if (vector_rows) {
+      b.v[k] = row4[j];
+    } else {
+      b.v[k].x = row[j];
+      b.v[k].y = b.v[k].z = b.v[k].w = 0;
+    }
   }
   return b;
 }
 
-AM_DEVICE void am_store_batch(am_i32x4 *AM_RESTRICT out4, uint32_t c, uint32_t lanes, uint32_t n,
-                              const am_row_batch *b) {
+AM_DEVICE void am_store_batch(int32_t *AM_RESTRICT row, uint32_t c, uint32_t lanes, uint32_t n,
+                              int vector_rows, const am_row_batch *b) {
+  am_i32x4 *AM_RESTRICT row4 = (am_i32x4 *)(void *)row;
   int k;
-  for (k = 0; k < 4; ++k)
-    if (c + k * lanes < n) out4[c + k * lanes] = b->v[k];
+  for (k = 0; k < 4; ++k) {
+    if (c + k * lanes >= n) continue;
+    if (vector_rows) {
+      row4[c + k * lanes] = b->v[k];
+    } else {
+      row[c + k * lanes] = b->v[k].x;
+    }
+  }
+}
+
+/* Units of a row of `cols` int32. */
+AM_DEVICE uint32_t am_row_units(uint32_t cols, int vector_rows) {
+  return vector_rows ? cols / 4 : cols;
 }
 
 /* Copies one block-table row of `cols` int32, lanes [0, lanes) of the
- * token's group splitting it. With vector_rows the row moves as 16-byte
- * vectors (plus a scalar remainder, none when `indexer` says cols is a
- * multiple of 4), this lane's vectors from `first_vec` on (its earlier ones
- * were stored by the caller). */
+ * token's group splitting it, this lane's units from batch start `c` on
+ * (its earlier ones were stored by the caller); with vector_rows a scalar
+ * remainder follows the vectors (none when `indexer` says cols is a
+ * multiple of 4). */
 AM_DEVICE void am_copy_row(const int32_t *AM_RESTRICT in_row, int32_t *AM_RESTRICT out_row,
                            uint32_t cols, uint32_t lane, uint32_t lanes, int vector_rows,
-                           int indexer, uint32_t first_vec) {
-  uint32_t c, k;
-  if (vector_rows) {
-    const uint32_t nvec = cols / 4;
-    const am_i32x4 *AM_RESTRICT in4 = (const am_i32x4 *)(const void *)in_row;
-    am_i32x4 *AM_RESTRICT out4 = (am_i32x4 *)(void *)out_row;
-    for (c = first_vec; c < nvec; c += 4 * lanes) {
-      const am_row_batch b = am_load_batch(in4, c, lanes, nvec);
-      am_store_batch(out4, c, lanes, nvec, &b);
-    }
-    if (!indexer)
-      for (c = nvec * 4 + lane; c < cols; c += lanes) out_row[c] = in_row[c];
-    return;
+                           int indexer, uint32_t c) {
+  const uint32_t n = am_row_units(cols, vector_rows);
+  for (; c < n; c += 4 * lanes) {
+    const am_row_batch b = am_load_batch(in_row, c, lanes, n, vector_rows);
+    am_store_batch(out_row, c, lanes, n, vector_rows, &b);
   }
-  for (c = lane; c < cols; c += 4 * lanes) { /* four loads in flight, as above */
-    int32_t v[4] = {0, 0, 0, 0};
-    for (k = 0; k < 4; ++k)
-      if (c + k * lanes < cols) v[k] = in_row[c + k * lanes];
-    for (k = 0; k < 4; ++k)
-      if (c + k * lanes < cols) out_row[c + k * lanes] = v[k];
-  }
+  if (vector_rows && !indexer)
+    for (c = n * 4 + lane; c < cols; c += lanes) out_row[c] = in_row[c];
 }
 
 /* Clears one row of the block-table output (a padding token's). */
@@ -160,6 +166,18 @@ AM_DEVICE void am_check_request(const int32_t *AM_RESTRICT qsl,
   }
 }
 
+/* The host's choice of speculation (after vector_rows is set): on the
+ * first guess where an equal split is likely (it is then exact), on the
+ * second, from the total, always (it is exact for equal lengths behind
+ * padding, and a miss costs one wasted batch per token, on steps that
+ * already wait for a binary search). */
+AM_DEVICE void am_pick_speculation(am_step_params *p) {
+  p->speculate = 0;
+  if (!p->block_table_out || p->cols < (p->vector_rows ? 4 : 1)) return;
+  p->speculate = AM_SPECULATE_SECOND;
+  if (am_equal_split_likely(p->num_reqs, p->num_tokens)) p->speculate |= AM_SPECULATE_FIRST;
+}
+
 /* The host's choice of the vector part of the seq_lens_out tail. */
 AM_DEVICE void am_pick_tail(am_step_params *p) {
   int64_t begin = p->capacity, end = p->capacity;
@@ -236,28 +254,43 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
     const int valid = t < actual;
     int32_t seq_len = 0;
     if (num_reqs > 0) {
-      const uint32_t g = am_guess_req(t, p->guess_mul, p->guess_shift, last);
-      const int32_t gs = qsl[g], ge = qsl[g + 1];
-      if (p->speculate) { /* in bounds whatever the data: g < R, cols >= 4 */
-        pre = am_load_batch(
-            (const am_i32x4 *)(const void *)(p->block_table + (int64_t)g * p->block_table_stride),
-            th.lane, th.lanes, cols / 4);
+      /* Each guess loads its boundaries and, when the host allows it for
+       * that guess, its length and this lane's first row batch, all in one
+       * round; the speculated data is used only if the guess holds. All in
+       * bounds whatever the data: g < R, and a first batch exists. */
+      uint32_t g = am_guess_req(t, p->guess_mul, p->guess_shift, last);
+      int32_t gs = qsl[g], ge = qsl[g + 1];
+      int spec = p->speculate & AM_SPECULATE_FIRST;
+      if (spec) {
+        pre = am_load_batch(p->block_table + (int64_t)g * p->block_table_stride, th.lane, th.lanes,
+                            am_row_units(cols, vector_rows), vector_rows);
         if (seq_lens) pre_len = seq_lens[g];
       }
+      if ((int32_t)t < total && !(gs <= (int32_t)t && (int32_t)t < ge)) {
+        g = am_total_guess(t, num_reqs, total);
+        gs = qsl[g];
+        ge = qsl[g + 1];
+        spec = p->speculate & AM_SPECULATE_SECOND;
+        if (spec) {
+          pre = am_load_batch(p->block_table + (int64_t)g * p->block_table_stride, th.lane,
+                              th.lanes, am_row_units(cols, vector_rows), vector_rows);
+          if (seq_lens) pre_len = seq_lens[g];
+        }
+      }
       span = am_find_req(qsl, num_reqs, t, total, g, gs, ge);
-      pre_hit = p->speculate && (uint32_t)span.req == g;
+      pre_hit = spec && (uint32_t)span.req == g;
     }
     if (valid && seq_lens) seq_len = pre_hit ? pre_len : seq_lens[span.req];
     if (AM_WANTS(variant, p->block_table_out)) {
       int32_t *out_row = p->block_table_out + (int64_t)t * p->block_table_out_stride;
       if (valid) {
-        uint32_t first_vec = th.lane;
+        uint32_t c = th.lane;
         if (pre_hit) { /* the speculated batch is this row's: store it */
-          am_store_batch((am_i32x4 *)(void *)out_row, th.lane, th.lanes, cols / 4, &pre);
-          first_vec += 4 * th.lanes;
+          am_store_batch(out_row, c, th.lanes, am_row_units(cols, vector_rows), vector_rows, &pre);
+          c += 4 * th.lanes;
         }
         am_copy_row(p->block_table + (int64_t)span.req * p->block_table_stride, out_row, cols,
-                    th.lane, th.lanes, vector_rows, variant & AM_VARIANT_INDEXER, first_vec);
+                    th.lane, th.lanes, vector_rows, variant & AM_VARIANT_INDEXER, c);
       } else {
         am_zero_row(out_row, cols, th.lane, th.lanes, vector_rows);
       }

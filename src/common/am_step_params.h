@@ -31,9 +31,10 @@ typedef struct am_step_params {
    * a round of loads */
   uint32_t guess_mul;
   int32_t guess_shift;
-  int32_t speculate;       /* 1: a token loads the first guess's row and length together
+  int32_t speculate;       /* AM_SPECULATE_* bits: for which guesses of req(t) a token
+                              loads the guessed row's first batch and length together
                               with the boundaries, before knowing the guess holds (needs
-                              vector_rows and cols >= 4); 0: only after */
+                              a row output and a non-empty first batch) */
   int32_t cols;
   int32_t capacity;
   int32_t num_mapped;
@@ -67,6 +68,12 @@ typedef struct am_step_params {
   int32_t stage;           /* 1: boundaries (and seq_lens) staged in shared memory */
   int32_t variant;         /* AM_VARIANT_*: which compiled kernel runs the step */
 } am_step_params;
+
+/* Speculation bits (am_step_params.speculate). */
+enum {
+  AM_SPECULATE_FIRST = 1, /* on the first guess (t / (T / R)) */
+  AM_SPECULATE_SECOND = 2 /* on the second guess (t * R / total), after a first miss */
+};
 
 /* Kernel variants: facts the host guarantees about a step, compiled in so
  * the kernel tests nothing it need not. */

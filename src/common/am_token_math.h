@@ -65,27 +65,29 @@ AM_DEVICE void am_pick_guess(int32_t num_reqs, int32_t num_tokens, uint32_t *mul
   *shift = 31 + l;
 }
 
+/* The second guess of req(t), from the total: t * R / total, for
+ * 0 <= t < total (so it lies in [0, R]; the rounding is clamped). Right
+ * for equal query lengths followed by padding. */
+AM_DEVICE uint32_t am_total_guess(uint32_t t, uint32_t num_reqs, int32_t total) {
+  const uint32_t g = (uint32_t)((float)t * (float)num_reqs / (float)total);
+  return g < num_reqs - 1 ? g : num_reqs - 1;
+}
+
 /* req(t): the smallest r in [0, R) with qsl[r + 1] > t, or R - 1 if none,
  * with its boundaries (left 0 when t >= total = qsl[R]: such a token is
  * padding). Requires R >= 1, t < 2^31, g in [0, R - 1] with gs = qsl[g] and
- * ge = qsl[g + 1] already loaded (the caller issues those loads together with
- * the total's and anything it speculates on g). The request index is in
+ * ge = qsl[g + 1] already loaded (the caller guesses, and issues those loads
+ * together with anything it speculates on g). The request index is in
  * [0, R - 1] whatever qsl holds; for non-decreasing qsl it is exactly req(t).
- * A miss costs a second guess from the total (equal query lengths behind
- * padding), then a binary search. */
+ * A wrong guess still halves the range of the binary search that follows. */
 AM_DEVICE am_req_span am_find_req(const int32_t *AM_RESTRICT qsl, uint32_t num_reqs, uint32_t t,
                                   int32_t total, uint32_t g, int32_t gs, int32_t ge) {
   const uint32_t last = num_reqs - 1;
-  am_req_span guess = am_make_span((int32_t)g, gs, ge);
+  const am_req_span guess = am_make_span((int32_t)g, gs, ge);
   uint32_t lo = 0, hi = last, mid;
   if ((int32_t)t >= total) return am_make_span((int32_t)last, 0, 0);
   if (am_span_holds(guess, t)) return guess;
-  /* 0 <= t < total here, so the estimate lies in [0, R]; clamp the rounding. */
-  g = (uint32_t)((float)t * (float)num_reqs / (float)total);
-  g = g < last ? g : last;
-  guess = am_make_span((int32_t)g, qsl[g], qsl[g + 1]);
-  if (am_span_holds(guess, t)) return guess;
-  if (guess.start > (int32_t)t) {
+  if (gs > (int32_t)t) {
     hi = g > 0 ? g - 1 : 0;
   } else {
     lo = g < last ? g + 1 : last;

@@ -185,11 +185,8 @@ static am_launch_shape plan_launch(const attnmeta_context *ctx, am_step_params *
    * only when forced (kept for measurement). */
   p->stage = cfg->stage > 0 && (int64_t)p->num_reqs + 1 <= AM_STAGE_MAX_REQS;
   shape.shared_bytes = am_step_stage_words(p) * (int64_t)sizeof(int32_t);
-  /* Where the guess is likely right, aligned rows are loaded together with
-   * the boundaries. */
   am_pick_guess(p->num_reqs, p->num_tokens, &p->guess_mul, &p->guess_shift);
-  p->speculate = p->vector_rows && p->block_table_out != NULL && p->cols >= 4 &&
-                 am_equal_split_likely(p->num_reqs, p->num_tokens);
+  am_pick_speculation(p);
   p->variant = am_pick_variant(p);
   am_pick_tail(p);
 
