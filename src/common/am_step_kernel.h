@@ -168,9 +168,9 @@ AM_DEVICE void am_check_request(const int32_t *AM_RESTRICT qsl,
 
 /* The host's choice of speculation (after vector_rows is set): on the
  * first guess where an equal split is likely (it is then exact), on the
- * second, from the total, always (it is exact for equal lengths behind
- * padding, and a miss costs one wasted batch per token, on steps that
- * already wait for a binary search). */
+ * second, from the total, always: it is exact for equal lengths behind
+ * padding, and the kernel takes it only when the first guess's request
+ * fits that picture. */
 AM_DEVICE void am_pick_speculation(am_step_params *p) {
   p->speculate = 0;
   if (!p->block_table_out || p->cols < (p->vector_rows ? 4 : 1)) return;
@@ -267,10 +267,15 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
         if (seq_lens) pre_len = seq_lens[g];
       }
       if ((int32_t)t < total && !(gs <= (int32_t)t && (int32_t)t < ge)) {
+        /* speculate again only where the first guess's request looks like
+         * one of R equal ones making up the total (padding after an equal
+         * split); elsewhere the second guess is seldom right */
+        const int64_t len = (int64_t)ge - gs;
+        spec = (p->speculate & AM_SPECULATE_SECOND) && len * num_reqs == total &&
+               len * g == gs;
         g = am_total_guess(t, num_reqs, total);
         gs = qsl[g];
         ge = qsl[g + 1];
-        spec = p->speculate & AM_SPECULATE_SECOND;
         if (spec) {
           pre = am_load_batch(p->block_table + (int64_t)g * p->block_table_stride, th.lane,
                               th.lanes, am_row_units(cols, vector_rows), vector_rows);
