@@ -10,6 +10,8 @@
 #include "am_step_kernel.h"
 
 #define AM_DEFAULT_GPU_BLOCK 256
+#define AM_WIDE_ROW_BLOCK 320
+#define AM_WARP_LANES 32
 #define AM_MAX_LANES 256
 
 void attnmeta_step_init(attnmeta_step *step) {
@@ -171,14 +173,27 @@ static am_launch_shape plan_launch(const attnmeta_context *ctx, am_step_params *
   const int aligned = ((uintptr_t)p->block_table % 16) == 0 &&
                       ((uintptr_t)p->block_table_out % 16) == 0 &&
                       p->block_table_stride % 4 == 0 && p->block_table_out_stride % 4 == 0;
-  const int64_t block = cfg->block > 0 ? cfg->block : (is_cpu ? 1 : AM_DEFAULT_GPU_BLOCK);
+  int64_t block = cfg->block > 0 ? cfg->block : (is_cpu ? 1 : AM_DEFAULT_GPU_BLOCK);
   am_launch_shape shape;
-  int64_t units, work_blocks;
+  int64_t units, want, work_blocks;
 
   p->vector_rows = aligned && cfg->vector != 0;
-  /* Enough lanes that each keeps about four row loads in flight. */
+  /* Enough lanes that each moves its share of a row in one batch of four
+   * loads in flight: a power of two up to a warp (so groups pack into
+   * warps), whole warps beyond. Wide rows then get about 320 threads a
+   * block (measured: 128 x 2 x 2560 in 2.53 us instead of 2.86 with two
+   * batches per lane). */
   units = p->vector_rows ? ceil_div(p->cols, 4) : p->cols;
-  shape.lanes = cfg->lanes > 0 ? cfg->lanes : floor_pow2(am_max64(ceil_div(units, 4), 1));
+  want = am_max64(ceil_div(units, 4), 1);
+  if (cfg->lanes > 0) {
+    shape.lanes = cfg->lanes;
+  } else if (want <= AM_WARP_LANES) {
+    shape.lanes = floor_pow2(want);
+  } else {
+    shape.lanes = ceil_div(want, AM_WARP_LANES) * AM_WARP_LANES;
+    if (cfg->block <= 0 && !is_cpu)
+      block = am_max64(AM_WIDE_ROW_BLOCK / shape.lanes, 1) * shape.lanes;
+  }
   shape.lanes = am_clamp64(shape.lanes, 1, am_min64(block, AM_MAX_LANES));
   shape.groups = block / shape.lanes;
   /* Staging costs a block-wide load and a barrier before any work; it pays
