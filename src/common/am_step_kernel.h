@@ -81,7 +81,33 @@ AM_DEVICE void am_copy_row(const int32_t *AM_RESTRICT in_row, int32_t *AM_RESTRI
                            uint32_t cols, uint32_t lane, uint32_t lanes, int vector_rows,
                            int indexer, uint32_t c) {
   const uint32_t n = am_row_units(cols, vector_rows);
-  for (; c < n; c += 4 * lanes) {
+  if (lanes == 1) { /* one thread a row (the CPU backend): a loop compilers vectorise */
+    for (c = vector_rows ? c * 4 : c; c < cols; ++c) out_row[c] = in_row[c];
+    return;
+  }
+  /* whole batches without index tests */
+  if (vector_rows) {
+    const am_i32x4 *AM_RESTRICT in4 = (const am_i32x4 *)(const void *)in_row;
+    am_i32x4 *AM_RESTRICT out4 = (am_i32x4 *)(void *)out_row;
+    for (; c + 3 * lanes < n; c += 4 * lanes) {
+      const am_i32x4 a = in4[c], b = in4[c + lanes], d = in4[c + 2 * lanes],
+                     e = in4[c + 3 * lanes];
+      out4[c] = a;
+      out4[c + lanes] = b;
+      out4[c + 2 * lanes] = d;
+      out4[c + 3 * lanes] = e;
+    }
+  } else {
+    for (; c + 3 * lanes < n; c += 4 * lanes) {
+      const int32_t a = in_row[c], b = in_row[c + lanes], d = in_row[c + 2 * lanes],
+                    e = in_row[c + 3 * lanes];
+      out_row[c] = a;
+      out_row[c + lanes] = b;
+      out_row[c + 2 * lanes] = d;
+      out_row[c + 3 * lanes] = e;
+    }
+  }
+  if (c < n) { /* the last, partial batch */
     const am_row_batch b = am_load_batch(in_row, c, lanes, n, vector_rows);
     am_store_batch(out_row, c, lanes, n, vector_rows, &b);
   }

@@ -208,6 +208,7 @@ static am_launch_shape plan_launch(const attnmeta_context *ctx, am_step_params *
   shape.shared_bytes = am_step_stage_words(p) * (int64_t)sizeof(int32_t);
   am_pick_guess(p->num_reqs, p->num_tokens, &p->guess_mul, &p->guess_shift);
   am_pick_speculation(p);
+  if (is_cpu) p->speculate = 0; /* hides GPU memory latency; on a CPU only extra work */
   p->variant = am_pick_variant(p);
   am_pick_tail(p);
 
