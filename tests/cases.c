@@ -94,6 +94,12 @@ const amt_case amt_cases[] = {
     {"cols7_vec_misaligned", ODD(7, 8, 8), .misalign = 3, .seed = 31},
     {"cols63_vec_in_misaligned", ODD(63, 64, 64), .misalign = 1, .seed = 32},
     {"cols63_vec_out_misaligned", ODD(63, 64, 64), .misalign = 2, .seed = 33},
+    /* equal split (T a multiple of R): rows speculated with the guess; fewer
+     * than four vectors and a scalar remainder */
+    {"cols10_vec_equal_split", QL(2, 2, 2), .history_max = 300, .block_size = 64, .cols = 10,
+     .in_stride = 12, .out_stride = 12, .cap_extra = 2, .seed = 34},
+    {"cols6_vec_equal_split", QL(3, 3), .history_max = 300, .block_size = 64, .cols = 6,
+     .in_stride = 8, .out_stride = 12, .cap_extra = 2, .seed = 35},
 
     /* ---- seeded random batches ---- */
     RANDOM(1), RANDOM(2), RANDOM(3), RANDOM(4), RANDOM(5), RANDOM(6), RANDOM(7),

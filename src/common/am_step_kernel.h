@@ -82,7 +82,7 @@ AM_DEVICE void am_copy_row(const int32_t *AM_RESTRICT in_row, int32_t *AM_RESTRI
                            int indexer, uint32_t c) {
   const uint32_t n = am_row_units(cols, vector_rows);
   if (lanes == 1) { /* one thread a row (the CPU backend): a loop compilers vectorise */
-    for (c = vector_rows ? c * 4 : c; c < cols; ++c) out_row[c] = in_row[c];
+    for (c = vector_rows ? (c < n ? c : n) * 4 : c; c < cols; ++c) out_row[c] = in_row[c];
     return;
   }
   /* whole batches without index tests */
