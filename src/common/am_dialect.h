@@ -45,6 +45,7 @@
 #  define AM_RESTRICT __restrict__
 #  define AM_ATOMIC_OR(ptr, value) atomicOr((ptr), (value))
 #  define AM_LIKELY(x) __builtin_expect(!!(x), 1)
+#  define AM_UNLIKELY(x) __builtin_expect(!!(x), 0)
 /* The calling thread's place in the launch, from the vendor's built-ins. */
 #  define AM_THREAD_HERE() \
     am_make_thread(blockIdx.x, gridDim.x, threadIdx.x, blockDim.x, threadIdx.y, blockDim.y)
@@ -60,6 +61,7 @@
 #  endif
 #  define AM_ATOMIC_OR(ptr, value) ((void)__atomic_fetch_or((ptr), (value), __ATOMIC_RELAXED))
 #  define AM_LIKELY(x) __builtin_expect(!!(x), 1)
+#  define AM_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #endif
 
 #define AM_ALIGNED(n) __attribute__((aligned(n)))

@@ -81,7 +81,8 @@ AM_DEVICE void am_copy_row(const int32_t *AM_RESTRICT in_row, int32_t *AM_RESTRI
                            uint32_t cols, uint32_t lane, uint32_t lanes, int vector_rows,
                            int indexer, uint32_t c) {
   const uint32_t n = am_row_units(cols, vector_rows);
-  if (lanes == 1) { /* one thread a row (the CPU backend): a loop compilers vectorise */
+  if (AM_UNLIKELY(lanes == 1)) { /* one thread a row (the CPU backend): a loop compilers
+                                    vectorise; placed out of the GPUs' hot path */
     for (c = vector_rows ? (c < n ? c : n) * 4 : c; c < cols; ++c) out_row[c] = in_row[c];
     return;
   }
@@ -292,7 +293,7 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
                             am_row_units(cols, vector_rows), vector_rows);
         if (seq_lens) pre_len = seq_lens[g];
       }
-      if ((int32_t)t < total && !(gs <= (int32_t)t && (int32_t)t < ge)) {
+      if (AM_UNLIKELY((int32_t)t < total && !(gs <= (int32_t)t && (int32_t)t < ge))) {
         /* speculate again only where the first guess's request looks like
          * one of R equal ones making up the total (padding after an equal
          * split); elsewhere the second guess is seldom right */
