@@ -78,6 +78,7 @@ typedef struct scenario {
     int lanes, groups, grid, stage, vector, reverse, force_full, force_lean, speculate;
     int guess_random; /* any guess must give the same bytes (monotone boundaries) */
     int scalar_tail;  /* no vector part in the seq_lens_out tail */
+    int one_lane_variant; /* with one lane, say so (as the CPU backend does) or not */
     uint32_t guess_mul;
     int32_t guess_shift;
   } gpu;
@@ -305,6 +306,7 @@ static void decode(fz_reader *rd, scenario *sc) {
     sc->gpu.force_lean = fz_chance(rd, 1, 4);
     sc->gpu.guess_random = fz_chance(rd, 1, 2);
     sc->gpu.scalar_tail = fz_chance(rd, 1, 4);
+    sc->gpu.one_lane_variant = fz_chance(rd, 1, 2);
     sc->gpu.guess_mul = (uint32_t)fz_u8(rd) << (fz_u8(rd) % 25);
     sc->gpu.guess_shift = (int32_t)fz_u8(rd) - 64;
   }
@@ -786,6 +788,7 @@ static void run_gpu_shape(const scenario *sc, const inputs *in, outputs *o) {
   if (sc->gpu.scalar_tail) p.tail_vec_begin = p.tail_vec_end = p.capacity;
   if (sc->gpu.force_full) p.variant = AM_VARIANT_FULL;
   else if (sc->gpu.force_lean && p.variant == AM_VARIANT_INDEXER) p.variant = AM_VARIANT_LEAN;
+  if (sc->gpu.lanes == 1 && sc->gpu.one_lane_variant) p.variant |= AM_VARIANT_ONE_LANE;
   words = am_step_stage_words(&p);
   stage = (int32_t *)xcalloc((size_t)words, sizeof(int32_t));
   if (p.stage) { /* what every block holds after its staging loop and barrier */

@@ -75,14 +75,14 @@ AM_DEVICE uint32_t am_row_units(uint32_t cols, int vector_rows) {
 /* Copies one block-table row of `cols` int32, lanes [0, lanes) of the
  * token's group splitting it, this lane's units from batch start `c` on
  * (its earlier ones were stored by the caller); with vector_rows a scalar
- * remainder follows the vectors (none when `indexer` says cols is a
- * multiple of 4). */
+ * remainder follows the vectors (none when the indexer variant says cols is
+ * a multiple of 4). */
 AM_DEVICE void am_copy_row(const int32_t *AM_RESTRICT in_row, int32_t *AM_RESTRICT out_row,
                            uint32_t cols, uint32_t lane, uint32_t lanes, int vector_rows,
-                           int indexer, uint32_t c) {
+                           int variant, uint32_t c) {
+  const int indexer = variant & AM_VARIANT_INDEXER;
   const uint32_t n = am_row_units(cols, vector_rows);
-  if (AM_UNLIKELY(lanes == 1)) { /* one thread a row (the CPU backend): a loop compilers
-                                    vectorise; placed out of the GPUs' hot path */
+  if (variant & AM_VARIANT_ONE_LANE) { /* a plain loop compilers vectorise */
     for (c = vector_rows ? (c < n ? c : n) * 4 : c; c < cols; ++c) out_row[c] = in_row[c];
     return;
   }
@@ -322,7 +322,7 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
           c += 4 * th.lanes;
         }
         am_copy_row(p->block_table + (int64_t)span.req * p->block_table_stride, out_row, cols,
-                    th.lane, th.lanes, vector_rows, variant & AM_VARIANT_INDEXER, c);
+                    th.lane, th.lanes, vector_rows, variant, c);
       } else {
         am_zero_row(out_row, cols, th.lane, th.lanes, vector_rows);
       }

@@ -87,7 +87,10 @@ enum {
    * req_indices_out and
    * per_req_lens_out, with no error word: a token map and the sparse
    * indexer's decode metadata, the most common step */
-  AM_VARIANT_INDEXER = 2
+  AM_VARIANT_INDEXER = 2,
+  /* one thread a block (the CPU backend): rows are copied by a plain loop;
+   * combines with the others */
+  AM_VARIANT_ONE_LANE = 4
 };
 
 /* The launch shape the host picked for one step: blocks of lanes x groups

@@ -52,7 +52,7 @@ static int cpu_launch_step(void *state, const am_step_params *params, const am_l
   /* grid <= 2^31 (step.c bounds it), so it fits the body's 32-bit indices */
   for (block = 0; block < shape->grid; ++block) {
     am_step_body(params, am_make_thread((uint32_t)block, (uint32_t)shape->grid, 0, 1, 0, 1),
-                 stage, params->variant);
+                 stage, params->variant | AM_VARIANT_ONE_LANE);
   }
   return ATTNMETA_OK;
 }
