@@ -49,6 +49,18 @@ __global__ void k_load_store_512(const int *in, int *out) {
 
 typedef void (*kernel_fn)(const int *, int *);
 
+// Milliseconds between events around `replays` launches of graph x on s.
+static float replay_ms(cudaGraphExec_t x, cudaStream_t s, cudaEvent_t a, cudaEvent_t b,
+                       int replays) {
+  float ms = 0;
+  CHECK(cudaEventRecord(a, s));
+  for (int i = 0; i < replays; ++i) CHECK(cudaGraphLaunch(x, s));
+  CHECK(cudaEventRecord(b, s));
+  CHECK(cudaEventSynchronize(b));
+  CHECK(cudaEventElapsedTime(&ms, a, b));
+  return ms;
+}
+
 static float graph_us_per_node(kernel_fn k, const int *in, int *out) {
   const int nodes = 50, repeats = 7;
   cudaStream_t s;
@@ -66,26 +78,10 @@ static float graph_us_per_node(kernel_fn k, const int *in, int *out) {
   CHECK(cudaStreamSynchronize(s));
   // replays per repeat: about 10 ms of work
   int replays = 1;
-  for (;;) {
-    float ms = 0;
-    CHECK(cudaEventRecord(a, s));
-    for (int i = 0; i < replays; ++i) CHECK(cudaGraphLaunch(x, s));
-    CHECK(cudaEventRecord(b, s));
-    CHECK(cudaEventSynchronize(b));
-    CHECK(cudaEventElapsedTime(&ms, a, b));
-    if (ms > 10.0f || replays > (1 << 20)) break;
-    replays *= 2;
-  }
+  while (replay_ms(x, s, a, b, replays) <= 10.0f && replays <= (1 << 20)) replays *= 2;
   std::vector<float> us;
-  for (int r = 0; r < repeats; ++r) {
-    float ms = 0;
-    CHECK(cudaEventRecord(a, s));
-    for (int i = 0; i < replays; ++i) CHECK(cudaGraphLaunch(x, s));
-    CHECK(cudaEventRecord(b, s));
-    CHECK(cudaEventSynchronize(b));
-    CHECK(cudaEventElapsedTime(&ms, a, b));
-    us.push_back(ms * 1000.0f / (float)(replays * nodes));
-  }
+  for (int r = 0; r < repeats; ++r)
+    us.push_back(replay_ms(x, s, a, b, replays) * 1000.0f / (float)(replays * nodes));
   std::sort(us.begin(), us.end());
   CHECK(cudaGraphExecDestroy(x));
   CHECK(cudaGraphDestroy(g));
