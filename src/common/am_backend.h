@@ -3,7 +3,9 @@
  * loaded with dlopen; each exports one C function, attnmeta_backend_entry,
  * returning a pointer to a constant table. The table is append-only: new
  * members go at the end, and AM_BACKEND_ABI changes only when an existing
- * member changes meaning. The CPU backend uses the same table, linked in.
+ * member changes meaning, which includes the layout of the structures the
+ * members receive (am_step_params, am_launch_shape). The CPU backend uses
+ * the same table, linked in.
  */
 #ifndef ATTNMETA_AM_BACKEND_H
 #define ATTNMETA_AM_BACKEND_H
@@ -17,7 +19,9 @@
 extern "C" {
 #endif
 
-#define AM_BACKEND_ABI 1
+/* 2: am_step_params reordered, with kernel variants, guesses and
+ * speculation (what launch_step receives changed meaning) */
+#define AM_BACKEND_ABI 2
 #define AM_BACKEND_ENTRY_SYMBOL "attnmeta_backend_entry"
 
 /* Backend functions return an attnmeta_status value and, on failure, put a
