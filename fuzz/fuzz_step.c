@@ -40,7 +40,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "am_step_kernel.h" /* the kernel body, for the emulated GPU shapes */
+#include "am_step_choices.h" /* what step.c picks for the kernel parameters */
+#include "am_step_kernel.h"  /* the kernel body, for the emulated GPU shapes */
 #include "attnmeta/attnmeta.h"
 #include "fuzz_util.h"
 #include "reference.h"

@@ -16,119 +16,13 @@
 
 #include "am_dialect.h"
 #include "am_step_params.h"
+#include "am_row_copy.h"
 #include "am_token_math.h"
 
 /* Block-shared memory the body needs for `p` (in int32 units). */
 AM_DEVICE int64_t am_step_stage_words(const am_step_params *p) {
   if (!p->stage) return 0;
   return (int64_t)p->num_reqs + 1 + (p->seq_lens ? (int64_t)p->num_reqs : 0);
-}
-
-/* A lane's share of one row, moved four units at a time (a unit is a
- * 16-byte vector with vector_rows, else one int32 in .x): all four loads
- * are issued before any store, so each thread keeps several loads in
- * flight. Lane `lane` of `lanes` takes units c, c + lanes, c + 2 lanes and
- * c + 3 lanes (those below n) of the batch starting at unit c. Loads past
- * the end read the last unit again instead of branching: unconditional
- * loads are what lets the compiler issue all four before the first store. */
-typedef struct am_row_batch {
-  am_i32x4 v[4];
-} am_row_batch;
-
-/* c < n (so n >= 1). */
-AM_DEVICE am_row_batch am_load_batch(const int32_t *AM_RESTRICT row, uint32_t c, uint32_t lanes,
-                                     uint32_t n, int vector_rows) {
-  const am_i32x4 *AM_RESTRICT row4 = (const am_i32x4 *)(const void *)row;
-  am_row_batch b;
-  int k;
-  for (k = 0; k < 4; ++k) {
-    const uint32_t j = c + k * lanes < n ? c + k * lanes : n - 1;
-    if (vector_rows) {
-      b.v[k] = row4[j];
-    } else {
-      b.v[k].x = row[j];
-      b.v[k].y = b.v[k].z = b.v[k].w = 0;
-    }
-  }
-  return b;
-}
-
-AM_DEVICE void am_store_batch(int32_t *AM_RESTRICT row, uint32_t c, uint32_t lanes, uint32_t n,
-                              int vector_rows, const am_row_batch *b) {
-  am_i32x4 *AM_RESTRICT row4 = (am_i32x4 *)(void *)row;
-  int k;
-  for (k = 0; k < 4; ++k) {
-    if (c + k * lanes >= n) continue;
-    if (vector_rows) {
-      row4[c + k * lanes] = b->v[k];
-    } else {
-      row[c + k * lanes] = b->v[k].x;
-    }
-  }
-}
-
-/* Units of a row of `cols` int32. */
-AM_DEVICE uint32_t am_row_units(uint32_t cols, int vector_rows) {
-  return vector_rows ? cols / 4 : cols;
-}
-
-/* Copies one block-table row of `cols` int32, lanes [0, lanes) of the
- * token's group splitting it, this lane's units from batch start `c` on
- * (its earlier ones were stored by the caller); with vector_rows a scalar
- * remainder follows the vectors (none when the indexer variant says cols is
- * a multiple of 4). */
-AM_DEVICE void am_copy_row(const int32_t *AM_RESTRICT in_row, int32_t *AM_RESTRICT out_row,
-                           uint32_t cols, uint32_t lane, uint32_t lanes, int vector_rows,
-                           int variant, uint32_t c) {
-  const int indexer = variant & AM_VARIANT_INDEXER;
-  const uint32_t n = am_row_units(cols, vector_rows);
-  if (variant & AM_VARIANT_ONE_LANE) { /* a plain loop compilers vectorise */
-    for (c = vector_rows ? (c < n ? c : n) * 4 : c; c < cols; ++c) out_row[c] = in_row[c];
-    return;
-  }
-  /* whole batches without index tests */
-  if (vector_rows) {
-    const am_i32x4 *AM_RESTRICT in4 = (const am_i32x4 *)(const void *)in_row;
-    am_i32x4 *AM_RESTRICT out4 = (am_i32x4 *)(void *)out_row;
-    for (; c + 3 * lanes < n; c += 4 * lanes) {
-      const am_i32x4 a = in4[c], b = in4[c + lanes], d = in4[c + 2 * lanes],
-                     e = in4[c + 3 * lanes];
-      out4[c] = a;
-      out4[c + lanes] = b;
-      out4[c + 2 * lanes] = d;
-      out4[c + 3 * lanes] = e;
-    }
-  } else {
-    for (; c + 3 * lanes < n; c += 4 * lanes) {
-      const int32_t a = in_row[c], b = in_row[c + lanes], d = in_row[c + 2 * lanes],
-                    e = in_row[c + 3 * lanes];
-      out_row[c] = a;
-      out_row[c + lanes] = b;
-      out_row[c + 2 * lanes] = d;
-      out_row[c + 3 * lanes] = e;
-    }
-  }
-  if (c < n) { /* the last, partial batch */
-    const am_row_batch b = am_load_batch(in_row, c, lanes, n, vector_rows);
-    am_store_batch(out_row, c, lanes, n, vector_rows, &b);
-  }
-  if (vector_rows && !indexer)
-    for (c = n * 4 + lane; c < cols; c += lanes) out_row[c] = in_row[c];
-}
-
-/* Clears one row of the block-table output (a padding token's). */
-AM_DEVICE void am_zero_row(int32_t *AM_RESTRICT out_row, uint32_t cols, uint32_t lane,
-                           uint32_t lanes, int vector_rows) {
-  uint32_t c = lane;
-  if (vector_rows) {
-    const uint32_t nvec = cols / 4;
-    am_i32x4 *AM_RESTRICT out4 = (am_i32x4 *)(void *)out_row;
-    am_i32x4 zero;
-    zero.x = zero.y = zero.z = zero.w = 0;
-    for (; c < nvec; c += lanes) out4[c] = zero;
-    c = nvec * 4 + lane;
-  }
-  for (; c < cols; c += lanes) out_row[c] = 0;
 }
 
 /* Which products a step wants: presence tests folded to constants where a
@@ -191,42 +85,6 @@ AM_DEVICE void am_check_request(const int32_t *AM_RESTRICT qsl,
     if (seq_lens[r] < 0) *flags |= ATTNMETA_FLAG_SEQ_LEN_NEGATIVE;
     if (seq_lens[r] < qlen) *flags |= ATTNMETA_FLAG_SEQ_LEN_LT_QLEN;
   }
-}
-
-/* The host's choice of speculation (after vector_rows is set): on the
- * first guess where an equal split is likely (it is then exact), on the
- * second, from the total, always: it is exact for equal lengths behind
- * padding, and the kernel takes it only when the first guess's request
- * fits that picture. */
-AM_DEVICE void am_pick_speculation(am_step_params *p) {
-  p->speculate = 0;
-  if (!p->block_table_out || p->cols < (p->vector_rows ? 4 : 1)) return;
-  p->speculate = AM_SPECULATE_SECOND;
-  if (am_equal_split_likely(p->num_reqs, p->num_tokens)) p->speculate |= AM_SPECULATE_FIRST;
-}
-
-/* The host's choice of the vector part of the seq_lens_out tail. */
-AM_DEVICE void am_pick_tail(am_step_params *p) {
-  int64_t begin = p->capacity, end = p->capacity;
-  if (p->seq_lens_out) {
-    const uintptr_t at = (uintptr_t)(p->seq_lens_out + p->num_tokens);
-    begin = am_min64((int64_t)p->num_tokens + (int64_t)((16 - at % 16) % 16) / 4, p->capacity);
-    end = begin + (p->capacity - begin) / 4 * 4;
-  }
-  p->tail_vec_begin = (int32_t)begin;
-  p->tail_vec_end = (int32_t)end;
-}
-
-/* The host's choice of variant for a step (params otherwise complete). */
-AM_DEVICE int32_t am_pick_variant(const am_step_params *p) {
-  if (p->stage || p->positions || p->slot_mapping || p->global_seq_lens_out ||
-      p->dcp_world_size > 1)
-    return AM_VARIANT_FULL;
-  if (p->token_to_req && p->seq_lens_out && p->block_table_out && p->vector_rows &&
-      p->cols % 4 == 0 &&
-      p->decode_lens_out && p->req_indices_out && p->per_req_lens_out && !p->error_word)
-    return AM_VARIANT_INDEXER;
-  return AM_VARIANT_LEAN;
 }
 
 /* stage: block-shared scratch of am_step_stage_words(p) int32 (may be NULL

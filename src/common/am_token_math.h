@@ -41,30 +41,6 @@ AM_DEVICE uint32_t am_guess_req(uint32_t t, uint32_t mul, int32_t shift, uint32_
   return g < last ? (uint32_t)g : last;
 }
 
-/* Whether a step likely splits its tokens equally: T a multiple of R (plain
- * decode when T == R, or one request). */
-AM_DEVICE int am_equal_split_likely(int32_t num_reqs, int32_t num_tokens) {
-  return num_reqs > 0 && num_tokens > 0 && num_tokens % num_reqs == 0;
-}
-
-/* The host's choice of the guess: t / d with d = T / R tokens per request
- * when the split is likely equal, else d = 1 (one token per request, which
- * padding after plain decode keeps right). The multiply-shift is exact for
- * every t < 2^31: with l = ceil(log2 d), mul = ceil(2^(31 + l) / d) < 2^32
- * and shift = 31 + l (the round-up method of Granlund and Montgomery). Only
- * the speed depends on the guess for non-decreasing boundaries; for hostile
- * ones it is part of which request a token gets, so every launch shape of a
- * step uses this one. */
-AM_DEVICE void am_pick_guess(int32_t num_reqs, int32_t num_tokens, uint32_t *mul,
-                             int32_t *shift) {
-  const uint64_t d =
-      am_equal_split_likely(num_reqs, num_tokens) ? (uint64_t)(num_tokens / num_reqs) : 1;
-  int l = 0;
-  while (((uint64_t)1 << l) < d) ++l;
-  *mul = (uint32_t)((((uint64_t)1 << (31 + l)) + d - 1) / d);
-  *shift = 31 + l;
-}
-
 /* The second guess of req(t), from the total: t * R / total, for
  * 0 <= t < total (so it lies in [0, R]; the rounding is clamped). Right
  * for equal query lengths followed by padding. */

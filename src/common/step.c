@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "am_context.h"
+#include "am_step_choices.h"
 #include "am_step_kernel.h"
 
 #define AM_DEFAULT_GPU_BLOCK 256
