@@ -8,6 +8,8 @@
 #include "am_step_params.h"
 #include "am_token_math.h"
 #include "am_step_kernel.h"
+#include "am_row_copy.h"
+#include "am_step_choices.h"
 
 /* Touch a few names so the check is not an empty translation unit. */
 int attnmeta_header_check_c(void);
