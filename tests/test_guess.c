@@ -10,15 +10,11 @@
 
 #include "am_step_choices.h"
 #include "am_token_math.h"
+#include "cases.h"
 
 /* Raw quotient of the guess, before the clamp to the last request. */
 static uint64_t raw_guess(uint32_t t, uint32_t mul, int32_t shift) {
   return am_guess_req(t, mul, shift, UINT32_MAX);
-}
-
-static uint32_t lcg(uint64_t *s) {
-  *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
-  return (uint32_t)(*s >> 33); /* 31 bits */
 }
 
 static void check_divisor(int32_t reqs, int32_t tokens) {
@@ -39,7 +35,7 @@ static void check_divisor(int32_t reqs, int32_t tokens) {
                    (unsigned long long)t);
   }
   for (k = 0; k < 20000; ++k) {
-    const uint32_t t = lcg(&seed);
+    const uint32_t t = (uint32_t)(amt_rand(&seed) >> 33); /* below 2^31 */
     cr_assert_eq(raw_guess(t, mul, shift), t / d, "d=%u t=%u", d, t);
   }
 }

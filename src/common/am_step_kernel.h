@@ -74,6 +74,18 @@ AM_DEVICE void am_token_scalars(const am_step_params *p, int variant, uint32_t t
   }
 }
 
+/* What a token speculates on guessed request g (< R): this lane's first
+ * batch of g's block-table row, returned, and g's length, into *len. */
+AM_DEVICE am_row_batch am_load_guessed_row(const am_step_params *p,
+                                           const int32_t *AM_RESTRICT seq_lens, uint32_t g,
+                                           uint32_t lane, uint32_t lanes, uint32_t units,
+                                           int vector_rows, int32_t *len) {
+  const am_row_batch b = am_load_batch(p->block_table + (int64_t)g * p->block_table_stride,
+                                       lane, lanes, units, vector_rows);
+  if (seq_lens) *len = seq_lens[g];
+  return b;
+}
+
 /* Checks of request r's boundaries and lengths, flags into *flags. */
 AM_DEVICE void am_check_request(const int32_t *AM_RESTRICT qsl,
                                 const int32_t *AM_RESTRICT seq_lens, uint32_t r, int32_t *flags) {
@@ -146,11 +158,9 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
       uint32_t g = am_guess_req(t, p->guess_mul, p->guess_shift, last);
       int32_t gs = qsl[g], ge = qsl[g + 1];
       int spec = p->speculate & AM_SPECULATE_FIRST;
-      if (spec) {
-        pre = am_load_batch(p->block_table + (int64_t)g * p->block_table_stride, th.lane, th.lanes,
-                            am_row_units(cols, vector_rows), vector_rows);
-        if (seq_lens) pre_len = seq_lens[g];
-      }
+      if (spec)
+        pre = am_load_guessed_row(p, seq_lens, g, th.lane, th.lanes,
+                                  am_row_units(cols, vector_rows), vector_rows, &pre_len);
       if (AM_UNLIKELY((int32_t)t < total && !(gs <= (int32_t)t && (int32_t)t < ge))) {
         /* speculate again only where the first guess's request looks like
          * one of R equal ones making up the total (padding after an equal
@@ -161,11 +171,9 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
         g = am_total_guess(t, num_reqs, total);
         gs = qsl[g];
         ge = qsl[g + 1];
-        if (spec) {
-          pre = am_load_batch(p->block_table + (int64_t)g * p->block_table_stride, th.lane,
-                              th.lanes, am_row_units(cols, vector_rows), vector_rows);
-          if (seq_lens) pre_len = seq_lens[g];
-        }
+        if (spec)
+        pre = am_load_guessed_row(p, seq_lens, g, th.lane, th.lanes,
+                                  am_row_units(cols, vector_rows), vector_rows, &pre_len);
       }
       span = am_find_req(qsl, num_reqs, t, total, g, gs, ge);
       pre_hit = spec && (uint32_t)span.req == g;
