@@ -21,7 +21,7 @@ int fz_hip_cpu_enabled(void) {
   FZ_CHECK(st == ATTNMETA_OK && targets && strcmp(targets, "hip-cpu") == 0,
            "ATTNMETA_FUZZ_HIP_CPU=1 needs the HIP-CPU module (ATTNMETA_MODULE_DIR=<build>/hip-cpu); "
            "the HIP backend says: %s (built for %s)",
-           attnmeta_status_string(st), targets ? targets : "nothing");
+           attnmeta_status_string(st), targets && targets[0] ? targets : "nothing");
   st = attnmeta_open(&hip_ctx, ATTNMETA_BACKEND_HIP, 0);
   FZ_CHECK(st == ATTNMETA_OK, "cannot open the HIP backend on HIP-CPU: %s (%s)",
            attnmeta_status_string(st), attnmeta_open_error());
