@@ -17,10 +17,11 @@ static void usage(FILE *out) {
           "                            and indexer metadata in one step), check them first,\n"
           "                            compare with the floors and anchors; table last\n"
           "  conformance [--backend B] [--device N] [--config SPEC]... [--vector NAME]...\n"
-          "              [--json FILE] [--verbose] FILES...\n"
-          "                            run conformance vector files (tests/vectors) on a\n"
-          "                            backend: a line per vector, then 'N passed, N failed,\n"
-          "                            N skipped' (docs/conformance.md)\n"
+          "              [--json FILE] [--verbose] [FILES...]\n"
+          "                            run conformance vector files (default: the installed\n"
+          "                            set, share/attnmeta/vectors) on a backend: a line per\n"
+          "                            vector, then 'N passed, N failed, N skipped'\n"
+          "                            (docs/conformance.md)\n"
           "  help                      this text\n"
           "backends: auto (default; $ATTNMETA_BACKEND overrides), cpu, cuda, hip\n");
 }

@@ -9,8 +9,8 @@
  * naive reference expects (values the contract leaves unspecified are
  * "unchecked") and the error-word flags.
  */
-#ifndef ATTNMETA_TESTS_VECFILE_H
-#define ATTNMETA_TESTS_VECFILE_H
+#ifndef ATTNMETA_CONFORMANCE_VECFILE_H
+#define ATTNMETA_CONFORMANCE_VECFILE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -109,4 +109,4 @@ void amv_write_header(FILE *f);
 void amv_write_values(FILE *f, const char *keyword, const char *name, const amv_values *values);
 void amv_write_vector(FILE *f, const amv_vector *v);
 
-#endif /* ATTNMETA_TESTS_VECFILE_H */
+#endif /* ATTNMETA_CONFORMANCE_VECFILE_H */
