@@ -17,6 +17,7 @@
 #include "attnmeta/conformance/vecfile.h"
 #include "attnmeta/conformance/vecrun.h"
 #include "cli.h"
+#include "cli_options.h"
 #include "cli_vector_dir.h"
 
 #define MAX_CONFIGS 64
