@@ -1,5 +1,6 @@
 /*
- * Conformance vector files (docs/conformance.md): the data model, a small
+ * Conformance vector files (format: conformance/spec/, installed in
+ * share/attnmeta/spec/; the kit: docs/conformance.md): the data model, a small
  * strict parser that rejects malformed files with a line number, and the
  * writer the generator uses. ISO C11 plus POSIX directory listing; no
  * library beyond libc, so the kit builds on a bare machine.
