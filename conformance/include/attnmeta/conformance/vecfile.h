@@ -17,6 +17,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define AMV_MAGIC "attnmeta-vectors"
 #define AMV_VERSION 1
 #define AMV_NAME_MAX 64                   /* vector names: at most 63 characters */
@@ -109,5 +113,9 @@ void amv_write_header(FILE *f);
  * unchecked "?") and wrapped at AMV_WRAP columns. */
 void amv_write_values(FILE *f, const char *keyword, const char *name, const amv_values *values);
 void amv_write_vector(FILE *f, const amv_vector *v);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* ATTNMETA_CONFORMANCE_VECFILE_H */

@@ -25,6 +25,10 @@
 #include "attnmeta/attnmeta.h"
 #include "vecfile.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct amv_launch {
   const char *name;
   attnmeta_launch_config config;
@@ -66,5 +70,9 @@ typedef struct amv_outcome {
 } amv_outcome;
 
 void amv_run_vector(const amv_runner *runner, const amv_vector *vector, amv_outcome *outcome);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* ATTNMETA_CONFORMANCE_VECRUN_H */
