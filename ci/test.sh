@@ -70,7 +70,7 @@ case $hip_cpu_found in
 esac
 step "conformance vectors match the generator (ci/vectors.sh)" bash ci/vectors.sh "$build"
 step "conformance kit on the CPU backend (attnmeta conformance)" \
-  "$build/bin/attnmeta" conformance --backend cpu "$root/tests/vectors"
+  "$build/bin/attnmeta" conformance --backend cpu "$root/conformance/vectors"
 for hook in ci/sanitize.sh ci/fuzz.sh ci/examples.sh python/run_tests.sh; do
   [ -f "$hook" ] || continue
   case $hook in
