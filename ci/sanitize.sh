@@ -105,7 +105,7 @@ asan_hip_cpu_test() {
   ASAN_OPTIONS=$ASAN_OPTIONS:detect_stack_use_after_return=0 \
   ATTNMETA_MODULE_DIR=$build/hip-cpu LSAN_OPTIONS=suppressions=$root/tests/hip_cpu/lsan.supp \
     "$build/bin/attnmeta" conformance --backend hip --config block32_grid2_stage1 \
-    --config block96_lanes7 --config block=390,lanes=65,grid=6,stage=1 "$root/tests/vectors" |
+    --config block96_lanes7 --config block=390,lanes=65,grid=6,stage=1 "$root/conformance/vectors" |
     grep -v '^pass ' &&
     ASAN_OPTIONS=$ASAN_OPTIONS:detect_stack_use_after_return=0 \
       ATTNMETA_MODULE_DIR=$build/hip-cpu ATTNMETA_FUZZ_HIP_CPU=1 \
