@@ -5,9 +5,9 @@
 # prints the SHA-256 of each: the sm_90 PTX (nvcc) and the gfx90a code object
 # (clang -x hip, as with Debian's ROCm packages). A host-side or test-only
 # change must leave both hashes as they were: run it before and after and
-# compare. Needs nvcc (PATH or /usr/local/cuda/bin) and clang++-15 with
-# Debian's AMD device libraries; a missing compiler is said, not skipped
-# silently (exit 2).
+# compare (with the same compilers, the whole files byte for byte). Needs
+# nvcc (PATH or /usr/local/cuda/bin) and clang++-15 with Debian's AMD device
+# libraries; a missing compiler is said, not skipped silently (exit 2).
 set -euo pipefail
 src=$(cd "${1:-$(dirname "$0")/..}" && pwd)
 out=$(mktemp -d)
@@ -21,8 +21,7 @@ if [ -x "$nvcc" ]; then
   "$nvcc" -std=c++17 -O3 -arch=sm_90 -ptx -DAM_BUILD_TARGETS='"sm_90 sm_100"' \
     -I"$src/include" -I"$src/src/common" -I"$src/src/cuda" \
     "$src/src/cuda/cuda_backend.cu" -o "$out/sm_90.ptx"
-  # The PTX header names the compiler build: hash what follows it.
-  echo "sm_90 PTX       $(grep -v '^//' "$out/sm_90.ptx" | sha256sum | cut -d' ' -f1)  ($("$nvcc" --version | tail -1))"
+  echo "sm_90 PTX       $(sha256sum <"$out/sm_90.ptx" | cut -d' ' -f1)  ($("$nvcc" --version | tail -1))"
 else
   echo "sm_90 PTX       not built: no nvcc"; status=2
 fi
