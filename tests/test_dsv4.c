@@ -13,6 +13,10 @@
  *   dsv4         the DSV4 products alone
  *   dsv4_quiet   the same without an error word
  *   alone_<out>  each DSV4 output alone (groups wanted out of order)
+ * On the CPU backend the kernel body also runs for emulated GPU launch
+ * shapes (lanes x groups threads a block, every thread in turn, several
+ * blocks), so the lanes' split of the wide rows is checked here too, not
+ * only on a GPU.
  * For hostile boundaries (values unspecified) only the tails, the
  * per-request lengths, the guards and the flags are checked.
  *
@@ -24,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "am_step_kernel.h"    /* the kernel body, for emulated GPU launch shapes */
+#include "am_step_translate.h" /* what step.c passes it */
 #include "attnmeta/attnmeta.h"
 #include "cases_dsv4.h"
 #include "harness.h"
@@ -269,7 +275,64 @@ static void fail(run *ru, const char *fmt, const char *detail) {
                    ru->kase->name, ru->config, (int)ru->rank, ru->variant, fmt, detail);
 }
 
+/* An emulated GPU launch shape. */
+typedef struct gpu_shape {
+  const char *name;
+  uint32_t lanes, groups, grid;
+  int vector, stage;
+} gpu_shape;
+
+static const gpu_shape gpu_shapes[] = {
+    {"emu_lanes2_groups3_grid2", 2, 3, 2, 1, 0},
+    {"emu_lanes7_grid3_scalar", 7, 1, 3, 0, 0},
+    {"emu_lanes32_groups2_staged", 32, 2, 1, 1, 1},
+    {"emu_lanes256_grid1", 256, 1, 1, 1, 0},
+    {"emu_lanes4_groups8_grid5", 4, 8, 5, 1, 0},
+};
+
+/* The kernel body for `shape`, every thread in turn, on the step the
+ * library would launch (CPU backend: device memory is host memory). */
+static void emulate(const attnmeta_step *s, const gpu_shape *shape) {
+  am_step_params p = am_params_of(s);
+  int32_t *stage;
+  int64_t words, i;
+  uint32_t block, k;
+  p.vector_rows = shape->vector && (uintptr_t)p.block_table % 16 == 0 &&
+                  (uintptr_t)p.block_table_out % 16 == 0 && p.block_table_stride % 4 == 0 &&
+                  p.block_table_out_stride % 4 == 0;
+  p.swa.vector = shape->vector && p.swa.out && (uintptr_t)p.swa.out % 16 == 0 &&
+                 p.swa.out_stride % 4 == 0;
+  p.c128a.vector = shape->vector && p.c128a.out && (uintptr_t)p.c128a.out % 16 == 0 &&
+                   p.c128a.out_stride % 4 == 0;
+  p.stage = shape->stage && (int64_t)p.num_reqs + 1 <= AM_STAGE_MAX_REQS;
+  am_pick_guess(p.num_reqs, p.num_tokens, &p.guess_mul, &p.guess_shift);
+  am_pick_speculation(&p);
+  p.variant = am_pick_variant(&p);
+  am_pick_tail(&p);
+  words = am_step_stage_words(&p);
+  stage = calloc((size_t)(words > 0 ? words : 1), sizeof(int32_t));
+  cr_assert(stage);
+  if (p.stage) { /* what every block holds after its staging loop and barrier */
+    for (i = 0; i <= p.num_reqs; ++i) stage[i] = p.qsl[i];
+    if (p.seq_lens)
+      for (i = 0; i < p.num_reqs; ++i) stage[p.num_reqs + 1 + i] = p.seq_lens[i];
+  }
+  for (block = 0; block < shape->grid; ++block)
+    for (k = 0; k < shape->lanes * shape->groups; ++k)
+      am_step_body(&p,
+                   am_make_thread(block, shape->grid, k % shape->lanes, shape->lanes,
+                                  k / shape->lanes, shape->groups),
+                   stage, p.variant);
+  free(stage);
+}
+
+static void run_variant_on(run *ru, unsigned want, const char *variant, const gpu_shape *shape);
+
 static void run_variant(run *ru, unsigned want, const char *variant) {
+  run_variant_on(ru, want, variant, NULL);
+}
+
+static void run_variant_on(run *ru, unsigned want, const char *variant, const gpu_shape *shape) {
   attnmeta_step s;
   attnmeta_status st;
   int32_t flags, got_word = 0;
@@ -290,6 +353,10 @@ static void run_variant(run *ru, unsigned want, const char *variant) {
   if (st != ATTNMETA_OK) {
     fail(ru, "attnmeta_build_step: ", attnmeta_last_error(ru->ctx));
     return;
+  }
+  if (shape) { /* again, poisoned, through the emulated shape (the call above checked the step) */
+    amt_to_dev(ru->ctx, ru->d_arena, ru->h_arena, ru->bytes);
+    emulate(&s, shape);
   }
   amt_to_host(ru->ctx, ru->h_arena, ru->d_arena, ru->bytes);
   for (i = 0; i < ru->bytes; i++) {
@@ -406,6 +473,16 @@ ParameterizedTest(dsv4_param *param, dsv4, cases) {
         if (!used) continue;
         snprintf(name, sizeof name, "alone_%s", out_names[o]);
         run_variant(&ru, (1u << o) | (1u << O_ERR), name);
+      }
+    }
+  }
+  if (kind == ATTNMETA_BACKEND_CPU) {
+    ru.rank = 0;
+    for (c = 0; c < (int)(sizeof gpu_shapes / sizeof gpu_shapes[0]); c++) {
+      ru.config = gpu_shapes[c].name;
+      for (ru.rank = 0; ru.rank < ru.b->world; ru.rank++) {
+        run_variant_on(&ru, (1u << NOUT) - 1, "all", &gpu_shapes[c]);
+        run_variant_on(&ru, DSV4_OUTS | (1u << O_ERR), "dsv4", &gpu_shapes[c]);
       }
     }
   }
