@@ -10,6 +10,8 @@
 #include "am_step_kernel.h"
 #include "am_row_copy.h"
 #include "am_step_choices.h"
+#include "am_dsv4.h"
+#include "am_step_translate.h"
 
 /* Touch a few names so the check is not an empty translation unit. */
 int attnmeta_header_check_c(void);
