@@ -427,6 +427,11 @@ static void fuzz_null_context(fz_reader *rd) {
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
+/* A linear congruential step: wraps modulo 2^64 on purpose. */
+FZ_WRAPS static uint64_t lcg_next(uint64_t x) {
+  return x * 6364136223846793005ull + 1442695040888963407ull;
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   static int32_t src[BUF + 1];
   uint64_t x = 0x1234567;
@@ -438,7 +443,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   /* hostile device data: the values do not matter to argument checks, only
    * that nothing reads or writes outside the buffers */
   for (i = 0; i <= BUF; ++i) {
-    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    x = lcg_next(x);
     src[i] = (int32_t)(x >> 33) % 600 - 100;
   }
   fz_in_alloc(&in_qsl, src, BUF + 1, 0);

@@ -1,4 +1,5 @@
 /* Shared plumbing of the fuzz harnesses. See fuzz_util.h. */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_NORESERVE, mincore */
 #include "fuzz_util.h"
 
 #include <stdarg.h>
@@ -6,17 +7,20 @@
 #include <stdlib.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 /* ---- byte reader ---- */
 
-static uint64_t splitmix64(uint64_t *state) {
+FZ_WRAPS static uint64_t splitmix64(uint64_t *state) {
   uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
 }
 
-void fz_reader_init(fz_reader *r, const uint8_t *data, size_t size) {
+FZ_WRAPS void fz_reader_init(fz_reader *r, const uint8_t *data, size_t size) {
   uint64_t h = 0xCBF29CE484222325ull; /* FNV-1a of the whole input */
   size_t i;
   for (i = 0; i < size; ++i) h = (h ^ data[i]) * 0x100000001B3ull;
@@ -33,7 +37,7 @@ uint8_t fz_u8(fz_reader *r) {
 
 uint64_t fz_rand(fz_reader *r) { return splitmix64(&r->rng); }
 
-int64_t fz_rand_range(fz_reader *r, int64_t lo, int64_t hi) {
+FZ_WRAPS int64_t fz_rand_range(fz_reader *r, int64_t lo, int64_t hi) {
   const uint64_t span = (uint64_t)hi - (uint64_t)lo;
   uint64_t v = splitmix64(&r->rng);
   if (span != UINT64_MAX) v %= span + 1;
@@ -52,7 +56,7 @@ uint64_t fz_u64(fz_reader *r) {
   return (hi << 32) | fz_u32(r);
 }
 
-int64_t fz_range(fz_reader *r, int64_t lo, int64_t hi) {
+FZ_WRAPS int64_t fz_range(fz_reader *r, int64_t lo, int64_t hi) {
   const uint64_t span = (uint64_t)hi - (uint64_t)lo;
   uint64_t v;
   if (span == 0) return lo;
@@ -125,6 +129,18 @@ void fz_buf_alloc(fz_buf *b, size_t elem, int64_t n, size_t shift) {
   b->data = b->base + b->offset;
 }
 
+void fz_buf_alloc_exact(fz_buf *b, size_t elem, int64_t n, size_t shift) {
+  void *p = NULL;
+  b->bytes = (size_t)(n > 0 ? n : 0) * elem;
+  b->offset = shift;
+  b->total = b->offset + b->bytes;
+  if (posix_memalign(&p, 16, b->total ? b->total : 1) != 0 || !p)
+    fz_fail("out of memory (%zu bytes)", b->total);
+  b->base = (unsigned char *)p;
+  memset(b->base, FZ_POISON_BYTE, b->total);
+  b->data = b->base + b->offset;
+}
+
 void fz_buf_free(fz_buf *b) {
   free(b->base);
   b->base = NULL;
@@ -160,6 +176,89 @@ void fz_in_free(fz_in *in) {
   free(in->base);
   in->base = NULL;
   in->data = NULL;
+}
+
+/* ---- sparse buffers ---- */
+
+static size_t page_bytes(void) { return (size_t)sysconf(_SC_PAGESIZE); }
+
+/* Raw system calls: AddressSanitizer's mmap/munmap interceptors touch the
+ * shadow of the whole range, which for a terabyte of reserve takes seconds. */
+static void *raw_mmap(size_t bytes) {
+  const long r = syscall(SYS_mmap, NULL, bytes, PROT_NONE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  return r < 0 && r > -4096 ? MAP_FAILED : (void *)r;
+}
+
+static void raw_munmap(void *at, size_t bytes) { syscall(SYS_munmap, at, bytes); }
+
+int fz_sparse_alloc(fz_sparse *s, size_t bytes) {
+  const size_t page = page_bytes();
+  const size_t body = (bytes + page - 1) / page * page;
+  void *map;
+  memset(s, 0, sizeof *s);
+  if (body > ((size_t)1 << 46)) return 0;
+  map = raw_mmap(body + 2 * page);
+  if (map == MAP_FAILED) return 0;
+  s->map = (unsigned char *)map;
+  s->map_bytes = body + 2 * page;
+  /* pages of the base size only: a transparent huge page would commit (and
+   * show as touched) 2 MiB around every write */
+  if (body && (madvise(s->map, s->map_bytes, MADV_NOHUGEPAGE) != 0 ||
+               mprotect(s->map + page, body, PROT_READ | PROT_WRITE) != 0)) {
+    fz_sparse_free(s);
+    return 0;
+  }
+  s->bytes = bytes;
+  s->data = s->map + page + body - bytes;
+  return 1;
+}
+
+void fz_sparse_free(fz_sparse *s) {
+  if (s->map) raw_munmap(s->map, s->map_bytes);
+  memset(s, 0, sizeof *s);
+}
+
+void fz_sparse_freeze(fz_sparse *s) {
+  const size_t page = page_bytes();
+  if (s->map && s->map_bytes > 2 * page)
+    if (mprotect(s->map + page, s->map_bytes - 2 * page, PROT_READ) != 0)
+      fz_fail("mprotect of a sparse input failed");
+}
+
+void fz_sparse_touched(const fz_sparse *s, void (*visit)(void *arg, size_t begin, size_t end),
+                       void *arg) {
+  enum { CHUNK = 1 << 16 }; /* pages per mincore call */
+  const size_t page = page_bytes();
+  unsigned char vec[CHUNK];
+  unsigned char *first, *stop;
+  if (!s->bytes) return;
+  first = s->map + page; /* page-aligned start of the data's pages */
+  stop = s->data + s->bytes;
+  while (first < stop) {
+    const size_t pages = ((size_t)(stop - first) + page - 1) / page;
+    const size_t n = pages < CHUNK ? pages : CHUNK;
+    size_t i;
+    if (mincore(first, n * page, vec) != 0) fz_fail("mincore failed");
+    for (i = 0; i < n; ++i) {
+      unsigned char *lo, *hi;
+      uint64_t word;
+      if (i % 8 == 0 && i + 8 <= n) { /* mostly untouched: skip 8 pages at a time */
+        memcpy(&word, vec + i, sizeof word);
+        if (!word) {
+          i += 7;
+          continue;
+        }
+      }
+      if (!(vec[i] & 1)) continue;
+      lo = first + i * page;
+      hi = lo + page;
+      if (lo < s->data) lo = s->data;
+      if (hi > stop) hi = stop;
+      if (lo < hi) visit(arg, (size_t)(lo - s->data), (size_t)(hi - s->data));
+    }
+    first += n * page;
+  }
 }
 
 /* ---- host-argument rules ---- */

@@ -1,0 +1,128 @@
+/*
+ * From a public step to the kernel parameters and the launch shape: the
+ * host's whole plan for one attnmeta_build_step launch. Host only, plain C,
+ * static inline so the fuzz harness (and any emulation of a GPU launch)
+ * calls the very planning the library uses rather than a copy of it.
+ */
+#ifndef ATTNMETA_AM_STEP_PLAN_H
+#define ATTNMETA_AM_STEP_PLAN_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "am_step_choices.h"
+#include "am_step_kernel.h"
+#include "attnmeta/attnmeta.h"
+
+#define AM_DEFAULT_GPU_BLOCK 256
+#define AM_WIDE_ROW_BLOCK 320
+#define AM_WARP_LANES 32
+#define AM_MAX_LANES 256
+
+/* Largest power of two <= v (v >= 1). */
+static inline int64_t am_floor_pow2(int64_t v) {
+  int64_t p = 1;
+  while (p * 2 <= v) p *= 2;
+  return p;
+}
+
+static inline int64_t am_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* Smallest power of two >= v (1 <= v <= 2^62). */
+static inline int64_t am_ceil_pow2(int64_t v) {
+  const int64_t p = am_floor_pow2(v);
+  return p == v ? p : 2 * p;
+}
+
+/* The kernel parameters of a checked step (the schedule fields are left to
+ * am_plan_launch). */
+static inline am_step_params am_params_of(const attnmeta_step *s) {
+  am_step_params p;
+  memset(&p, 0, sizeof p);
+  p.qsl = s->query_start_loc;
+  p.seq_lens = s->seq_lens;
+  p.block_table = s->block_table;
+  p.block_table_stride = s->block_table ? s->block_table_stride : 0;
+  p.num_reqs = s->num_reqs;
+  p.num_tokens = s->num_tokens;
+  p.capacity = s->capacity;
+  p.cols = (s->block_table_out || s->slot_mapping) ? s->block_table_cols : 0;
+  p.num_mapped = s->num_mapped;
+  p.block_size = s->block_size;
+  p.dcp_world_size = s->dcp_world_size;
+  p.dcp_rank = s->dcp_rank;
+  p.dcp_interleave = s->dcp_interleave;
+  p.token_to_req = s->token_to_req;
+  p.seq_lens_out = s->seq_lens_out;
+  p.global_seq_lens_out = s->global_seq_lens_out;
+  /* A table of no columns has nothing to copy. */
+  p.block_table_out = p.cols > 0 ? s->block_table_out : NULL;
+  p.block_table_out_stride = s->block_table_out_stride;
+  p.decode_lens_out = s->decode_lens_out;
+  p.req_indices_out = s->req_indices_out;
+  p.per_req_lens_out = s->per_req_lens_out;
+  p.positions = s->positions;
+  p.slot_mapping = s->slot_mapping;
+  p.error_word = s->error_word;
+  if (!p.seq_lens_out && !p.global_seq_lens_out && !p.positions && !p.slot_mapping)
+    p.seq_lens = NULL; /* not read: keep it out of the staged data */
+  return p;
+}
+
+/* Picks the schedule: how many threads share a token (lanes) and how many
+ * tokens a block takes at once (groups), whether rows move as 16-byte
+ * vectors, whether boundaries are staged, and the grid. `is_cpu`: the CPU
+ * backend (one thread per block); `processors`: the device's multiprocessor
+ * count, which bounds the automatic grid. */
+static inline am_launch_shape am_plan_launch(const attnmeta_launch_config *cfg, int is_cpu,
+                                             int processors, am_step_params *p) {
+  const int aligned = ((uintptr_t)p->block_table % 16) == 0 &&
+                      ((uintptr_t)p->block_table_out % 16) == 0 &&
+                      p->block_table_stride % 4 == 0 && p->block_table_out_stride % 4 == 0;
+  int64_t block = cfg->block > 0 ? cfg->block : (is_cpu ? 1 : AM_DEFAULT_GPU_BLOCK);
+  am_launch_shape shape;
+  int64_t units, want, work_blocks;
+
+  p->vector_rows = aligned && cfg->vector != 0;
+  /* Enough lanes that each moves its share of a row in one batch of four
+   * loads in flight: a power of two up to a warp (so groups pack into
+   * warps), whole warps beyond. Wide rows then get about 320 threads a
+   * block (measured on the H200: 128 x 2 x 2560 in 2.53 us instead of 2.86
+   * with two batches per lane; 65 columns in 2.54 instead of 2.73). */
+  units = p->vector_rows ? am_ceil_div(p->cols, 4) : p->cols;
+  want = am_max64(am_ceil_div(units, 4), 1);
+  if (cfg->lanes > 0) {
+    shape.lanes = cfg->lanes;
+  } else if (want <= AM_WARP_LANES) {
+    shape.lanes = am_ceil_pow2(want);
+  } else {
+    shape.lanes = am_ceil_div(want, AM_WARP_LANES) * AM_WARP_LANES;
+    if (cfg->block <= 0 && !is_cpu)
+      block = am_max64(AM_WIDE_ROW_BLOCK / shape.lanes, 1) * shape.lanes;
+  }
+  shape.lanes = am_clamp64(shape.lanes, 1, am_min64(block, AM_MAX_LANES));
+  shape.groups = block / shape.lanes;
+  /* Staging costs a block-wide load and a barrier before any work; it pays
+   * only when forced (kept for measurement). */
+  p->stage = cfg->stage > 0 && (int64_t)p->num_reqs + 1 <= AM_STAGE_MAX_REQS;
+  shape.shared_bytes = am_step_stage_words(p) * (int64_t)sizeof(int32_t);
+  am_pick_guess(p->num_reqs, p->num_tokens, &p->guess_mul, &p->guess_shift);
+  am_pick_speculation(p);
+  if (is_cpu) p->speculate = 0; /* hides GPU memory latency; on a CPU only extra work */
+  p->variant = am_pick_variant(p);
+  am_pick_tail(p);
+
+  work_blocks = am_max64(am_ceil_div(p->num_tokens, shape.groups),
+                         am_ceil_div((int64_t)p->capacity - p->num_tokens, block * 4));
+  work_blocks = am_max64(work_blocks, am_ceil_div(p->num_reqs, block));
+  if (cfg->grid > 0) { /* bounded so the body's 32-bit indices never wrap */
+    shape.grid = am_min64(cfg->grid, AM_MAX_GRID_THREADS / block);
+  } else if (is_cpu) {
+    shape.grid = 1;
+  } else {
+    shape.grid = am_clamp64(work_blocks, 1, (int64_t)processors * 32);
+  }
+  return shape;
+}
+
+#endif /* ATTNMETA_AM_STEP_PLAN_H */
