@@ -154,7 +154,7 @@ static void decode(fz_reader *rd, large *L) {
     const int64_t qlen = L->cut[j + 1] - L->cut[j];
     const uint8_t h = fz_u8(rd) % 3;
     const int64_t hist = h == 0 ? 0 : h == 1 ? fz_range(rd, 0, 1000) : fz_range(rd, 0, INT32_MAX - qlen);
-    L->seq[j] = (int32_t)(qlen + hist);
+    L->seq[j] = (int32_t)min64(qlen + hist, INT32_MAX);
   }
   L->W = fz_u8(rd) < 192 ? 1 : (int32_t)fz_range(rd, 2, 8);
   L->k = (int32_t)fz_range(rd, 0, L->W - 1);
