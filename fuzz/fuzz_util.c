@@ -279,6 +279,90 @@ static int may_overflow(int64_t rows, int64_t stride) {
   return (__int128)rows * stride * 8 > (__int128)INT64_MAX;
 }
 
+/* A buffer as the contract sees it: `rows` runs of `width` bytes, `pitch`
+ * bytes apart. */
+typedef struct fz_span {
+  __int128 base, rows, width, pitch;
+  int output;
+} fz_span;
+
+/* The rows i of b with [b.base + i * pitch, + width) meeting [lo, hi):
+ * from ceil((lo - base - width + 1) / pitch) to floor((hi - 1 - base) /
+ * pitch), within [0, rows). */
+static int fz_run_meets(__int128 lo, __int128 hi, const fz_span *b) {
+  __int128 first, last;
+  if (hi <= lo) return 0;
+  first = lo - b->base - b->width + 1;
+  first = first <= 0 ? 0 : (first + b->pitch - 1) / b->pitch;
+  last = hi - 1 - b->base;
+  if (last < 0) return 0;
+  last = last / b->pitch;
+  if (last > b->rows - 1) last = b->rows - 1;
+  return first <= last;
+}
+
+/* 0: no overlap; 2: an overlap; 1: two strided tables interleaved past
+ * 2^16 rows (the library may refuse them without looking row by row). */
+static int fz_spans_meet(const fz_span *a, const fz_span *b) {
+  const fz_span *few = a->rows <= b->rows ? a : b, *many = few == a ? b : a;
+  __int128 i;
+  if (a->rows == 1 || a->pitch == a->width)
+    return fz_run_meets(a->base, a->base + (a->rows - 1) * a->pitch + a->width, b) ? 2 : 0;
+  if (b->rows == 1 || b->pitch == b->width)
+    return fz_run_meets(b->base, b->base + (b->rows - 1) * b->pitch + b->width, a) ? 2 : 0;
+  if (a->base + (a->rows - 1) * a->pitch + a->width <= b->base ||
+      b->base + (b->rows - 1) * b->pitch + b->width <= a->base)
+    return 0;
+  if (few->rows > (1 << 16)) return 1;
+  for (i = 0; i < few->rows; ++i)
+    if (fz_run_meets(few->base + i * few->pitch, few->base + i * few->pitch + few->width, many))
+      return 2;
+  return 0;
+}
+
+uint32_t fz_overlap_rule(const attnmeta_step *s) {
+  const int wants_seq = s->seq_lens_out || s->global_seq_lens_out || s->positions || s->slot_mapping;
+  const int wants_table = s->block_table_out || s->slot_mapping;
+  const __int128 R = s->num_reqs, T = s->num_tokens, C = s->capacity;
+  const __int128 cols = wants_table ? s->block_table_cols : 0;
+  struct {
+    const void *ptr;
+    __int128 rows, width, pitch;
+    int output;
+  } b[13] = {
+      {s->query_start_loc, 1, (R + 1) * 4, (R + 1) * 4, 0},
+      {wants_seq ? s->seq_lens : NULL, 1, R * 4, R * 4, 0},
+      {wants_table ? s->block_table : NULL, R, cols * 4, (__int128)s->block_table_stride * 4, 0},
+      {s->token_to_req, 1, T * 4, T * 4, 1},
+      {s->seq_lens_out, 1, C * 4, C * 4, 1},
+      {s->global_seq_lens_out, 1, T * 4, T * 4, 1},
+      {s->block_table_out, T, cols * 4, (__int128)s->block_table_out_stride * 4, 1},
+      {s->decode_lens_out, 1, T * 4, T * 4, 1},
+      {s->req_indices_out, 1, T * 4, T * 4, 1},
+      {s->per_req_lens_out, 1, R * 4, R * 4, 1},
+      {s->positions, 1, T * 8, T * 8, 1},
+      {s->slot_mapping, 1, C * 8, C * 8, 1},
+      {s->error_word, 1, 4, 4, 1}};
+  fz_span sp[13];
+  int n = 0, i, j, worst = 0;
+  for (i = 0; i < 13; ++i) {
+    if (!b[i].ptr || b[i].rows <= 0 || b[i].width <= 0) continue;
+    sp[n].base = (__int128)(uintptr_t)b[i].ptr;
+    sp[n].rows = b[i].rows;
+    sp[n].width = b[i].width;
+    sp[n].pitch = b[i].pitch;
+    sp[n].output = b[i].output;
+    ++n;
+  }
+  for (i = 0; i < n; ++i)
+    for (j = i + 1; j < n; ++j)
+      if (sp[i].output || sp[j].output) {
+        const int m = fz_spans_meet(&sp[i], &sp[j]);
+        if (m > worst) worst = m;
+      }
+  return (uint32_t)worst;
+}
+
 void fz_step_rules(const attnmeta_step *s, uint32_t *required, uint32_t *optional) {
   const int wants_seq = s->seq_lens_out || s->global_seq_lens_out || s->positions || s->slot_mapping;
   const int wants_table = s->block_table_out || s->slot_mapping;
@@ -313,11 +397,9 @@ void fz_step_rules(const attnmeta_step *s, uint32_t *required, uint32_t *optiona
       else if (may_overflow(s->num_reqs, s->block_table_stride))
         table_opt |= FZ_BIT(ATTNMETA_ERR_OVERFLOW);
     }
-    if (wants_table) {
+    if (wants_table) { /* a table no product reads is not checked */
       req |= table;
       opt |= table_opt;
-    } else {
-      opt |= table | table_opt;
     }
   }
   if (s->block_table_out) {
@@ -330,8 +412,7 @@ void fz_step_rules(const attnmeta_step *s, uint32_t *required, uint32_t *optiona
         opt |= FZ_BIT(ATTNMETA_ERR_OVERFLOW);
     }
   }
-  if (s->block_size < 1)
-    (s->slot_mapping ? &req : &opt)[0] |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+  if (s->block_size < 1 && s->slot_mapping) req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
 
   /* alignment: outputs and qsl always used; seq_lens and the table when needed */
   if (misaligned(s->query_start_loc, 4) || misaligned(s->token_to_req, 4) ||
@@ -341,9 +422,16 @@ void fz_step_rules(const attnmeta_step *s, uint32_t *required, uint32_t *optiona
       misaligned(s->error_word, 4) || misaligned(s->positions, 8) ||
       misaligned(s->slot_mapping, 8))
     req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
-  if (misaligned(s->seq_lens, 4)) (wants_seq ? &req : &opt)[0] |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
-  if (misaligned(s->block_table, 4))
-    (wants_table ? &req : &opt)[0] |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+  /* unused inputs are not checked at all */
+  if (wants_seq && misaligned(s->seq_lens, 4)) req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+  if (wants_table && misaligned(s->block_table, 4)) req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+
+  /* overlaps, once the sizes themselves are sound */
+  if (!req) {
+    uint32_t overlap = fz_overlap_rule(s);
+    if (overlap == 2) req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+    if (overlap == 1) opt |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+  }
 
   *required = req;
   *optional = opt;

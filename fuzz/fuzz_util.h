@@ -146,6 +146,12 @@ void fz_sparse_touched(const fz_sparse *s, void (*visit)(void *arg, size_t begin
  * when `required` is not 0, and OK or a status in `optional` otherwise. */
 void fz_step_rules(const attnmeta_step *s, uint32_t *required, uint32_t *optional);
 
+/* Whether an output of the step shares bytes with an input or another
+ * output (only buffers the step uses, only the bytes each covers): 0 no,
+ * 2 yes, 1 cannot say cheaply (the library may refuse). Part of
+ * fz_step_rules, for steps whose sizes are otherwise sound. */
+uint32_t fz_overlap_rule(const attnmeta_step *s);
+
 /* Launch config rules of attnmeta_set_launch_config on a CPU context. */
 uint32_t fz_config_rules(const attnmeta_launch_config *c);
 

@@ -9,6 +9,7 @@
 
 #include "am_context.h"
 #include "am_sized_struct.h"
+#include "am_step_overlap.h"
 #include "am_step_plan.h"
 
 /* attnmeta_step as 0.1 released it: it ended with error_word. Members
@@ -53,10 +54,13 @@ static attnmeta_status check_step(attnmeta_context *ctx, const attnmeta_step *s)
   const int wants_len = s->seq_lens_out || s->global_seq_lens_out;
   const int wants_seq = wants_len || s->positions || s->slot_mapping;
   const int wants_table = s->block_table_out || s->slot_mapping;
-  const void *outputs[] = {s->token_to_req, s->seq_lens_out, s->global_seq_lens_out,
-                           s->block_table_out, s->decode_lens_out, s->req_indices_out,
-                           s->per_req_lens_out, s->error_word, s->query_start_loc, s->seq_lens,
-                           s->block_table};
+  /* int32 buffers the step uses (an input no wanted product reads is not
+   * checked: docs/reliability.md) */
+  const void *int32_buffers[] = {s->token_to_req, s->seq_lens_out, s->global_seq_lens_out,
+                                 s->block_table_out, s->decode_lens_out, s->req_indices_out,
+                                 s->per_req_lens_out, s->error_word, s->query_start_loc,
+                                 wants_seq ? s->seq_lens : NULL,
+                                 wants_table ? s->block_table : NULL};
   size_t i;
 
   if (!s->query_start_loc)
@@ -111,15 +115,15 @@ static attnmeta_status check_step(attnmeta_context *ctx, const attnmeta_step *s)
   if (s->slot_mapping && s->block_size < 1)
     return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "block_size (%d) must be >= 1",
                    s->block_size);
-  for (i = 0; i < sizeof outputs / sizeof outputs[0]; ++i) {
-    if (misaligned(outputs[i], 4))
+  for (i = 0; i < sizeof int32_buffers / sizeof int32_buffers[0]; ++i) {
+    if (misaligned(int32_buffers[i], 4))
       return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
-                     "an int32 buffer (%p) is not 4-byte aligned", outputs[i]);
+                     "an int32 buffer (%p) is not 4-byte aligned", int32_buffers[i]);
   }
   if (misaligned(s->positions, 8) || misaligned(s->slot_mapping, 8))
     return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
                    "positions or slot_mapping is not 8-byte aligned");
-  return ATTNMETA_OK;
+  return am_check_overlaps(ctx, s);
 }
 
 static int has_work(const am_step_params *p) {
