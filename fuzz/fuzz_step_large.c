@@ -462,7 +462,7 @@ void fz_op_step_large(fz_reader *rd, attnmeta_context *ctx) {
   add_token_sample(&L, L.T - 1);
   add_token_sample(&L, L.num_mapped);
   for (j = 1; j < L.A; ++j) add_token_sample(&L, L.cut[j]);
-  while (L.nsampled < MAX_SAMPLED - 4) add_sample(&L, fz_rand_range(rd, 0, L.shape.grid - 1));
+  for (j = 0; j < 2; ++j) add_sample(&L, fz_rand_range(rd, 0, L.shape.grid - 1));
   if (getenv("ATTNMETA_FUZZ_DESCRIBE")) describe(&L);
   if (work_of(&L) > MAX_WORK) {
     lstats.too_much_work++;
