@@ -56,22 +56,24 @@ static int extents_meet(const extent *a, const extent *b) {
   return 0;
 }
 
+/* `rows` runs of `cols` elements of `elem` bytes, `stride` elements apart.
+ * The step's other checks bound rows x stride x 8 bytes when rows > 0. */
 static void add(extent *list, int *n, const char *name, const void *ptr, int64_t rows,
-                int64_t width, int64_t pitch, int output) {
+                int64_t cols, int64_t stride, int64_t elem, int output) {
   extent *e;
-  if (!ptr || rows <= 0 || width <= 0) return; /* not used, or no byte */
+  if (!ptr || rows <= 0 || cols <= 0) return; /* not used, or no byte */
   e = &list[(*n)++];
   e->name = name;
   e->base = (uint64_t)(uintptr_t)ptr;
   e->rows = rows;
-  e->width = width;
-  e->pitch = pitch;
+  e->width = cols * elem;
+  e->pitch = stride * elem;
   e->output = output;
 }
 
 static void add_array(extent *list, int *n, const char *name, const void *ptr, int64_t count,
                       int64_t elem, int output) {
-  add(list, n, name, ptr, 1, count * elem, count * elem, output);
+  add(list, n, name, ptr, 1, count, count, elem, output);
 }
 
 attnmeta_status am_check_overlaps(attnmeta_context *ctx, const attnmeta_step *s) {
@@ -85,12 +87,11 @@ attnmeta_status am_check_overlaps(attnmeta_context *ctx, const attnmeta_step *s)
   add_array(list, &n, "query_start_loc", s->query_start_loc, R + 1, 4, 0);
   if (wants_seq) add_array(list, &n, "seq_lens", s->seq_lens, R, 4, 0);
   if (wants_table)
-    add(list, &n, "block_table", s->block_table, R, cols * 4, s->block_table_stride * 4, 0);
+    add(list, &n, "block_table", s->block_table, R, cols, s->block_table_stride, 4, 0);
   add_array(list, &n, "token_to_req", s->token_to_req, T, 4, 1);
   add_array(list, &n, "seq_lens_out", s->seq_lens_out, C, 4, 1);
   add_array(list, &n, "global_seq_lens_out", s->global_seq_lens_out, T, 4, 1);
-  add(list, &n, "block_table_out", s->block_table_out, T, cols * 4, s->block_table_out_stride * 4,
-      1);
+  add(list, &n, "block_table_out", s->block_table_out, T, cols, s->block_table_out_stride, 4, 1);
   add_array(list, &n, "decode_lens_out", s->decode_lens_out, T, 4, 1);
   add_array(list, &n, "req_indices_out", s->req_indices_out, T, 4, 1);
   add_array(list, &n, "per_req_lens_out", s->per_req_lens_out, R, 4, 1);
