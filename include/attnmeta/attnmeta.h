@@ -158,10 +158,13 @@ typedef struct attnmeta_launch_config {
   int block;  /* threads per block; 0 = automatic. The CPU backend runs one
                  thread per block: 0 or 1 there */
   int grid;   /* blocks; 0 = automatic. Reduced to at most 2^31 threads
-                 in all (grid x block) */
-  int stage;  /* stage the boundaries in block-shared memory when they fit:
-                 -1 = automatic (currently never: measured slower), 0 = never,
-                 1 = whenever they fit */
+                 in all (grid x block); the CPU backend runs no more blocks
+                 than have work */
+  int stage;  /* stage the boundaries in block-shared memory when they fit
+                 (4095 requests on a GPU; 1 KiB on the CPU backend, whose
+                 stage is on the calling thread's stack): -1 = automatic
+                 (currently never: measured slower), 0 = never, 1 = whenever
+                 they fit */
   int vector; /* 16-byte block-table copies when pointers and strides allow:
                  -1 = automatic, 0 = never, 1 = whenever allowed */
   int lanes;  /* threads sharing one token's block-table row; 0 = automatic.

@@ -18,6 +18,9 @@
 #define AM_WIDE_ROW_BLOCK 320
 #define AM_WARP_LANES 32
 #define AM_MAX_LANES 256
+/* The CPU backend's stage lives on the calling thread's stack: it stages
+ * only steps whose boundaries (and lengths) fit this many words (1 KiB). */
+#define AM_CPU_STAGE_WORDS 256
 
 /* Largest power of two <= v (v >= 1). */
 static inline int64_t am_floor_pow2(int64_t v) {
@@ -105,6 +108,7 @@ static inline am_launch_shape am_plan_launch(const attnmeta_launch_config *cfg, 
   /* Staging costs a block-wide load and a barrier before any work; it pays
    * only when forced (kept for measurement). */
   p->stage = cfg->stage > 0 && (int64_t)p->num_reqs + 1 <= AM_STAGE_MAX_REQS;
+  if (is_cpu && am_step_stage_words(p) > AM_CPU_STAGE_WORDS) p->stage = 0;
   shape.shared_bytes = am_step_stage_words(p) * (int64_t)sizeof(int32_t);
   am_pick_guess(p->num_reqs, p->num_tokens, &p->guess_mul, &p->guess_shift);
   am_pick_speculation(p);
@@ -117,6 +121,9 @@ static inline am_launch_shape am_plan_launch(const attnmeta_launch_config *cfg, 
   work_blocks = am_max64(work_blocks, am_ceil_div(p->num_reqs, block));
   if (cfg->grid > 0) { /* bounded so the body's 32-bit indices never wrap */
     shape.grid = am_min64(cfg->grid, AM_MAX_GRID_THREADS / block);
+    /* the CPU runs blocks one after another: none past the last with work
+     * (any grid gives the same bytes; idle blocks only cost time) */
+    if (is_cpu) shape.grid = am_min64(shape.grid, am_max64(work_blocks, 1));
   } else if (is_cpu) {
     shape.grid = 1;
   } else {
