@@ -312,7 +312,8 @@ static void run_step(run *ru, const char *variant, unsigned products, int use_er
   if (use_err) { /* the error word is checked here, not as an image */
     const size_t off = ru->reg[REG_ERR].off;
     const int32_t got = (int32_t)load(ru->h_arena + off, 4);
-    int32_t flags = rk->flags_requests | (give_seq ? rk->flags_seq_lens : 0);
+    /* the lengths' flags only when a wanted product reads seq_lens */
+    int32_t flags = rk->flags_requests | ((products & need_seq) ? rk->flags_seq_lens : 0);
     ru->h_care[off] = 0;
     if (products & (1u << AMV_SLOT_MAPPING)) flags |= rk->flags_slots;
     if (rk->flags_exact) {
