@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "amt_wraps.h"
 #include "attnmeta/attnmeta.h"
 #include "reference.h"
 
@@ -195,7 +196,7 @@ const char *amt_product_name(unsigned product) {
   }
 }
 
-uint64_t amt_rand(uint64_t *state) {
+AMT_WRAPS uint64_t amt_rand(uint64_t *state) {
   uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;

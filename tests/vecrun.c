@@ -196,14 +196,14 @@ static void compare(run *ru) {
     const region *r = &ru->reg[g];
     int64_t e, first = 0, bad = 0;
     for (e = -GUARD; e < r->n + GUARD; e++) {
-      const size_t off = r->off + (size_t)(e * r->es);
+      const size_t off = (size_t)((int64_t)r->off + e * (int64_t)r->es); /* e < 0: the guard */
       if (!ru->h_care[off]) continue;
       if (load(ru->h_arena + off, r->es) != load(ru->h_expect + off, r->es)) {
         if (!bad++) first = e;
       }
     }
     if (bad) {
-      const size_t off = r->off + (size_t)(first * r->es);
+      const size_t off = (size_t)((int64_t)r->off + first * (int64_t)r->es);
       const int64_t want = load(ru->h_expect + off, r->es), got = load(ru->h_arena + off, r->es);
       const char *name = g == REG_ERR ? "error_word" : amv_output_name(g);
       char at[192];

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "amt_wraps.h"
+
 static pthread_mutex_t tally_lock = PTHREAD_MUTEX_INITIALIZER;
 static long passed, failed;
 
@@ -43,7 +45,7 @@ int st_iters(int fallback) {
   return v > 0 ? v : fallback;
 }
 
-uint64_t st_rand(uint64_t *state) {
+AMT_WRAPS uint64_t st_rand(uint64_t *state) {
   uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
