@@ -1,6 +1,6 @@
 /*
  * fuzz_step: attnmeta_build_step on the CPU backend (the kernel body every
- * backend runs) against the naive reference of tests/reference.c.
+ * backend runs) against the naive reference of conformance/generator/reference.c.
  *
  * The input bytes decide a batch (R requests, T padded tokens, capacity C,
  * a block table of `cols` columns with its own row strides, num_mapped,
@@ -34,7 +34,10 @@
  *    per block and several blocks, every thread in turn (a valid schedule:
  *    threads share nothing but the error word and, when staged, the
  *    boundaries, which are pre-filled as the barrier would leave them), and
- *    checks the bytes against the CPU backend's.
+ *    checks the bytes against the CPU backend's;
+ *  - with ATTNMETA_FUZZ_HIP_CPU=1 (fuzz_hip_cpu.c), the same step also runs
+ *    on the HIP backend built on HIP-CPU, with real multi-thread blocks,
+ *    and must give the CPU backend's bytes.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +45,7 @@
 
 #include "am_step_plan.h" /* the library's launch planning, for the emulated GPU shapes */
 #include "attnmeta/attnmeta.h"
+#include "fuzz_hip_cpu.h"
 #include "fuzz_step_large.h"
 #include "fuzz_util.h"
 #include "reference.h"
@@ -87,6 +91,9 @@ typedef struct scenario {
     int32_t guess_shift;
   } gpu;
   int breakage; /* 0, or which host argument to break */
+  struct {      /* the shape the HIP-CPU mode widens (fuzz_hip_cpu.h) */
+    int lanes, groups, grid;
+  } hip;
 } scenario;
 
 #define GAP ((int32_t)0x5A5A5A5A)
@@ -323,6 +330,13 @@ static void decode(fz_reader *rd, scenario *sc) {
   }
   sc->breakage = fz_chance(rd, 1, 16) ? (int)fz_range(rd, 1, 17) : 0;
   sc->exact = fz_chance(rd, 1, 4);
+  {
+    static const int lanes[] = {1, 1, 2, 3, 4, 8, 16, 32};
+    static const int groups[] = {1, 2, 3, 4, 5, 8, 1, 2};
+    sc->hip.lanes = lanes[fz_u8(rd) % 8];
+    sc->hip.groups = groups[fz_u8(rd) % 8];
+    sc->hip.grid = (int)fz_range(rd, 1, 6);
+  }
 }
 
 static void scenario_free(scenario *sc) {
@@ -815,6 +829,17 @@ NO_COVERAGE static int run_gpu_shape(const scenario *sc, const inputs *in, outpu
   return 1;
 }
 
+/* The HIP backend on HIP-CPU (fuzz_hip_cpu.c): the decoded GPU shape made
+ * wider, launched by the library itself. */
+static void run_hip_cpu(const scenario *sc, const inputs *in, outputs *o, char *what,
+                        size_t what_size) {
+  attnmeta_step step;
+  const attnmeta_launch_config c = fz_hip_cpu_config(sc->hip.lanes, sc->hip.groups, sc->hip.grid,
+                                                     sc->gpu.cfg.stage > 0, sc->gpu.cfg.vector != 0);
+  fill_step(&step, sc, in, o);
+  fz_hip_cpu_build_step(&step, &c, what, what_size);
+}
+
 static void check_wrapper(const scenario *sc, const inputs *in, const amr_output *ref, int exact) {
   fz_buf out;
   attnmeta_status st;
@@ -918,6 +943,15 @@ static void op_build_step(fz_reader *rd) {
     stats.gpu_too_large++;
   }
   outputs_free(&ob);
+
+  if (fz_hip_cpu_enabled()) {
+    char what[256];
+    outputs_alloc(&ob, &sc);
+    run_hip_cpu(&sc, &in, &ob, what, sizeof what);
+    inputs_check(&in, &sc);
+    check_same(&sc, &oa, &ob, what);
+    outputs_free(&ob);
+  }
 
   if (sc.wrapper) check_wrapper(&sc, &in, ref, monotone(&sc));
 

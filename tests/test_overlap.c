@@ -189,3 +189,21 @@ Test(overlap, unused_pointers_not_checked) {
   expect_ok(ctx, &L, "misaligned seq_lens and block table, neither read");
   attnmeta_close(ctx);
 }
+
+/* The DeepSeek-V3.2/V4 products count the same way. */
+Test(overlap, dsv4_products) {
+  attnmeta_context *ctx = amt_open_or_skip(ATTNMETA_BACKEND_CPU);
+  layout L;
+  layout_init(&L);
+  L.s.per_req_lens_out = L.arena;                  /* [0, 8) bytes */
+  L.s.compressed_groups[0].ratio = 4;
+  L.s.compressed_groups[0].seq_lens_out = L.arena + 1; /* [4, 12) */
+  expect_refused(ctx, &L, "compressed_groups[0].seq_lens_out", "per_req_lens_out");
+  layout_init(&L);
+  L.s.compressed_groups[1].ratio = 4;
+  L.s.compressed_groups[1].seq_lens_out = L.arena; /* R = 2 entries: [0, 8) */
+  L.s.token_to_req = L.arena + 2;                  /* right after: no overlap */
+  expect_ok(ctx, &L, "a group's lengths next to the token map");
+  cr_expect(L.arena[0] == 1 && L.arena[1] == 0, "group lengths %d %d", L.arena[0], L.arena[1]);
+  attnmeta_close(ctx);
+}

@@ -1,6 +1,6 @@
 /*
  * attnmeta_build_step and attnmeta_token_to_req against the conformance
- * vectors (the .amv files of tests/vectors/: the case table of cases.c run through the
+ * vectors (the .amv files of conformance/vectors/: the case table of cases.c run through the
  * naive reference by gen_vectors.c), one Criterion test per (backend x
  * vector), each under every launch configuration of the backend (or one
  * test per configuration with env ATTNMETA_TEST_PER_CONFIG=1). The vector
@@ -22,13 +22,14 @@
 
 #include "attnmeta/attnmeta.h"
 #include "cases.h"
+#include "cases_dsv4.h"
 #include "harness.h"
 #include "reference.h"
-#include "vecfile.h"
-#include "vecrun.h"
+#include "attnmeta/conformance/vecfile.h"
+#include "attnmeta/conformance/vecrun.h"
 
 #ifndef ATTNMETA_VECTOR_DIR
-#define ATTNMETA_VECTOR_DIR "tests/vectors"
+#define ATTNMETA_VECTOR_DIR "conformance/vectors"
 #endif
 #define MAX_MESSAGES 24
 
@@ -206,6 +207,12 @@ Test(vectors, cover_case_table) {
     int found = 0;
     for (i = 0; i < l.n && !found; i++) found = strcmp(l.name[i], amt_cases[c].name) == 0;
     cr_expect(found, "case %s has no vector in %s (run ci/vectors.sh)", amt_cases[c].name,
+              vector_spec());
+  }
+  for (c = 0; c < amd_num_cases; c++) {
+    int found = 0;
+    for (i = 0; i < l.n && !found; i++) found = strcmp(l.name[i], amd_cases[c].name) == 0;
+    cr_expect(found, "DSV4 case %s has no vector in %s (run ci/vectors.sh)", amd_cases[c].name,
               vector_spec());
   }
   for (i = 0; i < l.n; i++)

@@ -10,7 +10,8 @@
  * written at or an input is read at; ATTNMETA_OK otherwise. Only the
  * buffers the step uses count, each with exactly the bytes it covers: the
  * columns past `cols` of a block-table row are neither read nor written, so
- * another buffer may sit there. `s` has passed every other check. */
+ * another buffer may sit there. The DeepSeek-V3.2/V4 products and their
+ * tables count the same way. `s` has passed every other check. */
 attnmeta_status am_check_overlaps(attnmeta_context *ctx, const attnmeta_step *s);
 
 #endif /* ATTNMETA_AM_STEP_OVERLAP_H */

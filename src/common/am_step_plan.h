@@ -1,17 +1,18 @@
 /*
- * From a public step to the kernel parameters and the launch shape: the
- * host's whole plan for one attnmeta_build_step launch. Host only, plain C,
- * static inline so the fuzz harness (and any emulation of a GPU launch)
- * calls the very planning the library uses rather than a copy of it.
+ * The launch shape of a step's kernel parameters (am_params_of in
+ * am_step_translate.h): the host's plan for one attnmeta_build_step
+ * launch. Host only, plain C, static inline so the fuzz harness (and any
+ * emulation of a GPU launch) calls the very planning the library uses
+ * rather than a copy of it.
  */
 #ifndef ATTNMETA_AM_STEP_PLAN_H
 #define ATTNMETA_AM_STEP_PLAN_H
 
 #include <stdint.h>
-#include <string.h>
 
 #include "am_step_choices.h"
 #include "am_step_kernel.h"
+#include "am_step_translate.h"
 #include "attnmeta/attnmeta.h"
 
 #define AM_DEFAULT_GPU_BLOCK 256
@@ -37,39 +38,9 @@ static inline int64_t am_ceil_pow2(int64_t v) {
   return p == v ? p : 2 * p;
 }
 
-/* The kernel parameters of a checked step (the schedule fields are left to
- * am_plan_launch). */
-static inline am_step_params am_params_of(const attnmeta_step *s) {
-  am_step_params p;
-  memset(&p, 0, sizeof p);
-  p.qsl = s->query_start_loc;
-  p.seq_lens = s->seq_lens;
-  p.block_table = s->block_table;
-  p.block_table_stride = s->block_table ? s->block_table_stride : 0;
-  p.num_reqs = s->num_reqs;
-  p.num_tokens = s->num_tokens;
-  p.capacity = s->capacity;
-  p.cols = (s->block_table_out || s->slot_mapping) ? s->block_table_cols : 0;
-  p.num_mapped = s->num_mapped;
-  p.block_size = s->block_size;
-  p.dcp_world_size = s->dcp_world_size;
-  p.dcp_rank = s->dcp_rank;
-  p.dcp_interleave = s->dcp_interleave;
-  p.token_to_req = s->token_to_req;
-  p.seq_lens_out = s->seq_lens_out;
-  p.global_seq_lens_out = s->global_seq_lens_out;
-  /* A table of no columns has nothing to copy. */
-  p.block_table_out = p.cols > 0 ? s->block_table_out : NULL;
-  p.block_table_out_stride = s->block_table_out_stride;
-  p.decode_lens_out = s->decode_lens_out;
-  p.req_indices_out = s->req_indices_out;
-  p.per_req_lens_out = s->per_req_lens_out;
-  p.positions = s->positions;
-  p.slot_mapping = s->slot_mapping;
-  p.error_word = s->error_word;
-  if (!p.seq_lens_out && !p.global_seq_lens_out && !p.positions && !p.slot_mapping)
-    p.seq_lens = NULL; /* not read: keep it out of the staged data */
-  return p;
+/* Whether a wide-row output takes 16-byte stores. */
+static inline int am_wide_aligned(const am_wide_rows *w) {
+  return w->out && ((uintptr_t)w->out % 16) == 0 && w->out_stride % 4 == 0;
 }
 
 /* Picks the schedule: how many threads share a token (lanes) and how many
@@ -93,6 +64,11 @@ static inline am_launch_shape am_plan_launch(const attnmeta_launch_config *cfg, 
    * block (measured on the H200: 128 x 2 x 2560 in 2.53 us instead of 2.86
    * with two batches per lane; 65 columns in 2.54 instead of 2.73). */
   units = p->vector_rows ? am_ceil_div(p->cols, 4) : p->cols;
+  p->swa.vector = am_wide_aligned(&p->swa) && cfg->vector != 0;
+  p->c128a.vector = am_wide_aligned(&p->c128a) && cfg->vector != 0;
+  /* wide rows take four entries a unit, vectors or not */
+  if (p->swa.out) units = am_max64(units, am_ceil_div(p->swa.width, 4));
+  if (p->c128a.out) units = am_max64(units, am_ceil_div(p->c128a.width, 4));
   want = am_max64(am_ceil_div(units, 4), 1);
   if (cfg->lanes > 0) {
     shape.lanes = cfg->lanes;

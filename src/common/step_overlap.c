@@ -19,6 +19,18 @@ typedef struct extent {
   int output;
 } extent;
 
+static const char *const group_names[][3] = {
+    {"compressed_groups[0].block_table", "compressed_groups[0].slot_mapping",
+     "compressed_groups[0].seq_lens_out"},
+    {"compressed_groups[1].block_table", "compressed_groups[1].slot_mapping",
+     "compressed_groups[1].seq_lens_out"},
+    {"compressed_groups[2].block_table", "compressed_groups[2].slot_mapping",
+     "compressed_groups[2].seq_lens_out"},
+    {"compressed_groups[3].block_table", "compressed_groups[3].slot_mapping",
+     "compressed_groups[3].seq_lens_out"}};
+_Static_assert(sizeof group_names / sizeof group_names[0] == ATTNMETA_MAX_COMPRESSED_GROUPS,
+               "a name per compressed group");
+
 /* Rows of two strided buffers compared one by one at most: beyond, two
  * interleaved tables are refused without proof (no engine lays out its
  * block tables so). */
@@ -81,8 +93,10 @@ attnmeta_status am_check_overlaps(attnmeta_context *ctx, const attnmeta_step *s)
   const int wants_table = s->block_table_out || s->slot_mapping;
   const int64_t R = s->num_reqs, T = s->num_tokens, C = s->capacity;
   const int64_t cols = wants_table ? s->block_table_cols : 0;
-  extent list[14];
-  int n = 0, i, j;
+  /* the part-1 buffers, then each compressed group's three, SWA's and
+   * C128A's three */
+  extent list[14 + 3 * ATTNMETA_MAX_COMPRESSED_GROUPS + 6];
+  int n = 0, i, j, g;
 
   add_array(list, &n, "query_start_loc", s->query_start_loc, R + 1, 4, 0);
   if (wants_seq) add_array(list, &n, "seq_lens", s->seq_lens, R, 4, 0);
@@ -98,6 +112,26 @@ attnmeta_status am_check_overlaps(attnmeta_context *ctx, const attnmeta_step *s)
   add_array(list, &n, "positions", s->positions, T, 8, 1);
   add_array(list, &n, "slot_mapping", s->slot_mapping, C, 8, 1);
   add_array(list, &n, "error_word", s->error_word, 1, 4, 1);
+
+  /* DeepSeek-V3.2/V4 products: a table is read only by its slots or rows */
+  for (g = 0; g < ATTNMETA_MAX_COMPRESSED_GROUPS; ++g) {
+    const attnmeta_compressed_group *grp = &s->compressed_groups[g];
+    if (grp->slot_mapping)
+      add(list, &n, group_names[g][0], grp->block_table, R, grp->block_table_cols,
+          grp->block_table_stride, 4, 0);
+    add_array(list, &n, group_names[g][1], grp->slot_mapping, C, 8, 1);
+    add_array(list, &n, group_names[g][2], grp->seq_lens_out, R, 4, 1);
+  }
+  if (s->swa_indices)
+    add(list, &n, "swa_block_table", s->swa_block_table, R, s->swa_block_table_cols,
+        s->swa_block_table_stride, 4, 0);
+  add(list, &n, "swa_indices", s->swa_indices, T, s->swa_width, s->swa_indices_stride, 4, 1);
+  add_array(list, &n, "swa_lens", s->swa_lens, C, 4, 1);
+  if (s->c128a_rows && s->c128a_mode == ATTNMETA_C128A_GLOBAL)
+    add(list, &n, "c128a_block_table", s->c128a_block_table, R, s->c128a_block_table_cols,
+        s->c128a_block_table_stride, 4, 0);
+  add(list, &n, "c128a_rows", s->c128a_rows, T, s->c128a_width, s->c128a_rows_stride, 4, 1);
+  add_array(list, &n, "c128a_lens", s->c128a_lens, C, 4, 1);
 
   for (i = 0; i < n; ++i) {
     for (j = i + 1; j < n; ++j) {

@@ -1,0 +1,78 @@
+/*
+ * Runs one conformance vector on a backend and compares every element: the
+ * engine shared by the Criterion suite (test_step.c) and the conformance
+ * runner (tools/cli_conformance.c). Needs only the public header.
+ *
+ * Every output lives in one device arena between guard zones; the whole
+ * arena is poisoned before each launch and compared after it with an
+ * expected image: the vector's values where it gives them, poison wherever
+ * nothing may be written (guards, row-stride gaps, rows at or past
+ * num_tokens, outputs not asked for), nothing where the vector says
+ * "unchecked".
+ *
+ * Each (launch config, rank) runs these variants:
+ *   all                 every product, every input, error word starting at 0
+ *   all_no_error_word   the same without an error word
+ *   alone_<product>     that product only, only the inputs it needs, error
+ *                       word starting with bit 30 set (which must survive)
+ *   token_to_req_api    attnmeta_token_to_req (first rank block only)
+ */
+#ifndef ATTNMETA_CONFORMANCE_VECRUN_H
+#define ATTNMETA_CONFORMANCE_VECRUN_H
+
+#include <stdint.h>
+
+#include "attnmeta/attnmeta.h"
+#include "vecfile.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct amv_launch {
+  const char *name;
+  attnmeta_launch_config config;
+} amv_launch;
+
+/* The launch-config sweep of a backend kind (CPU, or the GPU list). */
+int amv_launch_sweep(attnmeta_backend kind, const amv_launch **out);
+
+typedef struct amv_failure {
+  const char *vector;
+  int32_t rank;
+  const char *config, *variant;
+  const char *product; /* an output name, "error_word", or "" when a call failed */
+  int64_t index;       /* element of the device buffer (negative: the front guard) */
+  int64_t expected, got;
+  int64_t wrong;       /* wrong elements in this buffer */
+  char where[192];     /* "index=E (row R col C)" and such */
+  char text[640];      /* the whole failure on one line */
+} amv_failure;
+
+typedef void (*amv_report_fn)(void *user, const amv_failure *failure);
+
+typedef struct amv_runner {
+  attnmeta_context *ctx;
+  const amv_launch *configs; /* nconfigs == 0: the context's current config */
+  int nconfigs;
+  int config_only;           /* >= 0: run configs[config_only] alone */
+  amv_report_fn report;      /* every failure; may be NULL */
+  void *user;
+} amv_runner;
+
+enum { AMV_PASS, AMV_FAIL, AMV_SKIP };
+
+typedef struct amv_outcome {
+  int result;
+  int64_t failures; /* failures reported */
+  int64_t launches; /* operations run */
+  char reason[384]; /* AMV_SKIP: why */
+} amv_outcome;
+
+void amv_run_vector(const amv_runner *runner, const amv_vector *vector, amv_outcome *outcome);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ATTNMETA_CONFORMANCE_VECRUN_H */

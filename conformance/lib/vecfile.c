@@ -1,0 +1,1232 @@
+/* Conformance vector files: parser and writer. See vecfile.h and docs/conformance.md. */
+#define _POSIX_C_SOURCE 200809L
+#include "attnmeta/conformance/vecfile.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const output_names[AMV_NUM_OUTPUTS] = {
+    "token_to_req",    "seq_lens_out",     "global_seq_lens_out",
+    "block_table_out", "decode_lens_out",  "req_indices_out",
+    "per_req_lens_out", "positions",       "slot_mapping",
+    /* version 2 */
+    "group0.slot_mapping", "group1.slot_mapping", "group2.slot_mapping", "group3.slot_mapping",
+    "group0.seq_lens_out", "group1.seq_lens_out", "group2.seq_lens_out", "group3.seq_lens_out",
+    "swa_indices", "swa_lens", "c128a_rows", "c128a_lens"};
+static const char *const input_names[AMV_NUM_INPUTS] = {
+    "query_start_loc", "seq_lens", "block_table",
+    /* version 2 */
+    "group0.block_table", "group1.block_table", "group2.block_table", "group3.block_table",
+    "swa_block_table", "c128a_block_table"};
+
+const char *amv_output_name(int output) {
+  return output >= 0 && output < AMV_NUM_OUTPUTS ? output_names[output] : "?";
+}
+const char *amv_input_name(int input) {
+  return input >= 0 && input < AMV_NUM_INPUTS ? input_names[input] : "?";
+}
+int amv_output_is64(int output) {
+  return output == AMV_POSITIONS || output == AMV_SLOT_MAPPING ||
+         (output >= AMV_GROUP_SLOT_MAPPING && output < AMV_GROUP_SLOT_MAPPING + AMV_GROUPS);
+}
+
+int amv_output_family(int output) {
+  if (output >= AMV_GROUP_SLOT_MAPPING && output < AMV_GROUP_SLOT_MAPPING + AMV_GROUPS)
+    return output - AMV_GROUP_SLOT_MAPPING;
+  if (output >= AMV_GROUP_SEQ_LENS_OUT && output < AMV_GROUP_SEQ_LENS_OUT + AMV_GROUPS)
+    return output - AMV_GROUP_SEQ_LENS_OUT;
+  if (output == AMV_SWA_INDICES || output == AMV_SWA_LENS) return AMV_FAMILY_SWA;
+  if (output == AMV_C128A_ROWS || output == AMV_C128A_LENS) return AMV_FAMILY_C128A;
+  return -1;
+}
+
+int amv_input_family(int input) {
+  if (input >= AMV_GROUP_BLOCK_TABLE && input < AMV_GROUP_BLOCK_TABLE + AMV_GROUPS)
+    return input - AMV_GROUP_BLOCK_TABLE;
+  if (input == AMV_SWA_BLOCK_TABLE) return AMV_FAMILY_SWA;
+  if (input == AMV_C128A_BLOCK_TABLE) return AMV_FAMILY_C128A;
+  return -1;
+}
+
+unsigned amv_families(unsigned products) {
+  unsigned f = 0;
+  int o;
+  for (o = AMV_V1_OUTPUTS; o < AMV_NUM_OUTPUTS; o++)
+    if (products & (1u << o)) f |= 1u << amv_output_family(o);
+  return f;
+}
+
+static char *xstrdup(const char *s) {
+  const size_t n = strlen(s) + 1;
+  char *p = malloc(n);
+  if (p) memcpy(p, s, n);
+  return p;
+}
+
+/* ------------------------------------------------------------------ lexer */
+
+typedef struct lexer {
+  const char *p, *end; /* the rest of the text */
+  const char *ls, *le; /* the current line, without its line end */
+  int line;
+  const char *label;
+  char *err;
+  size_t errsize;
+} lexer;
+
+typedef struct tok {
+  const char *s;
+  size_t n;
+} tok;
+
+static int fail(lexer *lx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(lexer *lx, const char *fmt, ...) {
+  char what[384];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  if (lx->err && lx->errsize) snprintf(lx->err, lx->errsize, "%s:%d: %s", lx->label, lx->line, what);
+  return -1;
+}
+
+/* Bounds of the line starting at p; *next: the line after it. */
+static void line_at(const char *p, const char *end, const char **le, const char **next) {
+  const char *nl = memchr(p, '\n', (size_t)(end - p));
+  *le = nl ? nl : end;
+  *next = nl ? nl + 1 : end;
+  if (*le > p && (*le)[-1] == '\r') (*le)--;
+}
+
+static int next_line(lexer *lx) {
+  const char *next;
+  if (lx->p >= lx->end) return 0;
+  lx->ls = lx->p;
+  line_at(lx->p, lx->end, &lx->le, &next);
+  lx->p = next;
+  lx->line++;
+  return 1;
+}
+
+static int is_space(char c) { return c == ' ' || c == '\t'; }
+
+static int blank(const char *s, const char *e) {
+  for (; s < e; s++)
+    if (!is_space(*s)) return 0;
+  return 1;
+}
+
+/* Is the line after the current one a continuation line (leading blank, not empty)? */
+static int next_is_continuation(const lexer *lx) {
+  const char *le, *next;
+  if (lx->p >= lx->end) return 0;
+  line_at(lx->p, lx->end, &le, &next);
+  return le > lx->p && is_space(*lx->p) && !blank(lx->p, le);
+}
+
+static int get_tok(const char **cur, const char *le, tok *t) {
+  const char *s = *cur;
+  t->s = s;
+  t->n = 0;
+  while (s < le && is_space(*s)) s++;
+  if (s == le) {
+    *cur = s;
+    return 0;
+  }
+  t->s = s;
+  while (s < le && !is_space(*s)) s++;
+  t->n = (size_t)(s - t->s);
+  *cur = s;
+  return 1;
+}
+
+static int tok_is(const tok *t, const char *word) {
+  return t->n == strlen(word) && memcmp(t->s, word, t->n) == 0;
+}
+
+/* Strict decimal: -?(0|[1-9][0-9]*), "-0" refused, within int64. */
+static int parse_int(const char *s, size_t n, int64_t *out) {
+  size_t i = 0;
+  int neg = 0;
+  uint64_t v = 0, limit;
+  if (n && s[0] == '-') {
+    neg = 1;
+    i = 1;
+  }
+  if (i == n || s[i] < '0' || s[i] > '9') return -1;
+  if (s[i] == '0' && (n - i > 1 || neg)) return -1;
+  limit = neg ? (uint64_t)INT64_MAX + 1u : (uint64_t)INT64_MAX;
+  for (; i < n; i++) {
+    const unsigned d = (unsigned)(s[i] - '0');
+    if (s[i] < '0' || s[i] > '9') return -1;
+    if (v > (limit - d) / 10u) return -1;
+    v = v * 10u + d;
+  }
+  *out = neg ? (v == (uint64_t)INT64_MAX + 1u ? INT64_MIN : -(int64_t)v) : (int64_t)v;
+  return 0;
+}
+
+/* 0x followed by 1 to 8 hex digits, at most 0x7fffffff. */
+static int parse_hex(const tok *t, int32_t *out) {
+  uint32_t v = 0;
+  size_t i;
+  if (t->n < 3 || t->n > 10 || t->s[0] != '0' || t->s[1] != 'x') return -1;
+  for (i = 2; i < t->n; i++) {
+    const char c = t->s[i];
+    unsigned d;
+    if (c >= '0' && c <= '9') d = (unsigned)(c - '0');
+    else if (c >= 'a' && c <= 'f') d = (unsigned)(c - 'a' + 10);
+    else return -1;
+    v = v * 16u + d;
+  }
+  if (v > 0x7FFFFFFFu) return -1;
+  *out = (int32_t)v;
+  return 0;
+}
+
+/* Refuses control characters outside comments (tabs are fine). */
+static int check_bytes(lexer *lx) {
+  const char *s;
+  for (s = lx->ls; s < lx->le; s++) {
+    const unsigned char c = (unsigned char)*s;
+    if ((c < 0x20 && c != '\t') || c >= 0x7F)
+      return fail(lx, "unexpected byte 0x%02x in column %d", c, (int)(s - lx->ls) + 1);
+  }
+  return 0;
+}
+
+/* ---------------------------------------------------------------- values */
+
+static void values_free(amv_values *v) {
+  free(v->v);
+  free(v->care);
+  v->v = NULL;
+  v->care = NULL;
+  v->n = 0;
+}
+
+/* hi - lo for lo <= hi, exact for any int64 pair, without wrapping. */
+static uint64_t distance(int64_t lo, int64_t hi) {
+  if (lo < 0 && hi >= 0) return (uint64_t)hi + (uint64_t)(-(lo + 1)) + 1;
+  return (uint64_t)(hi - lo);
+}
+
+/* Reads `count` values of [lo, hi] starting at *cur on the current line,
+ * continuing on continuation lines. keep == 0: checks them, stores nothing. */
+static int parse_values(lexer *lx, const char **cur, int64_t count, int allow_unchecked, int64_t lo,
+                        int64_t hi, const char *what, int keep, amv_values *out) {
+  int64_t filled = 0;
+  tok t;
+  out->n = count;
+  out->v = keep ? malloc((size_t)(count > 0 ? count : 1) * sizeof(int64_t)) : NULL;
+  out->care = NULL;
+  if (keep && !out->v) return fail(lx, "%s: out of memory for %lld values", what, (long long)count);
+  for (;;) {
+    const char *star, *dots;
+    int64_t a, b, reps = 1, i;
+    int unchecked = 0;
+    uint64_t span;
+    if (!get_tok(cur, lx->le, &t)) {
+      if (filled == count) return 0;
+      if (!next_is_continuation(lx))
+        return fail(lx, "%s: %lld values declared, %lld given", what, (long long)count,
+                    (long long)filled);
+      next_line(lx);
+      if (check_bytes(lx)) return -1;
+      *cur = lx->ls;
+      continue;
+    }
+    if (filled == count)
+      return fail(lx, "%s: more values than the %lld declared", what, (long long)count);
+    star = memchr(t.s, '*', t.n);
+    dots = NULL;
+    if (!star) {
+      size_t k;
+      for (k = 1; k + 2 < t.n && !dots; k++)
+        if (t.s[k] == '.' && t.s[k + 1] == '.') dots = t.s + k;
+    }
+    if (star) {
+      const size_t left = (size_t)(star - t.s), right = t.n - left - 1;
+      if (left == 1 && t.s[0] == '?') {
+        unchecked = 1;
+        a = 0;
+      } else if (parse_int(t.s, left, &a)) {
+        return fail(lx, "%s: bad value '%.*s'", what, (int)t.n, t.s);
+      }
+      if (parse_int(star + 1, right, &reps) || reps < 1)
+        return fail(lx, "%s: bad repeat count in '%.*s'", what, (int)t.n, t.s);
+      if (reps > count - filled)
+        return fail(lx, "%s: more values than the %lld declared", what, (long long)count);
+      b = a;
+    } else if (dots) {
+      const size_t left = (size_t)(dots - t.s);
+      if (parse_int(t.s, left, &a) || parse_int(dots + 2, t.n - left - 2, &b))
+        return fail(lx, "%s: bad range '%.*s'", what, (int)t.n, t.s);
+      span = b >= a ? distance(a, b) : distance(b, a);
+      if (span >= (uint64_t)(count - filled))
+        return fail(lx, "%s: more values than the %lld declared", what, (long long)count);
+      reps = (int64_t)span + 1;
+    } else if (tok_is(&t, "?")) {
+      unchecked = 1;
+      a = b = 0;
+    } else {
+      if (parse_int(t.s, t.n, &a)) return fail(lx, "%s: bad value '%.*s'", what, (int)t.n, t.s);
+      b = a;
+    }
+    if (unchecked) {
+      if (!allow_unchecked) return fail(lx, "%s: '?' (unchecked) is only allowed in expect", what);
+      if (keep && !out->care) {
+        out->care = malloc((size_t)count);
+        if (!out->care) return fail(lx, "%s: out of memory", what);
+        memset(out->care, 1, (size_t)count);
+      }
+    } else if (a < lo || a > hi || b < lo || b > hi) {
+      return fail(lx, "%s: value '%.*s' outside [%lld, %lld]", what, (int)t.n, t.s, (long long)lo,
+                  (long long)hi);
+    }
+    if (keep) {
+      int64_t *dst = out->v + filled;
+      if (unchecked) {
+        memset(out->care + filled, 0, (size_t)reps);
+        memset(dst, 0, (size_t)reps * sizeof *dst);
+      } else if (a == b) {
+        for (i = 0; i < reps; i++) dst[i] = a;
+      } else if (b > a) {
+        for (i = 0; i < reps; i++) dst[i] = a + i;
+      } else {
+        for (i = 0; i < reps; i++) dst[i] = a - i;
+      }
+    }
+    filled += reps;
+  }
+}
+
+/* ---------------------------------------------------------------- parser */
+
+enum { P_NUM_REQS, P_NUM_TOKENS, P_CAPACITY, P_COLS, P_STRIDE, P_OUT_STRIDE, P_NUM_MAPPED,
+       P_BLOCK_SIZE, P_WORLD, P_INTERLEAVE, P_MISALIGN, NPARAMS_V1,
+       /* version 2: four per compressed group, then SWA's and C128A's seven */
+       P_GROUP = NPARAMS_V1, /* + 4 g + {ratio, block_size, cols, stride} */
+       P_SWA = P_GROUP + 4 * AMV_GROUPS,
+       P_C128A = P_SWA + 7,
+       NPARAMS = P_C128A + 7 };
+static const char *const param_names[NPARAMS] = {
+    "num_reqs",       "num_tokens",       "capacity",   "block_table_cols",
+    "block_table_stride", "block_table_out_stride", "num_mapped", "block_size",
+    "dcp_world_size", "dcp_interleave",   "misalign",
+    "group0.ratio", "group0.block_size", "group0.block_table_cols", "group0.block_table_stride",
+    "group1.ratio", "group1.block_size", "group1.block_table_cols", "group1.block_table_stride",
+    "group2.ratio", "group2.block_size", "group2.block_table_cols", "group2.block_table_stride",
+    "group3.ratio", "group3.block_size", "group3.block_table_cols", "group3.block_table_stride",
+    "swa_block_size", "swa_window", "swa_width", "swa_mode", "swa_indices_stride",
+    "swa_block_table_cols", "swa_block_table_stride",
+    "c128a_ratio", "c128a_block_size", "c128a_width", "c128a_mode", "c128a_rows_stride",
+    "c128a_block_table_cols", "c128a_block_table_stride"};
+
+/* The params of a version-2 family: [first, first + count). */
+static void family_params(int family, int *first, int *count) {
+  *first = family < AMV_GROUPS ? P_GROUP + 4 * family : family == AMV_FAMILY_SWA ? P_SWA : P_C128A;
+  *count = family < AMV_GROUPS ? 4 : 7;
+}
+
+static int param_family(int k) {
+  if (k < NPARAMS_V1) return -1;
+  if (k < P_SWA) return (k - P_GROUP) / 4;
+  return k < P_C128A ? AMV_FAMILY_SWA : AMV_FAMILY_C128A;
+}
+
+enum { S_OUTSIDE, S_OP, S_PARAMS, S_INPUTS, S_RANK };
+
+typedef struct vstate {
+  int state;
+  int64_t param[NPARAMS];
+  uint64_t params_seen;
+  unsigned inputs_seen, expects_seen;
+  int flags_seen, dsv4_flags_seen;
+} vstate;
+
+static int64_t expect_count(const amv_vector *v, int o) {
+  const int f = amv_output_family(o);
+  if (f >= 0 && f < AMV_GROUPS) return o == AMV_GROUP_SLOT_MAPPING + f ? v->capacity : v->num_reqs;
+  switch (o) {
+    case AMV_SEQ_LENS_OUT:
+    case AMV_SLOT_MAPPING:
+    case AMV_SWA_LENS:
+    case AMV_C128A_LENS: return v->capacity;
+    case AMV_BLOCK_TABLE_OUT: return (int64_t)v->num_tokens * v->cols;
+    case AMV_SWA_INDICES: return (int64_t)v->num_tokens * v->dsv4.swa_width;
+    case AMV_C128A_ROWS: return (int64_t)v->num_tokens * v->dsv4.c128a_width;
+    case AMV_PER_REQ_LENS_OUT: return v->num_reqs;
+    default: return v->num_tokens;
+  }
+}
+
+/* Elements a block table of `cols` columns and row stride `stride` must
+ * hold: every row's used columns. */
+static int64_t table_need_of(const amv_vector *v, int32_t cols, int64_t stride) {
+  if (cols == 0) return 0;
+  if (v->num_reqs == 0) return 1;
+  return (int64_t)(v->num_reqs - 1) * stride + cols;
+}
+
+static int64_t table_need(const amv_vector *v) { return table_need_of(v, v->cols, v->in_stride); }
+
+/* The table an input is: its columns and row stride. */
+static int64_t input_need(const amv_vector *v, int in) {
+  const amv_dsv4 *d = &v->dsv4;
+  const int f = amv_input_family(in);
+  if (f < 0) return table_need(v);
+  if (f < AMV_GROUPS) return table_need_of(v, d->group[f].cols, d->group[f].stride);
+  if (f == AMV_FAMILY_SWA) return table_need_of(v, d->swa_cols, d->swa_stride);
+  return table_need_of(v, d->c128a_cols, d->c128a_stride);
+}
+
+/* Version 2: the params of the families the products build are all given,
+ * the others none; their values are in range. */
+static int check_dsv4_params(lexer *lx, vstate *vs, amv_vector *v) {
+  const unsigned fam = amv_families(v->products);
+  const int64_t *p = vs->param;
+  amv_dsv4 *d = &v->dsv4;
+  int f, k, first, count;
+  for (k = NPARAMS_V1; k < NPARAMS; k++) {
+    const int want = (fam >> param_family(k)) & 1;
+    const int have = (int)((vs->params_seen >> k) & 1);
+    if (want && !have)
+      return fail(lx, "vector %s: param %s missing (its products are built)", v->name,
+                  param_names[k]);
+    if (!want && have)
+      return fail(lx, "vector %s: param %s given, but none of its products is", v->name,
+                  param_names[k]);
+  }
+  memset(d, 0, sizeof *d);
+  for (f = 0; f < AMV_NUM_FAMILIES; f++) {
+    if (!((fam >> f) & 1)) continue;
+    family_params(f, &first, &count);
+    for (k = first; k < first + count; k++)
+      if (p[k] < 0 || p[k] > AMV_MAX_ELEMS)
+        return fail(lx, "vector %s: param %s must be in [0, %lld]", v->name, param_names[k],
+                    (long long)AMV_MAX_ELEMS);
+    if (f < AMV_GROUPS) {
+      d->group[f].ratio = (int32_t)p[first];
+      d->group[f].block_size = (int32_t)p[first + 1];
+      d->group[f].cols = (int32_t)p[first + 2];
+      d->group[f].stride = p[first + 3];
+      if (d->group[f].ratio < 1 || d->group[f].block_size < 1 || d->group[f].stride < d->group[f].cols)
+        return fail(lx, "vector %s: group%d needs ratio >= 1, block_size >= 1, stride >= cols",
+                    v->name, f);
+    } else if (f == AMV_FAMILY_SWA) {
+      d->swa_block_size = (int32_t)p[P_SWA];
+      d->swa_window = (int32_t)p[P_SWA + 1];
+      d->swa_width = (int32_t)p[P_SWA + 2];
+      d->swa_mode = (int32_t)p[P_SWA + 3];
+      d->swa_out_stride = p[P_SWA + 4];
+      d->swa_cols = (int32_t)p[P_SWA + 5];
+      d->swa_stride = p[P_SWA + 6];
+      if (d->swa_block_size < 1 || d->swa_window < 1 || d->swa_width < d->swa_window ||
+          d->swa_mode > 1 || d->swa_out_stride < d->swa_width || d->swa_stride < d->swa_cols ||
+          (v->num_tokens + 2) * d->swa_out_stride > AMV_MAX_ELEMS)
+        return fail(lx, "vector %s: swa params out of range (block_size >= 1, 1 <= window <= "
+                        "width <= indices_stride, mode 0 or 1, stride >= cols)", v->name);
+    } else {
+      d->c128a_ratio = (int32_t)p[P_C128A];
+      d->c128a_block_size = (int32_t)p[P_C128A + 1];
+      d->c128a_width = (int32_t)p[P_C128A + 2];
+      d->c128a_mode = (int32_t)p[P_C128A + 3];
+      d->c128a_out_stride = p[P_C128A + 4];
+      d->c128a_cols = (int32_t)p[P_C128A + 5];
+      d->c128a_stride = p[P_C128A + 6];
+      if (d->c128a_ratio < 1 || d->c128a_block_size < 1 || d->c128a_mode > 1 ||
+          d->c128a_out_stride < d->c128a_width || d->c128a_stride < d->c128a_cols ||
+          (v->num_tokens + 2) * d->c128a_out_stride > AMV_MAX_ELEMS)
+        return fail(lx, "vector %s: c128a params out of range (ratio, block_size >= 1, width <= "
+                        "rows_stride, mode 0 or 1, stride >= cols)", v->name);
+    }
+  }
+  return 0;
+}
+
+static int check_params(lexer *lx, vstate *vs, amv_vector *v) {
+  int i;
+  const int64_t *p = vs->param;
+  for (i = 0; i < NPARAMS_V1; i++)
+    if (!(vs->params_seen & ((uint64_t)1 << i)))
+      return fail(lx, "vector %s: param %s missing", v->name, param_names[i]);
+  for (i = 0; i < NPARAMS_V1; i++)
+    if (i != P_STRIDE && i != P_OUT_STRIDE && (p[i] < INT32_MIN || p[i] > INT32_MAX))
+      return fail(lx, "vector %s: param %s outside int32", v->name, param_names[i]);
+  if (p[P_NUM_REQS] < 0) return fail(lx, "num_reqs must be >= 0");
+  if (p[P_NUM_TOKENS] < 0) return fail(lx, "num_tokens must be >= 0");
+  if (p[P_CAPACITY] < p[P_NUM_TOKENS]) return fail(lx, "capacity must be >= num_tokens");
+  if (p[P_COLS] < 0) return fail(lx, "block_table_cols must be >= 0");
+  if (p[P_STRIDE] < p[P_COLS]) return fail(lx, "block_table_stride must be >= block_table_cols");
+  if (p[P_OUT_STRIDE] < p[P_COLS])
+    return fail(lx, "block_table_out_stride must be >= block_table_cols");
+  if (p[P_BLOCK_SIZE] < 1) return fail(lx, "block_size must be >= 1");
+  if (p[P_WORLD] < 1) return fail(lx, "dcp_world_size must be >= 1");
+  if (p[P_INTERLEAVE] < 1) return fail(lx, "dcp_interleave must be >= 1");
+  if (p[P_MISALIGN] < 0 || p[P_MISALIGN] > 3) return fail(lx, "misalign must be 0, 1, 2 or 3");
+  if (p[P_CAPACITY] > AMV_MAX_ELEMS || p[P_NUM_REQS] >= AMV_MAX_ELEMS ||
+      p[P_STRIDE] > AMV_MAX_ELEMS || p[P_OUT_STRIDE] > AMV_MAX_ELEMS ||
+      (p[P_NUM_TOKENS] + 2) * p[P_OUT_STRIDE] > AMV_MAX_ELEMS ||
+      (p[P_NUM_REQS] > 0 && (p[P_NUM_REQS] - 1) * p[P_STRIDE] > AMV_MAX_ELEMS))
+    return fail(lx, "vector %s: sizes larger than this reader's limit of %lld elements per buffer",
+                v->name, (long long)AMV_MAX_ELEMS);
+  v->num_reqs = (int32_t)p[P_NUM_REQS];
+  v->num_tokens = (int32_t)p[P_NUM_TOKENS];
+  v->capacity = (int32_t)p[P_CAPACITY];
+  v->cols = (int32_t)p[P_COLS];
+  v->in_stride = p[P_STRIDE];
+  v->out_stride = p[P_OUT_STRIDE];
+  v->num_mapped = (int32_t)p[P_NUM_MAPPED];
+  v->block_size = (int32_t)p[P_BLOCK_SIZE];
+  v->world = (int32_t)p[P_WORLD];
+  v->interleave = (int32_t)p[P_INTERLEAVE];
+  v->misalign = (int)p[P_MISALIGN];
+  return 0;
+}
+
+static int close_rank(lexer *lx, vstate *vs, const amv_vector *v) {
+  const amv_rank *rk = &v->ranks[v->nranks - 1];
+  int o;
+  for (o = 0; o < AMV_NUM_OUTPUTS; o++)
+    if ((v->products & (1u << o)) && !(vs->expects_seen & (1u << o)))
+      return fail(lx, "vector %s rank %d: expect %s missing", v->name, (int)rk->rank,
+                  output_names[o]);
+  if (!vs->flags_seen)
+    return fail(lx, "vector %s rank %d: expect_flags missing", v->name, (int)rk->rank);
+  if (amv_families(v->products) && !vs->dsv4_flags_seen)
+    return fail(lx, "vector %s rank %d: expect_flags_dsv4 missing", v->name, (int)rk->rank);
+  return 0;
+}
+
+void amv_vector_free(amv_vector *v) {
+  int i, o;
+  for (i = 0; i < AMV_NUM_INPUTS; i++) values_free(&v->input[i]);
+  for (i = 0; i < v->nranks; i++)
+    for (o = 0; o < AMV_NUM_OUTPUTS; o++) values_free(&v->ranks[i].expect[o]);
+  free(v->ranks);
+  v->ranks = NULL;
+  v->nranks = 0;
+}
+
+void amv_file_free(amv_file *f) {
+  int i;
+  if (!f) return;
+  for (i = 0; i < f->nvectors; i++) amv_vector_free(&f->vectors[i]);
+  free(f->vectors);
+  free(f->path);
+  memset(f, 0, sizeof *f);
+}
+
+static int valid_name(const tok *t) {
+  size_t i;
+  if (t->n == 0 || t->n >= AMV_NAME_MAX) return 0;
+  for (i = 0; i < t->n; i++) {
+    const char c = t->s[i];
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+          c == '_' || c == '-' || c == '.'))
+      return 0;
+  }
+  return 1;
+}
+
+static int find_name(const char *const *names, int n, const tok *t) {
+  int i;
+  for (i = 0; i < n; i++)
+    if (tok_is(t, names[i])) return i;
+  return -1;
+}
+
+/* Names seen so far in the file (duplicates are refused). */
+typedef struct nameset {
+  char (*names)[AMV_NAME_MAX];
+  int n, cap;
+} nameset;
+
+static int nameset_add(nameset *s, const char *name) {
+  int i;
+  for (i = 0; i < s->n; i++)
+    if (strcmp(s->names[i], name) == 0) return 1;
+  if (s->n == s->cap) {
+    const int cap = s->cap ? s->cap * 2 : 64;
+    void *p = realloc(s->names, (size_t)cap * AMV_NAME_MAX);
+    if (!p) return -1;
+    s->names = p;
+    s->cap = cap;
+  }
+  memcpy(s->names[s->n++], name, AMV_NAME_MAX);
+  return 0;
+}
+
+/* only == NULL: keep everything; only == HEADERS: every vector without its
+ * values; else the vector of that name alone. */
+static const char HEADERS[] = "";
+
+static int parse_body(lexer *lx, const char *only, amv_file *out) {
+  amv_vector cur;
+  vstate vs;
+  nameset seen = {NULL, 0, 0};
+  int rc = -1, have = 0, cap = 0, keep = 1, version = AMV_VERSION;
+  tok t;
+  const char *c;
+
+  memset(&cur, 0, sizeof cur);
+  memset(&vs, 0, sizeof vs);
+  /* header */
+  if (!next_line(lx)) {
+    fail(lx, "empty file (expected '%s %d')", AMV_MAGIC, AMV_VERSION);
+    goto out;
+  }
+  c = lx->ls;
+  {
+    tok magic, ver;
+    int64_t file_version;
+    if (check_bytes(lx) || !get_tok(&c, lx->le, &magic) || !tok_is(&magic, AMV_MAGIC)) {
+      fail(lx, "not a vector file: the first line must be '%s %d'", AMV_MAGIC, AMV_VERSION);
+      goto out;
+    }
+    if (!get_tok(&c, lx->le, &ver) || parse_int(ver.s, ver.n, &file_version) ||
+        get_tok(&c, lx->le, &t)) {
+      fail(lx, "bad header: expected '%s %d'", AMV_MAGIC, AMV_VERSION);
+      goto out;
+    }
+    if (file_version < AMV_VERSION_MIN || file_version > AMV_VERSION) {
+      fail(lx, "format version %lld not supported (this reader knows versions %d to %d)",
+           (long long)file_version, AMV_VERSION_MIN, AMV_VERSION);
+      goto out;
+    }
+    version = (int)file_version;
+  }
+
+  while (next_line(lx)) {
+    if (lx->le == lx->ls || blank(lx->ls, lx->le) || lx->ls[0] == '#') continue;
+    if (check_bytes(lx)) goto out;
+    if (is_space(lx->ls[0])) {
+      fail(lx, "continuation line outside a value list");
+      goto out;
+    }
+    c = lx->ls;
+    get_tok(&c, lx->le, &t);
+
+    if (tok_is(&t, "vector")) {
+      tok name;
+      int dup;
+      if (vs.state != S_OUTSIDE) {
+        fail(lx, "vector %s has no 'end' line", cur.name);
+        goto out;
+      }
+      if (!get_tok(&c, lx->le, &name) || !valid_name(&name) || get_tok(&c, lx->le, &t)) {
+        fail(lx, "bad vector name (1 to %d characters of A-Z a-z 0-9 _ - .)", AMV_NAME_MAX - 1);
+        goto out;
+      }
+      memset(&cur, 0, sizeof cur);
+      memset(&vs, 0, sizeof vs);
+      memcpy(cur.name, name.s, name.n);
+      cur.line = lx->line;
+      cur.version = version;
+      keep = !only || (only != HEADERS && strcmp(only, cur.name) == 0);
+      dup = nameset_add(&seen, cur.name);
+      if (dup) {
+        fail(lx, dup > 0 ? "vector %s: name used twice in this file" : "vector %s: out of memory",
+             cur.name);
+        goto out;
+      }
+      vs.state = S_OP;
+      continue;
+    }
+    if (vs.state == S_OUTSIDE) {
+      fail(lx, "'%.*s' outside a vector (expected 'vector NAME')", (int)t.n, t.s);
+      goto out;
+    }
+
+    if (tok_is(&t, "op")) {
+      tok op;
+      if (vs.state != S_OP) {
+        fail(lx, "'op' must follow the 'vector' line, once");
+        goto out;
+      }
+      if (!get_tok(&c, lx->le, &op) || get_tok(&c, lx->le, &t)) {
+        fail(lx, "bad op line (expected 'op step')");
+        goto out;
+      }
+      if (!tok_is(&op, "step")) {
+        fail(lx, "unknown op '%.*s' (format version %d knows 'step')", (int)op.n, op.s,
+             AMV_VERSION);
+        goto out;
+      }
+      vs.state = S_PARAMS;
+    } else if (vs.state == S_OP) {
+      fail(lx, "expected 'op step' after 'vector %s'", cur.name);
+      goto out;
+    } else if (tok_is(&t, "param")) {
+      tok key, val;
+      int k;
+      if (vs.state != S_PARAMS) {
+        fail(lx, "'param' lines come before 'products'");
+        goto out;
+      }
+      if (!get_tok(&c, lx->le, &key) || !get_tok(&c, lx->le, &val) || get_tok(&c, lx->le, &t)) {
+        fail(lx, "bad param line (expected 'param KEY VALUE')");
+        goto out;
+      }
+      k = find_name(param_names, NPARAMS, &key);
+      if (k < 0) {
+        fail(lx, "unknown param '%.*s'", (int)key.n, key.s);
+        goto out;
+      }
+      if (k >= NPARAMS_V1 && version < 2) {
+        fail(lx, "param %s is a version-2 param (this file is version %d)", param_names[k],
+             version);
+        goto out;
+      }
+      if (vs.params_seen & ((uint64_t)1 << k)) {
+        fail(lx, "param %s given twice", param_names[k]);
+        goto out;
+      }
+      if (parse_int(val.s, val.n, &vs.param[k])) {
+        fail(lx, "param %s: bad value '%.*s'", param_names[k], (int)val.n, val.s);
+        goto out;
+      }
+      vs.params_seen |= (uint64_t)1 << k;
+    } else if (tok_is(&t, "products")) {
+      if (vs.state != S_PARAMS) {
+        fail(lx, "'products' must follow the params, once");
+        goto out;
+      }
+      if (check_params(lx, &vs, &cur)) goto out;
+      while (get_tok(&c, lx->le, &t)) {
+        const int o = find_name(output_names, version < 2 ? AMV_V1_OUTPUTS : AMV_NUM_OUTPUTS, &t);
+        if (o < 0) {
+          fail(lx, "unknown product '%.*s' (format version %d)", (int)t.n, t.s, version);
+          goto out;
+        }
+        if (cur.products & (1u << o)) {
+          fail(lx, "product %s listed twice", output_names[o]);
+          goto out;
+        }
+        cur.products |= 1u << o;
+      }
+      if (!cur.products) {
+        fail(lx, "'products' names no product");
+        goto out;
+      }
+      if (check_dsv4_params(lx, &vs, &cur)) goto out;
+      vs.state = S_INPUTS;
+    } else if (tok_is(&t, "input")) {
+      tok name, cnt;
+      int in;
+      int64_t count, want;
+      if (vs.state != S_INPUTS) {
+        fail(lx, "'input' lines come after 'products' and before the first 'rank'");
+        goto out;
+      }
+      if (!get_tok(&c, lx->le, &name) || !get_tok(&c, lx->le, &cnt)) {
+        fail(lx, "bad input line (expected 'input NAME COUNT VALUES...')");
+        goto out;
+      }
+      in = find_name(input_names, AMV_NUM_INPUTS, &name);
+      if (in < 0 || (amv_input_family(in) >= 0 &&
+                     !((amv_families(cur.products) >> amv_input_family(in)) & 1))) {
+        fail(lx, in < 0 ? "unknown input '%.*s'" : "input %.*s: none of its products is built",
+             (int)name.n, name.s);
+        goto out;
+      }
+      if (vs.inputs_seen & (1u << in)) {
+        fail(lx, "input %s given twice", input_names[in]);
+        goto out;
+      }
+      if (parse_int(cnt.s, cnt.n, &count) || count < 0) {
+        fail(lx, "input %s: bad count '%.*s'", input_names[in], (int)cnt.n, cnt.s);
+        goto out;
+      }
+      if (in == AMV_BLOCK_TABLE || amv_input_family(in) >= 0) {
+        want = input_need(&cur, in);
+        if (count < want || count > AMV_MAX_ELEMS || (want == 0 && count > 0)) {
+          fail(lx, "input %s: %lld elements, the table needs %lld (and at most %lld)",
+               input_names[in], (long long)count, (long long)want, (long long)AMV_MAX_ELEMS);
+          goto out;
+        }
+      } else {
+        want = in == AMV_QUERY_START_LOC ? (int64_t)cur.num_reqs + 1 : cur.num_reqs;
+        if (count != want) {
+          fail(lx, "input %s: count %lld, num_reqs makes it %lld", input_names[in],
+               (long long)count, (long long)want);
+          goto out;
+        }
+      }
+      vs.inputs_seen |= 1u << in;
+      if (parse_values(lx, &c, count, 0, INT32_MIN, INT32_MAX, input_names[in], keep,
+                       &cur.input[in]))
+        goto out;
+    } else if (tok_is(&t, "rank")) {
+      tok kt;
+      int64_t k;
+      int i;
+      amv_rank *rk;
+      if (vs.state == S_INPUTS) {
+        for (i = 0; i < AMV_NUM_INPUTS; i++)
+          if (!(vs.inputs_seen & (1u << i)) &&
+              (amv_input_family(i) < 0 ||
+               ((amv_families(cur.products) >> amv_input_family(i)) & 1))) {
+            fail(lx, "vector %s: input %s missing", cur.name, input_names[i]);
+            goto out;
+          }
+      } else if (vs.state == S_RANK) {
+        if (close_rank(lx, &vs, &cur)) goto out;
+      } else {
+        fail(lx, "'rank' comes after the inputs");
+        goto out;
+      }
+      if (!get_tok(&c, lx->le, &kt) || parse_int(kt.s, kt.n, &k) || get_tok(&c, lx->le, &t)) {
+        fail(lx, "bad rank line (expected 'rank K')");
+        goto out;
+      }
+      if (k < 0 || k >= cur.world) {
+        fail(lx, "rank %lld outside [0, dcp_world_size = %d)", (long long)k, (int)cur.world);
+        goto out;
+      }
+      for (i = 0; i < cur.nranks; i++)
+        if (cur.ranks[i].rank == k) {
+          fail(lx, "rank %lld given twice", (long long)k);
+          goto out;
+        }
+      rk = realloc(cur.ranks, (size_t)(cur.nranks + 1) * sizeof *rk);
+      if (!rk) {
+        fail(lx, "out of memory");
+        goto out;
+      }
+      cur.ranks = rk;
+      rk = &cur.ranks[cur.nranks++];
+      memset(rk, 0, sizeof *rk);
+      rk->rank = (int32_t)k;
+      rk->line = lx->line;
+      vs.expects_seen = 0;
+      vs.flags_seen = 0;
+      vs.dsv4_flags_seen = 0;
+      vs.state = S_RANK;
+    } else if (tok_is(&t, "expect")) {
+      tok name, cnt;
+      int o;
+      int64_t count;
+      char what[96];
+      amv_rank *rk = &cur.ranks[cur.nranks > 0 ? cur.nranks - 1 : 0];
+      if (vs.state != S_RANK) {
+        fail(lx, "'expect' lines belong to a 'rank' block");
+        goto out;
+      }
+      if (!get_tok(&c, lx->le, &name) || !get_tok(&c, lx->le, &cnt)) {
+        fail(lx, "bad expect line (expected 'expect NAME COUNT VALUES...')");
+        goto out;
+      }
+      o = find_name(output_names, AMV_NUM_OUTPUTS, &name);
+      if (o < 0) {
+        fail(lx, "unknown output '%.*s'", (int)name.n, name.s);
+        goto out;
+      }
+      if (!(cur.products & (1u << o))) {
+        fail(lx, "expect %s: not one of the vector's products", output_names[o]);
+        goto out;
+      }
+      if (vs.expects_seen & (1u << o)) {
+        fail(lx, "expect %s given twice in rank %d", output_names[o], (int)rk->rank);
+        goto out;
+      }
+      if (parse_int(cnt.s, cnt.n, &count) || count != expect_count(&cur, o)) {
+        fail(lx, "expect %s: count '%.*s', the sizes make it %lld", output_names[o], (int)cnt.n,
+             cnt.s, (long long)expect_count(&cur, o));
+        goto out;
+      }
+      vs.expects_seen |= 1u << o;
+      snprintf(what, sizeof what, "expect %s", output_names[o]);
+      if (parse_values(lx, &c, count, 1, amv_output_is64(o) ? INT64_MIN : INT32_MIN,
+                       amv_output_is64(o) ? INT64_MAX : INT32_MAX, what, keep, &rk->expect[o]))
+        goto out;
+    } else if (tok_is(&t, "expect_flags")) {
+      tok f[3], mode;
+      int32_t v[3];
+      int i;
+      amv_rank *rk = &cur.ranks[cur.nranks > 0 ? cur.nranks - 1 : 0];
+      if (vs.state != S_RANK || vs.flags_seen) {
+        fail(lx, "'expect_flags' belongs to a 'rank' block, once");
+        goto out;
+      }
+      for (i = 0; i < 3; i++)
+        if (!get_tok(&c, lx->le, &f[i]) || parse_hex(&f[i], &v[i])) {
+          fail(lx, "bad expect_flags line (expected 'expect_flags 0xREQUESTS 0xSEQ_LENS 0xSLOTS "
+                   "exact|at_least', lower-case hex)");
+          goto out;
+        }
+      if (!get_tok(&c, lx->le, &mode) || get_tok(&c, lx->le, &t) ||
+          !(tok_is(&mode, "exact") || tok_is(&mode, "at_least"))) {
+        fail(lx, "expect_flags: the mode is 'exact' or 'at_least'");
+        goto out;
+      }
+      rk->flags_requests = v[0];
+      rk->flags_seq_lens = v[1];
+      rk->flags_slots = v[2];
+      rk->flags_exact = tok_is(&mode, "exact");
+      vs.flags_seen = 1;
+    } else if (tok_is(&t, "expect_flags_dsv4")) {
+      tok f;
+      int i;
+      amv_rank *rk = &cur.ranks[cur.nranks > 0 ? cur.nranks - 1 : 0];
+      if (vs.state != S_RANK || vs.dsv4_flags_seen || !amv_families(cur.products)) {
+        fail(lx, "'expect_flags_dsv4' belongs to a 'rank' block of a vector with version-2 "
+                 "products, once");
+        goto out;
+      }
+      for (i = 0; i < AMV_NUM_FAMILIES + 1; i++)
+        if (!get_tok(&c, lx->le, &f) || parse_hex(&f, &rk->flags_dsv4[i])) {
+          fail(lx, "bad expect_flags_dsv4 line (expected 7 lower-case hex masks: groups 0 to 3, "
+                   "SWA lengths, SWA rows, C128A rows)");
+          goto out;
+        }
+      if (get_tok(&c, lx->le, &t)) {
+        fail(lx, "expect_flags_dsv4 takes 7 masks");
+        goto out;
+      }
+      vs.dsv4_flags_seen = 1;
+    } else if (tok_is(&t, "end")) {
+      if (get_tok(&c, lx->le, &t)) {
+        fail(lx, "'end' takes nothing after it");
+        goto out;
+      }
+      if (vs.state != S_RANK) {
+        fail(lx, "vector %s ends before its first 'rank' block", cur.name);
+        goto out;
+      }
+      if (close_rank(lx, &vs, &cur)) goto out;
+      vs.state = S_OUTSIDE;
+      if (!keep && only != HEADERS) {
+        amv_vector_free(&cur);
+        continue;
+      }
+      if (have == cap) {
+        const int ncap = cap ? cap * 2 : 16;
+        void *p = realloc(out->vectors, (size_t)ncap * sizeof(amv_vector));
+        if (!p) {
+          fail(lx, "out of memory");
+          goto out;
+        }
+        out->vectors = p;
+        cap = ncap;
+      }
+      out->vectors[have++] = cur;
+      out->nvectors = have;
+      memset(&cur, 0, sizeof cur);
+      if (only && only != HEADERS) break; /* names are unique: the rest is not needed */
+    } else {
+      fail(lx, "unknown keyword '%.*s'", (int)t.n, t.s);
+      goto out;
+    }
+  }
+  if (vs.state != S_OUTSIDE) {
+    fail(lx, "the file ends inside vector %s (no 'end' line)", cur.name);
+    goto out;
+  }
+  rc = 0;
+out:
+  if (rc) amv_vector_free(&cur);
+  free(seen.names);
+  return rc;
+}
+
+int amv_parse(const char *text, size_t len, const char *label, const char *only, amv_file *out,
+              char *err, size_t errsize) {
+  lexer lx;
+  memset(out, 0, sizeof *out);
+  memset(&lx, 0, sizeof lx);
+  lx.p = text;
+  lx.end = text + len;
+  lx.label = label ? label : "<memory>";
+  lx.err = err;
+  lx.errsize = errsize;
+  if (err && errsize) err[0] = 0;
+  out->path = xstrdup(lx.label);
+  if (!out->path || parse_body(&lx, only, out)) {
+    amv_file_free(out);
+    return -1;
+  }
+  return 0;
+}
+
+int amv_load_headers(const char *path, amv_file *out, char *err, size_t errsize) {
+  return amv_load(path, HEADERS, out, err, errsize);
+}
+
+int amv_load(const char *path, const char *only, amv_file *out, char *err, size_t errsize) {
+  FILE *f = fopen(path, "rb");
+  char *buf = NULL;
+  size_t len = 0, cap = 0;
+  int rc;
+  memset(out, 0, sizeof *out);
+  if (!f) {
+    snprintf(err, errsize, "%s: cannot open: %s", path, strerror(errno));
+    return -1;
+  }
+  for (;;) {
+    size_t got;
+    if (len == cap) {
+      char *p;
+      cap = cap ? cap * 2 : (size_t)1 << 20;
+      if (cap > ((size_t)256 << 20)) {
+        snprintf(err, errsize, "%s: larger than 256 MiB", path);
+        free(buf);
+        fclose(f);
+        return -1;
+      }
+      p = realloc(buf, cap);
+      if (!p) {
+        snprintf(err, errsize, "%s: out of memory", path);
+        free(buf);
+        fclose(f);
+        return -1;
+      }
+      buf = p;
+    }
+    got = fread(buf + len, 1, cap - len, f);
+    len += got;
+    if (got == 0) break;
+  }
+  if (ferror(f)) {
+    snprintf(err, errsize, "%s: read error", path);
+    free(buf);
+    fclose(f);
+    return -1;
+  }
+  fclose(f);
+  rc = amv_parse(buf, len, path, only, out, err, errsize);
+  free(buf);
+  return rc;
+}
+
+/* ------------------------------------------------------------ file lists */
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int push(char ***paths, int *n, int *cap, char *s) {
+  if (!s) return -1;
+  if (*n == *cap) {
+    const int ncap = *cap ? *cap * 2 : 16;
+    void *p = realloc(*paths, (size_t)ncap * sizeof(char *));
+    if (!p) {
+      free(s);
+      return -1;
+    }
+    *paths = p;
+    *cap = ncap;
+  }
+  (*paths)[(*n)++] = s;
+  return 0;
+}
+
+int amv_list_files(const char *spec, char ***paths, char *err, size_t errsize) {
+  int n = 0, cap = 0;
+  const char *p = spec;
+  *paths = NULL;
+  while (*p) {
+    const char *comma = strchr(p, ',');
+    const size_t len = comma ? (size_t)(comma - p) : strlen(p);
+    char *item = malloc(len + 1);
+    DIR *d;
+    if (!item) goto oom;
+    memcpy(item, p, len);
+    item[len] = 0;
+    p += len + (comma ? 1 : 0);
+    if (!len) {
+      free(item);
+      continue;
+    }
+    d = opendir(item);
+    if (d) {
+      struct dirent *e;
+      const int first = n;
+      while ((e = readdir(d)) != NULL) {
+        const size_t nl = strlen(e->d_name);
+        char *full;
+        if (nl < 5 || strcmp(e->d_name + nl - 4, ".amv") != 0 || e->d_name[0] == '.') continue;
+        full = malloc(len + nl + 2);
+        if (!full) {
+          closedir(d);
+          free(item);
+          goto oom;
+        }
+        snprintf(full, len + nl + 2, "%s%s%s", item, item[len - 1] == '/' ? "" : "/", e->d_name);
+        if (push(paths, &n, &cap, full)) {
+          closedir(d);
+          free(item);
+          goto oom;
+        }
+      }
+      closedir(d);
+      if (n == first) {
+        snprintf(err, errsize, "%s: no *.amv files in this folder", item);
+        free(item);
+        amv_free_list(*paths, n);
+        *paths = NULL;
+        return -1;
+      }
+      qsort(*paths + first, (size_t)(n - first), sizeof(char *), cmp_str);
+      free(item);
+    } else if (errno == ENOTDIR) {
+      if (push(paths, &n, &cap, item)) goto oom;
+    } else {
+      snprintf(err, errsize, "%s: %s", item, strerror(errno));
+      free(item);
+      amv_free_list(*paths, n);
+      *paths = NULL;
+      return -1;
+    }
+  }
+  return n;
+oom:
+  snprintf(err, errsize, "out of memory listing %s", spec);
+  amv_free_list(*paths, n);
+  *paths = NULL;
+  return -1;
+}
+
+void amv_free_list(char **paths, int n) {
+  int i;
+  if (!paths) return;
+  for (i = 0; i < n; i++) free(paths[i]);
+  free(paths);
+}
+
+/* ---------------------------------------------------------------- writer */
+
+void amv_write_header(FILE *f) { amv_write_header_version(f, 1); }
+
+void amv_write_header_version(FILE *f, int version) { fprintf(f, "%s %d\n", AMV_MAGIC, version); }
+
+/* The token for values[i..]; returns how many values it covers. */
+static int64_t token_at(const amv_values *vals, int64_t i, char *buf, size_t size) {
+  const int64_t *v = vals->v;
+  const unsigned char *care = vals->care;
+  int64_t e = 1, a = 1, d = 1;
+  if (care && !care[i]) {
+    while (i + e < vals->n && !care[i + e]) e++;
+    if (e == 1) snprintf(buf, size, "?");
+    else snprintf(buf, size, "?*%lld", (long long)e);
+    return e;
+  }
+#define CHECKED(j) (!care || care[j])
+  while (i + e < vals->n && CHECKED(i + e) && v[i + e] == v[i]) e++;
+  while (i + a < vals->n && CHECKED(i + a) && v[i + a - 1] < INT64_MAX && v[i + a] == v[i + a - 1] + 1)
+    a++;
+  while (i + d < vals->n && CHECKED(i + d) && v[i + d - 1] > INT64_MIN && v[i + d] == v[i + d - 1] - 1)
+    d++;
+#undef CHECKED
+  if (e >= 3 && e >= a && e >= d) {
+    snprintf(buf, size, "%lld*%lld", (long long)v[i], (long long)e);
+    return e;
+  }
+  if (a >= 3 && a >= d) {
+    snprintf(buf, size, "%lld..%lld", (long long)v[i], (long long)v[i + a - 1]);
+    return a;
+  }
+  if (d >= 3) {
+    snprintf(buf, size, "%lld..%lld", (long long)v[i], (long long)v[i + d - 1]);
+    return d;
+  }
+  snprintf(buf, size, "%lld", (long long)v[i]);
+  return 1;
+}
+
+void amv_write_values(FILE *f, const char *keyword, const char *name, const amv_values *vals) {
+  char buf[64];
+  int64_t i = 0;
+  int col = fprintf(f, "%s %s %lld", keyword, name, (long long)vals->n);
+  while (i < vals->n) {
+    int len;
+    i += token_at(vals, i, buf, sizeof buf);
+    len = (int)strlen(buf);
+    if (col + 1 + len > AMV_WRAP) {
+      fprintf(f, "\n  %s", buf);
+      col = 2 + len;
+    } else {
+      fprintf(f, " %s", buf);
+      col += 1 + len;
+    }
+  }
+  fputc('\n', f);
+}
+
+/* Version 2's params of the families the vector builds. */
+static void write_dsv4_params(FILE *f, const amv_vector *v) {
+  const unsigned fam = amv_families(v->products);
+  const amv_dsv4 *d = &v->dsv4;
+  int64_t val[NPARAMS];
+  int g, k, first, count;
+  for (g = 0; g < AMV_GROUPS; g++) {
+    val[P_GROUP + 4 * g] = d->group[g].ratio;
+    val[P_GROUP + 4 * g + 1] = d->group[g].block_size;
+    val[P_GROUP + 4 * g + 2] = d->group[g].cols;
+    val[P_GROUP + 4 * g + 3] = d->group[g].stride;
+  }
+  val[P_SWA] = d->swa_block_size;
+  val[P_SWA + 1] = d->swa_window;
+  val[P_SWA + 2] = d->swa_width;
+  val[P_SWA + 3] = d->swa_mode;
+  val[P_SWA + 4] = d->swa_out_stride;
+  val[P_SWA + 5] = d->swa_cols;
+  val[P_SWA + 6] = d->swa_stride;
+  val[P_C128A] = d->c128a_ratio;
+  val[P_C128A + 1] = d->c128a_block_size;
+  val[P_C128A + 2] = d->c128a_width;
+  val[P_C128A + 3] = d->c128a_mode;
+  val[P_C128A + 4] = d->c128a_out_stride;
+  val[P_C128A + 5] = d->c128a_cols;
+  val[P_C128A + 6] = d->c128a_stride;
+  for (g = 0; g < AMV_NUM_FAMILIES; g++) {
+    if (!((fam >> g) & 1)) continue;
+    family_params(g, &first, &count);
+    for (k = first; k < first + count; k++)
+      fprintf(f, "param %s %lld\n", param_names[k], (long long)val[k]);
+  }
+}
+
+void amv_write_vector(FILE *f, const amv_vector *v) {
+  const unsigned fam = amv_families(v->products);
+  int i, o;
+  fprintf(f, "vector %s\nop step\n", v->name);
+  fprintf(f, "param num_reqs %d\n", (int)v->num_reqs);
+  fprintf(f, "param num_tokens %d\n", (int)v->num_tokens);
+  fprintf(f, "param capacity %d\n", (int)v->capacity);
+  fprintf(f, "param block_table_cols %d\n", (int)v->cols);
+  fprintf(f, "param block_table_stride %lld\n", (long long)v->in_stride);
+  fprintf(f, "param block_table_out_stride %lld\n", (long long)v->out_stride);
+  fprintf(f, "param num_mapped %d\n", (int)v->num_mapped);
+  fprintf(f, "param block_size %d\n", (int)v->block_size);
+  fprintf(f, "param dcp_world_size %d\n", (int)v->world);
+  fprintf(f, "param dcp_interleave %d\n", (int)v->interleave);
+  fprintf(f, "param misalign %d\n", v->misalign);
+  write_dsv4_params(f, v);
+  fprintf(f, "products");
+  for (o = 0; o < AMV_NUM_OUTPUTS; o++)
+    if (v->products & (1u << o)) fprintf(f, " %s", output_names[o]);
+  fputc('\n', f);
+  for (i = 0; i < AMV_NUM_INPUTS; i++)
+    if (amv_input_family(i) < 0 || ((fam >> amv_input_family(i)) & 1))
+      amv_write_values(f, "input", input_names[i], &v->input[i]);
+  for (i = 0; i < v->nranks; i++) {
+    const amv_rank *rk = &v->ranks[i];
+    fprintf(f, "rank %d\n", (int)rk->rank);
+    for (o = 0; o < AMV_NUM_OUTPUTS; o++)
+      if (v->products & (1u << o)) amv_write_values(f, "expect", output_names[o], &rk->expect[o]);
+    fprintf(f, "expect_flags 0x%x 0x%x 0x%x %s\n", (unsigned)rk->flags_requests,
+            (unsigned)rk->flags_seq_lens, (unsigned)rk->flags_slots,
+            rk->flags_exact ? "exact" : "at_least");
+    if (fam) {
+      fprintf(f, "expect_flags_dsv4");
+      for (o = 0; o < AMV_NUM_FAMILIES + 1; o++) fprintf(f, " 0x%x", (unsigned)rk->flags_dsv4[o]);
+      fputc('\n', f);
+    }
+  }
+  fprintf(f, "end\n");
+}
