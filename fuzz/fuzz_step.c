@@ -785,7 +785,9 @@ NO_COVERAGE static int run_gpu_shape(const scenario *sc, const inputs *in, outpu
   p = am_params_of(&s);
   shape = am_plan_launch(&sc->gpu.cfg, 0, sc->gpu.processors, &p);
   threads = shape.lanes * shape.groups;
+  /* a GPU launches at most 1024 threads a block (unless forced larger) */
   CHECK(shape.lanes >= 1 && shape.groups >= 1 && shape.grid >= 1 &&
+            (threads <= 1024 || sc->gpu.cfg.block > 1024) &&
             shape.grid * threads <= ((int64_t)1 << 31),
         "planner: %lld lanes x %lld groups x %lld blocks", (long long)shape.lanes,
         (long long)shape.groups, (long long)shape.grid);

@@ -447,7 +447,7 @@ void fz_op_step_large(fz_reader *rd, attnmeta_context *ctx) {
   p = am_params_of(&s);
   L.shape = am_plan_launch(&L.cfg, 0, 132, &p);
   threads = L.shape.lanes * L.shape.groups;
-  LCHECK(L.shape.lanes >= 1 && L.shape.groups >= 1 && L.shape.grid >= 1 &&
+  LCHECK(L.shape.lanes >= 1 && L.shape.groups >= 1 && L.shape.grid >= 1 && threads <= 1024 &&
              L.shape.grid * threads <= ((int64_t)1 << 31),
          "planner: %lld lanes x %lld groups x %lld blocks", (long long)L.shape.lanes,
          (long long)L.shape.groups, (long long)L.shape.grid);

@@ -75,7 +75,9 @@ static inline am_launch_shape am_plan_launch(const attnmeta_launch_config *cfg, 
   } else if (want <= AM_WARP_LANES) {
     shape.lanes = am_ceil_pow2(want);
   } else {
-    shape.lanes = am_ceil_div(want, AM_WARP_LANES) * AM_WARP_LANES;
+    /* capped first: a row wider than 4 x AM_MAX_LANES batches takes more
+     * batches a lane, never a block past what a GPU launches */
+    shape.lanes = am_min64(am_ceil_div(want, AM_WARP_LANES) * AM_WARP_LANES, AM_MAX_LANES);
     if (cfg->block <= 0 && !is_cpu)
       block = am_max64(AM_WIDE_ROW_BLOCK / shape.lanes, 1) * shape.lanes;
   }
