@@ -1,13 +1,40 @@
 """Contexts (``attnmeta_context``) and the per-(backend, device) cache."""
 
 import ctypes
+import operator
 import threading
+from typing import Dict, Optional, Tuple, Union
 
 from . import _lib
 from ._arrays import device_str, int32, stream_handle, torch_state
 from ._lib import Backend, make_error
 
-__all__ = ["Context", "get_context", "clear_context_cache"]
+__all__ = ["Context", "backend_kind", "get_context", "clear_context_cache"]
+
+_BACKEND_NAMES = {"auto": Backend.AUTO, "cpu": Backend.CPU, "cuda": Backend.CUDA, "hip": Backend.HIP}
+
+
+def backend_kind(backend: "Union[Backend, int, str]", name: str = "backend") -> "Union[Backend, int]":
+    """``backend`` as a :class:`Backend`: a Backend, its number, or its name
+    (``"auto"``, ``"cpu"``, ``"cuda"``, ``"hip"``, any case)."""
+    if isinstance(backend, str):
+        kind = _BACKEND_NAMES.get(backend.strip().lower())
+        if kind is None:
+            raise ValueError(
+                "%s %r is not a backend name: one of %s" % (name, backend, ", ".join(_BACKEND_NAMES))
+            )
+        return kind
+    try:
+        value = operator.index(backend)
+    except TypeError:
+        raise TypeError(
+            "%s must be an attnmeta.Backend, an integer or a name such as 'cpu', got %s"
+            % (name, type(backend).__name__)
+        ) from None
+    try:
+        return Backend(value)
+    except ValueError:  # the library's own answer (ATTNMETA_ERR_UNKNOWN_BACKEND)
+        return int32(value, name)
 
 
 def _text(ptr_value):
@@ -25,6 +52,10 @@ def _open_handle(backend, device):
 class Context:
     """A context on one backend and device (``attnmeta_open``).
 
+    ``backend`` is a :class:`Backend`, its number, or its name as the CLI
+    and ``$ATTNMETA_BACKEND`` take it: ``"auto"``, ``"cpu"``, ``"cuda"``,
+    ``"hip"`` (any case); ``device`` the device index.
+
     Most code never makes one: the operations pick a cached context from
     the buffers' device (:func:`get_context`). Make your own for a launch
     configuration of your own, and pass it as ``context=``. Close it with
@@ -33,8 +64,8 @@ class Context:
 
     __slots__ = ("_handle", "backend", "device", "device_name", "__weakref__")
 
-    def __init__(self, backend=Backend.AUTO, device=0):
-        backend = int32(backend, "backend")
+    def __init__(self, backend: "Union[Backend, int, str]" = Backend.AUTO, device: int = 0) -> None:
+        backend = backend_kind(backend)
         device = int32(device, "device")
         ts = torch_state() if backend != Backend.CPU else None
         if ts is not None and ts.torch.cuda.is_initialized():
@@ -133,10 +164,17 @@ _cache = {}
 _cache_lock = threading.Lock()
 
 
-def get_context(backend=Backend.CPU, device=0):
+def get_context(backend: "Union[Backend, int, str]" = Backend.CPU, device: int = 0) -> Context:
     """The process-wide context of (backend, device), opened on first use
-    and kept open, so repeated operations cost no open/close."""
+    and kept open, so repeated operations cost no open/close. ``backend``
+    as for :class:`Context`."""
     key = (backend, device)
+    ctx = _cache.get(key)
+    if ctx is not None:
+        return ctx
+    if not isinstance(backend, Backend):
+        backend = backend_kind(backend)
+        key = (backend, device)
     ctx = _cache.get(key)
     if ctx is not None:
         return ctx

@@ -3,6 +3,7 @@
 buffers (validate once, then each call sets the sizes and launches)."""
 
 import ctypes
+from typing import TYPE_CHECKING, Any, Dict, Optional, TypeVar
 
 from . import _arrays, _lib
 from ._arrays import I32, I64, device_str, int32, stream_handle, table, torch_state, vec
@@ -17,6 +18,18 @@ __all__ = [
     "compute_token_to_req_indices",
     "token_to_req",
 ]
+
+if TYPE_CHECKING:
+    from ._context import Context
+
+# A buffer: a torch tensor, a NumPy array, or an object with
+# __cuda_array_interface__ or __dlpack__ (see _arrays).
+Buffer = Any
+BufferT = TypeVar("BufferT")
+# None (torch's current stream), an int handle (cudaStream_t), or a
+# torch.cuda.Stream.
+Stream = Any
+_INT32_MAX = 2**31 - 1
 
 # Outputs of T entries (int32 unless named in _INT64).
 _TOKEN_OUTPUTS = ("token_to_req", "global_seq_lens_out", "decode_lens_out", "req_indices_out", "positions")
@@ -283,8 +296,10 @@ class StepPlan:
         else:
             ts = torch_state()
             self._gpu_index = dev[1]
-            self._raw_stream = ts.raw_stream
-            self._guard = ts.multi_gpu
+            # Without torch (__cuda_array_interface__ / DLPack buffers) the
+            # default stream, unless one is given; no device to give back.
+            self._raw_stream = ts.raw_stream if ts is not None else _no_stream
+            self._guard = ts.multi_gpu if ts is not None else False
 
     # ---- the hot path ----
 
@@ -294,6 +309,8 @@ class StepPlan:
         (default: torch's current stream of the buffers' device). Never
         synchronises or allocates; safe to capture in a CUDA graph.
         ``num_mapped`` overrides the plan's value for this call."""
+        if _arrays.is_compiling():
+            return self._build_op(num_reqs, num_tokens, num_mapped)
         if not 0 <= num_reqs <= self._max_reqs:
             raise _too_many("num_reqs", num_reqs, self._req_limits)
         if not 0 <= num_tokens <= self._max_tokens:
@@ -317,6 +334,18 @@ class StepPlan:
             raise self._ctx.error(status, "attnmeta_build_step")
 
     __call__ = build
+
+    def _build_op(self, num_reqs, num_tokens, num_mapped):
+        """build() inside torch.compile: the custom operator over the plan's buffers."""
+        args = self._args
+        keep = self._keep
+        _arrays.ops_module.build_step(
+            keep["query_start_loc"], num_tokens, num_reqs=num_reqs, capacity=self._capacity,
+            num_mapped=self._num_mapped if num_mapped is None else num_mapped,
+            block_size=args["block_size"], dcp_world_size=args["dcp_world_size"],
+            dcp_rank=args["dcp_rank"], dcp_interleave=args["dcp_interleave"],
+            seq_lens=keep.get("seq_lens"), block_table=keep.get("block_table"),
+            **{name: keep.get(name) for name in OUTPUT_NAMES})
 
     # ---- the rest ----
 
@@ -391,7 +420,8 @@ class StepPlan:
         return "<attnmeta.%s on %s: %s>" % (type(self).__name__, device_str(self._dev), ", ".join(built))
 
 
-_INT32_MAX = 2**31 - 1
+def _no_stream(index):
+    return None
 
 
 def _guarded(fn, handle, addr, stream, index):
@@ -450,11 +480,21 @@ class IndexerDecodeMetadata(StepPlan):
         )
 
 
-def build_step(query_start_loc, num_tokens, *, num_reqs=None, stream=None, **kwargs):
+def build_step(query_start_loc: Buffer, num_tokens: int, *, num_reqs: Optional[int] = None,
+               stream: Stream = None, **kwargs: Any) -> None:
     """Builds the named outputs of one step in one launch (see
     :class:`StepPlan` for the arguments); ``num_reqs`` defaults to
     ``len(query_start_loc) - 1``. Checks every buffer on each call: for a
-    step repeated over the same buffers, a :class:`StepPlan` costs less."""
+    step repeated over the same buffers, a :class:`StepPlan` costs less.
+    Inside ``torch.compile`` it is the custom operator of :mod:`attnmeta.ops`
+    (torch's current stream, the cached context)."""
+    if _arrays.is_compiling():
+        kwargs.pop("context", None)
+        return _arrays.ops_module.build_step(query_start_loc, num_tokens, num_reqs=num_reqs, **kwargs)
+    _build_step_direct(query_start_loc, num_tokens, num_reqs=num_reqs, stream=stream, **kwargs)
+
+
+def _build_step_direct(query_start_loc, num_tokens, *, num_reqs=None, stream=None, **kwargs):
     plan = StepPlan(query_start_loc, **kwargs)
     if num_reqs is None:
         num_reqs = plan._req_limits[0][0]
@@ -494,8 +534,11 @@ def _token_to_req(query_start_loc, out, num_tokens, num_reqs, num_mapped, stream
         status = _lib.token_to_req(ctx._handle, qptr, num_reqs, num_mapped, num_tokens, optr, None)
     else:
         ts = _arrays._torch_state
-        handle = stream_handle(stream, dev) if stream is not None else (ts.raw_stream(dev[1]) or None)
-        if ts.multi_gpu:
+        if stream is not None:
+            handle = stream_handle(stream, dev)
+        else:
+            handle = (ts.raw_stream(dev[1]) or None) if ts is not None else None
+        if ts is not None and ts.multi_gpu:
             previous = ts.get_device()
             try:
                 status = _lib.token_to_req(ctx._handle, qptr, num_reqs, num_mapped, num_tokens, optr,
@@ -511,8 +554,9 @@ def _token_to_req(query_start_loc, out, num_tokens, num_reqs, num_mapped, stream
     return olen
 
 
-def token_to_req(query_start_loc, out, num_tokens=None, *, num_reqs=None, num_mapped=-1,
-                 stream=None, context=None):
+def token_to_req(query_start_loc: Buffer, out: BufferT, num_tokens: Optional[int] = None, *,
+                 num_reqs: Optional[int] = None, num_mapped: int = -1, stream: Stream = None,
+                 context: "Optional[Context]" = None) -> BufferT:
     """The token -> request map (contract section 1) into ``out[:num_tokens]``
     in one launch: ``out[t]`` is the request of token t for t < num_mapped
     (``num_mapped < 0``: the device's ``query_start_loc[R]``), 0 after.
@@ -522,11 +566,19 @@ def token_to_req(query_start_loc, out, num_tokens=None, *, num_reqs=None, num_ma
     return out
 
 
-def compute_token_to_req_indices(query_start_loc, out, num_mapped_tokens, num_tokens):
+def compute_token_to_req_indices(query_start_loc: Buffer, out: BufferT,
+                                 num_mapped_tokens: Optional[int], num_tokens: int, *,
+                                 stream: Stream = None,
+                                 context: "Optional[Context]" = None) -> BufferT:
     """Drop-in token -> request map: R = ``len(query_start_loc) - 1``;
     ``out[t]`` = request of token t for t < ``num_mapped_tokens`` (None or a
     negative value: the device's ``query_start_loc[R]``), 0 for the rest of
-    ``[0, num_tokens)``. One launch on torch's current stream; returns
-    ``out[:num_tokens]`` (``out`` itself when it has num_tokens entries)."""
-    olen = _token_to_req(query_start_loc, out, num_tokens, None, num_mapped_tokens, None, None)
+    ``[0, num_tokens)``. One launch on ``stream`` (default: torch's current
+    stream); returns ``out[:num_tokens]`` (``out`` itself when it has
+    num_tokens entries). Inside ``torch.compile`` it is the custom operator
+    ``torch.ops.attnmeta.token_to_req_indices`` (:mod:`attnmeta.ops`)."""
+    if _arrays.is_compiling():
+        return _arrays.ops_module.compute_token_to_req_indices(
+            query_start_loc, out, num_mapped_tokens, num_tokens)
+    olen = _token_to_req(query_start_loc, out, num_tokens, None, num_mapped_tokens, stream, context)
     return out if num_tokens == olen else out[:num_tokens]
