@@ -29,7 +29,10 @@ functions).
 import sys
 from typing import Optional
 
-import torch
+try:
+    import torch
+except ImportError as exc:
+    raise ImportError("attnmeta.ops needs torch (>= 2.4): %s" % exc) from None
 
 from . import _arrays, _step
 
