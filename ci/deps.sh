@@ -7,6 +7,7 @@ packages=(
   hipcc libamdhip64-dev                  # HIP backend module (built, not run, without an AMD GPU)
   clang libclang-rt-14-dev               # libFuzzer and sanitizer runtimes
   python3 python3-numpy python3-pytest python3-setuptools
+  python3-pip python3-wheel python3-venv # pip install . into a fresh venv (ci/wheel.sh)
 )
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq

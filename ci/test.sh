@@ -47,13 +47,14 @@ step "tests (ctest)" ctest --test-dir "$build" --output-on-failure --no-tests=er
 step "conformance vectors match the generator (ci/vectors.sh)" bash ci/vectors.sh "$build"
 step "conformance kit on the CPU backend (attnmeta conformance)" \
   "$build/bin/attnmeta" conformance --backend cpu "$root/tests/vectors"
-for hook in ci/sanitize.sh ci/fuzz.sh ci/examples.sh python/run_tests.sh; do
+for hook in ci/sanitize.sh ci/fuzz.sh ci/examples.sh python/run_tests.sh ci/wheel.sh; do
   [ -f "$hook" ] || continue
   case $hook in
     ci/sanitize.sh) step "sanitizer build and tests" bash "$hook" "$root/build-sanitize" ;;
     ci/fuzz.sh) step "bounded fuzzing" bash "$hook" "${ATTNMETA_FUZZ_SECONDS:-60}" ;;
     ci/examples.sh) step "install and example consumers" bash "$hook" "$build" ;;
     python/run_tests.sh) step "python tests" bash "$hook" "$build" ;;
+    ci/wheel.sh) step "pip install . on a fresh copy, in a fresh venv (ci/wheel.sh)" bash "$hook" ;;
   esac
 done
 
