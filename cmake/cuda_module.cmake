@@ -3,9 +3,9 @@
 # statically so the module needs only the driver where it runs.
 #
 # ATTNMETA_CUDA_ARCHITECTURES (CMakeLists.txt) defaults to machine code for
-# the GPUs in service (A100 80, A10/L4... 86, L4/L40S 89, H100/H200 90,
-# B200 100, RTX 50xx/RTX PRO 120) plus compute_120 PTX, which the driver
-# compiles at open for a newer GPU.
+# the GPUs in service (A100 80, A10/A40/RTX 30 86, L4/L40S/RTX 40 89,
+# H100/H200 90, B200 100, RTX 50/RTX PRO 6000 120) plus compute_120 PTX,
+# which the driver compiles at open for a newer GPU.
 include(CheckLanguage)
 if(NOT ATTNMETA_WITH_CUDA STREQUAL "OFF")
   if(NOT CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX} AND EXISTS /usr/local/cuda/bin/nvcc)
