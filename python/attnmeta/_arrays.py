@@ -10,6 +10,7 @@ looked up in ``sys.modules`` when first met.
 
 import operator
 import sys
+from typing import Any, Callable, Dict, Tuple
 
 from ._lib import Backend
 
@@ -52,7 +53,7 @@ def _never():
 
 
 is_compiling = _never
-ops_module = None
+ops_module = None  # type: Any  # attnmeta.ops, once imported
 
 
 def set_compiling_hook(torch, module):
@@ -73,8 +74,12 @@ def register_torch_ops():
         return
     try:
         from . import ops  # noqa: F401
-    except ImportError:
+    except ImportError:  # torch older than 2.4: the direct calls only
         pass
+    except RuntimeError as exc:  # e.g. another copy of the package registered them first
+        import warnings
+
+        warnings.warn("attnmeta: torch custom operators not registered: %s" % exc, RuntimeWarning)
 
 
 # ---------------------------------------------------------------------------
@@ -415,8 +420,8 @@ def _row_stride(name, rows, cols, s0, s1, shown):
     return s0
 
 
-_VEC = {}
-_TABLE = {}
+_VEC = {}  # type: Dict[type, Callable[..., Tuple[Any, ...]]]
+_TABLE = {}  # type: Dict[type, Callable[..., Tuple[Any, ...]]]
 
 
 def _classify(cls, name):

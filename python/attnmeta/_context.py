@@ -84,31 +84,31 @@ class Context:
         self.device_name = _text(_lib.context_device_name(handle))
 
     @property
-    def handle(self):
+    def handle(self) -> int:
         """The ``attnmeta_context *`` as an int."""
         if not self._handle:
             raise ValueError("the context is closed")
         return self._handle
 
     @property
-    def key(self):
+    def key(self) -> Tuple[Backend, int]:
         """(backend, device), as the buffers' device is described."""
         return (self.backend, self.device)
 
     @property
-    def closed(self):
+    def closed(self) -> bool:
         return not self._handle
 
-    def close(self):
+    def close(self) -> None:
         """Closes the context (``attnmeta_close``); closing twice is fine."""
         handle, self._handle = self._handle, None
         if handle:
             _lib.close(handle)
 
-    def __enter__(self):
+    def __enter__(self) -> "Context":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __del__(self):
@@ -117,20 +117,21 @@ class Context:
         except Exception:  # interpreter shutdown: the library may be gone
             pass
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         state = "closed" if self.closed else repr(self.device_name)
         return "<attnmeta.Context %s:%d %s>" % (self.backend.name.lower(), self.device, state)
 
-    def last_error(self):
+    def last_error(self) -> str:
         """The message of the last failed call on this context ("" after a success)."""
         return _text(_lib.last_error(self.handle))
 
-    def error(self, status, function):
+    def error(self, status: int, function: str) -> Exception:
         """The exception for ``status`` returned by ``function`` on this context."""
         message = self.last_error() if self._handle else "the context is closed"
         return make_error(status, message, function)
 
-    def set_launch_config(self, block=0, grid=0, stage=-1, vector=-1, lanes=0):
+    def set_launch_config(self, block: int = 0, grid: int = 0, stage: int = -1, vector: int = -1,
+                          lanes: int = 0) -> None:
         """Launch-shape overrides for later calls on this context (tests and
         tuning): 0 / -1 mean automatic, as in ``attnmeta_launch_config``."""
         config = _lib.LaunchConfig(
@@ -144,13 +145,13 @@ class Context:
         if status:
             raise self.error(status, "attnmeta_set_launch_config")
 
-    def reset_launch_config(self):
+    def reset_launch_config(self) -> None:
         """Back to every choice automatic."""
         status = _lib.set_launch_config(self.handle, None)
         if status:
             raise self.error(status, "attnmeta_set_launch_config")
 
-    def synchronize(self, stream=None):
+    def synchronize(self, stream: Optional[object] = None) -> None:
         """Waits for the work queued on ``stream`` (None: torch's current
         stream when torch is in use, else the default stream). Off the hot
         path: it blocks."""
@@ -160,7 +161,7 @@ class Context:
             raise self.error(status, "attnmeta_synchronize")
 
 
-_cache = {}
+_cache = {}  # type: Dict[Tuple[Union[Backend, int, str], int], Context]
 _cache_lock = threading.Lock()
 
 
@@ -203,7 +204,7 @@ def context_for(dev, context, name="query_start_loc"):
     return context
 
 
-def clear_context_cache():
+def clear_context_cache() -> None:
     """Closes every cached context (they reopen on next use)."""
     with _cache_lock:
         contexts = {id(c): c for c in _cache.values()}

@@ -116,28 +116,28 @@ class StepPlan:
 
     def __init__(
         self,
-        query_start_loc,
+        query_start_loc: Buffer,
         *,
-        seq_lens=None,
-        block_table=None,
-        token_to_req=None,
-        seq_lens_out=None,
-        global_seq_lens_out=None,
-        block_table_out=None,
-        decode_lens_out=None,
-        req_indices_out=None,
-        per_req_lens_out=None,
-        positions=None,
-        slot_mapping=None,
-        error_word=None,
-        capacity=None,
-        num_mapped=-1,
-        block_size=1,
-        dcp_world_size=1,
-        dcp_rank=0,
-        dcp_interleave=1,
-        context=None,
-    ):
+        seq_lens: Optional[Buffer] = None,
+        block_table: Optional[Buffer] = None,
+        token_to_req: Optional[Buffer] = None,
+        seq_lens_out: Optional[Buffer] = None,
+        global_seq_lens_out: Optional[Buffer] = None,
+        block_table_out: Optional[Buffer] = None,
+        decode_lens_out: Optional[Buffer] = None,
+        req_indices_out: Optional[Buffer] = None,
+        per_req_lens_out: Optional[Buffer] = None,
+        positions: Optional[Buffer] = None,
+        slot_mapping: Optional[Buffer] = None,
+        error_word: Optional[Buffer] = None,
+        capacity: Optional[int] = None,
+        num_mapped: int = -1,
+        block_size: int = 1,
+        dcp_world_size: int = 1,
+        dcp_rank: int = 0,
+        dcp_interleave: int = 1,
+        context: "Optional[Context]" = None,
+    ) -> None:
         args = dict(locals())
         del args["self"]
         self._setup(args)
@@ -303,7 +303,8 @@ class StepPlan:
 
     # ---- the hot path ----
 
-    def build(self, num_reqs, num_tokens, num_mapped=None, stream=None):
+    def build(self, num_reqs: int, num_tokens: int, num_mapped: Optional[int] = None,
+              stream: Stream = None) -> None:
         """Builds every output of the plan for R = ``num_reqs`` requests and
         T = ``num_tokens`` (padded) tokens, in one launch on ``stream``
         (default: torch's current stream of the buffers' device). Never
@@ -349,7 +350,7 @@ class StepPlan:
 
     # ---- the rest ----
 
-    def replace(self, **changes):
+    def replace(self, **changes: Any) -> None:
         """Points the plan at other buffers or settings (any constructor
         argument), checking them as the constructor does. A graph captured
         earlier keeps the old pointers: capture again after this."""
@@ -361,38 +362,38 @@ class StepPlan:
         self._setup(args)
 
     @property
-    def context(self):
+    def context(self) -> "Context":
         return self._ctx
 
     @property
-    def backend(self):
+    def backend(self) -> Backend:
         return Backend(self._dev[0])
 
     @property
-    def device(self):
+    def device(self) -> int:
         return self._dev[1]
 
     @property
-    def capacity(self):
+    def capacity(self) -> Optional[int]:
         """C, or None when it follows num_tokens."""
         return self._capacity
 
     @property
-    def max_reqs(self):
+    def max_reqs(self) -> int:
         """The largest num_reqs the buffers hold."""
         return self._max_reqs
 
     @property
-    def max_tokens(self):
+    def max_tokens(self) -> int:
         """The largest num_tokens the buffers (and capacity) hold."""
         return self._max_tokens_held
 
     @property
-    def buffers(self):
+    def buffers(self) -> Dict[str, Buffer]:
         """The plan's buffers by argument name (a new dict)."""
         return dict(self._keep)
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Optional[Buffer]:
         # The buffers by name: plan.seq_lens_out, plan.block_table, ...
         if name in OUTPUT_NAMES or name in ("query_start_loc", "seq_lens", "block_table"):
             try:
@@ -401,7 +402,7 @@ class StepPlan:
                 return None
         raise AttributeError("%s has no attribute %r" % (type(self).__name__, name))
 
-    def views(self, num_reqs, num_tokens):
+    def views(self, num_reqs: int, num_tokens: int) -> Dict[str, Buffer]:
         """The outputs cut to this step's sizes: per-token outputs to
         ``[:num_tokens]``, per_req_lens_out to ``[:num_reqs]`` (a dict; not
         for the hot path)."""
@@ -415,7 +416,7 @@ class StepPlan:
                 out[name] = buf
         return out
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         built = [n for n in OUTPUT_NAMES if n in self._keep]
         return "<attnmeta.%s on %s: %s>" % (type(self).__name__, device_str(self._dev), ", ".join(built))
 
@@ -456,17 +457,17 @@ class IndexerDecodeMetadata(StepPlan):
 
     def __init__(
         self,
-        query_start_loc,
-        seq_lens,
-        block_table,
+        query_start_loc: Buffer,
+        seq_lens: Buffer,
+        block_table: Buffer,
         *,
-        seq_lens_out,
-        block_table_out,
-        decode_lens_out=None,
-        req_indices_out=None,
-        per_req_lens_out=None,
-        **more
-    ):
+        seq_lens_out: Buffer,
+        block_table_out: Buffer,
+        decode_lens_out: Optional[Buffer] = None,
+        req_indices_out: Optional[Buffer] = None,
+        per_req_lens_out: Optional[Buffer] = None,
+        **more: Any
+    ) -> None:
         super().__init__(
             query_start_loc,
             seq_lens=seq_lens,
@@ -581,4 +582,4 @@ def compute_token_to_req_indices(query_start_loc: Buffer, out: BufferT,
         return _arrays.ops_module.compute_token_to_req_indices(
             query_start_loc, out, num_mapped_tokens, num_tokens)
     olen = _token_to_req(query_start_loc, out, num_tokens, None, num_mapped_tokens, stream, context)
-    return out if num_tokens == olen else out[:num_tokens]
+    return out if num_tokens == olen else out[:num_tokens]  # type: ignore[index]

@@ -44,7 +44,6 @@ if not hasattr(torch, "library") or not hasattr(torch.library, "custom_op"):
         % torch.__version__
     )
 
-Tensor = torch.Tensor
 OUTPUTS = (
     "token_to_req",
     "seq_lens_out",
@@ -60,7 +59,7 @@ OUTPUTS = (
 
 
 @torch.library.custom_op("attnmeta::token_to_req_indices", mutates_args=("out",))
-def _token_to_req_indices(query_start_loc: Tensor, out: Tensor, num_mapped_tokens: int,
+def _token_to_req_indices(query_start_loc: torch.Tensor, out: torch.Tensor, num_mapped_tokens: int,
                           num_tokens: int) -> None:
     _step._token_to_req(query_start_loc, out, num_tokens, None, num_mapped_tokens, None, None)
 
@@ -75,19 +74,19 @@ def _token_to_req_indices_fake(query_start_loc, out, num_mapped_tokens, num_toke
     mutates_args=OUTPUTS,
 )
 def _build_step(
-    query_start_loc: Tensor,
-    seq_lens: Optional[Tensor],
-    block_table: Optional[Tensor],
-    token_to_req: Optional[Tensor],
-    seq_lens_out: Optional[Tensor],
-    global_seq_lens_out: Optional[Tensor],
-    block_table_out: Optional[Tensor],
-    decode_lens_out: Optional[Tensor],
-    req_indices_out: Optional[Tensor],
-    per_req_lens_out: Optional[Tensor],
-    positions: Optional[Tensor],
-    slot_mapping: Optional[Tensor],
-    error_word: Optional[Tensor],
+    query_start_loc: torch.Tensor,
+    seq_lens: Optional[torch.Tensor],
+    block_table: Optional[torch.Tensor],
+    token_to_req: Optional[torch.Tensor],
+    seq_lens_out: Optional[torch.Tensor],
+    global_seq_lens_out: Optional[torch.Tensor],
+    block_table_out: Optional[torch.Tensor],
+    decode_lens_out: Optional[torch.Tensor],
+    req_indices_out: Optional[torch.Tensor],
+    per_req_lens_out: Optional[torch.Tensor],
+    positions: Optional[torch.Tensor],
+    slot_mapping: Optional[torch.Tensor],
+    error_word: Optional[torch.Tensor],
     num_reqs: int,
     num_tokens: int,
     capacity: int,
@@ -116,8 +115,8 @@ def _build_step_fake(query_start_loc, seq_lens, block_table, token_to_req, seq_l
     return None
 
 
-def compute_token_to_req_indices(query_start_loc: Tensor, out: Tensor,
-                                 num_mapped_tokens: Optional[int], num_tokens: int) -> Tensor:
+def compute_token_to_req_indices(query_start_loc: torch.Tensor, out: torch.Tensor,
+                                 num_mapped_tokens: Optional[int], num_tokens: int) -> torch.Tensor:
     """:func:`attnmeta.compute_token_to_req_indices` through
     ``torch.ops.attnmeta.token_to_req_indices``; returns ``out[:num_tokens]``."""
     torch.ops.attnmeta.token_to_req_indices(
@@ -125,11 +124,11 @@ def compute_token_to_req_indices(query_start_loc: Tensor, out: Tensor,
     return out[:num_tokens]
 
 
-def build_step(query_start_loc: Tensor, num_tokens: int, *, num_reqs: Optional[int] = None,
+def build_step(query_start_loc: torch.Tensor, num_tokens: int, *, num_reqs: Optional[int] = None,
                capacity: Optional[int] = None, num_mapped: int = -1, block_size: int = 1,
                dcp_world_size: int = 1, dcp_rank: int = 0, dcp_interleave: int = 1,
-               seq_lens: Optional[Tensor] = None, block_table: Optional[Tensor] = None,
-               **outputs: Optional[Tensor]) -> None:
+               seq_lens: Optional[torch.Tensor] = None, block_table: Optional[torch.Tensor] = None,
+               **outputs: Optional[torch.Tensor]) -> None:
     """:func:`attnmeta.build_step` through ``torch.ops.attnmeta.build_step``
     (torch tensors only; no ``context`` or ``stream``: torch's current
     stream)."""

@@ -115,3 +115,24 @@ def test_ops_without_torch():
         assert run.stdout.strip() in ("imported",) or "torch >= 2.4" in run.stdout
     else:
         assert run.stdout.startswith("ImportError") and "torch" in run.stdout
+
+
+# The modules whose type hints are checked (a new module joins the list once
+# it is annotated).
+TYPED_MODULES = ["__init__.py", "__main__.py", "_arrays.py", "_cli.py", "_context.py",
+                 "_devices.py", "_lib.py", "_step.py", "ops.py", "integrations/__init__.py",
+                 "integrations/vllm.py"]
+
+
+def test_type_hints_check():
+    """mypy (Debian's python3-mypy) finds no error in the annotated modules."""
+    try:
+        import mypy  # noqa: F401
+    except ImportError:
+        pytest.skip("mypy is not installed (python3-mypy)")
+    package = os.path.join(PYTHON_DIR, "attnmeta")
+    files = [os.path.join(package, name) for name in TYPED_MODULES]
+    run = subprocess.run([sys.executable, "-m", "mypy", "--ignore-missing-imports",
+                          "--follow-imports=silent", "--no-incremental", "--cache-dir", os.devnull]
+                         + files, cwd=PYTHON_DIR, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
