@@ -13,13 +13,13 @@ failures=()
 passed=0
 
 step() { # step NAME COMMAND...: runs one stage, records failure, keeps going
-  local name=$1; shift
+  local name=$1 t0=$SECONDS; shift
   echo "=== $name"
   if "$@"; then
-    echo "=== $name: ok"
+    echo "=== $name: ok ($((SECONDS - t0)) s)"
     passed=$((passed + 1))
   else
-    echo "=== $name: FAILED"
+    echo "=== $name: FAILED ($((SECONDS - t0)) s)"
     failures+=("$name")
   fi
 }
