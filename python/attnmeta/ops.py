@@ -132,13 +132,15 @@ def build_step(query_start_loc: torch.Tensor, num_tokens: int, *, num_reqs: Opti
     """:func:`attnmeta.build_step` through ``torch.ops.attnmeta.build_step``
     (torch tensors only; no ``context`` or ``stream``: torch's current
     stream)."""
-    unknown = set(outputs) - set(OUTPUTS)
-    if unknown:
-        raise TypeError("build_step() got unknown arguments: %s" % ", ".join(sorted(unknown)))
+    # Plain loops and lists only: torch.compile traces this function.
+    for name in outputs:
+        if name not in OUTPUTS:
+            raise TypeError("build_step() got an unknown argument: %s" % name)
     if num_reqs is None:
         num_reqs = query_start_loc.shape[0] - 1
+    buffers = [outputs.get(name) for name in OUTPUTS]
     torch.ops.attnmeta.build_step(
-        query_start_loc, seq_lens, block_table, *(outputs.get(name) for name in OUTPUTS),
+        query_start_loc, seq_lens, block_table, *buffers,
         num_reqs, num_tokens, -1 if capacity is None else capacity, num_mapped, block_size,
         dcp_world_size, dcp_rank, dcp_interleave)
 
