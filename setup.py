@@ -8,6 +8,8 @@ What the wheel's attnmeta/ holds besides the Python package:
   bin/attnmeta                      the command-line tool (RUNPATH
                                     $ORIGIN/../lib); the `attnmeta` console
                                     script runs it
+  share/attnmeta/vectors/*.amv      the conformance vectors, which
+                                    `attnmeta conformance` runs without files
 
 CMake finds the compilers as a plain `cmake -S . -B build` does: nvcc on
 PATH or at /usr/local/cuda/bin/nvcc builds the CUDA module, a HIP compiler
@@ -82,6 +84,13 @@ class BuildPy(build_py):
         copies = [(os.path.join(stage, "lib", "libattnmeta.so.0"), "lib"),
                   (os.path.join(stage, "bin", "attnmeta"), "bin")]
         copies += [(os.path.join(stage, "lib", "attnmeta", m), "lib") for m in MODULES]
+        vectors = os.path.join(stage, "share", "attnmeta", "vectors")
+        if os.path.isdir(vectors):  # what `attnmeta conformance` runs without files
+            sub = os.path.join("share", "attnmeta", "vectors")
+            shutil.rmtree(os.path.join(package, "share"), ignore_errors=True)
+            os.makedirs(os.path.join(package, sub))
+            copies += [(os.path.join(vectors, f), sub) for f in sorted(os.listdir(vectors))
+                       if f.endswith(".amv")]
         for source, sub in copies:
             if not os.path.exists(source):
                 if sub == "lib" and os.path.basename(source) in MODULES:
@@ -89,7 +98,7 @@ class BuildPy(build_py):
                 sys.exit("attnmeta setup.py: the CMake install made no %s" % source)
             target = os.path.join(package, sub, os.path.basename(source))
             shutil.copyfile(os.path.realpath(source), target)
-            os.chmod(target, 0o755)
+            os.chmod(target, 0o644 if source.endswith(".amv") else 0o755)
             print("attnmeta setup.py: bundled attnmeta/%s/%s" % (sub, os.path.basename(source)))
 
 

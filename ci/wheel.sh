@@ -66,7 +66,7 @@ contents_ok() {
   listing=$("$python" -m zipfile -l "$wheel") || return 1
   echo "$listing"
   for f in attnmeta/__init__.py attnmeta/py.typed attnmeta/lib/libattnmeta.so.0 attnmeta/bin/attnmeta \
-           attnmeta-0.1.0.dist-info/LICENSE; do
+           attnmeta/share/attnmeta/vectors/s1_token_map.amv attnmeta-0.1.0.dist-info/LICENSE; do
     grep -q "^$f " <<<"$listing" || { echo "missing $f"; return 1; }
   done
   for m in "${modules[@]}"; do
@@ -78,7 +78,7 @@ meta = zipfile.ZipFile(sys.argv[1]).read("attnmeta-0.1.0.dist-info/METADATA").de
 sys.exit(0 if "License: Apache-2.0" in meta else "METADATA names no Apache-2.0 licence")
 PY
 }
-run "platform wheel $(basename "${wheel:-none}") holds the package, py.typed, libattnmeta.so.0, modules (${modules[*]:-none}), bin/attnmeta, LICENSE" contents_ok
+run "platform wheel $(basename "${wheel:-none}") holds the package, py.typed, libattnmeta.so.0, modules (${modules[*]:-none}), bin/attnmeta, conformance vectors, LICENSE" contents_ok
 
 venv="$work/venv"
 install_ok() {
@@ -123,9 +123,10 @@ cli_ok() {
   (cd "$work" && PATH="$venv/bin:$PATH" && [ "$(command -v attnmeta)" = "$venv/bin/attnmeta" ] &&
     attnmeta info >"$work/info.txt" && cat "$work/info.txt" &&
     grep -q "^backend cpu " "$work/info.txt" &&
-    ATTNMETA_BACKEND=cpu attnmeta step --iters 3)
+    ATTNMETA_BACKEND=cpu attnmeta step --iters 3 &&
+    attnmeta conformance --backend cpu)
 }
-run "attnmeta console script: info, and step on the CPU backend" cli_ok
+run "attnmeta console script: info, step and conformance (the bundled vectors) on the CPU backend" cli_ok
 
 python_m_ok() {
   (cd "$work" && "$venv/bin/python" -m attnmeta >"$work/python-m.txt" && cat "$work/python-m.txt" &&
