@@ -372,6 +372,14 @@ class StepPlan:
         """build() inside torch.compile: the custom operator over the plan's buffers."""
         args = self._args
         keep = self._keep
+        if args["compressed_groups"] or any(
+                args[name] is not None for name in DSV4_OUTPUTS["rows"] + DSV4_OUTPUTS["capacity"]):
+            # torch.ops.attnmeta.build_step carries the products of contract
+            # sections 1-4; never build a DSV4 plan without them silently.
+            raise NotImplementedError(
+                "StepPlan.build inside torch.compile covers the token map, indexer, position "
+                "and slot products; this plan also builds DeepSeek-V4 products (compressed "
+                "groups, SWA or C128A rows): call build() outside the compiled region")
         _arrays.ops_module.build_step(
             keep["query_start_loc"], num_tokens, num_reqs=num_reqs, capacity=self._capacity,
             num_mapped=self._num_mapped if num_mapped is None else num_mapped,

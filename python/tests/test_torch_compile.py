@@ -119,3 +119,21 @@ def test_eager_calls_stay_direct(attnmeta, ops, monkeypatch):
     if DEVICE.type == "cuda":
         torch.cuda.synchronize()
     assert out.tolist() == reference.token_map(QSL, 3, -1, T)
+
+
+def test_compiled_plan_with_dsv4_products_refuses(attnmeta, ops):
+    """The operator does not carry the DeepSeek-V4 products: a plan that
+    builds them says so inside torch.compile instead of skipping them."""
+    qsl = i32(QSL)
+    plan = attnmeta.StepPlan(qsl, seq_lens=i32(SEQ), block_table=_table(),
+                             swa_lens=poisoned(T), swa_window=4, swa_width=4,
+                             swa_block_table=_table(), swa_block_size=BS)
+
+    def step():
+        plan.build(3, T)
+        return qsl + 0
+
+    # NotImplementedError itself, or torch.compile's report of it (versions differ).
+    with pytest.raises(Exception):
+        torch.compile(step, fullgraph=True)()
+    assert plan.swa_lens.tolist() == [-7] * T  # nothing was built halfway
