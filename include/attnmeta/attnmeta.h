@@ -225,7 +225,9 @@ ATTNMETA_API const char *attnmeta_open_error(void);
 ATTNMETA_API attnmeta_status attnmeta_close(attnmeta_context *ctx); /* NULL is fine */
 ATTNMETA_API attnmeta_backend attnmeta_context_backend(const attnmeta_context *ctx);
 ATTNMETA_API int attnmeta_context_device(const attnmeta_context *ctx);
-/* Device description, e.g. "NVIDIA H200 (sm_90)" or "host CPU". */
+/* Device description, e.g. "NVIDIA H200 (sm_90, SASS sm_90)" (the CUDA backend
+ * adds which code the driver runs: machine code, or "PTX JIT from compute_XY")
+ * or "host CPU". */
 ATTNMETA_API const char *attnmeta_context_device_name(const attnmeta_context *ctx);
 /* Message of the last failed call on ctx made by the calling thread ("" after
  * a success). Kept per thread, so threads sharing a context never overwrite
@@ -260,7 +262,8 @@ ATTNMETA_API attnmeta_status attnmeta_set_launch_config(attnmeta_context *ctx,
 /* ---- backends ---- */
 /* Number of devices `kind` finds (0 with no device or no module). */
 ATTNMETA_API attnmeta_status attnmeta_backend_device_count(attnmeta_backend kind, int *count);
-/* Architectures the backend module was built for, e.g. "sm_90 sm_100". */
+/* Architectures the backend module was built for, e.g. "sm_90 sm_100 compute_100"
+ * (sm_XY: machine code; compute_XY: PTX the driver compiles for newer GPUs). */
 ATTNMETA_API attnmeta_status attnmeta_backend_targets(attnmeta_backend kind, const char **targets);
 
 /* ---- operations ---- */

@@ -121,8 +121,8 @@ int gpu_open(int device, void **state, char *name, size_t name_size, char *msg,
   if (!am_rt_kernel_loadable((const void *)am_step_kernel)) {
     am_rt_clear_error();
     snprintf(msg, msg_size,
-             "%s backend: device %d is %s, but this module was built for %s; rebuild with that "
-             "architecture in the target list",
+             "%s backend: device %d is %s, but this module was built for %s (neither machine "
+             "code nor PTX it can run); rebuild with that architecture in the target list",
              AM_RT_NAME, device, arch, AM_BUILD_TARGETS);
     return ATTNMETA_ERR_UNSUPPORTED_ARCH;
   }
@@ -134,8 +134,11 @@ int gpu_open(int device, void **state, char *name, size_t name_size, char *msg,
   s->device = device;
   s->processors = am_rt_processor_count(device);
   am_rt_device_name(device, name, name_size);
+  /* "NVIDIA H200 (sm_90, SASS sm_90)": which code the driver runs (CUDA). */
+  char code[64];
+  am_rt_code_kind(device, code, sizeof code);
   size_t used = strlen(name);
-  snprintf(name + used, name_size - used, " (%s)", arch);
+  snprintf(name + used, name_size - used, code[0] ? " (%s, %s)" : " (%s)", arch, code);
   *state = s;
   return ATTNMETA_OK;
 }
