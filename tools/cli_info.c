@@ -22,7 +22,8 @@ int cli_info(int argc, char **argv) {
   cli_args a;
   cli_args_init(&a, "attnmeta info", argc, argv);
   while (cli_next(&a)) {
-    if (cli_is_help(&a) && !cli_flag(&a)) {
+    if (cli_is_help(&a)) {
+      if (cli_flag(&a)) return CLI_EXIT_USAGE;
       usage(stdout);
       return CLI_EXIT_OK;
     }
