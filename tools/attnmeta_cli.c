@@ -20,12 +20,12 @@ static const command commands[] = {
 
 static void usage(FILE *out) {
   fprintf(out,
-          "usage: attnmeta <command> [options]     (attnmeta <command> --help for its options)\n"
+          "usage: attnmeta <command> [options]   ('attnmeta <command> --help': its options)\n"
           "  info          library version, backends, devices, module targets\n"
-          "  step          build one decode step's metadata (its size set by options) on the\n"
-          "                default or given backend; print what it built and its timing\n"
-          "  bench         time the cases of the performance targets, checked first, against\n"
-          "                the floors and anchors; table last, --json FILE for everything\n"
+          "  step          build one decode step's metadata (its size set by options) on\n"
+          "                the default or given backend; print what it built, its timing\n"
+          "  bench         time the cases of the performance targets, checked first,\n"
+          "                against the floors and anchors; table last, --json FILE too\n"
           "  conformance   run conformance vector files (default: the installed set) on a\n"
           "                backend: a line per vector, then 'N passed, N failed, N skipped'\n"
           "  help [CMD]    this text, or CMD's\n"

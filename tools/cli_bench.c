@@ -46,10 +46,12 @@ static int parse_config(const char *opt, const char *text, variant *v) {
 
 static void usage(FILE *out) {
   fprintf(out,
-          "usage: attnmeta bench [--backend B] [--device N] [--config SPEC]... [--case NAME]...\n"
-          "                      [--repeats N] [--steps N] [--sets N] [--target-ms MS]\n"
-          "                      [--copy-bytes N] [--quick] [--json FILE] [--list]\n"
-          "  --config SPEC  a launch-config variant, \"block=B,grid=G,stage=S,vector=V,lanes=L\"\n"
+          "usage: attnmeta bench [--backend B] [--device N] [--config SPEC]...\n"
+          "                      [--case NAME]... [--repeats N] [--steps N] [--sets N]\n"
+          "                      [--target-ms MS] [--copy-bytes N] [--quick] [--json FILE]\n"
+          "                      [--list]\n"
+          "  --config SPEC  a launch-config variant,\n"
+          "                 \"block=B,grid=G,stage=S,vector=V,lanes=L\"\n"
           "                 (any subset; 0 / -1 = automatic) or \"default\"; repeatable.\n"
           "                 Without it: the default configuration only\n"
           "  --case NAME    only this case (repeatable); --list shows the names\n"
@@ -58,14 +60,14 @@ static void usage(FILE *out) {
           "  --sets N       input sets rotated (default: 8 when they fit in %u MiB, else 1;\n"
           "                 at most %d)\n"
           "  --target-ms MS wall time one repeat aims at, 0.01 .. 60000 (default 20)\n"
-          "  --copy-bytes N size of the copy the bandwidth floor is measured with, 4 .. 2^36\n"
-          "                 (default 256 MiB on a GPU, 64 MiB on the CPU)\n"
+          "  --copy-bytes N size of the copy the bandwidth floor is measured with,\n"
+          "                 4 .. 2^36 (default 256 MiB on a GPU, 64 MiB on the CPU)\n"
           "  --quick        3 repeats, 5 ms a repeat\n"
           "  --json FILE    write every number, the date, the device and the version\n"
-          "                 (opened before the run: a path that cannot be written fails at once)\n"
+          "                 (opened first: a path that cannot be written fails at once)\n"
           "  --list         the case names, then exit\n"
-          "Progress goes to stderr, the table to stdout. Exits 1 when a case fails its check\n"
-          "or a measurement fails.\n" CLI_EXIT_STATUS_HELP,
+          "Progress goes to stderr, the table to stdout. Exits 1 when a case fails its\n"
+          "check or a measurement fails.\n" CLI_EXIT_STATUS_HELP,
           SET_BUDGET_BYTES >> 20, MAX_SETS);
 }
 

@@ -27,20 +27,21 @@
 static void usage(FILE *out) {
   fprintf(out,
           "usage: attnmeta conformance [--backend B] [--device N] [--config SPEC]...\n"
-          "                            [--vector NAME]... [--json FILE] [--verbose] [FILES...]\n"
+          "                            [--vector NAME]... [--json FILE] [--verbose]\n"
+          "                            [FILES...]\n"
           "  FILES          vector files (*.amv) or folders holding them; default: the set\n"
           "                 installed with the tool (<prefix>/share/attnmeta/vectors)\n"
           "  --backend B    auto (default; $ATTNMETA_BACKEND overrides), cpu, cuda, hip\n"
           "  --device N     device index (default 0)\n"
-          "  --config SPEC  launch configs, repeatable: 'sweep' (default: the backend's whole\n"
-          "                 test sweep), 'auto' (automatic choices only), a sweep name such as\n"
-          "                 'block1_grid1', or \"block=B,grid=G,stage=S,vector=V,lanes=L\"\n"
+          "  --config SPEC  launch configs, repeatable: 'sweep' (default: the backend's\n"
+          "                 whole test sweep), 'auto' (automatic choices only), a sweep name\n"
+          "                 such as 'block1_grid1', or \"block=B,grid=G,stage=S,vector=V,lanes=L\"\n"
           "  --vector NAME  only the vectors of this name (repeatable, or a comma list)\n"
           "  --json FILE    also write a JSON report to FILE\n"
           "  --verbose      print every failure (up to %d a vector), not only the first\n"
-          "Prints one line per vector, then 'N passed, N failed, N skipped'; exits 1 when a\n"
-          "vector failed, 2 when the run could not be made (an unreadable or malformed file,\n"
-          "no backend or device). The JSON file is opened before the run.\n" CLI_EXIT_STATUS_HELP,
+          "Prints one line per vector, then 'N passed, N failed, N skipped'; exits 1 when\n"
+          "a vector failed, 2 when the run could not be made (an unreadable or malformed\n"
+          "file, no backend or device). The JSON file is opened before the run.\n" CLI_EXIT_STATUS_HELP,
           MAX_DETAILS);
 }
 

@@ -8,9 +8,10 @@
 static void usage(FILE *out) {
   fprintf(out,
           "usage: attnmeta info\n"
-          "Prints the library version, then for each backend (cpu, cuda, hip) the targets its\n"
-          "module was built for and the devices it sees (or why it is unavailable), then the\n"
-          "backend 'auto' picks. A missing GPU module or device is reported, not an error.\n"
+          "Prints the library version, then for each backend (cpu, cuda, hip) the targets\n"
+          "its module was built for and the devices it sees (or why it is unavailable),\n"
+          "then the backend 'auto' picks. A missing GPU module or device is reported, not\n"
+          "an error.\n"
           "  -h, --help   this text\n" CLI_EXIT_STATUS_HELP);
 }
 

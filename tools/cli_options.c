@@ -152,7 +152,11 @@ int cli_parse_double(const char *cmd, const char *opt, const char *text, double 
     fprintf(stderr, "%s: %s: '%s' is not a number\n", cmd, opt, text);
     return -1;
   }
-  if (errno == ERANGE || !isfinite(v) || v < lo || v > hi) {
+  if (!isfinite(v)) {
+    fprintf(stderr, "%s: %s: '%s' is not a finite number\n", cmd, opt, text);
+    return -1;
+  }
+  if (errno == ERANGE || v < lo || v > hi) {
     fprintf(stderr, "%s: %s: %s is out of range, want [%g, %g]\n", cmd, opt, text, lo, hi);
     return -1;
   }

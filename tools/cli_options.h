@@ -26,9 +26,9 @@ enum {
 
 /* The paragraph every --help ends with. */
 #define CLI_EXIT_STATUS_HELP                                                                 \
-  "Exit status: 0 ok; 1 a check failed (wrong result, error flags, a failed call);\n"      \
-  "2 usage or environment (bad option or value, no such backend or device, a file that\n" \
-  "cannot be read or written).\n"
+  "Exit status: 0 ok; 1 a check failed (wrong result, error flags, a failed call);\n" \
+  "2 usage or environment (bad option or value, no such backend or device, a file\n"  \
+  "that cannot be read or written).\n"
 
 /* ---- the cursor over argv ---- */
 typedef struct cli_args {

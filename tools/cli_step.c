@@ -44,9 +44,9 @@ static void usage(FILE *out) {
   {
     int column = 80;
     for (size_t i = 0; i < step_product_count; ++i) {
-      const int len = (int)strlen(step_products[i].name) + 2;
-      if (i) fputc(',', out);
-      if (column + len > 80) column = fprintf(out, "\n                     ");
+      const int len = (int)strlen(step_products[i].name) + 2; /* " name," */
+      if (i) column += fprintf(out, ",");
+      if (column + len > 80) column = fprintf(out, "\n                     ") - 1;
       else column += fprintf(out, " ");
       column += fprintf(out, "%s", step_products[i].name);
     }

@@ -11,17 +11,17 @@
 
 const step_shape_option step_shape_options[] = {
     {"--reqs", "N", "requests in the step (default 64)", FIELD(reqs), 0, 0, 1 << 20},
-    {"--qlen", "A..B", "query tokens of each request, drawn in [A, B] (default 1..4:\n"
-     "a decode step with up to 3 speculative tokens)",
+    {"--qlen", "A..B", "query tokens of each request, drawn in [A, B]\n"
+     "(default 1..4: up to 3 speculative tokens)",
      FIELD(qlen_min), FIELD(qlen_max), 0, MAX_TOKENS_PER_REQ},
-    {"--context", "A..B", "KV tokens of each request before the step's, drawn in [A, B]\n"
-     "(default 1000..7999)",
+    {"--context", "A..B", "KV tokens of each request before the step's, drawn\n"
+     "in [A, B] (default 1000..7999)",
      FIELD(context_min), FIELD(context_max), 0, 1 << 30},
-    {"--pad", "N", "padding tokens past the real ones (default: up to the next power\n"
-     "of two, as a captured graph's size)",
+    {"--pad", "N", "padding tokens past the real ones (default: up to\n"
+     "the next power of two, as a captured graph's size)",
      FIELD(pad), 0, 0, 1 << 24},
-    {"--capacity", "C", "length of the capacity-long products, >= the padded tokens\n"
-     "(default: past them to the next multiple of 512)",
+    {"--capacity", "C", "length of the capacity-long products, >= the padded\n"
+     "tokens (default: past them to the next multiple of 512)",
      FIELD(capacity), 0, 1, 1 << 26},
     {"--cols", "N", "block-table columns (default 512)", FIELD(cols), 0, 0, 1 << 20},
     {"--block-size", "N", "KV-cache block size (default 64)", FIELD(block_size), 0, 1, 1 << 20},
