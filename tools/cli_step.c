@@ -400,7 +400,7 @@ int cli_step(int argc, char **argv) {
     cli_progress_end(&progress, "calls", iters);
     {
       char label[32];
-      snprintf(label, sizeof label, "%d calls", iters);
+      snprintf(label, sizeof label, "%d call%s", iters, iters == 1 ? "" : "s");
       printf("  %-18s %.2f us host time per call to issue, %.2f us per step to complete\n", label,
              issued * 1e6 / iters, total * 1e6 / iters);
     }
