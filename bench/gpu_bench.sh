@@ -8,8 +8,11 @@
 #  2. bench/compare.py: the PyTorch op chain, the Triton pair and attnmeta
 #     (through the Python binding) on the same inputs in one process
 #     -> compare.json, compare.png;
+#  2b. bench/triton_dsv4.py: a whole DeepSeek-V4 decode step, the engine's
+#     Triton sequence against one attnmeta launch -> dsv4.json (its table is
+#     printed);
 #  3. a compact table of both, printed last, then a one-line summary.
-# Everything printed also goes to OUTDIR/gpu_bench.log (4 files in all).
+# Everything printed also goes to OUTDIR/gpu_bench.log (5 files in all).
 #
 # BUILD_DIR defaults to $ATTNMETA_GPU_BUILD_DIR (set by ci/gpu.sh). The
 # whole run keeps within $ATTNMETA_GPU_TIME_LEFT_S seconds (default 180);
@@ -40,8 +43,9 @@ status=0
 bench_rc=127
 budget=${ATTNMETA_GPU_TIME_LEFT_S:-180}
 case $budget in '' | *[!0-9]*) budget=180 ;; esac
-t_bench=$((budget * 55 / 100))
-t_compare=$((budget * 38 / 100))
+t_bench=$((budget * 45 / 100))
+t_compare=$((budget * 33 / 100))
+t_dsv4=$((budget * 15 / 100))
 quick=()
 [ "$budget" -lt 90 ] && quick=(--quick)
 
@@ -75,7 +79,15 @@ ATTNMETA_LIBRARY=$build/lib/libattnmeta.so PYTHONPATH="$root/python${PYTHONPATH:
   --png "$out/compare.png" ${quick[@]+"${quick[@]}"} >>"$log" 2>&1
 compare_rc=$?
 [ $compare_rc -eq 0 ] || { say "compare.py: exit status $compare_rc"; status=1; }
-say "== gpu_bench: bench.json compare.json compare.png gpu_bench.log in $out"
+
+# ---- 2b. a whole DSV4 decode step: the engine's Triton sequence / attnmeta ----
+say "== bench/triton_dsv4.py (${t_dsv4} s at most)"
+ATTNMETA_LIBRARY=$build/lib/libattnmeta.so PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}" \
+  PYTHONUNBUFFERED=1 timeout "$t_dsv4" python3 "$here/triton_dsv4.py" --json "$out/dsv4.json" \
+  --quick 2>&1 | tee -a "$log"
+dsv4_rc=${PIPESTATUS[0]}
+[ "$dsv4_rc" -eq 0 ] || { say "triton_dsv4.py: exit status $dsv4_rc"; status=1; }
+say "== gpu_bench: bench.json compare.json compare.png dsv4.json gpu_bench.log in $out"
 
 # ---- 3. the compact table, last ----
 python3 - "$out/bench.json" "$out/compare.json" "$bench_rc" "$compare_rc" <<'EOF' 2>&1 | tee -a "$log"

@@ -21,7 +21,8 @@ extern "C" {
 
 /* 2: am_step_params reordered, with kernel variants, guesses and
  * speculation (what launch_step receives changed meaning) */
-#define AM_BACKEND_ABI 2
+/* 3: am_step_params grew the DeepSeek-V3.2/V4 products and AM_VARIANT_DSV4 */
+#define AM_BACKEND_ABI 3
 #define AM_BACKEND_ENTRY_SYMBOL "attnmeta_backend_entry"
 
 /* Backend functions return an attnmeta_status value and, on failure, put a
