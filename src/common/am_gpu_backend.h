@@ -152,8 +152,8 @@ int gpu_launch_step(void *state, const am_step_params *params, const am_launch_s
                    (size_t)shape->shared_bytes, (am_rt_stream)stream, *params);
       break;
     case AM_VARIANT_FULL | AM_VARIANT_DSV4:
-      am_step_kernel_dsv4<<<(unsigned)shape->grid, block, (size_t)shape->shared_bytes,
-                            (am_rt_stream)stream>>>(*params);
+      AM_RT_LAUNCH(am_step_kernel_dsv4, dim3((unsigned)shape->grid), block,
+                   (size_t)shape->shared_bytes, (am_rt_stream)stream, *params);
       break;
     case AM_VARIANT_INDEXER:
       AM_RT_LAUNCH(am_step_kernel_indexer, dim3((unsigned)shape->grid), block, 0,
