@@ -13,6 +13,7 @@
 
 #include "am_backend.h"
 #include "am_step_kernel.h"
+#include "am_topk_kernel.h"
 #include "attnmeta/attnmeta.h"
 
 #ifndef AM_BUILD_TARGETS
@@ -32,6 +33,12 @@ AM_KERNEL void AM_MAX_BLOCK_THREADS(1024) am_step_kernel_lean(am_step_params par
 /* The lean body for the token map + indexer product set. */
 AM_KERNEL void AM_MAX_BLOCK_THREADS(1024) am_step_kernel_indexer(am_step_params params) {
   am_step_body(&params, AM_THREAD_HERE(), (int32_t *)0, AM_VARIANT_INDEXER);
+}
+
+/* The top-k conversion; dynamic shared memory holds the prefix sum. */
+AM_KERNEL void AM_MAX_BLOCK_THREADS(1024) am_topk_kernel(am_topk_params params) {
+  extern __shared__ int32_t am_topk_scratch[];
+  am_topk_body(&params, AM_THREAD_HERE(), am_topk_scratch);
 }
 
 /* The floor of the measurement API: a launch that does no work. */
@@ -151,6 +158,20 @@ int gpu_launch_step(void *state, const am_step_params *params, const am_launch_s
   }
   err = am_rt_get_last_error();
   if (err != AM_RT_SUCCESS) return fail(msg, msg_size, ATTNMETA_ERR_LAUNCH, "step kernel", err);
+  return ATTNMETA_OK;
+}
+
+int gpu_launch_topk(void *state, const am_topk_params *params, const am_launch_shape *shape,
+                    void *stream, char *msg, size_t msg_size) {
+  const gpu_state *s = (const gpu_state *)state;
+  device_guard guard(s->device);
+  am_rt_error err = guard.err;
+  if (err != AM_RT_SUCCESS) return fail(msg, msg_size, ATTNMETA_ERR_LAUNCH, "set device", err);
+  const dim3 block((unsigned)shape->lanes, (unsigned)shape->groups);
+  am_topk_kernel<<<(unsigned)shape->grid, block, (size_t)shape->shared_bytes,
+                   (am_rt_stream)stream>>>(*params);
+  err = am_rt_get_last_error();
+  if (err != AM_RT_SUCCESS) return fail(msg, msg_size, ATTNMETA_ERR_LAUNCH, "top-k kernel", err);
   return ATTNMETA_OK;
 }
 
@@ -363,6 +384,8 @@ const am_backend_table gpu_table = {
     gpu_stream_create, gpu_stream_destroy, gpu_event_create, gpu_event_destroy, gpu_event_record,
     gpu_event_elapsed, gpu_capture_begin, gpu_capture_end, gpu_graph_node_count,
     gpu_graph_instantiate, gpu_graph_launch, gpu_graph_destroy, gpu_launch_empty, gpu_copy_device,
+    /* appended */
+    gpu_launch_topk,
 };
 
 }  // namespace
