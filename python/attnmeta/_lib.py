@@ -86,6 +86,8 @@ class ErrorFlag(enum.IntFlag):
     BLOCK_OUT_OF_TABLE = 1 << 5
     BLOCK_ID_NEGATIVE = 1 << 6
     POSITION_NEGATIVE = 1 << 7
+    WORKSPACE_OUT_OF_RANGE = 1 << 8
+    SLOT_OUT_OF_RANGE = 1 << 9
 
 
 # Statuses that mean "an argument is wrong": raised as AttnmetaArgumentError,
@@ -171,6 +173,38 @@ class Step(ctypes.Structure):
         ("per_req_lens_out", _p),
         ("positions", _p),
         ("slot_mapping", _p),
+        ("error_word", _p),
+    ]
+
+
+class Topk(ctypes.Structure):
+    """ctypes mirror of ``attnmeta_topk``; pointer fields take ints (or None)."""
+
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("topk", _p),
+        ("topk_stride", _i64),
+        ("num_tokens", _i32),
+        ("topk_count", _i32),
+        ("query_start_loc", _p),
+        ("req_id", _p),
+        ("num_reqs", _i32),
+        ("block_table", _p),
+        ("block_table_cols", _i32),
+        ("block_table_stride", _i64),
+        ("block_size", _i32),
+        ("stride_rows", _i32),
+        ("dcp_world_size", _i32),
+        ("dcp_rank", _i32),
+        ("dcp_interleave", _i32),
+        ("prefill_req", _p),
+        ("workspace_starts", _p),
+        ("num_prefill", _i32),
+        ("token_slot", _p),
+        ("out", _p),
+        ("out_stride", _i64),
+        ("valid_count", _p),
+        ("compact", _i32),
         ("error_word", _p),
     ]
 
@@ -355,6 +389,8 @@ launch_config_default = _prototype(_fast, "attnmeta_launch_config_default", Laun
 set_launch_config = _prototype(_fast, "attnmeta_set_launch_config", _cint, [_vp, _vp])
 step_init = _prototype(_fast, "attnmeta_step_init", None, [_vp])
 build_step = _prototype(_fast, "attnmeta_build_step", _cint, [_vp, _vp, _vp])
+topk_init = _prototype(_fast, "attnmeta_topk_init", None, [_vp])
+convert_topk = _prototype(_fast, "attnmeta_convert_topk", _cint, [_vp, _vp, _vp])
 token_to_req = _prototype(
     _fast, "attnmeta_token_to_req", _cint, [_vp, _vp, _i32, _i32, _i32, _vp, _vp]
 )
@@ -406,15 +442,16 @@ def describe_error_flags(flags):
 def _check_layout():
     """attnmeta_step_init writes the library's own struct size: it must be
     ours, or the library and this binding disagree on the layout."""
-    scratch = ctypes.create_string_buffer(4096)  # room for a larger struct
-    step_init(ctypes.addressof(scratch))
-    theirs = ctypes.c_size_t.from_buffer(scratch).value
-    if theirs != ctypes.sizeof(Step):
-        raise ImportError(
-            "attnmeta: %s has a %d-byte attnmeta_step; this binding (version %s) has %d bytes: "
-            "use the binding of the same version as the library"
-            % (library_path, theirs, __version__, ctypes.sizeof(Step))
-        )
+    for name, init, mirror in (("attnmeta_step", step_init, Step), ("attnmeta_topk", topk_init, Topk)):
+        scratch = ctypes.create_string_buffer(4096)  # room for a larger struct
+        init(ctypes.addressof(scratch))
+        theirs = ctypes.c_size_t.from_buffer(scratch).value
+        if theirs != ctypes.sizeof(mirror):
+            raise ImportError(
+                "attnmeta: %s has a %d-byte %s; this binding (version %s) has %d bytes: "
+                "use the binding of the same version as the library"
+                % (library_path, theirs, name, __version__, ctypes.sizeof(mirror))
+            )
 
 
 _check_layout()
