@@ -87,13 +87,15 @@ typedef struct attnmeta_context attnmeta_context;
 /*
  * One decode step. Fill with attnmeta_step_init() and set what you need;
  * any output left NULL is not built. All pointers are device pointers.
+ * The struct grows only at its end; struct_size tells the library which
+ * members the caller has (docs/abi.md).
  * Sizes are element counts; strides are in elements.
  *
  * R = num_reqs, T = num_tokens (padded), C = capacity (>= T),
  * actual = query_start_loc[R], read on the device.
  */
 typedef struct attnmeta_step {
-  size_t struct_size; /* sizeof(attnmeta_step), set by attnmeta_step_init */
+  size_t struct_size; /* the caller's sizeof(attnmeta_step), set by attnmeta_step_init */
 
   /* ---- inputs ---- */
   const int32_t *query_start_loc; /* [R + 1], required */
@@ -131,12 +133,13 @@ typedef struct attnmeta_step {
  * global KV slots"): each token's K request-local KV positions become
  * global cache slots through its request's block table. Fill with
  * attnmeta_topk_init() and set what you need. All pointers are device
- * pointers; sizes are element counts, strides in elements.
+ * pointers; sizes are element counts, strides in elements. The struct
+ * grows only at its end, like attnmeta_step (docs/abi.md).
  *
  * T = num_tokens, K = topk_count, R = num_reqs, P = num_prefill.
  */
 typedef struct attnmeta_topk {
-  size_t struct_size; /* sizeof(attnmeta_topk), set by attnmeta_topk_init */
+  size_t struct_size; /* the caller's sizeof(attnmeta_topk), set by attnmeta_topk_init */
 
   /* ---- inputs ---- */
   const int32_t *topk;            /* [T][topk_stride] request-local positions, -1 = none */
@@ -227,9 +230,19 @@ ATTNMETA_API attnmeta_status attnmeta_backend_device_count(attnmeta_backend kind
 ATTNMETA_API attnmeta_status attnmeta_backend_targets(attnmeta_backend kind, const char **targets);
 
 /* ---- operations ---- */
-/* Zeroes *step and sets struct_size and the defaults: num_mapped = -1,
- * block_size = 1, dcp_world_size = 1, dcp_rank = 0, dcp_interleave = 1. */
+/* Initialises a step of `size` bytes, the caller's sizeof(attnmeta_step):
+ * zeroes it, sets struct_size = size and the defaults num_mapped = -1,
+ * block_size = 1, dcp_world_size = 1, dcp_rank = 0, dcp_interleave = 1.
+ * Writes nothing past `size` (nothing at all for a NULL step). Returns
+ * ATTNMETA_OK when attnmeta_build_step accepts that size,
+ * ATTNMETA_ERR_NOT_SUPPORTED when it is larger than this library's (the
+ * caller was built against a newer header), ATTNMETA_ERR_INVALID_ARGUMENT
+ * for a size no release had, ATTNMETA_ERR_NULL_POINTER for a NULL step. */
+ATTNMETA_API attnmeta_status attnmeta_step_init_size(attnmeta_step *step, size_t size);
+/* The entry point of 0.1: initialises a step of 0.1's size. Kept for
+ * programs built against 0.1; the macro below passes the caller's size. */
 ATTNMETA_API void attnmeta_step_init(attnmeta_step *step);
+#define attnmeta_step_init(step) ((void)attnmeta_step_init_size((step), sizeof(attnmeta_step)))
 
 /* Builds every output the step names in ONE kernel launch on `stream`. */
 ATTNMETA_API attnmeta_status attnmeta_build_step(attnmeta_context *ctx, const attnmeta_step *step,
@@ -242,10 +255,13 @@ ATTNMETA_API attnmeta_status attnmeta_token_to_req(attnmeta_context *ctx,
                                                    int32_t num_mapped, int32_t num_tokens,
                                                    int32_t *out, void *stream);
 
-/* Zeroes *op and sets struct_size and the defaults: block_size = 1,
- * stride_rows = 0 (= block_size), dcp_world_size = 1, dcp_rank = 0,
- * dcp_interleave = 1, compact = 0. */
-ATTNMETA_API void attnmeta_topk_init(attnmeta_topk *op);
+/* Initialises an operation of `size` bytes, the caller's
+ * sizeof(attnmeta_topk): zeroes it, sets struct_size = size and the
+ * defaults block_size = 1, stride_rows = 0 (= block_size),
+ * dcp_world_size = 1, dcp_rank = 0, dcp_interleave = 1, compact = 0.
+ * Returns as attnmeta_step_init_size does. */
+ATTNMETA_API attnmeta_status attnmeta_topk_init_size(attnmeta_topk *op, size_t size);
+#define attnmeta_topk_init(op) ((void)attnmeta_topk_init_size((op), sizeof(attnmeta_topk)))
 
 /* Converts one layer's top-k indices in ONE kernel launch on `stream`. */
 ATTNMETA_API attnmeta_status attnmeta_convert_topk(attnmeta_context *ctx, const attnmeta_topk *op,

@@ -8,21 +8,34 @@
 #include <string.h>
 
 #include "am_context.h"
+#include "am_sized_struct.h"
 #include "am_topk_params.h"
 
 #define AM_TOPK_GPU_BLOCK 256
 #define AM_TOPK_MAX_LANES 256
 #define AM_TOPK_LANE_COLS 4
 
-void attnmeta_topk_init(attnmeta_topk *op) {
-  if (!op) return;
-  memset(op, 0, sizeof *op);
-  op->struct_size = sizeof *op;
-  op->block_size = 1;
-  op->stride_rows = 0;
-  op->dcp_world_size = 1;
-  op->dcp_rank = 0;
-  op->dcp_interleave = 1;
+static const attnmeta_topk topk_defaults = {
+    .struct_size = sizeof(attnmeta_topk),
+    .block_size = 1,
+    .stride_rows = 0,
+    .dcp_world_size = 1,
+    .dcp_rank = 0,
+    .dcp_interleave = 1,
+};
+
+/* New in this release: its present size is the only one accepted so far. */
+static const am_sized_type topk_type = {
+    .name = "topk",
+    .init_name = "attnmeta_topk_init",
+    .size = sizeof(attnmeta_topk),
+    .align = _Alignof(attnmeta_topk),
+    .oldest_size = sizeof(attnmeta_topk),
+    .defaults = &topk_defaults,
+};
+
+attnmeta_status attnmeta_topk_init_size(attnmeta_topk *op, size_t size) {
+  return am_sized_init(&topk_type, op, size);
 }
 
 static int misaligned(const void *ptr, uintptr_t align) {
@@ -137,17 +150,7 @@ static attnmeta_status check_buffers(attnmeta_context *ctx, const attnmeta_topk 
 }
 
 static attnmeta_status check_topk(attnmeta_context *ctx, const attnmeta_topk *op) {
-  attnmeta_status st;
-  if (op->struct_size < sizeof *op)
-    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
-                   "topk.struct_size is %zu, expected %zu: initialise it with attnmeta_topk_init",
-                   op->struct_size, sizeof *op);
-  if (op->struct_size > sizeof *op)
-    return am_fail(ctx, ATTNMETA_ERR_NOT_SUPPORTED,
-                   "topk.struct_size is %zu, larger than this library's %zu: the caller was "
-                   "built against a newer attnmeta",
-                   op->struct_size, sizeof *op);
-  st = check_sizes(ctx, op);
+  const attnmeta_status st = check_sizes(ctx, op);
   if (st != ATTNMETA_OK) return st;
   return check_buffers(ctx, op);
 }
@@ -223,10 +226,14 @@ static am_launch_shape plan_launch(const attnmeta_context *ctx, am_topk_params *
 attnmeta_status attnmeta_convert_topk(attnmeta_context *ctx, const attnmeta_topk *op,
                                       void *stream) {
   attnmeta_status status;
+  attnmeta_topk full; /* the caller's operation, defaults past its struct_size */
   am_topk_params params;
   am_launch_shape shape;
   if (!ctx) return ATTNMETA_ERR_INVALID_CONTEXT;
   if (!op) return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER, "topk operation is NULL");
+  status = am_sized_import(ctx, &topk_type, op, &full);
+  if (status != ATTNMETA_OK) return status;
+  op = &full;
   status = check_topk(ctx, op);
   if (status != ATTNMETA_OK) return status;
   if (!am_backend_has(ctx->table, launch_topk))
