@@ -214,9 +214,9 @@ AM_DEVICE void am_topk_body(const am_topk_params *p, am_thread th, int32_t *scra
       if (!counting) continue; /* uniform: a launch parameter */
       excl = am_topk_group_scan(scratch, th, n, &sum);
       if (p->compact && n > 0) {
-        uint32_t at = total + excl;
+        uint32_t at = total + excl; /* < K by construction; checked all the same */
         for (i = 0; i < AM_TOPK_LANE_COLS; ++i)
-          if (v[i] >= 0) out[at++] = v[i];
+          if (v[i] >= 0 && at < k) out[at++] = v[i];
       }
       total += sum;
     }
