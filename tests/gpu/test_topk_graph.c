@@ -4,8 +4,9 @@
  * call inside the library breaks the capture) is exactly one kernel node;
  * replays after only device memory changed (new indices and new request
  * boundaries, copied device to device; poisoned outputs) match the naive
- * reference of tests/topk_reference.c, in place and compacted, at several
- * launch shapes. Nothing past the rows' K columns is written.
+ * reference of conformance/generator/topk_reference.c, in place and
+ * compacted, at several launch shapes. Nothing past the rows' K columns is
+ * written.
  */
 #include <stdio.h>
 #include <stdlib.h>
