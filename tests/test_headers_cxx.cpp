@@ -13,6 +13,7 @@
 #include "am_topk_params.h"
 #include "am_topk_kernel.h"
 #include "attnmeta/conformance/vecfile.h"
+#include "attnmeta/conformance/vecfile_topk.h"
 #include "attnmeta/conformance/vecrun.h"
 
 int attnmeta_header_check_cxx();

@@ -139,7 +139,8 @@ Test(vectors, parser_rejects_malformed) {
     const char *says;
   } bad[] = {
       {"attnmeta-vectors 1\n", "", 1, "first line"},
-      {"attnmeta-vectors 1\n", "attnmeta-vectors 2\n", 1, "version 2 not supported"},
+      {"attnmeta-vectors 1\n", "attnmeta-vectors 3\n", 1, "version 3 not supported"},
+      {"op step\n", "op topk\n", 5, "unknown op 'topk' (format version 1 knows 'step')"},
       {"attnmeta-vectors 1\n", "attnmeta-vectors 1 x\n", 1, "bad header"},
       {"op step\n", "", 5, "expected 'op step'"},
       {"op step\n", "op graph\n", 5, "unknown op"},

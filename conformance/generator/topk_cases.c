@@ -231,6 +231,8 @@ amt_topk_batch *amt_topk_materialize(int i) {
   b->count = s->count || s->compact;
   b->out_stride = (int64_t)s->K + s->out_pad;
   b->stride_rows_arg = s->stride_rows;
+  if (!strcmp(s->name, "topk_strides_odd_k")) b->misalign = 3;
+  if (!strcmp(s->name, "topk_engine_req_id")) b->misalign = 2;
   return b;
 }
 

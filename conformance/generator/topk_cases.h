@@ -1,8 +1,8 @@
 /*
  * The top-k conversion's test cases: the engines' own matrices, the prefill
  * workspace, the DCP examples, strides, padding and hostile data, built
- * into host arrays. Shared by the Criterion tests (test_topk.c) and the
- * conformance generator.
+ * into host arrays. Shared by the Criterion tests (tests/test_topk.c,
+ * tests/test_topk_shapes.c) and the conformance generator (op_topk.c).
  */
 #ifndef ATTNMETA_TESTS_TOPK_CASES_H
 #define ATTNMETA_TESTS_TOPK_CASES_H
@@ -18,6 +18,7 @@ typedef struct amt_topk_batch {
   int64_t out_stride;  /* >= K */
   int32_t stride_rows_arg; /* what the caller passes (0 = block_size) */
   int values_unspecified; /* hostile boundaries: only bounds, guards and strides are checked */
+  int misalign;        /* conformance vectors: bit 0 topk, bit 1 out start 4 bytes off 16 */
   /* owned arrays (NULL when absent); lengths for uploads */
   int32_t *topk, *qsl, *req_id, *table, *prefill_req, *workspace_starts;
   int64_t *token_slot;

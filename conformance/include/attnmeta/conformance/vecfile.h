@@ -22,7 +22,9 @@ extern "C" {
 #endif
 
 #define AMV_MAGIC "attnmeta-vectors"
-#define AMV_VERSION 1
+#define AMV_VERSION 1     /* the version written for files of "op step" vectors only */
+#define AMV_VERSION_TOPK 2 /* version 2 adds "op topk" (spec/attnmeta-vectors-v2.md) */
+#define AMV_VERSION_MAX 2 /* the newest version this reader knows */
 #define AMV_NAME_MAX 64                   /* vector names: at most 63 characters */
 #define AMV_MAX_ELEMS ((int64_t)1 << 26)  /* largest buffer a vector may declare */
 #define AMV_WRAP 100                      /* the writer's line width */
@@ -68,6 +70,11 @@ typedef struct amv_rank {
   int flags_exact;                    /* 1: exactly these; 0: at least these */
 } amv_rank;
 
+/* The operation of a vector. */
+enum amv_op { AMV_OP_STEP, AMV_OP_TOPK };
+
+struct amv_topk; /* vecfile_topk.h */
+
 typedef struct amv_vector {
   char name[AMV_NAME_MAX];
   int line; /* of its "vector" line */
@@ -77,8 +84,10 @@ typedef struct amv_vector {
   int misalign; /* bit 0: input block table, bit 1: block_table_out off 16-byte alignment */
   unsigned products;
   amv_values input[AMV_NUM_INPUTS];
-  int nranks;
+  int nranks; /* op step */
   amv_rank *ranks;
+  int op;                 /* amv_op; the fields above are those of op step */
+  struct amv_topk *topk;  /* op topk: its sizes, inputs and ranks (vecfile_topk.h) */
 } amv_vector;
 
 typedef struct amv_file {
@@ -109,6 +118,9 @@ void amv_free_list(char **paths, int n);
 
 /* ---- writing (the generator) ---- */
 void amv_write_header(FILE *f);
+/* The first line for a file of format `version` (AMV_VERSION_TOPK when it
+ * holds "op topk" vectors). */
+void amv_write_header_version(FILE *f, int version);
 /* One "input"/"expect" record, compressed (runs "V*N", ranges "A..B",
  * unchecked "?") and wrapped at AMV_WRAP columns. */
 void amv_write_values(FILE *f, const char *keyword, const char *name, const amv_values *values);
