@@ -6,11 +6,11 @@
  *
  * Work split: a group of `lanes` threads (the block's x dimension) owns one
  * token's row; the row is walked in chunks of lanes x 4 columns, each lane
- * taking four consecutive columns (one 16-byte load where aligned). When
- * rows are counted, the group's lanes add up their valid entries with a
- * prefix sum in block-shared memory, chunk after chunk, so compaction puts
- * a row's valid slots in increasing column order on every backend and
- * launch shape. Rows are taken in block-uniform rounds (every thread of a
+ * taking four consecutive columns (one 16-byte load where aligned). For
+ * compaction the group's lanes add up their valid entries with a prefix
+ * sum in block-shared memory, chunk after chunk, so a row's valid slots go
+ * in increasing column order on every backend and launch shape; counts
+ * alone need one sum over the lanes per row. Rows are taken in block-uniform rounds (every thread of a
  * block runs the same number of rounds and chunks), so the barriers of the
  * prefix sum are reached by all threads. Correct for any block and grid.
  */
@@ -192,7 +192,7 @@ AM_DEVICE void am_topk_body(const am_topk_params *p, am_thread th, int32_t *scra
     int32_t *AM_RESTRICT out = p->out + (active ? (int64_t)t * p->out_stride : 0);
     am_topk_row row;
     am_topk_cache cache;
-    uint32_t c0, total = 0;
+    uint32_t c0, total = 0, lane_count = 0;
     row.live = row.counted = 0;
     if (active) row = am_topk_row_of(p, t);
     cache.blk = -1;
@@ -211,15 +211,19 @@ AM_DEVICE void am_topk_body(const am_topk_params *p, am_thread th, int32_t *scra
         if (row.counted)
           for (i = 0; i < AM_TOPK_LANE_COLS; ++i) n += v[i] >= 0;
       }
-      if (!counting) continue; /* uniform: a launch parameter */
+      lane_count += n;
+      if (!p->compact) continue; /* uniform: a launch parameter */
+      /* compaction: where this lane's slots go needs the lanes before it */
       excl = am_topk_group_scan(scratch, th, n, &sum);
-      if (p->compact && n > 0) {
+      if (n > 0) {
         uint32_t at = total + excl; /* < K by construction; checked all the same */
         for (i = 0; i < AM_TOPK_LANE_COLS; ++i)
           if (v[i] >= 0 && at < k) out[at++] = v[i];
       }
       total += sum;
     }
+    /* counts without compaction: one sum over the lanes for the whole row */
+    if (counting && !p->compact) (void)am_topk_group_scan(scratch, th, lane_count, &total);
     if (active && p->compact)
       for (c0 = total + th.lane; c0 < k; c0 += th.lanes) out[c0] = -1;
     if (active && counting && th.lane == 0) p->valid_count[t] = (int32_t)total;
