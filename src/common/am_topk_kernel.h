@@ -48,10 +48,16 @@ AM_DEVICE int32_t am_topk_request(const am_topk_params *p, uint32_t t) {
     const int32_t r = p->req_id[t];
     return r >= 0 && r < p->num_reqs ? r : -1;
   } else {
+    /* Guess t * R / T (exact for one token a request, and for equal
+     * query lengths), so its boundaries load together with the total and
+     * a right guess needs no second round of loads. The guess depends on
+     * t, R and T only: every launch shape finds the same request. */
     const uint32_t num_reqs = (uint32_t)p->num_reqs;
-    const int32_t total = p->qsl[num_reqs];
+    const uint64_t guess = (uint64_t)t * num_reqs / (uint32_t)p->num_tokens;
+    const uint32_t g = guess < num_reqs - 1 ? (uint32_t)guess : num_reqs - 1;
+    const int32_t total = p->qsl[num_reqs], gs = p->qsl[g], ge = p->qsl[g + 1];
     if ((int32_t)t >= total) return -1; /* padding (total <= t, or total < 0) */
-    return am_find_req(p->qsl, num_reqs, t, total, 0, p->qsl[0], p->qsl[1]).req;
+    return am_find_req(p->qsl, num_reqs, t, total, g, gs, ge).req;
   }
 }
 
