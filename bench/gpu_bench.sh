@@ -8,13 +8,15 @@
 #  2. bench/compare.py: the PyTorch op chain, the Triton pair and attnmeta
 #     (through the Python binding) on the same inputs in one process
 #     -> compare.json, compare.png;
-#  3. bench/topk_compare.py: the per-layer top-k conversion, attnmeta
+#  2b. bench/triton_dsv4.py: a whole DeepSeek-V4 decode step, the engine's
+#     Triton sequence against one attnmeta launch -> dsv4.json (its table is
+#     printed);
+#  2c. bench/topk_compare.py: the per-layer top-k conversion, attnmeta
 #     against the Triton re-implementation of the engines' kernel
-#     (bench/triton_topk.py) and the copy bound, warm and cold
-#     -> its table and one JSON line in the log (ATTNMETA_BENCH_TOPK=0
-#     leaves it out);
-#  4. a compact table of 1 and 2, printed last, then a one-line summary.
-# Everything printed also goes to OUTDIR/gpu_bench.log (4 files in all).
+#     (bench/triton_topk.py) and the copy bound, warm and cold -> its table
+#     and one JSON line in the log (ATTNMETA_BENCH_TOPK=0 leaves it out);
+#  3. a compact table of 1 and 2, printed last, then a one-line summary.
+# Everything printed also goes to OUTDIR/gpu_bench.log (5 files in all).
 #
 # BUILD_DIR defaults to $ATTNMETA_GPU_BUILD_DIR (set by ci/gpu.sh). The
 # whole run keeps within $ATTNMETA_GPU_TIME_LEFT_S seconds (default 180);
@@ -46,8 +48,9 @@ bench_rc=127
 budget=${ATTNMETA_GPU_TIME_LEFT_S:-180}
 case $budget in '' | *[!0-9]*) budget=180 ;; esac
 t_bench=$((budget * 45 / 100))
-t_compare=$((budget * 30 / 100))
-t_topk=$((budget * 20 / 100))
+t_compare=$((budget * 25 / 100))
+t_dsv4=$((budget * 13 / 100))
+t_topk=$((budget * 14 / 100))
 quick=()
 [ "$budget" -lt 90 ] && quick=(--quick)
 
@@ -82,7 +85,15 @@ ATTNMETA_LIBRARY=$build/lib/libattnmeta.so PYTHONPATH="$root/python${PYTHONPATH:
 compare_rc=$?
 [ $compare_rc -eq 0 ] || { say "compare.py: exit status $compare_rc"; status=1; }
 
-# ---- 3. the top-k conversion against Triton and the copy bound ----
+# ---- 2b. a whole DSV4 decode step: the engine's Triton sequence / attnmeta ----
+say "== bench/triton_dsv4.py (${t_dsv4} s at most)"
+ATTNMETA_LIBRARY=$build/lib/libattnmeta.so PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}" \
+  PYTHONUNBUFFERED=1 timeout "$t_dsv4" python3 "$here/triton_dsv4.py" --json "$out/dsv4.json" \
+  --quick 2>&1 | tee -a "$log"
+dsv4_rc=${PIPESTATUS[0]}
+[ "$dsv4_rc" -eq 0 ] || { say "triton_dsv4.py: exit status $dsv4_rc"; status=1; }
+
+# ---- 2c. the top-k conversion against Triton and the copy bound ----
 topk_rc=0
 if [ "${ATTNMETA_BENCH_TOPK:-1}" != 0 ]; then
   say "== bench/topk_compare.py (${t_topk} s at most) ${quick[*]+${quick[*]}}"
@@ -92,9 +103,9 @@ if [ "${ATTNMETA_BENCH_TOPK:-1}" != 0 ]; then
   topk_rc=${PIPESTATUS[0]}
   [ $topk_rc -eq 0 ] || { say "topk_compare.py: exit status $topk_rc"; status=1; }
 fi
-say "== gpu_bench: bench.json compare.json compare.png gpu_bench.log in $out"
+say "== gpu_bench: bench.json compare.json compare.png dsv4.json gpu_bench.log in $out"
 
-# ---- 4. the compact table, last ----
+# ---- 3. the compact table, last ----
 python3 - "$out/bench.json" "$out/compare.json" "$bench_rc" "$compare_rc" <<'EOF' 2>&1 | tee -a "$log"
 import json, sys
 

@@ -22,7 +22,8 @@ extern "C" {
 
 /* 2: am_step_params reordered, with kernel variants, guesses and
  * speculation (what launch_step receives changed meaning) */
-#define AM_BACKEND_ABI 2
+/* 3: am_step_params grew the DeepSeek-V3.2/V4 products and AM_VARIANT_DSV4 */
+#define AM_BACKEND_ABI 3
 #define AM_BACKEND_ENTRY_SYMBOL "attnmeta_backend_entry"
 
 /* Backend functions return an attnmeta_status value and, on failure, put a
@@ -85,16 +86,16 @@ typedef struct am_backend_table {
   int (*copy_device)(void *state, void *dst, const void *src, size_t bytes, void *stream,
                      char *msg, size_t msg_size);
 
-  /* ---- appended after ABI 2: a module built earlier has a shorter table ----
-   * Read through am_backend_has(), never directly. */
+  /* ---- appended later: a module of this ABI built before has a shorter
+   * table. Read through am_backend_has(), never directly. ---- */
   /* One launch of the top-k conversion kernel on `stream` (blocks of
    * shape->lanes x shape->groups threads, shape->shared_bytes of scratch). */
   int (*launch_topk)(void *state, const am_topk_params *params, const am_launch_shape *shape,
                      void *stream, char *msg, size_t msg_size);
 } am_backend_table;
 
-/* The size of the first table of ABI 2 (up to copy_device): the smallest
- * table the loader accepts. Later members are optional. */
+/* The size of the table up to copy_device: the smallest table the loader
+ * accepts. Later members are optional. */
 #define AM_BACKEND_TABLE_MIN_SIZE \
   (offsetof(am_backend_table, copy_device) + sizeof(((am_backend_table *)0)->copy_device))
 

@@ -2,7 +2,9 @@
  * The GPU backend's launch glue, written once for CUDA and HIP. It uses the
  * neutral runtime names of am_gpu_runtime (src/cuda/cuda_runtime_map.h or
  * src/hip/hip_runtime_map.h, included first by the module's one source
- * file), never a vendor's names. C++ (compiled by nvcc or hipcc).
+ * file), never a vendor's names nor launch syntax (AM_RT_LAUNCH,
+ * AM_RT_DYNAMIC_SHARED). C++ (compiled by nvcc, hipcc, or for tests a host
+ * C++ compiler against HIP-CPU).
  */
 #ifndef ATTNMETA_AM_GPU_BACKEND_H
 #define ATTNMETA_AM_GPU_BACKEND_H
@@ -21,7 +23,7 @@
 #endif
 
 AM_KERNEL void AM_MAX_BLOCK_THREADS(1024) am_step_kernel(am_step_params params) {
-  extern __shared__ int32_t am_stage[];
+  AM_RT_DYNAMIC_SHARED(int32_t, am_stage);
   am_step_body(&params, AM_THREAD_HERE(), am_stage, AM_VARIANT_FULL);
 }
 
@@ -33,6 +35,13 @@ AM_KERNEL void AM_MAX_BLOCK_THREADS(1024) am_step_kernel_lean(am_step_params par
 /* The lean body for the token map + indexer product set. */
 AM_KERNEL void AM_MAX_BLOCK_THREADS(1024) am_step_kernel_indexer(am_step_params params) {
   am_step_body(&params, AM_THREAD_HERE(), (int32_t *)0, AM_VARIANT_INDEXER);
+}
+
+/* The full body with the DeepSeek-V3.2/V4 products: a kernel of its own, so
+ * that the others' machine code is unchanged by them. */
+AM_KERNEL void AM_MAX_BLOCK_THREADS(1024) am_step_kernel_dsv4(am_step_params params) {
+  extern __shared__ int32_t am_stage[];
+  am_step_body(&params, AM_THREAD_HERE(), am_stage, AM_VARIANT_FULL | AM_VARIANT_DSV4);
 }
 
 /* The top-k conversion; dynamic shared memory holds the prefix sum. */
@@ -146,14 +155,20 @@ int gpu_launch_step(void *state, const am_step_params *params, const am_launch_s
   const dim3 block((unsigned)shape->lanes, (unsigned)shape->groups);
   switch (params->variant) {
     case AM_VARIANT_FULL:
-      am_step_kernel<<<(unsigned)shape->grid, block, (size_t)shape->shared_bytes,
-                       (am_rt_stream)stream>>>(*params);
+      AM_RT_LAUNCH(am_step_kernel, dim3((unsigned)shape->grid), block,
+                   (size_t)shape->shared_bytes, (am_rt_stream)stream, *params);
+      break;
+    case AM_VARIANT_FULL | AM_VARIANT_DSV4:
+      am_step_kernel_dsv4<<<(unsigned)shape->grid, block, (size_t)shape->shared_bytes,
+                            (am_rt_stream)stream>>>(*params);
       break;
     case AM_VARIANT_INDEXER:
-      am_step_kernel_indexer<<<(unsigned)shape->grid, block, 0, (am_rt_stream)stream>>>(*params);
+      AM_RT_LAUNCH(am_step_kernel_indexer, dim3((unsigned)shape->grid), block, 0,
+                   (am_rt_stream)stream, *params);
       break;
     default:
-      am_step_kernel_lean<<<(unsigned)shape->grid, block, 0, (am_rt_stream)stream>>>(*params);
+      AM_RT_LAUNCH(am_step_kernel_lean, dim3((unsigned)shape->grid), block, 0,
+                   (am_rt_stream)stream, *params);
       break;
   }
   err = am_rt_get_last_error();
@@ -285,6 +300,10 @@ int gpu_event_elapsed(void *state, void *start, void *stop, float *ms, char *msg
 int gpu_capture_begin(void *state, void *stream, char *msg, size_t msg_size) {
   int status = gpu_enter(state, "begin stream capture", msg, msg_size);
   if (status != ATTNMETA_OK) return status;
+  if (!AM_RT_HAS_GRAPHS) { /* the measurement API then times a plain loop */
+    snprintf(msg, msg_size, "%s backend: no stream capture in this runtime", AM_RT_NAME);
+    return ATTNMETA_ERR_NOT_SUPPORTED;
+  }
   return gpu_checked(am_rt_capture_begin((am_rt_stream)stream), "begin stream capture", msg,
                      msg_size);
 }
@@ -364,7 +383,7 @@ int gpu_graph_destroy(void *state, void *graph, void *exec, char *msg, size_t ms
 int gpu_launch_empty(void *state, void *stream, char *msg, size_t msg_size) {
   int status = gpu_enter(state, "empty kernel", msg, msg_size);
   if (status != ATTNMETA_OK) return status;
-  am_empty_kernel<<<1, 1, 0, (am_rt_stream)stream>>>();
+  AM_RT_LAUNCH(am_empty_kernel, dim3(1), dim3(1), 0, (am_rt_stream)stream);
   return gpu_checked(am_rt_get_last_error(), "empty kernel", msg, msg_size);
 }
 
