@@ -1,9 +1,8 @@
 #define _POSIX_C_SOURCE 200809L /* open_memstream */
 /*
- * The conformance format's "op topk" vectors (version 2): a small vector
+ * The conformance format's "op topk" vectors (version 3): a small vector
  * parsed field by field, refused when malformed (with the line), written
- * and read back unchanged, and run on the CPU backend; a version 2 file
- * still reads "op step" vectors.
+ * and read back unchanged, and run on the CPU backend.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -17,7 +16,7 @@
 /* Two tokens of request 0 (blocks 10 and 11 of 4 positions), K 4, counted
  * and compacted; rank 0 of W 1. */
 static const char tiny[] =
-    "attnmeta-vectors 2\n"                   /* 1 */
+    "attnmeta-vectors 3\n"                   /* 1 */
     "vector tk\n"                            /* 2 */
     "op topk\n"                              /* 3 */
     "param num_tokens 2\n"                   /* 4 */
@@ -138,7 +137,8 @@ Test(vectors_topk, rejects_malformed) {
     int line;
     const char *says;
   } bad[] = {
-      {"attnmeta-vectors 2\n", "attnmeta-vectors 1\n", 3, "unknown op 'topk'"},
+      {"attnmeta-vectors 3\n", "attnmeta-vectors 1\n", 3, "unknown op 'topk'"},
+      {"attnmeta-vectors 3\n", "attnmeta-vectors 2\n", 3, "unknown op 'topk'"},
       {"param count 1\n", "", 21, "param count missing"},
       {"param count 1\n", "param count 2\n", 22, "count must be 0 or 1"},
       {"param count 1\n", "param count 0\n", 22, "compact needs count 1"},

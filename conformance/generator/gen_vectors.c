@@ -36,7 +36,7 @@ static int write_topk_files(const char *dir) {
       perror(path);
       return 1;
     }
-    amv_write_header_version(f, AMV_VERSION_TOPK);
+    amv_write_header_version(f, amg_topk_files[fi].version);
     for (t = 0; t < 3 && amg_topk_files[fi].title[t]; t++)
       fprintf(f, "# %s\n", amg_topk_files[fi].title[t]);
     fprintf(f,

@@ -1,6 +1,6 @@
 /*
  * The generator's "op topk" vectors (attnmeta_convert_topk, format version
- * 2): each case of the top-k case table (topk_cases.c) through the naive
+ * 3): each case of the top-k case table (topk_cases.c) through the naive
  * reference (topk_reference.c), every DCP rank, into a vector; and the
  * files they go into.
  */
@@ -10,7 +10,7 @@
 #include "attnmeta/conformance/vecfile.h"
 #include "vector_files.h"
 
-/* The files of op topk vectors (written as format version 2). */
+/* The files of op topk vectors (written as format version 3). */
 extern const amg_vector_file amg_topk_files[];
 extern const int amg_num_topk_files;
 /* The index into amg_topk_files of the file top-k case `name` belongs in. */

@@ -560,7 +560,7 @@ static int nameset_add(nameset *s, const char *name) {
 }
 
 /* ------------------------------------------------------------- op topk
- * Version 2's "op topk" vectors (spec/attnmeta-vectors-v2.md): the records
+ * Version 3's "op topk" vectors (spec/attnmeta-vectors-v3.md): the records
  * after the "op topk" line, up to and including "end". */
 
 enum { TP_T, TP_K, TP_TOPK_STRIDE, TP_OUT_STRIDE, TP_R, TP_COLS, TP_TABLE_STRIDE, TP_BLOCK_SIZE,

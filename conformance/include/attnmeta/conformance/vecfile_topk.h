@@ -1,6 +1,6 @@
 /*
- * The "op topk" vectors of the conformance kit (format version 2,
- * conformance/spec/attnmeta-vectors-v2.md): one attnmeta_convert_topk
+ * The "op topk" vectors of the conformance kit (format version 3,
+ * conformance/spec/attnmeta-vectors-v3.md): one attnmeta_convert_topk
  * operation, its sizes, options and inputs, and for each DCP rank the
  * slots, counts and error flags the naive reference expects
  * (amv_vector.topk of vecfile.h).
