@@ -40,13 +40,13 @@ AM_KERNEL void AM_MAX_BLOCK_THREADS(1024) am_step_kernel_indexer(am_step_params 
 /* The full body with the DeepSeek-V3.2/V4 products: a kernel of its own, so
  * that the others' machine code is unchanged by them. */
 AM_KERNEL void AM_MAX_BLOCK_THREADS(1024) am_step_kernel_dsv4(am_step_params params) {
-  extern __shared__ int32_t am_stage[];
+  AM_RT_DYNAMIC_SHARED(int32_t, am_stage);
   am_step_body(&params, AM_THREAD_HERE(), am_stage, AM_VARIANT_FULL | AM_VARIANT_DSV4);
 }
 
 /* The top-k conversion; dynamic shared memory holds the prefix sum. */
 AM_KERNEL void AM_MAX_BLOCK_THREADS(1024) am_topk_kernel(am_topk_params params) {
-  extern __shared__ int32_t am_topk_scratch[];
+  AM_RT_DYNAMIC_SHARED(int32_t, am_topk_scratch);
   am_topk_body(&params, AM_THREAD_HERE(), am_topk_scratch);
 }
 
@@ -159,8 +159,8 @@ int gpu_launch_step(void *state, const am_step_params *params, const am_launch_s
                    (size_t)shape->shared_bytes, (am_rt_stream)stream, *params);
       break;
     case AM_VARIANT_FULL | AM_VARIANT_DSV4:
-      am_step_kernel_dsv4<<<(unsigned)shape->grid, block, (size_t)shape->shared_bytes,
-                            (am_rt_stream)stream>>>(*params);
+      AM_RT_LAUNCH(am_step_kernel_dsv4, dim3((unsigned)shape->grid), block,
+                   (size_t)shape->shared_bytes, (am_rt_stream)stream, *params);
       break;
     case AM_VARIANT_INDEXER:
       AM_RT_LAUNCH(am_step_kernel_indexer, dim3((unsigned)shape->grid), block, 0,
@@ -183,8 +183,8 @@ int gpu_launch_topk(void *state, const am_topk_params *params, const am_launch_s
   am_rt_error err = guard.err;
   if (err != AM_RT_SUCCESS) return fail(msg, msg_size, ATTNMETA_ERR_LAUNCH, "set device", err);
   const dim3 block((unsigned)shape->lanes, (unsigned)shape->groups);
-  am_topk_kernel<<<(unsigned)shape->grid, block, (size_t)shape->shared_bytes,
-                   (am_rt_stream)stream>>>(*params);
+  AM_RT_LAUNCH(am_topk_kernel, dim3((unsigned)shape->grid), block, (size_t)shape->shared_bytes,
+               (am_rt_stream)stream, *params);
   err = am_rt_get_last_error();
   if (err != AM_RT_SUCCESS) return fail(msg, msg_size, ATTNMETA_ERR_LAUNCH, "top-k kernel", err);
   return ATTNMETA_OK;
