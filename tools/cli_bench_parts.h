@@ -142,7 +142,7 @@ void bench_run_case_variant(case_run *b, const variant *v, const options *o, res
 
 /* ---- the JSON report and the tables (cli_bench_report.c) ---- */
 
-int bench_write_json(const char *path, const run_info *ri, const options *o,
+int bench_write_json(FILE *f, const run_info *ri, const options *o,
     const bench_case *cases, const int *case_ids, int ncases,
     const variant *variants, int nvariants, result (*res)[MAX_CASES]);
 void bench_print_gpu_table(const run_info *ri, const bench_case *cases, const int *case_ids,

@@ -209,6 +209,12 @@ static void values_free(amv_values *v) {
   v->n = 0;
 }
 
+/* hi - lo for lo <= hi, exact for any int64 pair, without wrapping. */
+static uint64_t distance(int64_t lo, int64_t hi) {
+  if (lo < 0 && hi >= 0) return (uint64_t)hi + (uint64_t)(-(lo + 1)) + 1;
+  return (uint64_t)(hi - lo);
+}
+
 /* Reads `count` values of [lo, hi] starting at *cur on the current line,
  * continuing on continuation lines. keep == 0: checks them, stores nothing. */
 static int parse_values(lexer *lx, const char **cur, int64_t count, int allow_unchecked, int64_t lo,
@@ -260,7 +266,7 @@ static int parse_values(lexer *lx, const char **cur, int64_t count, int allow_un
       const size_t left = (size_t)(dots - t.s);
       if (parse_int(t.s, left, &a) || parse_int(dots + 2, t.n - left - 2, &b))
         return fail(lx, "%s: bad range '%.*s'", what, (int)t.n, t.s);
-      span = b >= a ? (uint64_t)b - (uint64_t)a : (uint64_t)a - (uint64_t)b;
+      span = b >= a ? distance(a, b) : distance(b, a);
       if (span >= (uint64_t)(count - filled))
         return fail(lx, "%s: more values than the %lld declared", what, (long long)count);
       reps = (int64_t)span + 1;

@@ -61,26 +61,34 @@ typedef enum attnmeta_status {
 } attnmeta_status;
 
 typedef enum attnmeta_backend {
-  ATTNMETA_BACKEND_AUTO = 0, /* CUDA, then HIP, then CPU; env ATTNMETA_BACKEND overrides */
+  ATTNMETA_BACKEND_AUTO = 0, /* CUDA, then HIP, then CPU; env ATTNMETA_BACKEND overrides
+                                (ignored in set-user-ID / set-group-ID programs) */
   ATTNMETA_BACKEND_CPU = 1,
   ATTNMETA_BACKEND_CUDA = 2,
   ATTNMETA_BACKEND_HIP = 3
 } attnmeta_backend;
 
 /* Bits OR-ed into the optional device error word by the kernels when they
- * meet hostile device data. Outputs stay in bounds whatever the data. */
+ * meet hostile device data. Outputs stay in bounds whatever the data.
+ * Flags 1-4 are checked whenever an error word is given; 8 and 16 when a
+ * wanted product reads seq_lens (seq_lens_out, global_seq_lens_out,
+ * positions, slot_mapping, the DeepSeek-V3.2/V4 products); 32, 64 and 128
+ * only while a product computes slots (slot_mapping, a compressed group's
+ * slot_mapping, SWA rows, global C128A rows; 128 also SWA lengths), whose
+ * entry is then -1. */
 enum attnmeta_error_flag {
   ATTNMETA_FLAG_QSL_FIRST_NONZERO = 1 << 0,  /* query_start_loc[0] != 0 */
   ATTNMETA_FLAG_QSL_DECREASING = 1 << 1,     /* query_start_loc[r+1] < query_start_loc[r] */
   ATTNMETA_FLAG_TOTAL_OUT_OF_RANGE = 1 << 2, /* query_start_loc[R] < 0 or > num_tokens */
-  ATTNMETA_FLAG_SEQ_LEN_NEGATIVE = 1 << 3,   /* seq_lens[r] < 0 */
-  ATTNMETA_FLAG_SEQ_LEN_LT_QLEN = 1 << 4,    /* seq_lens[r] < query length of r */
-  ATTNMETA_FLAG_BLOCK_OUT_OF_TABLE = 1 << 5, /* a position's block index outside [0, cols) */
-  ATTNMETA_FLAG_BLOCK_ID_NEGATIVE = 1 << 6,  /* a block-table entry used for a slot is < 0 */
-  ATTNMETA_FLAG_POSITION_NEGATIVE = 1 << 7,  /* a valid token's position is < 0 */
+  ATTNMETA_FLAG_SEQ_LEN_NEGATIVE = 1 << 3,   /* seq_lens[r] < 0 (a product reads seq_lens) */
+  ATTNMETA_FLAG_SEQ_LEN_LT_QLEN = 1 << 4,    /* seq_lens[r] < query length of r (idem) */
+  ATTNMETA_FLAG_BLOCK_OUT_OF_TABLE = 1 << 5, /* a slot's block index outside [0, cols) */
+  ATTNMETA_FLAG_BLOCK_ID_NEGATIVE = 1 << 6,  /* the block-table entry of a slot is < 0 */
+  ATTNMETA_FLAG_POSITION_NEGATIVE = 1 << 7,  /* a valid token's position is < 0 where a slot
+                                                or an SWA row needs it */
   ATTNMETA_FLAG_WORKSPACE_OUT_OF_RANGE = 1 << 8, /* top-k: a prefill_req entry >= num_prefill */
   ATTNMETA_FLAG_SLOT_OUT_OF_RANGE = 1 << 9   /* an int32 slot output would be outside
-                                                [0, INT32_MAX] (the entry is -1) */
+                                                 [0, INT32_MAX] (the entry is -1) */
 };
 
 /* Compressed KV-cache groups a step carries (DeepSeek-V4: ratio 4 and 128,
@@ -264,7 +272,9 @@ ATTNMETA_API const char *attnmeta_open_error(void);
 ATTNMETA_API attnmeta_status attnmeta_close(attnmeta_context *ctx); /* NULL is fine */
 ATTNMETA_API attnmeta_backend attnmeta_context_backend(const attnmeta_context *ctx);
 ATTNMETA_API int attnmeta_context_device(const attnmeta_context *ctx);
-/* Device description, e.g. "NVIDIA H200 (sm_90)" or "host CPU". */
+/* Device description, e.g. "NVIDIA H200 (sm_90, SASS sm_90)" (the CUDA backend
+ * adds which code the driver runs: machine code, or "PTX JIT from compute_XY")
+ * or "host CPU". */
 ATTNMETA_API const char *attnmeta_context_device_name(const attnmeta_context *ctx);
 /* Message of the last failed call on ctx made by the calling thread ("" after
  * a success). Kept per thread, so threads sharing a context never overwrite
@@ -277,10 +287,13 @@ typedef struct attnmeta_launch_config {
   int block;  /* threads per block; 0 = automatic. The CPU backend runs one
                  thread per block: 0 or 1 there */
   int grid;   /* blocks; 0 = automatic. Reduced to at most 2^31 threads
-                 in all (grid x block) */
-  int stage;  /* stage the boundaries in block-shared memory when they fit:
-                 -1 = automatic (currently never: measured slower), 0 = never,
-                 1 = whenever they fit */
+                 in all (grid x block); the CPU backend runs no more blocks
+                 than have work */
+  int stage;  /* stage the boundaries in block-shared memory when they fit
+                 (4095 requests on a GPU; 1 KiB on the CPU backend, whose
+                 stage is on the calling thread's stack): -1 = automatic
+                 (currently never: measured slower), 0 = never, 1 = whenever
+                 they fit */
   int vector; /* 16-byte block-table copies when pointers and strides allow:
                  -1 = automatic, 0 = never, 1 = whenever allowed */
   int lanes;  /* threads sharing one token's block-table row; 0 = automatic.
@@ -296,7 +309,8 @@ ATTNMETA_API attnmeta_status attnmeta_set_launch_config(attnmeta_context *ctx,
 /* ---- backends ---- */
 /* Number of devices `kind` finds (0 with no device or no module). */
 ATTNMETA_API attnmeta_status attnmeta_backend_device_count(attnmeta_backend kind, int *count);
-/* Architectures the backend module was built for, e.g. "sm_90 sm_100". */
+/* Architectures the backend module was built for, e.g. "sm_90 sm_100 compute_100"
+ * (sm_XY: machine code; compute_XY: PTX the driver compiles for newer GPUs). */
 ATTNMETA_API attnmeta_status attnmeta_backend_targets(attnmeta_backend kind, const char **targets);
 
 /* ---- operations ---- */
@@ -314,7 +328,9 @@ ATTNMETA_API attnmeta_status attnmeta_step_init_size(attnmeta_step *step, size_t
 ATTNMETA_API void attnmeta_step_init(attnmeta_step *step);
 #define attnmeta_step_init(step) ((void)attnmeta_step_init_size((step), sizeof(attnmeta_step)))
 
-/* Builds every output the step names in ONE kernel launch on `stream`. */
+/* Builds every output the step names in ONE kernel launch on `stream`.
+ * No output may share a byte with an input or another output: overlaps
+ * are refused (ATTNMETA_ERR_INVALID_ARGUMENT). */
 ATTNMETA_API attnmeta_status attnmeta_build_step(attnmeta_context *ctx, const attnmeta_step *step,
                                                  void *stream);
 

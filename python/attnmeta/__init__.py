@@ -83,3 +83,17 @@ __all__ = [
     "version",
     "version_string",
 ]
+
+# torch imported first: its custom operators (attnmeta.ops) are registered
+# now, so torch.compile finds them from the first call.
+def _register_torch_ops_if_imported():
+    import sys
+
+    from ._arrays import register_torch_ops
+
+    if "torch" in sys.modules:
+        register_torch_ops()
+
+
+_register_torch_ops_if_imported()
+del _register_torch_ops_if_imported

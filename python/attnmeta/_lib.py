@@ -28,6 +28,7 @@ import operator
 import os
 import sys
 import warnings
+from typing import List, Tuple
 
 __all__ = [
     "AttnmetaArgumentError",
@@ -105,7 +106,7 @@ class AttnmetaError(RuntimeError):
     or ``attnmeta_open_error``), ``function`` the C function that failed.
     """
 
-    def __init__(self, status, message="", function=""):
+    def __init__(self, status: int, message: str = "", function: str = "") -> None:
         try:
             status = Status(status)
         except ValueError:
@@ -311,7 +312,7 @@ def _build_order(path):
     return (_sanitized(path), -_mtime(path))
 
 
-def library_candidates():
+def library_candidates() -> List[Tuple[str, str]]:
     """The places the library is looked for, in order, as (where, path)
     pairs; a bare file name means "ask the dynamic loader". With
     ``$ATTNMETA_LIBRARY`` set, it is the only candidate."""
@@ -469,22 +470,22 @@ copy_to_device = _prototype(_slow, "attnmeta_copy_to_device", _cint, [_vp, _vp, 
 copy_to_host = _prototype(_slow, "attnmeta_copy_to_host", _cint, [_vp, _vp, _vp, ctypes.c_size_t])
 
 
-def version_string():
+def version_string() -> str:
     """The library's version text, e.g. ``"0.1.0"``."""
     return _version_string().decode()
 
 
-def status_string(status):
+def status_string(status: int) -> str:
     """``attnmeta_status_string``: a short text for a status code."""
     return _status_string(int(status)).decode()
 
 
-def backend_name(kind):
+def backend_name(kind: int) -> str:
     """``attnmeta_backend_name``: "auto", "cpu", "cuda", "hip" or "unknown"."""
     return _backend_name(int(kind)).decode()
 
 
-def describe_error_flags(flags):
+def describe_error_flags(flags: int) -> str:
     """The text of the error-word bits in ``flags`` (``attnmeta_error_flags_describe``):
     ``"no error"`` for 0, else a ", "-separated list."""
     value = operator.index(flags)

@@ -9,6 +9,7 @@
 
 #include "am_backend.h"
 #include "am_step_kernel.h"
+#include "am_step_plan.h"
 #include "am_topk_kernel.h"
 #include "attnmeta/attnmeta.h"
 
@@ -35,8 +36,8 @@ static void cpu_close(void *state) { (void)state; }
 static int cpu_launch_step(void *state, const am_step_params *params, const am_launch_shape *shape,
                            void *stream, char *msg, size_t msg_size) {
   /* Stage scratch lives on this call's stack, so contexts and threads never
-   * share it; its size is bounded by AM_STAGE_MAX_REQS. */
-  int32_t stage[2 * (AM_STAGE_MAX_REQS + 1)];
+   * share it; the planner stages on the CPU only what fits (1 KiB). */
+  int32_t stage[AM_CPU_STAGE_WORDS];
   int64_t block;
   (void)state;
   (void)stream;
@@ -50,7 +51,8 @@ static int cpu_launch_step(void *state, const am_step_params *params, const am_l
              (long long)shape->shared_bytes, sizeof stage);
     return ATTNMETA_ERR_INTERNAL;
   }
-  /* grid <= 2^31 (step.c bounds it), so it fits the body's 32-bit indices */
+  /* grid <= 2^31 and no larger than the work (am_plan_launch bounds it), so
+   * it fits the body's 32-bit indices */
   for (block = 0; block < shape->grid; ++block) {
     am_step_body(params, am_make_thread((uint32_t)block, (uint32_t)shape->grid, 0, 1, 0, 1),
                  stage, params->variant | AM_VARIANT_ONE_LANE);
