@@ -17,6 +17,7 @@
 #              launch configuration of the suite)
 #   graph      tests/gpu: graph capture and replay
 #   streams    tests/gpu: streams, contexts, threads
+#   topk_graph tests/gpu: the top-k conversion captured in a graph and replayed
 #   conformance  attnmeta conformance over conformance/vectors on the CUDA backend
 #   memcheck, racecheck, initcheck, synccheck
 #              compute-sanitizer over a subset of the Criterion suite (the
@@ -319,7 +320,7 @@ else
 fi
 
 # ---------------------------------------------------------- graph, streams
-for t in graph:attnmeta_gpu_graph_test streams:attnmeta_gpu_stream_test; do
+for t in graph:attnmeta_gpu_graph_test streams:attnmeta_gpu_stream_test topk_graph:attnmeta_gpu_topk_graph_test; do
   name=${t%%:*}
   exe=$bin/${t#*:}
   t0=$SECONDS

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "attnmeta/conformance/vecfile.h"
+#include "attnmeta/conformance/vecfile_topk.h"
 #include "attnmeta/conformance/vecrun.h"
 #include "cli.h"
 #include "cli_options.h"
@@ -369,7 +370,7 @@ int cli_conformance(int argc, char **argv) {
         fprintf(json,
                 ", \"result\": \"%s\", \"ranks\": %d, \"launches\": %lld, \"failures\": %lld, "
                 "\"seconds\": %.3f",
-                word, vec->nranks, (long long)out.launches, (long long)rep->failures,
+                word, vec->op == AMV_OP_TOPK ? vec->topk->nranks : vec->nranks, (long long)out.launches, (long long)rep->failures,
                 now_s() - t0);
         if (out.result == AMV_SKIP) {
           fprintf(json, ", \"reason\": ");

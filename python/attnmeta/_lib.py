@@ -87,6 +87,7 @@ class ErrorFlag(enum.IntFlag):
     BLOCK_OUT_OF_TABLE = 1 << 5
     BLOCK_ID_NEGATIVE = 1 << 6
     POSITION_NEGATIVE = 1 << 7
+    WORKSPACE_OUT_OF_RANGE = 1 << 8
     SLOT_OUT_OF_RANGE = 1 << 9
 
 
@@ -219,6 +220,38 @@ class Step(ctypes.Structure):
         ("c128a_rows", _p),
         ("c128a_rows_stride", _i64),
         ("c128a_lens", _p),
+    ]
+
+
+class Topk(ctypes.Structure):
+    """ctypes mirror of ``attnmeta_topk``; pointer fields take ints (or None)."""
+
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("topk", _p),
+        ("topk_stride", _i64),
+        ("num_tokens", _i32),
+        ("topk_count", _i32),
+        ("query_start_loc", _p),
+        ("req_id", _p),
+        ("num_reqs", _i32),
+        ("block_table", _p),
+        ("block_table_cols", _i32),
+        ("block_table_stride", _i64),
+        ("block_size", _i32),
+        ("stride_rows", _i32),
+        ("dcp_world_size", _i32),
+        ("dcp_rank", _i32),
+        ("dcp_interleave", _i32),
+        ("prefill_req", _p),
+        ("workspace_starts", _p),
+        ("num_prefill", _i32),
+        ("token_slot", _p),
+        ("out", _p),
+        ("out_stride", _i64),
+        ("valid_count", _p),
+        ("compact", _i32),
+        ("error_word", _p),
     ]
 
 
@@ -408,6 +441,16 @@ def step_init(address):
     ``sizeof(Step)`` bytes and fills what this mirror has."""
     return step_init_size(address, ctypes.sizeof(Step))
 build_step = _prototype(_fast, "attnmeta_build_step", _cint, [_vp, _vp, _vp])
+topk_init_size = _prototype(_fast, "attnmeta_topk_init_size", _cint, [_vp, ctypes.c_size_t])
+
+
+def topk_init(address):
+    """attnmeta_topk_init for this binding's Topk (``sizeof(Topk)`` bytes)."""
+    return topk_init_size(address, ctypes.sizeof(Topk))
+
+
+
+convert_topk = _prototype(_fast, "attnmeta_convert_topk", _cint, [_vp, _vp, _vp])
 token_to_req = _prototype(
     _fast, "attnmeta_token_to_req", _cint, [_vp, _vp, _i32, _i32, _i32, _vp, _vp]
 )
@@ -466,6 +509,14 @@ def _check_layout():
             "attnmeta: %s refuses this binding's %d-byte attnmeta_step (%s): the binding "
             "(version %s) is newer than the library; use the binding of the library's version"
             % (library_path, ctypes.sizeof(Step), status_string(status), __version__)
+        )
+    scratch = ctypes.create_string_buffer(ctypes.sizeof(Topk))
+    status = topk_init(ctypes.addressof(scratch))
+    if status != 0:
+        raise ImportError(
+            "attnmeta: %s refuses this binding's %d-byte attnmeta_topk (%s): the binding "
+            "(version %s) is newer than the library; use the binding of the library's version"
+            % (library_path, ctypes.sizeof(Topk), status_string(status), __version__)
         )
 
 
