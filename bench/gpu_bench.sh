@@ -11,7 +11,11 @@
 #  2b. bench/triton_dsv4.py: a whole DeepSeek-V4 decode step, the engine's
 #     Triton sequence against one attnmeta launch -> dsv4.json (its table is
 #     printed);
-#  3. a compact table of both, printed last, then a one-line summary.
+#  2c. bench/topk_compare.py: the per-layer top-k conversion, attnmeta
+#     against the Triton re-implementation of the engines' kernel
+#     (bench/triton_topk.py) and the copy bound, warm and cold -> its table
+#     and one JSON line in the log (ATTNMETA_BENCH_TOPK=0 leaves it out);
+#  3. a compact table of 1 and 2, printed last, then a one-line summary.
 # Everything printed also goes to OUTDIR/gpu_bench.log (5 files in all).
 #
 # BUILD_DIR defaults to $ATTNMETA_GPU_BUILD_DIR (set by ci/gpu.sh). The
@@ -44,8 +48,9 @@ bench_rc=127
 budget=${ATTNMETA_GPU_TIME_LEFT_S:-180}
 case $budget in '' | *[!0-9]*) budget=180 ;; esac
 t_bench=$((budget * 45 / 100))
-t_compare=$((budget * 33 / 100))
-t_dsv4=$((budget * 15 / 100))
+t_compare=$((budget * 25 / 100))
+t_dsv4=$((budget * 13 / 100))
+t_topk=$((budget * 14 / 100))
 quick=()
 [ "$budget" -lt 90 ] && quick=(--quick)
 
@@ -87,6 +92,17 @@ ATTNMETA_LIBRARY=$build/lib/libattnmeta.so PYTHONPATH="$root/python${PYTHONPATH:
   --quick 2>&1 | tee -a "$log"
 dsv4_rc=${PIPESTATUS[0]}
 [ "$dsv4_rc" -eq 0 ] || { say "triton_dsv4.py: exit status $dsv4_rc"; status=1; }
+
+# ---- 2c. the top-k conversion against Triton and the copy bound ----
+topk_rc=0
+if [ "${ATTNMETA_BENCH_TOPK:-1}" != 0 ]; then
+  say "== bench/topk_compare.py (${t_topk} s at most) ${quick[*]+${quick[*]}}"
+  ATTNMETA_LIBRARY=$build/lib/libattnmeta.so PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}" \
+    PYTHONUNBUFFERED=1 timeout "$t_topk" python3 "$here/topk_compare.py" --print-json \
+    ${quick[@]+"${quick[@]}"} 2>&1 | tee -a "$log"
+  topk_rc=${PIPESTATUS[0]}
+  [ $topk_rc -eq 0 ] || { say "topk_compare.py: exit status $topk_rc"; status=1; }
+fi
 say "== gpu_bench: bench.json compare.json compare.png dsv4.json gpu_bench.log in $out"
 
 # ---- 3. the compact table, last ----

@@ -482,6 +482,10 @@ void amv_run_vector(const amv_runner *opts, const amv_vector *v, amv_outcome *ou
   const amv_values *table = &v->input[AMV_BLOCK_TABLE];
   run ru;
   int k, c;
+  if (v->op == AMV_OP_TOPK) { /* vecrun_topk.c */
+    amv_run_topk(opts, v, out);
+    return;
+  }
 
   memset(out, 0, sizeof *out);
   out->result = AMV_PASS;

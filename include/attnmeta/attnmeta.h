@@ -86,7 +86,7 @@ enum attnmeta_error_flag {
   ATTNMETA_FLAG_BLOCK_ID_NEGATIVE = 1 << 6,  /* the block-table entry of a slot is < 0 */
   ATTNMETA_FLAG_POSITION_NEGATIVE = 1 << 7,  /* a valid token's position is < 0 where a slot
                                                 or an SWA row needs it */
-  /* 1 << 8 is reserved for the top-k operation's prefill workspace check */
+  ATTNMETA_FLAG_WORKSPACE_OUT_OF_RANGE = 1 << 8, /* top-k: a prefill_req entry >= num_prefill */
   ATTNMETA_FLAG_SLOT_OUT_OF_RANGE = 1 << 9   /* an int32 slot output would be outside
                                                  [0, INT32_MAX] (the entry is -1) */
 };
@@ -206,6 +206,53 @@ typedef struct attnmeta_step {
   int32_t *c128a_lens;              /* [C]  valid entries of each row; 0 in [T, C) */
 } attnmeta_step;
 
+/*
+ * Per-layer sparse top-k conversion (docs/contract.md, "Top-k indices to
+ * global KV slots"): each token's K request-local KV positions become
+ * global cache slots through its request's block table. Fill with
+ * attnmeta_topk_init() and set what you need. All pointers are device
+ * pointers; sizes are element counts, strides in elements. The struct
+ * grows only at its end, like attnmeta_step (docs/abi.md).
+ *
+ * T = num_tokens, K = topk_count, R = num_reqs, P = num_prefill.
+ */
+typedef struct attnmeta_topk {
+  size_t struct_size; /* the caller's sizeof(attnmeta_topk), set by attnmeta_topk_init */
+
+  /* ---- inputs ---- */
+  const int32_t *topk;            /* [T][topk_stride] request-local positions, -1 = none */
+  int64_t topk_stride;            /* >= K */
+  int32_t num_tokens;             /* T >= 0 */
+  int32_t topk_count;             /* K >= 1 */
+  /* The token's request: exactly one of the two. */
+  const int32_t *query_start_loc; /* [R + 1]: req(t) found on the device, as the step does;
+                                     tokens at or past query_start_loc[R] are padding */
+  const int32_t *req_id;          /* [T]: the request of each token, given */
+  int32_t num_reqs;               /* R >= 0 */
+  const int32_t *block_table;     /* [R][block_table_stride] (may be NULL if cols == 0) */
+  int32_t block_table_cols;       /* cols >= 0 */
+  int64_t block_table_stride;     /* >= cols */
+  int32_t block_size;             /* bs >= 1: positions per block */
+  int32_t stride_rows;            /* rows between consecutive blocks of a flat cache view;
+                                     0 = block_size */
+  int32_t dcp_world_size;         /* W >= 1 */
+  int32_t dcp_rank;               /* 0 <= k < W */
+  int32_t dcp_interleave;         /* I >= 1 */
+  /* Optional prefill workspace: prefill tokens map into a workspace, not the cache. */
+  const int32_t *prefill_req;     /* [T] or NULL: < 0 = decode token, else an index < P */
+  const int32_t *workspace_starts; /* [P], needed with prefill_req when P > 0 */
+  int32_t num_prefill;            /* P >= 0 */
+  const int64_t *token_slot;      /* [T] or NULL: a token whose slot is < 0 counts 0 valid */
+
+  /* ---- outputs ---- */
+  int32_t *out;                   /* [T][out_stride], required */
+  int64_t out_stride;             /* >= K */
+  int32_t *valid_count;           /* [T] or NULL: valid entries of each row */
+  int32_t compact;                /* 1: each row's valid slots first, in column order,
+                                     then -1 (needs valid_count); 0: in place */
+  int32_t *error_word;            /* [1] optional; flags are OR-ed in, never cleared */
+} attnmeta_topk;
+
 /* ---- version ---- */
 ATTNMETA_API int attnmeta_version(void);                 /* ATTNMETA_VERSION of the library */
 ATTNMETA_API const char *attnmeta_version_string(void);  /* "0.1.0" */
@@ -225,7 +272,9 @@ ATTNMETA_API const char *attnmeta_open_error(void);
 ATTNMETA_API attnmeta_status attnmeta_close(attnmeta_context *ctx); /* NULL is fine */
 ATTNMETA_API attnmeta_backend attnmeta_context_backend(const attnmeta_context *ctx);
 ATTNMETA_API int attnmeta_context_device(const attnmeta_context *ctx);
-/* Device description, e.g. "NVIDIA H200 (sm_90)" or "host CPU". */
+/* Device description, e.g. "NVIDIA H200 (sm_90, SASS sm_90)" (the CUDA backend
+ * adds which code the driver runs: machine code, or "PTX JIT from compute_XY")
+ * or "host CPU". */
 ATTNMETA_API const char *attnmeta_context_device_name(const attnmeta_context *ctx);
 /* Message of the last failed call on ctx made by the calling thread ("" after
  * a success). Kept per thread, so threads sharing a context never overwrite
@@ -260,7 +309,8 @@ ATTNMETA_API attnmeta_status attnmeta_set_launch_config(attnmeta_context *ctx,
 /* ---- backends ---- */
 /* Number of devices `kind` finds (0 with no device or no module). */
 ATTNMETA_API attnmeta_status attnmeta_backend_device_count(attnmeta_backend kind, int *count);
-/* Architectures the backend module was built for, e.g. "sm_90 sm_100". */
+/* Architectures the backend module was built for, e.g. "sm_90 sm_100 compute_100"
+ * (sm_XY: machine code; compute_XY: PTX the driver compiles for newer GPUs). */
 ATTNMETA_API attnmeta_status attnmeta_backend_targets(attnmeta_backend kind, const char **targets);
 
 /* ---- operations ---- */
@@ -290,6 +340,18 @@ ATTNMETA_API attnmeta_status attnmeta_token_to_req(attnmeta_context *ctx,
                                                    const int32_t *query_start_loc, int32_t num_reqs,
                                                    int32_t num_mapped, int32_t num_tokens,
                                                    int32_t *out, void *stream);
+
+/* Initialises an operation of `size` bytes, the caller's
+ * sizeof(attnmeta_topk): zeroes it, sets struct_size = size and the
+ * defaults block_size = 1, stride_rows = 0 (= block_size),
+ * dcp_world_size = 1, dcp_rank = 0, dcp_interleave = 1, compact = 0.
+ * Returns as attnmeta_step_init_size does. */
+ATTNMETA_API attnmeta_status attnmeta_topk_init_size(attnmeta_topk *op, size_t size);
+#define attnmeta_topk_init(op) ((void)attnmeta_topk_init_size((op), sizeof(attnmeta_topk)))
+
+/* Converts one layer's top-k indices in ONE kernel launch on `stream`. */
+ATTNMETA_API attnmeta_status attnmeta_convert_topk(attnmeta_context *ctx, const attnmeta_topk *op,
+                                                   void *stream);
 
 /* ---- device memory utilities ----
  * For tools, tests and bindings that must run on any backend without linking

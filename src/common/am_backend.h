@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "am_step_params.h"
+#include "am_topk_params.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -84,7 +85,24 @@ typedef struct am_backend_table {
   /* Device-to-device copy queued on `stream` (synchronous on the CPU). */
   int (*copy_device)(void *state, void *dst, const void *src, size_t bytes, void *stream,
                      char *msg, size_t msg_size);
+
+  /* ---- appended later: a module of this ABI built before has a shorter
+   * table. Read through am_backend_has(), never directly. ---- */
+  /* One launch of the top-k conversion kernel on `stream` (blocks of
+   * shape->lanes x shape->groups threads, shape->shared_bytes of scratch). */
+  int (*launch_topk)(void *state, const am_topk_params *params, const am_launch_shape *shape,
+                     void *stream, char *msg, size_t msg_size);
 } am_backend_table;
+
+/* The size of the table up to copy_device: the smallest table the loader
+ * accepts. Later members are optional. */
+#define AM_BACKEND_TABLE_MIN_SIZE \
+  (offsetof(am_backend_table, copy_device) + sizeof(((am_backend_table *)0)->copy_device))
+
+/* Does `table` (of table->table_size bytes) hold a non-NULL `member`? */
+#define am_backend_has(table, member)                                                   \
+  ((table)->table_size >= offsetof(am_backend_table, member) + sizeof((table)->member) && \
+   (table)->member != NULL)
 
 typedef const am_backend_table *(*am_backend_entry_fn)(void);
 

@@ -10,6 +10,7 @@
 #include "am_backend.h"
 #include "am_step_kernel.h"
 #include "am_step_plan.h"
+#include "am_topk_kernel.h"
 #include "attnmeta/attnmeta.h"
 
 static int cpu_device_count(int *count, char *msg, size_t msg_size) {
@@ -56,6 +57,23 @@ static int cpu_launch_step(void *state, const am_step_params *params, const am_l
     am_step_body(params, am_make_thread((uint32_t)block, (uint32_t)shape->grid, 0, 1, 0, 1),
                  stage, params->variant | AM_VARIANT_ONE_LANE);
   }
+  return ATTNMETA_OK;
+}
+
+static int cpu_launch_topk(void *state, const am_topk_params *params, const am_launch_shape *shape,
+                           void *stream, char *msg, size_t msg_size) {
+  int32_t scratch[1]; /* the prefix sum's block-shared memory: one thread a block */
+  int64_t block;
+  (void)state;
+  (void)stream;
+  if (shape->lanes * shape->groups != 1) {
+    snprintf(msg, msg_size, "the CPU backend runs one thread per block; got %lld x %lld",
+             (long long)shape->lanes, (long long)shape->groups);
+    return ATTNMETA_ERR_NOT_SUPPORTED;
+  }
+  for (block = 0; block < shape->grid; ++block)
+    am_topk_body(params, am_make_thread((uint32_t)block, (uint32_t)shape->grid, 0, 1, 0, 1),
+                 scratch);
   return ATTNMETA_OK;
 }
 
@@ -248,6 +266,8 @@ static const am_backend_table cpu_table = {
     cpu_stream_create, cpu_stream_destroy, cpu_event_create, cpu_event_destroy, cpu_event_record,
     cpu_event_elapsed, cpu_capture_begin, cpu_capture_end, cpu_graph_node_count,
     cpu_graph_instantiate, cpu_graph_launch, cpu_graph_destroy, cpu_launch_empty, cpu_copy_device,
+    /* appended */
+    cpu_launch_topk,
 };
 
 const am_backend_table *am_cpu_backend(void) { return &cpu_table; }

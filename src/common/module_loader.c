@@ -131,12 +131,13 @@ static void load_slot(module_slot *slot) {
   }
   table = entry();
   if (!table || table->abi_version != AM_BACKEND_ABI ||
-      table->table_size < sizeof(am_backend_table)) {
+      table->table_size < AM_BACKEND_TABLE_MIN_SIZE) {
     slot->status = ATTNMETA_ERR_ABI_MISMATCH;
     snprintf(slot->message, sizeof slot->message,
-             "%s has backend ABI %u (table of %u bytes); this library needs ABI %d (%zu bytes)",
+             "%s has backend ABI %u (table of %u bytes); this library needs ABI %d (at least "
+             "%zu bytes)",
              slot->file, table ? table->abi_version : 0u, table ? table->table_size : 0u,
-             AM_BACKEND_ABI, sizeof(am_backend_table));
+             AM_BACKEND_ABI, (size_t)AM_BACKEND_TABLE_MIN_SIZE);
     return;
   }
   slot->table = table;

@@ -168,6 +168,12 @@ static inline int am_rt_kernel_loadable(const void *kernel) {
   return hipFuncGetAttributes(&attr, kernel) == hipSuccess;
 }
 
+/* The module holds code objects for its targets only: nothing to add. */
+static inline void am_rt_code_kind(int device, char *buf, size_t size) {
+  (void)device;
+  if (size) buf[0] = '\0';
+}
+
 /* ---- measurement (attnmeta_measure.h): streams, events ---- */
 typedef hipEvent_t am_rt_event;
 
