@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """`pip install .` from the repository root: builds the C library with CMake
 and bundles it into a platform wheel (pyproject.toml holds the metadata).
 

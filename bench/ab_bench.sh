@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/ab_bench.sh OUTDIR SRC_A SRC_B [ROUNDS]
 #
 # A/B comparison of two source trees of attnmeta on one GPU, in one run, so

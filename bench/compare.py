@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Side-by-side timing of one decode step's metadata, on the same GPU, in one
 process, on the same inputs, for three implementations:
 

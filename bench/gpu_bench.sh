@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/gpu_bench.sh OUTDIR [BUILD_DIR]
 #
 # The GPU benchmark of attnmeta, under a minute on an H200 (3 at most):

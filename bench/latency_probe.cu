@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/latency_probe.cu: what the smallest kernels cost as graph nodes.
 //
 // The device time per node of kernels that do next to nothing, measured the

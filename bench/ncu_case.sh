@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/ncu_case.sh OUTDIR BUILD_DIR CASE [KERNEL_REGEX]
 #
 # Nsight Compute on one step kernel of one `attnmeta bench` case, as the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """GPU timing of the per-layer sparse top-k conversion (contract section 6)
 on one GPU, in one process, on the same inputs:
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A whole DeepSeek-V4 decode step's metadata, side by side on one GPU:
 
   triton    the engine's launch sequence: one Triton kernel per product, with

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A Triton re-implementation of the serving engines' sparse top-k
 conversion (request-local top-k indices to global KV slots), the kernel
 attnmeta_convert_topk is measured against in bench/topk_compare.py.

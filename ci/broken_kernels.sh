@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ci/broken_kernels.sh HIP_CPU_ROOT [WORK_DIR]
 #
 # Shows that the HIP backend run on HIP-CPU checks what the CPU backend

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ci/check_symbols.sh BUILD_OR_PREFIX
 #
 # ABI hygiene of a build tree (BUILD/lib/libattnmeta.so, modules beside it)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs every Debian package the build and the tests need (run as root).
 set -euo pipefail
 packages=(

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ci/examples.sh BUILD_DIR
 #
 # Installs a built tree into a fresh temporary prefix and uses it the way a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ci/find_hip_cpu.sh: prints the HIP-CPU folder the tests use (the HIP
 # backend run on the CPU, docs/conformance.md), looked for in order at
 #   $ATTNMETA_HIP_CPU_ROOT, third_party/hip-cpu (in the tree),

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ci/fuzz.sh [SECONDS]
 #
 # Builds the libFuzzer harnesses (fuzz/) with clang, AddressSanitizer and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ci/gpu.sh OUTDIR — builds attnmeta and runs every GPU check on an NVIDIA
 # machine, in one command. See docs/gpu.md.
 #

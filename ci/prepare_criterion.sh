@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ci/prepare_criterion.sh OUTDIR
 #
 # Collects Debian's Criterion (package libcriterion-dev) into OUTDIR so that a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ci/sanitize.sh [BUILD_DIR]
 #
 # 1. AddressSanitizer + UndefinedBehaviorSanitizer: configures the whole

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The project's one test command: installs what it needs (when root), builds
 # everything buildable here (core, CPU backend, CUDA module when nvcc exists,
 # HIP module with Debian's ROCm packages, the HIP module on HIP-CPU when
@@ -72,6 +73,7 @@ case $hip_cpu_found in
     ;;
   *) step "HIP backend on HIP-CPU: ATTNMETA_HIP_CPU_ROOT is usable" false ;;
 esac
+step "every source file names its licence (ci/check_spdx.sh)" bash ci/check_spdx.sh
 step "conformance vectors match the generator (ci/vectors.sh)" bash ci/vectors.sh "$build"
 step "conformance kit on the CPU backend (attnmeta conformance)" \
   "$build/bin/attnmeta" conformance --backend cpu "$root/conformance/vectors"

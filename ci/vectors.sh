@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The committed conformance vectors (conformance/vectors/*.amv) must be
 # exactly what the generator (conformance/generator/) makes from the case
 # table (cases.c) and the naive reference (reference.c): regenerates them into

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ci/wheel.sh: `pip install .` as a new user meets it, on a fresh copy of the
 # checkout (its tracked and unignored files: no build folder, nothing an
 # earlier build left). Builds the wheel offline with Debian's setuptools

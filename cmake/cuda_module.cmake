@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The CUDA backend module, libattnmeta_cuda.so, built whenever nvcc exists
 # (ATTNMETA_WITH_CUDA=AUTO) or demanded (ON). The CUDA runtime is linked
 # statically so the module needs only the driver where it runs.

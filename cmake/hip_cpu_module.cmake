@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Test-only: the HIP module's own source (src/hip/hip_backend.hip, with the
 # HIP runtime map and the shared glue) built by the host C++ compiler
 # against HIP-CPU (third_party/hip-cpu: the HIP runtime API on the CPU), so

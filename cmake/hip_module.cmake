@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The HIP backend module, libattnmeta_hip.so, built whenever a HIP compiler
 # is found (ATTNMETA_WITH_HIP=AUTO) or demanded (ON).
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Installation and the package consumers find: headers, the core library
 # (libattnmeta.so.0), the backend modules (<libdir>/attnmeta/), the command
 # line tool (bin/attnmeta), the Python package, a relocatable CMake package

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """attnmeta from Python with nothing but ctypes (and numpy when present).
 
 Loads the C library, opens the CPU backend and builds the token -> request

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * fuzz_dsv4: the DeepSeek-V3.2/V4 products of attnmeta_build_step
  * (contract sections 5, 7, 8) on the CPU backend against the naive

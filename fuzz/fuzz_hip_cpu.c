@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The HIP-CPU mode of fuzz_step. See fuzz_hip_cpu.h. */
 #include "fuzz_hip_cpu.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The HIP-CPU mode of fuzz_step (env ATTNMETA_FUZZ_HIP_CPU=1): every valid
  * input also runs through the HIP backend module built on HIP-CPU

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * fuzz_step: attnmeta_build_step on the CPU backend (the kernel body every
  * backend runs) against the naive reference of conformance/generator/reference.c.

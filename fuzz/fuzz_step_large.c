@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * fuzz_step's large-size operation: steps with R, T, C and columns up to
  * the limits the host accepts (R + T up to INT32_MAX, C up to INT32_MAX,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The large-size operation of fuzz_step: steps with R, T, C and columns up
  * to the limits the host accepts (R + T up to INT32_MAX, byte offsets near

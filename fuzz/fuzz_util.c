@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Shared plumbing of the fuzz harnesses. See fuzz_util.h. */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_NORESERVE, mincore */
 #include "fuzz_util.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Shared plumbing of the attnmeta fuzz harnesses: a byte reader that turns
  * the fuzzer's input into choices (0 once the bytes run out, so short inputs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Replays files (or every file of folders) through a fuzz harness without
  * libFuzzer, so any compiler can run the committed corpus and regression

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Host overhead of the Python binding: microseconds of host time per call,
 eager (no graph), for the token map and the full step, with torch CUDA
 tensors (or, with --device cpu / without torch, torch CPU tensors or NumPy

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The Python binding on a GPU machine (python3 with torch): the host
 # overhead per call through the binding (direct calls and the torch custom
 # operators), the torch.compile and vLLM-integration tests one by one, then

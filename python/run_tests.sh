@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Runs the Python binding's tests against one build of the C library.
 #
 #   python/run_tests.sh BUILD_DIR [pytest arguments...]

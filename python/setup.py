@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Packaging: pyproject.toml holds the metadata; this file bundles the
 built C library into the wheel, as attnmeta/lib/, so an installed package
 needs no library elsewhere.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Exact-size host allocations flush against an inaccessible page (guarded.h). */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include "guarded.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Exact-size host allocations: the buffer ends where a page the process may
  * not touch begins, so a read or write one byte past it faults in any build

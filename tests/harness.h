@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Shared test plumbing: which backends to run (env ATTNMETA_TEST_BACKENDS),
  * opening a context (skipping a backend that is not there, unless env

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * A backend module as built before the top-k operation was appended to the
  * backend table: ABI 2, a table of AM_BACKEND_TABLE_MIN_SIZE bytes (or, with

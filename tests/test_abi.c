@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * attnmeta_step's struct_size (docs/abi.md): a caller's struct is read only
  * as far as its struct_size says, older sizes take the defaults for what

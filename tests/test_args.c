@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Host-visible argument errors: each returns its status and a message and
  * writes nothing (every output stays poisoned). Plus the small API: open,

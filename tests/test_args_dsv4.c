@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Host-visible argument errors of the DeepSeek-V3.2/V4 products (contract
  * sections 5, 7, 8): each returns its status and a message naming the

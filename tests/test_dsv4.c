@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The DeepSeek-V3.2/V4 products of a step (contract sections 5, 7, 8)
  * against the naive reference, on every backend present, under every

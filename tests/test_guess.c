@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The guesses of a token's request the kernel loads first. Any guess gives
  * the same bytes (the conformance vectors and the fuzzer check that); what

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Compile check: the public headers (the conformance kit's included) and the
  * dialect/kernel headers are valid C++17 under -Wall -Wextra -Werror. Built as

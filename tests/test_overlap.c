@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Overlapping buffers (contract, "Errors and bad input"): an output may not
  * share a byte with an input or another output. The host refuses what it

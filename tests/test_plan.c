@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The host's launch plan (src/common/am_step_plan.h) on the CPU backend:
  * what it runs is bounded whatever the caller's launch configuration asks.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Checks of the reference itself (so a library/reference mismatch points at
  * the library), and the contract's DCP example run through every backend.

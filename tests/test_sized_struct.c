@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The import of public structs that grow at their end (src/common/
  * sized_struct.c), on a made-up struct with two releases, so the older-

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * attnmeta_build_step and attnmeta_token_to_req against the conformance
  * vectors (the .amv files of conformance/vectors/: the case table of cases.c run through the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * attnmeta_convert_topk against the naive reference (topk_reference.c), on
  * every backend present, every launch configuration of the backend's sweep

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * attnmeta_convert_topk's host-visible argument errors: each returns its
  * status and a message naming the field, and writes nothing (the outputs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The top-k kernel body (src/common/am_topk_kernel.h, the code CUDA and HIP
  * compile) at GPU launch shapes, on the host: every thread of a block is a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The conformance vector format (docs/conformance.md): the parser accepts
  * every documented form, refuses malformed files with the right line, the

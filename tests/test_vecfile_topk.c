@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #define _POSIX_C_SOURCE 200809L /* open_memstream */
 /*
  * The conformance format's "op topk" vectors (version 3): a small vector

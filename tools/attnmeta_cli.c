@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* attnmeta: command-line front end (info, the example step, the benchmark, conformance). */
 #include <stdio.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Subcommands of the attnmeta command-line tool, called by its entry
  * (attnmeta_cli.c). Each returns an exit code. */
 #ifndef ATTNMETA_TOOLS_CLI_H

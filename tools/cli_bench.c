@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * attnmeta bench: the cases of the performance targets, each building the
  * token map AND the indexer decode metadata (seq_lens_out with capacity > T,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* attnmeta bench: one case's device buffers (several input sets), the
  * enqueued step, the poisoning of the outputs and their check against a
  * naive host computation. */

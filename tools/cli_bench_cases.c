@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* attnmeta bench: the cases of the performance targets and the anchors
  * they are compared with. */
 #define _POSIX_C_SOURCE 200809L

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The parts of attnmeta bench and the types they share: the case table
  * (cli_bench_cases.c), one case's device buffers and checks

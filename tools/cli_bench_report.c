@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* attnmeta bench: the JSON report and the GPU and CPU tables. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* attnmeta bench: the measurements (graph replay, eager launches, the copy
  * bandwidth) of one case and launch-config variant. */
 #define _POSIX_C_SOURCE 200809L

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* attnmeta bench: the cases of the sparse top-k conversion
  * (attnmeta_convert_topk, one launch per layer): their device buffers
  * (several input sets), the enqueued conversion, the poisoning of the

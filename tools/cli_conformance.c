@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * attnmeta conformance: runs conformance vector files (docs/conformance.md)
  * on one backend and device. One line per vector (pass, FAIL with a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* attnmeta info: version, and for each backend its module, devices and targets. */
 #include <stdio.h>
 

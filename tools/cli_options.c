@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Option parsing shared by the subcommands (cli_options.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "cli_options.h"

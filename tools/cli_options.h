@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Option parsing shared by the subcommands of the attnmeta command-line tool:
  * one cursor over argv that every subcommand walks the same way, strict

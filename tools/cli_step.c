@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * attnmeta step: one decode step, built on the default (or given) backend.
  * By default 64 requests with 1 to 4 query tokens each (speculative

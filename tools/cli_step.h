@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * attnmeta step, in three tables (cli_step_tables.c) and one driver
  * (cli_step.c):

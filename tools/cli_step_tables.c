@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* attnmeta step: the shape options, the inputs and the products (cli_step.h). */
 #include "cli_step.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The installed conformance vectors (cli_vector_dir.h). The path is relative
  * to the executable, so a moved prefix still finds its own vectors. */
 #define _XOPEN_SOURCE 700 /* realpath */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Where `attnmeta conformance` finds the conformance vectors when it is
  * given no files: the set installed beside the tool. */
 #ifndef ATTNMETA_TOOLS_CLI_VECTOR_DIR_H

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tools/gpu_code_hashes.sh [SOURCE_ROOT]
 #
 # Compiles the GPU code of the CUDA and HIP modules (device side only) and

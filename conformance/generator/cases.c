@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The table of step cases and its materialisation into host arrays. */
 #include "cases.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The one table of step cases. Every entry is plain fixed-size data (no heap
  * pointers): Criterion runs each test in its own worker process and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The table of DeepSeek-V3.2/V4 step cases. See cases_dsv4.h. */
 #include "cases_dsv4.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The table of DeepSeek-V3.2/V4 step cases (contract sections 5, 7, 8):
  * the upstream engines' own test matrices, the contract's worked examples,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * attnmeta_gen_vectors OUTDIR: writes the conformance vector files
  * (docs/conformance.md) from the case table (cases.c) and the naive

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The generator's "op step" vectors (op_step.h). Where the contract leaves a
  * value unspecified (boundaries that are hostile data) the value is written
  * as "?" (unchecked). */

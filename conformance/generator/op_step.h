@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The generator's "op step" vectors (attnmeta_build_step): one case of the
  * case table through the naive reference, every DCP rank, into a vector.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The generator's DeepSeek-V3.2/V4 step vectors (op_step_dsv4.h). Values the
  * contract leaves unspecified (per-token values under hostile boundaries)
  * are written as "?". */

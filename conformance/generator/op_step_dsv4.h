@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The generator's DeepSeek-V3.2/V4 step vectors (format version 2): one case
  * of the DSV4 case table (cases_dsv4.c) through both naive references

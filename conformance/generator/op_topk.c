@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The generator's "op topk" vectors. See op_topk.h. */
 #include "op_topk.h"
 

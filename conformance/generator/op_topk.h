@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The generator's "op topk" vectors (attnmeta_convert_topk, format version
  * 3): each case of the top-k case table (topk_cases.c) through the naive

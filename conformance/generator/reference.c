@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Naive reference of the contract. See reference.h. */
 #include "reference.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Naive host reference of one attnmeta step (docs/contract.md), written
  * from the contract alone: linear scans, 64-bit arithmetic, no cleverness.

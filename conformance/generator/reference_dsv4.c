@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Naive reference of contract sections 5, 7 and 8. See reference_dsv4.h. */
 #include "reference_dsv4.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Naive host reference of the DeepSeek-V3.2/V4 products of a step
  * (docs/contract.md sections 5, 7, 8), written from the contract alone:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The top-k conversion's test cases. See topk_cases.h. */
 #include "topk_cases.h"
 

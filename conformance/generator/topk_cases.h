@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The top-k conversion's test cases: the engines' own matrices, the prefill
  * workspace, the DCP examples, strides, padding and hostile data, built

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Naive reference of the top-k conversion. See topk_reference.h. */
 #include "topk_reference.h"
 

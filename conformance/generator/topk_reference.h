@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Naive reference of the top-k conversion (docs/contract.md, "Top-k
  * indices to global KV slots"), written from the contract, not from the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The generator's table of vector files (vector_files.h). */
 #include "vector_files.h"
 

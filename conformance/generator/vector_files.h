@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The generator's table of vector files: each file's name and title, and the
  * file each case of the case table (cases.c) goes into. A new file is a new

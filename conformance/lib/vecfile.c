@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Conformance vector files: parser and writer. See vecfile.h and docs/conformance.md. */
 #define _POSIX_C_SOURCE 200809L
 #include "attnmeta/conformance/vecfile.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Runs conformance vectors on a backend. See vecrun.h. */
 #include "attnmeta/conformance/vecrun.h"
 

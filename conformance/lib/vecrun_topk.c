@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Runs an "op topk" conformance vector (attnmeta_convert_topk) on a backend
  * and compares every element (vecrun.h). For each (launch config, rank):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * attnmeta from C: open a backend, build one small decode step with the
  * token map, causal lengths, positions and slot mapping, read the results

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // attnmeta from C++: the same C API behind small RAII owners. Builds one
 // step of the DeepSeek sparse-indexer decode metadata with decode context
 // parallelism (2 ranks, this is rank 1), checks every value, and exits 0 when

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * attnmeta — per-step attention metadata for LLM serving, built on the GPU
  * in one launch, with no host synchronisation, safe to record in CUDA/HIP

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * attnmeta — measurement API: timing of work on a context's backend, the
  * way `attnmeta bench` measures it (bench/NOTES.md).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """attnmeta: per-step attention metadata for LLM serving, built in one
 kernel launch (CUDA, HIP or the CPU backend) from torch tensors or NumPy
 arrays.

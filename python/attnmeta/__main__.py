@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """`python -m attnmeta`: what `attnmeta info` prints (tools/cli_info.c),
 line for line, through this package's library: its version, each backend's
 module with the architectures it was built for, its devices (with the code

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Turning torch tensors, NumPy arrays, ``__cuda_array_interface__`` objects
 and DLPack producers into (pointer, device, sizes), with the checks that
 name the offending argument; streams; the current-device guard for several

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The `attnmeta` console script of the wheel: runs the bundled command-line
 tool (attnmeta/bin/attnmeta) with the same arguments."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Contexts (``attnmeta_context``) and the per-(backend, device) cache."""
 
 import ctypes

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Backend queries: device counts and the architectures a module was built for."""
 
 import ctypes

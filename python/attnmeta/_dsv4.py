@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The DeepSeek-V3.2/V4 products of a step (contract sections 5, 7, 8):
 their checks for :class:`StepPlan`, and drop-ins named like the engine
 functions they replace. They are built in the same launch as every other

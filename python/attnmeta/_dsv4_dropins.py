@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Drop-ins for the DeepSeek-V3.2/V4 metadata functions of serving engines
 (contract sections 5, 7, 8): each one launch of the step kernel with only
 that product, on torch's current stream (or the CPU backend), never

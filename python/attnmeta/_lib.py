@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Finding and loading libattnmeta.so, the ctypes prototypes, the enums, the
 error type and the ctypes mirror of ``attnmeta_step``.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The operations: the token map and the one-launch step, as functions
 (validate and launch each call) and as prepared plans over persistent
 buffers (validate once, then each call sets the sizes and launches)."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The per-layer sparse top-k conversion (contract section 6): request-local
 top-k indices to global KV-cache slots, as a prepared plan over persistent
 buffers (checked once; each call sets the sizes and launches, safe to

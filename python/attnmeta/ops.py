@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The operations as torch custom operators (``torch.library``), for
 ``torch.compile``.
 

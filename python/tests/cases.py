@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The cases the tests run on every array kind (NumPy on the CPU backend,
 torch on CPU and CUDA), and a harness that runs one case through the
 binding with poisoned outputs and guard zones around every buffer, then

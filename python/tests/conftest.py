@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared fixtures. The binding is imported from PYTHONPATH (run_tests.sh
 points it at python/ and ATTNMETA_LIBRARY at the build's library)."""
 

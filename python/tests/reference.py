@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A naive reference of docs/contract.md in plain Python: loops, Python's
 unbounded integers, no NumPy, nothing shared with the library. Slow on
 purpose; only for the small cases of the tests."""

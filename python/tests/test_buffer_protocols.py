@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Buffers that are neither torch tensors nor NumPy arrays: objects with
 __cuda_array_interface__ (CuPy, Numba, JAX) and DLPack producers
 (__dlpack__ / __dlpack_device__). Stand-ins of both kinds are built over

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The DeepSeek-V3.2/V4 products (contract sections 5, 7, 8) through the
 binding, NumPy on the CPU backend: the drop-ins and a whole DSV4 step plan
 against a naive reference written here from the contract, poisoned

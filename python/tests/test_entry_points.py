@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What a new user meets first: backend names, stream= on the drop-in
 function, `python -m attnmeta`, the type-hint marker, the console script's
 message without a bundled tool, and attnmeta.ops without torch."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Loading the library, version, enums, errors, flags, contexts, and the
 ctypes mirror of attnmeta_step against the C header."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The one-launch step (contract sections 2-4) through the binding, NumPy on
 the CPU backend, against the naive reference: every product, poisoned
 outputs and guard zones around every buffer."""

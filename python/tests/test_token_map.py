@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Token -> request map (contract section 1) through the binding, NumPy on
 the CPU backend, against the naive reference."""
 

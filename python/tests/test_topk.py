@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The sparse top-k conversion (contract section 6) through the binding, NumPy
 on the CPU backend, against a naive reference written here from the
 contract: the engines' argument names and defaults, their test matrices,

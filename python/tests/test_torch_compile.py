@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The torch custom operators (attnmeta.ops) and torch.compile: each
 operator passes torch.library.opcheck (schema, fake implementation,
 mutation declared), and the package's own entry points compile with

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """torch CPU tensors through the CPU backend (skipped without torch): the
 same cases as NumPy, and the checks that are torch's own."""
 

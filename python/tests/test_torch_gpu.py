@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """torch CUDA (or ROCm) tensors on the GPU backend: the reference cases,
 several launch shapes, hostile data, streams, no synchronisation, and a full
 step captured in a torch.cuda.CUDAGraph and replayed after the device

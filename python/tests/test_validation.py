@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Every check of the binding: each bad argument raises a Python exception
 that names it (TypeError for types and dtypes, ValueError for shapes,
 sizes, strides and devices), and the library's own refusals become

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """attnmeta.integrations.vllm against a stand-in shaped like vLLM's
 (tests/vllm_standin.py): with the patch, CommonAttentionMetadata's token
 map and the sparse indexer's flattened decode metadata come from attnmeta

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The harness's buffers as torch tensors on one device."""
 
 import numpy as np

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A stand-in for the parts of vLLM that attnmeta.integrations.vllm
 replaces, shaped like vLLM's (module paths, class and method names,
 parameters, the persistent buffers the builder owns) and computing what

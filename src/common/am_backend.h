@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The table every backend exports. GPU backends are shared-library modules
  * loaded with dlopen; each exports one C function, attnmeta_backend_entry,

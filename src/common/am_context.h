@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The context behind the opaque handle, shared by the dispatcher's files. */
 #ifndef ATTNMETA_AM_CONTEXT_H
 #define ATTNMETA_AM_CONTEXT_H

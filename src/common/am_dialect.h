@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The device dialect: the project's own neutral names for what a kernel body
  * needs, mapped once from the compiler in use. Kernel bodies use only these

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The GPU backend's launch glue, written once for CUDA and HIP. It uses the
  * neutral runtime names of am_gpu_runtime (src/cuda/cuda_runtime_map.h or

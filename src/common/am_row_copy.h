@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Copying one block-table row inside the kernel body: the lanes of a
  * token's group split the row, each moving its units in batches of four

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Public structs that grow at their end (attnmeta_step, and every later
  * struct passed by pointer with a leading `size_t struct_size`).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The host's choices for a step's kernel parameters that the kernel body
  * trusts: the guess of each token's request, speculation, the vector span

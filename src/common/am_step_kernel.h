@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The one kernel body of a decode step: every product of the contract built
  * in a single launch, req(t) found once per token and shared by all of them.

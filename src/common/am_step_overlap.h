@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The host's check that no output of a step overlaps an input or another
  * output (contract: "Errors and bad input"). */
 #ifndef ATTNMETA_AM_STEP_OVERLAP_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * What one step's kernel launch receives, by value. Built on the host from
  * the public attnmeta_step after every argument has been checked, so the

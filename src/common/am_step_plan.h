@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The launch shape of a step's kernel parameters (am_params_of in
  * am_step_translate.h): the host's plan for one attnmeta_build_step

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The host's translation of a checked attnmeta_step into the kernel
  * parameters (the part that does not depend on the launch shape). Shared by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Per-item math of the contract, used by the kernel bodies only. Every
  * function is total: for any int32 inputs it returns a value without signed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The kernel body of the top-k conversion (docs/contract.md, "Top-k
  * indices to global KV slots"): every token's K request-local positions

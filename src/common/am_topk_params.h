@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * What one launch of the top-k conversion receives, by value. Built on the
  * host from the public attnmeta_topk after every argument has been checked,

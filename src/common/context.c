@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Contexts, version, backend queries, launch configuration and the memory
  * utilities: the public API that is not an operation. */
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The CPU backend: runs the very kernel body the GPUs run, one thread per
  * block, blocks in sequence, barriers as no-ops. Always linked in.

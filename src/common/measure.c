@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The measurement API (attnmeta_measure.h): graph replay, eager issue,
  * empty-kernel floors and copy bandwidth, written once over the backend

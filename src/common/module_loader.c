@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Finds a backend's table: the CPU backend is linked in; the CUDA and HIP
  * backends are modules loaded with dlopen on first use. Search order:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Import and initialisation of public structs that grow at their end
  * (am_sized_struct.h). */
 #include <string.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Status codes, backend names and error-flag text. */
 #include <stdio.h>
 #include <string.h>

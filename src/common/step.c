@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * attnmeta_build_step: checks every host argument (writing nothing on
  * error), turns the public step into kernel parameters and a launch shape

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * No output may overlap an input or another output (the kernel's pointers
  * are restrict, and an overlap would make results depend on the order of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * attnmeta_convert_topk: checks every host argument (writing nothing on
  * error), turns the public operation into kernel parameters, picks the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The neutral runtime names the shared GPU glue uses, mapped to CUDA. */
 #ifndef ATTNMETA_CUDA_RUNTIME_MAP_H
 #define ATTNMETA_CUDA_RUNTIME_MAP_H

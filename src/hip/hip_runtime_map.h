@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The neutral runtime names the shared GPU glue uses, mapped to HIP.
  *

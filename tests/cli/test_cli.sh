@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cli/test_cli.sh ATTNMETA_BINARY
 #
 # Drives the built attnmeta command-line tool through its help, its version,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Architecture check of the CUDA backend: a module that holds no code for the
  * device must be refused at attnmeta_open with ATTNMETA_ERR_UNSUPPORTED_ARCH

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Plumbing of the CUDA test programs. See gpu_check.h. */
 #include "gpu_check.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Plumbing of the CUDA-specific test programs (plain C, no test framework):
  * pass/fail counting, skipping cleanly where there is no GPU, an independent

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Checks the CUDA tests' own reference (gpu_check.c) against the CPU
  * backend on random well-formed steps of the kinds those tests use (padding,

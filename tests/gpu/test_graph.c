@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Graph safety of the CUDA backend (contract: "every operation is safe to
  * record into a CUDA/HIP graph and replay later with different contents of

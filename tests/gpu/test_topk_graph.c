@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Graph safety of the top-k conversion on the CUDA backend: one
  * attnmeta_convert_topk captured in global capture mode (any synchronising

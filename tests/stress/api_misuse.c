@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * API misuse: every case is a documented status, a message, and nothing
  * written; never a crash. NULL context, NULL step and pointers, zero sizes,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * A stand-in for a backend module, for module_env.c: loading it creates the
  * file named by ATTNMETA_TEST_MARKER, so a test sees whether the library

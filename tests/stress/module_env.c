@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * What the environment may make the library load (docs/abi.md, "Where a
  * module is looked for"):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Plumbing of the stress and misuse tests. See stress_common.h. */
 #include "stress_common.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Plumbing of the plain C stress and misuse tests: a tally that prints
  * "N passed, N failed", a PRNG, random batches with monotone

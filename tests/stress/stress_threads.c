@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Concurrency of the CPU backend (docs/reliability.md, "Threads"):
  *

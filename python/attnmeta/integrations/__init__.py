@@ -1,2 +1,3 @@
+# SPDX-License-Identifier: Apache-2.0
 """Integrations of attnmeta into serving engines (each imports its engine
 only when called). :mod:`attnmeta.integrations.vllm`: vLLM."""

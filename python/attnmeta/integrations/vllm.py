@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Routing vLLM's per-step attention metadata through attnmeta.
 
 :func:`patch_vllm` replaces, in the running process only, two of vLLM's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Conformance vector files (format: conformance/spec/, installed in
  * share/attnmeta/spec/; the kit: docs/conformance.md): the data model, a small

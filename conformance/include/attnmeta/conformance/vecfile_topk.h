@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The "op topk" vectors of the conformance kit (format version 3,
  * conformance/spec/attnmeta-vectors-v3.md): one attnmeta_convert_topk

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Runs one conformance vector on a backend and compares every element: the
  * engine shared by the Criterion suite (test_step.c) and the conformance
