@@ -767,10 +767,15 @@ static void run_gpu_shape(const scenario *sc, const inputs *in, outputs *o) {
   p.positions = (int64_t *)want_ptr(sc, o, O_POS);
   p.slot_mapping = (int64_t *)want_ptr(sc, o, O_SLOT);
   p.error_word = (int32_t *)want_ptr(sc, o, O_ERR);
-  /* 16-byte rows only where step.c allows them */
-  p.vector_rows = sc->gpu.vector && (uintptr_t)p.block_table % 16 == 0 &&
-                  (uintptr_t)p.block_table_out % 16 == 0 && p.block_table_stride % 4 == 0 &&
-                  p.block_table_out_stride % 4 == 0;
+  /* 16-byte rows as step.c picks them: aligned where pointers and strides
+   * allow, else realigned per row when long enough */
+  if (!sc->gpu.vector || p.cols == 0)
+    p.vector_rows = AM_ROWS_SCALAR;
+  else if ((uintptr_t)p.block_table % 16 == 0 && (uintptr_t)p.block_table_out % 16 == 0 &&
+           p.block_table_stride % 4 == 0 && p.block_table_out_stride % 4 == 0)
+    p.vector_rows = AM_ROWS_ALIGNED;
+  else
+    p.vector_rows = p.cols >= AM_REALIGN_MIN_COLS ? AM_ROWS_REALIGNED : AM_ROWS_SCALAR;
   p.stage = sc->gpu.stage && (int64_t)sc->R + 1 <= AM_STAGE_MAX_REQS;
   /* speculation needs vector rows and a table (step.c); the guess is free */
   am_pick_speculation(&p);

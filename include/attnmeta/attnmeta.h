@@ -122,7 +122,29 @@ typedef struct attnmeta_step {
   int64_t *positions;             /* [T]   0-based position, 0 for padding */
   int64_t *slot_mapping;          /* [C]   KV slot, -1 for padding, foreign DCP rank, [T, C) */
   int32_t *error_word;            /* [1]   optional; flags are OR-ed in, never cleared */
+
+  /* ---- launch (appended: read only when struct_size covers it) ---- */
+  uint32_t launch_flags;          /* ATTNMETA_LAUNCH_* bits; 0 = an ordinary launch */
 } attnmeta_step;
+
+/* attnmeta_step.launch_flags. */
+enum attnmeta_launch_flag {
+  /* Early start: the step's kernel may begin while the kernel ahead of it
+   * on the stream is still running, hiding its launch and its
+   * input-independent work behind that kernel (CUDA programmatic dependent
+   * launch, on GPUs of compute capability 9.0 and later; HIP, the CPU
+   * backend and older GPUs ignore the flag and launch as usual). The
+   * kernel reads no input, and writes nothing derived from one, before
+   * the kernel ahead has finished and its writes are visible; but it
+   * clears the tails [T, C) of seq_lens_out and slot_mapping at once, so
+   * the kernel ahead must neither read nor write those two outputs (in a
+   * serving step it is the kernel producing query_start_loc or seq_lens).
+   * It also lets the kernel after it start early, where that kernel was
+   * launched the same way (that kernel must wait likewise, e.g. with
+   * cudaGridDependencySynchronize(), before reading this step's outputs).
+   * Results are identical with and without the flag. */
+  ATTNMETA_LAUNCH_EARLY_START = 1 << 0
+};
 
 /* ---- version ---- */
 ATTNMETA_API int attnmeta_version(void);                 /* ATTNMETA_VERSION of the library */

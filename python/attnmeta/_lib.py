@@ -172,6 +172,7 @@ class Step(ctypes.Structure):
         ("positions", _p),
         ("slot_mapping", _p),
         ("error_word", _p),
+        ("launch_flags", ctypes.c_uint32),
     ]
 
 

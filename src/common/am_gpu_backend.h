@@ -34,6 +34,22 @@ AM_KERNEL void AM_MAX_BLOCK_THREADS(1024) am_step_kernel_indexer(am_step_params 
   am_step_body(&params, AM_THREAD_HERE(), (int32_t *)0, AM_VARIANT_INDEXER);
 }
 
+/* The same three, launched to start before the kernel ahead of them on the
+ * stream ends (ATTNMETA_LAUNCH_EARLY_START). */
+AM_KERNEL void AM_MAX_BLOCK_THREADS(1024) am_step_kernel_early(am_step_params params) {
+  extern __shared__ int32_t am_stage[];
+  am_step_body(&params, AM_THREAD_HERE(), am_stage, AM_VARIANT_FULL | AM_VARIANT_EARLY_START);
+}
+
+AM_KERNEL void AM_MAX_BLOCK_THREADS(1024) am_step_kernel_lean_early(am_step_params params) {
+  am_step_body(&params, AM_THREAD_HERE(), (int32_t *)0, AM_VARIANT_LEAN | AM_VARIANT_EARLY_START);
+}
+
+AM_KERNEL void AM_MAX_BLOCK_THREADS(1024) am_step_kernel_indexer_early(am_step_params params) {
+  am_step_body(&params, AM_THREAD_HERE(), (int32_t *)0,
+               AM_VARIANT_INDEXER | AM_VARIANT_EARLY_START);
+}
+
 /* The floor of the measurement API: a launch that does no work. */
 AM_KERNEL void am_empty_kernel(void) {}
 
@@ -42,6 +58,7 @@ namespace {
 struct gpu_state {
   int device;
   int processors;
+  int early_start; /* the device can start a kernel before the one ahead ends */
 };
 
 int fail(char *msg, size_t msg_size, int status, const char *what, am_rt_error err) {
@@ -121,6 +138,7 @@ int gpu_open(int device, void **state, char *name, size_t name_size, char *msg,
   }
   s->device = device;
   s->processors = am_rt_processor_count(device);
+  s->early_start = am_rt_supports_early_start(device);
   am_rt_device_name(device, name, name_size);
   size_t used = strlen(name);
   snprintf(name + used, name_size - used, " (%s)", arch);
@@ -136,19 +154,32 @@ int gpu_launch_step(void *state, const am_step_params *params, const am_launch_s
   device_guard guard(s->device);
   am_rt_error err = guard.err;
   if (err != AM_RT_SUCCESS) return fail(msg, msg_size, ATTNMETA_ERR_LAUNCH, "set device", err);
+  const dim3 grid((unsigned)shape->grid);
   const dim3 block((unsigned)shape->lanes, (unsigned)shape->groups);
-  switch (params->variant) {
+  const int early = (params->variant & AM_VARIANT_EARLY_START) != 0;
+  void (*kernel)(am_step_params);
+  size_t shared = 0;
+  switch (params->variant & ~AM_VARIANT_EARLY_START) {
     case AM_VARIANT_FULL:
-      am_step_kernel<<<(unsigned)shape->grid, block, (size_t)shape->shared_bytes,
-                       (am_rt_stream)stream>>>(*params);
+      kernel = early ? am_step_kernel_early : am_step_kernel;
+      shared = (size_t)shape->shared_bytes;
       break;
     case AM_VARIANT_INDEXER:
-      am_step_kernel_indexer<<<(unsigned)shape->grid, block, 0, (am_rt_stream)stream>>>(*params);
+      kernel = early ? am_step_kernel_indexer_early : am_step_kernel_indexer;
       break;
     default:
-      am_step_kernel_lean<<<(unsigned)shape->grid, block, 0, (am_rt_stream)stream>>>(*params);
+      kernel = early ? am_step_kernel_lean_early : am_step_kernel_lean;
       break;
   }
+  if (early && s->early_start) {
+    err = am_rt_launch_early(kernel, grid, block, shared, (am_rt_stream)stream, *params);
+    if (err != AM_RT_SUCCESS) {
+      am_rt_clear_error();
+      return fail(msg, msg_size, ATTNMETA_ERR_LAUNCH, "step kernel (early start)", err);
+    }
+    return ATTNMETA_OK;
+  }
+  kernel<<<grid, block, shared, (am_rt_stream)stream>>>(*params);
   err = am_rt_get_last_error();
   if (err != AM_RT_SUCCESS) return fail(msg, msg_size, ATTNMETA_ERR_LAUNCH, "step kernel", err);
   return ATTNMETA_OK;

@@ -3,6 +3,7 @@
  * error), turns the public step into kernel parameters, picks the launch
  * shape, and makes the one launch.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -24,6 +25,14 @@ void attnmeta_step_init(attnmeta_step *step) {
   step->dcp_world_size = 1;
   step->dcp_rank = 0;
   step->dcp_interleave = 1;
+}
+
+/* The caller's launch flags: 0 when its attnmeta_step predates them
+ * (struct_size does not cover the field). */
+static uint32_t launch_flags_of(const attnmeta_step *s) {
+  return s->struct_size >= offsetof(attnmeta_step, launch_flags) + sizeof s->launch_flags
+             ? s->launch_flags
+             : 0;
 }
 
 static int misaligned(const void *ptr, uintptr_t align) {
@@ -54,6 +63,10 @@ static attnmeta_status check_step(attnmeta_context *ctx, const attnmeta_step *s)
                    "step.struct_size is %zu, larger than this library's %zu: the caller was "
                    "built against a newer attnmeta",
                    s->struct_size, sizeof *s);
+  if (launch_flags_of(s) & ~(uint32_t)ATTNMETA_LAUNCH_EARLY_START)
+    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                   "launch_flags (0x%x) has bits no ATTNMETA_LAUNCH_* flag defines",
+                   (unsigned)launch_flags_of(s));
   if (!s->query_start_loc)
     return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER, "query_start_loc is NULL");
   if (s->num_reqs < 0 || s->num_tokens < 0 || s->capacity < 0)
@@ -184,13 +197,22 @@ static am_launch_shape plan_launch(const attnmeta_context *ctx, am_step_params *
   am_launch_shape shape;
   int64_t units, want, work_blocks;
 
-  p->vector_rows = aligned && cfg->vector != 0;
+  /* Rows that are not all 16-byte aligned are realigned in registers when
+   * long enough to hold a vector (a column slice of a wider table, an odd
+   * stride); on the CPU backend one thread copies a row with a plain loop,
+   * for which the choice makes no difference. */
+  if (cfg->vector == 0 || p->cols == 0)
+    p->vector_rows = AM_ROWS_SCALAR;
+  else if (aligned)
+    p->vector_rows = AM_ROWS_ALIGNED;
+  else
+    p->vector_rows = p->cols >= AM_REALIGN_MIN_COLS ? AM_ROWS_REALIGNED : AM_ROWS_SCALAR;
   /* Enough lanes that each moves its share of a row in one batch of four
    * loads in flight: a power of two up to a warp (so groups pack into
    * warps), whole warps beyond. Wide rows then get about 320 threads a
    * block (measured on the H200: 128 x 2 x 2560 in 2.53 us instead of 2.86
    * with two batches per lane; 65 columns in 2.54 instead of 2.73). */
-  units = p->vector_rows ? ceil_div(p->cols, 4) : p->cols;
+  units = p->vector_rows != AM_ROWS_SCALAR ? ceil_div(p->cols, 4) : p->cols;
   want = am_max64(ceil_div(units, 4), 1);
   if (cfg->lanes > 0) {
     shape.lanes = cfg->lanes;
@@ -238,6 +260,9 @@ attnmeta_status attnmeta_build_step(attnmeta_context *ctx, const attnmeta_step *
   params = params_of(step);
   if (!has_work(&params)) return am_succeed(ctx);
   shape = plan_launch(ctx, &params);
+  /* every backend runs the early-start body (tails first; the wait is a
+   * no-op where the launch cannot start early): the same bytes */
+  if (launch_flags_of(step) & ATTNMETA_LAUNCH_EARLY_START) params.variant |= AM_VARIANT_EARLY_START;
   status = (attnmeta_status)ctx->table->launch_step(ctx->state, &params, &shape, stream,
                                                     am_message(ctx), AM_MESSAGE_SIZE);
   return status == ATTNMETA_OK ? am_succeed(ctx) : status;

@@ -56,6 +56,19 @@ static inline int am_rt_kernel_loadable(const void *kernel) {
   return hipFuncGetAttributes(&attr, kernel) == hipSuccess;
 }
 
+/* No early start here: ATTNMETA_LAUNCH_EARLY_START launches as usual. */
+static inline int am_rt_supports_early_start(int device) {
+  (void)device;
+  return 0;
+}
+
+template <typename Arg>
+static inline am_rt_error am_rt_launch_early(void (*kernel)(Arg), dim3 grid, dim3 block,
+                                             size_t shared, am_rt_stream s, Arg arg) {
+  kernel<<<grid, block, shared, s>>>(arg);
+  return hipGetLastError();
+}
+
 /* ---- measurement (attnmeta_measure.h): streams, events, graphs ---- */
 typedef hipEvent_t am_rt_event;
 typedef hipGraph_t am_rt_graph;
