@@ -8,7 +8,9 @@
 #  2. bench/compare.py: the PyTorch op chain, the Triton pair and attnmeta
 #     (through the Python binding) on the same inputs in one process
 #     -> compare.json, compare.png;
-#  3. a compact table of both, printed last, then a one-line summary.
+#  3. bench/pdl_chain.cu, built here with nvcc: producer -> attnmeta ->
+#     consumer in one graph, with and without early start;
+#  4. a compact table of both, printed last, then a one-line summary.
 # Everything printed also goes to OUTDIR/gpu_bench.log (4 files in all).
 #
 # BUILD_DIR defaults to $ATTNMETA_GPU_BUILD_DIR (set by ci/gpu.sh). The
@@ -75,10 +77,28 @@ ATTNMETA_LIBRARY=$build/lib/libattnmeta.so PYTHONPATH="$root/python${PYTHONPATH:
   --png "$out/compare.png" ${quick[@]+"${quick[@]}"} >>"$log" 2>&1
 compare_rc=$?
 [ $compare_rc -eq 0 ] || { say "compare.py: exit status $compare_rc"; status=1; }
+# ---- 3. a modelled step: producer -> attnmeta -> consumer, with and without early start ----
+pdl_line="pdl_chain not run"
+nvcc_bin=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+if [ -x "$nvcc_bin" ] && [ -f "$build/lib/libattnmeta.so" ]; then
+  say "== bench/pdl_chain.cu (build and run, 90 s at most) ${quick[*]+${quick[*]}}"
+  if timeout 60 "$nvcc_bin" -O3 -arch=sm_90 -I"$root/include" "$here/pdl_chain.cu" -L"$build/lib" \
+    -lattnmeta -Xlinker -rpath="$build/lib" -o "$build/bin/pdl_chain" >>"$log" 2>&1; then
+    timeout 30 "$build/bin/pdl_chain" ${quick[@]+"${quick[@]}"} 2>&1 | tee -a "$log"
+    pdl_rc=${PIPESTATUS[0]}
+    pdl_line=$(grep -a '^pdl_chain: checks' "$log" | tail -n 1)
+    [ -n "$pdl_line" ] || pdl_line="pdl_chain: exit status $pdl_rc, no summary"
+    [ "$pdl_rc" -eq 0 ] || { say "pdl_chain: exit status $pdl_rc"; status=1; }
+  else
+    say "pdl_chain: build failed"
+    pdl_line="pdl_chain: build failed"
+    status=1
+  fi
+fi
 say "== gpu_bench: bench.json compare.json compare.png gpu_bench.log in $out"
 
-# ---- 3. the compact table, last ----
-python3 - "$out/bench.json" "$out/compare.json" "$bench_rc" "$compare_rc" <<'EOF' 2>&1 | tee -a "$log"
+# ---- 4. the compact table, last ----
+python3 - "$out/bench.json" "$out/compare.json" "$bench_rc" "$compare_rc" "$pdl_line" <<'EOF' 2>&1 | tee -a "$log"
 import json, sys
 
 def load(path):
@@ -146,6 +166,7 @@ def span(vals):
     return "%.2f-%.2f" % (min(vals), max(vals)) if vals else "n/a"
 state = lambda rc: "ok" if rc == "0" else "exit %s" % rc
 best = [r[3] for r in rows if r[3]]
+print(sys.argv[5])
 print("gpu_bench: attnmeta bench %s, compare.py %s; best/target %s, best/Triton anchor %s, "
       "live attnmeta/triton GPU %s, host %s" % (
           state(sys.argv[3]), state(sys.argv[4]),

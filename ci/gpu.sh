@@ -21,6 +21,9 @@
 #   memcheck, racecheck, initcheck, synccheck
 #              compute-sanitizer over a subset of the Criterion suite (the
 #              hostile-data cases and several normal ones) and the graph test
+#              (which replays every scenario also with early start); under
+#              racecheck and synccheck also the suite's early-start
+#              comparison (early_start/*) over the same cases
 #   arch       the foreign-architecture module is refused with
 #              ATTNMETA_ERR_UNSUPPORTED_ARCH and a clear message
 #   bench      bench/gpu_bench.sh OUTDIR, when that script exists
@@ -417,8 +420,22 @@ for tool in "${tools[@]}"; do
   run "$tmp/san_conf.log" $((share / 3 + 10)) "${san[@]}" "$bin/attnmeta" conformance \
     --backend cuda --config auto --config block96_lanes7 "$root/tests/vectors"
   rc_conf=$?
+  # Early start (programmatic dependent launch) under the race and barrier
+  # checkers: the suite's comparison of every case with and without it (the
+  # graph test above also replays every scenario with it on).
+  : >"$tmp/san_early.log"
+  rc_early=0
+  if [ "$tool" = racecheck ] || [ "$tool" = synccheck ]; then
+    run "$tmp/san_early.log" $((share / 4 + 10)) env "${suite_env[@]}" "ATTNMETA_TEST_CASES=$san_cases" \
+      "${san[@]}" --target-processes all "$tests_bin" --color=never -j1 --verbose \
+      "--filter=early_start/*"
+    rc_early=$?
+    errs_early=$(sanitizer_errors "$tmp/san_early.log")
+    if [ "$rc_early" = 0 ] && [ "$errs_early" != 0 ]; then rc_early=86; fi
+    if [ "$rc_early" = 0 ] && ! criterion_clean "$tmp/san_early.log"; then rc_early=1; fi
+  fi
   printf '\n########## %s ##########\n' "$tool" >>"$san_log"
-  cat "$tmp/san_suite.log" "$tmp/san_graph.log" "$tmp/san_conf.log" >>"$san_log"
+  cat "$tmp/san_suite.log" "$tmp/san_graph.log" "$tmp/san_conf.log" "$tmp/san_early.log" >>"$san_log"
   errs_conf=$(sanitizer_errors "$tmp/san_conf.log")
   errs_suite=$(sanitizer_errors "$tmp/san_suite.log")
   procs=$(grep -a -c -E '(ERROR|RACECHECK) SUMMARY:' "$tmp/san_suite.log")
@@ -426,8 +443,9 @@ for tool in "${tools[@]}"; do
   syn=$(synthesis "$tmp/san_suite.log")
   note="suite: $errs_suite errors in $procs processes, $syn; graph test: $errs_graph errors"
   note="$note; conformance: $errs_conf errors ($(ended $rc_conf))"
+  [ -s "$tmp/san_early.log" ] && note="$note; early start: $(synthesis "$tmp/san_early.log" | cut -c1-40) ($(ended $rc_early))"
   if [ "$rc_suite" = 0 ] && [ "$rc_graph" = 0 ] && [ "$errs_suite" = 0 ] && [ "$errs_graph" = 0 ] &&
-    [ "$rc_conf" = 0 ] && [ "$errs_conf" = 0 ] &&
+    [ "$rc_conf" = 0 ] && [ "$errs_conf" = 0 ] && [ "$rc_early" = 0 ] &&
     [ "$procs" -gt 0 ] && criterion_clean "$tmp/san_suite.log" && gpu_test_clean "$tmp/san_graph.log"; then
     record "$tool" PASS $((SECONDS - t0)) "$note"
   else

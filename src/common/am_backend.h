@@ -20,8 +20,10 @@ extern "C" {
 #endif
 
 /* 2: am_step_params reordered, with kernel variants, guesses and
- * speculation (what launch_step receives changed meaning) */
-#define AM_BACKEND_ABI 2
+ * speculation (what launch_step receives changed meaning)
+ * 3: vector_rows may be AM_ROWS_REALIGNED, variant may carry
+ * AM_VARIANT_EARLY_START */
+#define AM_BACKEND_ABI 3
 #define AM_BACKEND_ENTRY_SYMBOL "attnmeta_backend_entry"
 
 /* Backend functions return an attnmeta_status value and, on failure, put a
