@@ -6,9 +6,10 @@
  * with the flag and without it on poisoned buffers, must agree byte for
  * byte (the run without the flag is checked against the reference by
  * test_step.c). Also: undefined flag bits are refused with nothing written,
- * and a caller whose attnmeta_step predates the field (smaller
- * struct_size) is not read past its end.
+ * The special paths switched off by ATTNMETA_PATHS_OFF (for measurement)
+ * do not change results either.
  */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <criterion/criterion.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -98,8 +99,14 @@ static unsigned char *run(attnmeta_context *ctx, const amt_batch *b, const void 
   return h;
 }
 
-static void same_bytes(attnmeta_backend kind) {
-  attnmeta_context *ctx = amt_open_or_skip(kind);
+/* Every case at every launch config on `kind`: a context as opened, with
+ * no launch flags, against `flags` on a context opened with
+ * ATTNMETA_PATHS_OFF=paths_off (NULL: unset). */
+static void same_bytes(attnmeta_backend kind, uint32_t flags, const char *paths_off) {
+  attnmeta_context *ctx = amt_open_or_skip(kind), *ctx_b;
+  if (paths_off) setenv("ATTNMETA_PATHS_OFF", paths_off, 1);
+  ctx_b = amt_open_or_skip(kind);
+  unsetenv("ATTNMETA_PATHS_OFF");
   const amt_launch *cfgs;
   const int ncfg = amt_launch_configs(kind, &cfgs);
   int k, c, compared = 0;
@@ -127,16 +134,19 @@ static void same_bytes(attnmeta_backend kind) {
       unsigned char *plain, *early;
       char what[160];
       cr_assert_eq(attnmeta_set_launch_config(ctx, &cfgs[c].config), ATTNMETA_OK);
-      snprintf(what, sizeof what, "%s, case %s, config %s", amt_backend_label(kind),
-               amt_cases[k].name, cfgs[c].name);
+      cr_assert_eq(attnmeta_set_launch_config(ctx_b, &cfgs[c].config), ATTNMETA_OK);
+      snprintf(what, sizeof what, "%s, case %s, config %s, flags 0x%x, paths off %s",
+               amt_backend_label(kind), amt_cases[k].name, cfgs[c].name, (unsigned)flags,
+               paths_off ? paths_off : "none");
       plain = run(ctx, b, d_qsl, d_seq, d_table, &o, total, 0, what);
-      early = run(ctx, b, d_qsl, d_seq, d_table, &o, total, ATTNMETA_LAUNCH_EARLY_START, what);
-      cr_assert(memcmp(plain, early, total) == 0, "%s: results differ with early start", what);
+      early = run(ctx_b, b, d_qsl, d_seq, d_table, &o, total, flags, what);
+      cr_assert(memcmp(plain, early, total) == 0, "%s: results differ", what);
       free(plain);
       free(early);
       ++compared;
     }
     attnmeta_set_launch_config(ctx, NULL);
+    attnmeta_set_launch_config(ctx_b, NULL);
     for (i = 0; i < NBUF; ++i) amt_dev_free(ctx, o.dev[i]);
     amt_dev_free(ctx, d_qsl);
     amt_dev_free(ctx, d_seq);
@@ -145,26 +155,36 @@ static void same_bytes(attnmeta_backend kind) {
   }
   cr_expect(compared > 0, "no case was compared");
   attnmeta_close(ctx);
+  attnmeta_close(ctx_b);
 }
 
-Test(early_start, same_bytes_on_every_backend) {
+/* Each backend present (a GPU backend without a device is left out here:
+ * test_step.c reports it). */
+static void on_every_backend(uint32_t flags, const char *paths_off) {
   attnmeta_backend be[AMT_MAX_BACKENDS];
   const int n = amt_test_backends(be);
-  int i;
-  int ran = 0;
+  int i, ran = 0;
   for (i = 0; i < n; ++i) {
     int devices = 0;
-    /* a GPU backend without a device is left out here (test_step.c reports it) */
     if (be[i] != ATTNMETA_BACKEND_CPU &&
         (attnmeta_backend_device_count(be[i], &devices) != ATTNMETA_OK || devices == 0))
       continue;
-    same_bytes(be[i]);
+    same_bytes(be[i], flags, paths_off);
     ++ran;
   }
   cr_expect(ran > 0, "no backend to test");
 }
 
-Test(early_start, undefined_bits_refused_and_old_callers_not_read_past) {
+Test(early_start, same_bytes_on_every_backend) { on_every_backend(ATTNMETA_LAUNCH_EARLY_START, NULL); }
+
+/* The measurement switches of bench/paths_ab.sh (ATTNMETA_PATHS_OFF) change
+ * no result either. */
+Test(early_start, same_bytes_with_every_special_path_off) {
+  on_every_backend(0, "speculate_first,speculate_second,indexer_variant,realign,tail_vectors");
+  on_every_backend(ATTNMETA_LAUNCH_EARLY_START, "aligned_rows");
+}
+
+Test(early_start, undefined_bits_refused_nothing_written) {
   attnmeta_context *ctx = amt_open_or_skip(ATTNMETA_BACKEND_CPU);
   int32_t qsl[2] = {0, 1}, out[1] = {-5};
   attnmeta_step s;

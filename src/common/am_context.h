@@ -16,8 +16,24 @@ struct attnmeta_context {
   void *state;
   int processors;
   attnmeta_launch_config config;
+  unsigned paths_off; /* AM_PATH_* bits: special paths switched off for measurement */
   char device_name[128];
 };
+
+/* The kernel's special paths, each switched off by its name in the
+ * environment variable ATTNMETA_PATHS_OFF (comma-separated, read when a
+ * context opens), so that `bench/paths_ab.sh` can show what each one wins
+ * on a GPU against the same build without it. Results never change: each
+ * path only replaces work by equivalent work. Not for production use. */
+enum {
+  AM_PATH_SPECULATE_FIRST = 1 << 0,  /* "speculate_first": row + length on the first guess */
+  AM_PATH_SPECULATE_SECOND = 1 << 1, /* "speculate_second": the same on the second guess */
+  AM_PATH_INDEXER_VARIANT = 1 << 2,  /* "indexer_variant": the compiled-in indexer product set */
+  AM_PATH_REALIGN = 1 << 3,          /* "realign": 16-byte copies of unaligned rows */
+  AM_PATH_TAIL_VECTORS = 1 << 4,     /* "tail_vectors": 16-byte stores of the seq_lens tail */
+  AM_PATH_ALIGNED_ROWS = 1 << 5      /* "aligned_rows": 16-byte copies of aligned rows */
+};
+unsigned am_paths_off(const char *names);
 
 /* Records a formatted message on ctx and returns `status`. */
 attnmeta_status am_fail(attnmeta_context *ctx, attnmeta_status status, const char *fmt, ...)

@@ -130,6 +130,30 @@ static attnmeta_status check_step(attnmeta_context *ctx, const attnmeta_step *s)
   return ATTNMETA_OK;
 }
 
+unsigned am_paths_off(const char *names) {
+  static const struct {
+    const char *name;
+    unsigned bit;
+  } paths[] = {{"speculate_first", AM_PATH_SPECULATE_FIRST},
+               {"speculate_second", AM_PATH_SPECULATE_SECOND},
+               {"indexer_variant", AM_PATH_INDEXER_VARIANT},
+               {"realign", AM_PATH_REALIGN},
+               {"tail_vectors", AM_PATH_TAIL_VECTORS},
+               {"aligned_rows", AM_PATH_ALIGNED_ROWS}};
+  unsigned off = 0;
+  size_t i;
+  if (!names) return 0;
+  for (i = 0; i < sizeof paths / sizeof paths[0]; ++i) {
+    const size_t n = strlen(paths[i].name);
+    const char *at = names;
+    while ((at = strstr(at, paths[i].name)) != NULL) {
+      if ((at == names || at[-1] == ',') && (at[n] == '\0' || at[n] == ',')) off |= paths[i].bit;
+      at += n;
+    }
+  }
+  return off;
+}
+
 /* Largest power of two <= v (v >= 1). */
 static int64_t floor_pow2(int64_t v) {
   int64_t p = 1;
@@ -190,6 +214,7 @@ static int has_work(const am_step_params *p) {
 static am_launch_shape plan_launch(const attnmeta_context *ctx, am_step_params *p) {
   const attnmeta_launch_config *cfg = &ctx->config;
   const int is_cpu = ctx->kind == ATTNMETA_BACKEND_CPU;
+  const unsigned off = ctx->paths_off;
   const int aligned = ((uintptr_t)p->block_table % 16) == 0 &&
                       ((uintptr_t)p->block_table_out % 16) == 0 &&
                       p->block_table_stride % 4 == 0 && p->block_table_out_stride % 4 == 0;
@@ -204,9 +229,11 @@ static am_launch_shape plan_launch(const attnmeta_context *ctx, am_step_params *
   if (cfg->vector == 0 || p->cols == 0)
     p->vector_rows = AM_ROWS_SCALAR;
   else if (aligned)
-    p->vector_rows = AM_ROWS_ALIGNED;
+    p->vector_rows = (off & AM_PATH_ALIGNED_ROWS) ? AM_ROWS_SCALAR : AM_ROWS_ALIGNED;
   else
-    p->vector_rows = p->cols >= AM_REALIGN_MIN_COLS ? AM_ROWS_REALIGNED : AM_ROWS_SCALAR;
+    p->vector_rows = p->cols >= AM_REALIGN_MIN_COLS && !(off & AM_PATH_REALIGN)
+                         ? AM_ROWS_REALIGNED
+                         : AM_ROWS_SCALAR;
   /* Enough lanes that each moves its share of a row in one batch of four
    * loads in flight: a power of two up to a warp (so groups pack into
    * warps), whole warps beyond. Wide rows then get about 320 threads a
@@ -232,8 +259,13 @@ static am_launch_shape plan_launch(const attnmeta_context *ctx, am_step_params *
   am_pick_guess(p->num_reqs, p->num_tokens, &p->guess_mul, &p->guess_shift);
   am_pick_speculation(p);
   if (is_cpu) p->speculate = 0; /* hides GPU memory latency; on a CPU only extra work */
+  if (off & AM_PATH_SPECULATE_FIRST) p->speculate &= ~AM_SPECULATE_FIRST;
+  if (off & AM_PATH_SPECULATE_SECOND) p->speculate &= ~AM_SPECULATE_SECOND;
   p->variant = am_pick_variant(p);
+  if ((off & AM_PATH_INDEXER_VARIANT) && p->variant == AM_VARIANT_INDEXER)
+    p->variant = AM_VARIANT_LEAN;
   am_pick_tail(p);
+  if (off & AM_PATH_TAIL_VECTORS) p->tail_vec_begin = p->tail_vec_end = p->capacity;
 
   work_blocks = am_max64(ceil_div(p->num_tokens, shape.groups),
                          ceil_div((int64_t)p->capacity - p->num_tokens, block * 4));
