@@ -10,7 +10,11 @@
 #     -> compare.json, compare.png;
 #  3. bench/pdl_chain.cu, built here with nvcc: producer -> attnmeta ->
 #     consumer in one graph, with and without early start;
-#  4. a compact table of both, printed last, then a one-line summary.
+#  4. bench/paths_ab.sh: the same build with each special path of the
+#     kernel switched off in turn (what each one wins), and, when
+#     ATTNMETA_AB_OLD_TREE names a source tree, bench/ab_bench.sh of that
+#     tree against this one;
+#  5. a compact table of both, printed last, then a one-line summary.
 # Everything printed also goes to OUTDIR/gpu_bench.log (4 files in all).
 #
 # BUILD_DIR defaults to $ATTNMETA_GPU_BUILD_DIR (set by ci/gpu.sh). The
@@ -42,8 +46,10 @@ status=0
 bench_rc=127
 budget=${ATTNMETA_GPU_TIME_LEFT_S:-180}
 case $budget in '' | *[!0-9]*) budget=180 ;; esac
-t_bench=$((budget * 55 / 100))
-t_compare=$((budget * 38 / 100))
+t_bench=$((budget * 42 / 100))
+t_compare=$((budget * 30 / 100))
+start_s=$SECONDS
+left_s() { echo $((budget - (SECONDS - start_s))); }
 quick=()
 [ "$budget" -lt 90 ] && quick=(--quick)
 
@@ -78,9 +84,9 @@ ATTNMETA_LIBRARY=$build/lib/libattnmeta.so PYTHONPATH="$root/python${PYTHONPATH:
 compare_rc=$?
 [ $compare_rc -eq 0 ] || { say "compare.py: exit status $compare_rc"; status=1; }
 # ---- 3. a modelled step: producer -> attnmeta -> consumer, with and without early start ----
-pdl_line="pdl_chain not run"
+pdl_line="pdl_chain: not run ($(left_s) s left)"
 nvcc_bin=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
-if [ -x "$nvcc_bin" ] && [ -f "$build/lib/libattnmeta.so" ]; then
+if [ -x "$nvcc_bin" ] && [ -f "$build/lib/libattnmeta.so" ] && [ "$(left_s)" -ge 40 ]; then
   say "== bench/pdl_chain.cu (build and run, 90 s at most) ${quick[*]+${quick[*]}}"
   if timeout 60 "$nvcc_bin" -O3 -arch=sm_90 -I"$root/include" "$here/pdl_chain.cu" -L"$build/lib" \
     -lattnmeta -Xlinker -rpath="$build/lib" -o "$build/bin/pdl_chain" >>"$log" 2>&1; then
@@ -95,10 +101,42 @@ if [ -x "$nvcc_bin" ] && [ -f "$build/lib/libattnmeta.so" ]; then
     status=1
   fi
 fi
+# ---- 4. what each special path wins: the same build with one path off at a time ----
+# (their logs go into gpu_bench.log; their raw JSON is not kept, so that
+# OUTDIR keeps its four files)
+ab_tmp=$(mktemp -d)
+trap 'rm -rf "$ab_tmp"' EXIT
+paths_line="paths_ab: not run ($(left_s) s left)"
+if [ -x "$cli" ] && [ "$(left_s)" -ge 45 ]; then
+  ab_cases=${ATTNMETA_AB_CASES:-"1x1 16x6 16x6+17pad 128x2 1024x1 1024x1/odd 256xmixed+31pad"}
+  ab_args=()
+  for c in $ab_cases; do "$cli" bench --list 2>/dev/null | grep -q "^$c " && ab_args+=(--case "$c"); done
+  say "== bench/paths_ab.sh (${#ab_args[@]} cases, $(($(left_s) - 10)) s at most)"
+  ATTNMETA_AB_BENCH_ARGS="${ab_args[*]}" timeout $(($(left_s) - 10)) bash "$here/paths_ab.sh" "$ab_tmp/paths" "$build" 2 \
+    >/dev/null 2>&1
+  paths_rc=$?
+  paths_line=$(grep -a '^paths_ab:' "$ab_tmp/paths/paths_ab.log" 2>/dev/null | tail -n 1)
+  # the whole log (every bench run) into ours; the table also on screen
+  cat "$ab_tmp/paths/paths_ab.log" >>"$log" 2>/dev/null
+  sed -n '/^device us per step/,$p' "$ab_tmp/paths/paths_ab.log" 2>/dev/null
+  [ -n "$paths_line" ] || paths_line="paths_ab: exit status $paths_rc, no table"
+  [ "$paths_rc" -eq 0 ] || { say "paths_ab: exit status $paths_rc"; status=1; }
+fi
+# An old tree against this one (bench/ab_bench.sh), when ATTNMETA_AB_OLD_TREE
+# names one (e.g. a `git archive` of the parent commit) and time is left.
+if [ -n "${ATTNMETA_AB_OLD_TREE:-}" ] && [ "$(left_s)" -ge 100 ]; then
+  say "== bench/ab_bench.sh $ATTNMETA_AB_OLD_TREE against $root ($(($(left_s) - 10)) s at most)"
+  timeout $(($(left_s) - 10)) bash "$here/ab_bench.sh" "$ab_tmp/trees" "$ATTNMETA_AB_OLD_TREE" "$root" 2 \
+    >/dev/null 2>&1 || { say "ab_bench: failed or cut short"; status=1; }
+  cat "$ab_tmp/trees/ab.log" >>"$log" 2>/dev/null
+  sed -n '/^variant /,$p' "$ab_tmp/trees/ab.log" 2>/dev/null
+elif [ -n "${ATTNMETA_AB_OLD_TREE:-}" ]; then
+  say "ab_bench: skipped, $(left_s) s left"
+fi
 say "== gpu_bench: bench.json compare.json compare.png gpu_bench.log in $out"
 
-# ---- 4. the compact table, last ----
-python3 - "$out/bench.json" "$out/compare.json" "$bench_rc" "$compare_rc" "$pdl_line" <<'EOF' 2>&1 | tee -a "$log"
+# ---- 5. the compact table, last ----
+python3 - "$out/bench.json" "$out/compare.json" "$bench_rc" "$compare_rc" "$pdl_line" "$paths_line" <<'EOF' 2>&1 | tee -a "$log"
 import json, sys
 
 def load(path):
@@ -167,6 +205,7 @@ def span(vals):
 state = lambda rc: "ok" if rc == "0" else "exit %s" % rc
 best = [r[3] for r in rows if r[3]]
 print(sys.argv[5])
+print(sys.argv[6])
 print("gpu_bench: attnmeta bench %s, compare.py %s; best/target %s, best/Triton anchor %s, "
       "live attnmeta/triton GPU %s, host %s" % (
           state(sys.argv[3]), state(sys.argv[4]),
