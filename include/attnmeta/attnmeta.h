@@ -85,13 +85,15 @@ typedef struct attnmeta_context attnmeta_context;
 /*
  * One decode step. Fill with attnmeta_step_init() and set what you need;
  * any output left NULL is not built. All pointers are device pointers.
+ * The struct grows only at its end; struct_size tells the library which
+ * members the caller has (docs/abi.md).
  * Sizes are element counts; strides are in elements.
  *
  * R = num_reqs, T = num_tokens (padded), C = capacity (>= T),
  * actual = query_start_loc[R], read on the device.
  */
 typedef struct attnmeta_step {
-  size_t struct_size; /* sizeof(attnmeta_step), set by attnmeta_step_init */
+  size_t struct_size; /* the caller's sizeof(attnmeta_step), set by attnmeta_step_init */
 
   /* ---- inputs ---- */
   const int32_t *query_start_loc; /* [R + 1], required */
@@ -201,9 +203,19 @@ ATTNMETA_API attnmeta_status attnmeta_backend_device_count(attnmeta_backend kind
 ATTNMETA_API attnmeta_status attnmeta_backend_targets(attnmeta_backend kind, const char **targets);
 
 /* ---- operations ---- */
-/* Zeroes *step and sets struct_size and the defaults: num_mapped = -1,
- * block_size = 1, dcp_world_size = 1, dcp_rank = 0, dcp_interleave = 1. */
+/* Initialises a step of `size` bytes, the caller's sizeof(attnmeta_step):
+ * zeroes it, sets struct_size = size and the defaults num_mapped = -1,
+ * block_size = 1, dcp_world_size = 1, dcp_rank = 0, dcp_interleave = 1.
+ * Writes nothing past `size` (nothing at all for a NULL step). Returns
+ * ATTNMETA_OK when attnmeta_build_step accepts that size,
+ * ATTNMETA_ERR_NOT_SUPPORTED when it is larger than this library's (the
+ * caller was built against a newer header), ATTNMETA_ERR_INVALID_ARGUMENT
+ * for a size no release had, ATTNMETA_ERR_NULL_POINTER for a NULL step. */
+ATTNMETA_API attnmeta_status attnmeta_step_init_size(attnmeta_step *step, size_t size);
+/* The entry point of 0.1: initialises a step of 0.1's size. Kept for
+ * programs built against 0.1; the macro below passes the caller's size. */
 ATTNMETA_API void attnmeta_step_init(attnmeta_step *step);
+#define attnmeta_step_init(step) ((void)attnmeta_step_init_size((step), sizeof(attnmeta_step)))
 
 /* Builds every output the step names in ONE kernel launch on `stream`. */
 ATTNMETA_API attnmeta_status attnmeta_build_step(attnmeta_context *ctx, const attnmeta_step *step,

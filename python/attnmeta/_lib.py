@@ -354,7 +354,13 @@ context_device_name = _prototype(_fast, "attnmeta_context_device_name", _ccp, [_
 last_error = _prototype(_fast, "attnmeta_last_error", _ccp, [_vp])
 launch_config_default = _prototype(_fast, "attnmeta_launch_config_default", LaunchConfig, [])
 set_launch_config = _prototype(_fast, "attnmeta_set_launch_config", _cint, [_vp, _vp])
-step_init = _prototype(_fast, "attnmeta_step_init", None, [_vp])
+step_init_size = _prototype(_fast, "attnmeta_step_init_size", _cint, [_vp, ctypes.c_size_t])
+
+
+def step_init(address):
+    """attnmeta_step_init for this binding's Step: the library writes only
+    ``sizeof(Step)`` bytes and fills what this mirror has."""
+    return step_init_size(address, ctypes.sizeof(Step))
 build_step = _prototype(_fast, "attnmeta_build_step", _cint, [_vp, _vp, _vp])
 token_to_req = _prototype(
     _fast, "attnmeta_token_to_req", _cint, [_vp, _vp, _i32, _i32, _i32, _vp, _vp]
@@ -405,16 +411,15 @@ def describe_error_flags(flags):
 
 
 def _check_layout():
-    """attnmeta_step_init writes the library's own struct size: it must be
-    ours, or the library and this binding disagree on the layout."""
-    scratch = ctypes.create_string_buffer(4096)  # room for a larger struct
-    step_init(ctypes.addressof(scratch))
-    theirs = ctypes.c_size_t.from_buffer(scratch).value
-    if theirs != ctypes.sizeof(Step):
+    """The library must accept this binding's attnmeta_step: of its own size
+    or of an earlier release's (a library newer than the binding)."""
+    scratch = ctypes.create_string_buffer(ctypes.sizeof(Step))
+    status = step_init(ctypes.addressof(scratch))
+    if status != 0:
         raise ImportError(
-            "attnmeta: %s has a %d-byte attnmeta_step; this binding (version %s) has %d bytes: "
-            "use the binding of the same version as the library"
-            % (library_path, theirs, __version__, ctypes.sizeof(Step))
+            "attnmeta: %s refuses this binding's %d-byte attnmeta_step (%s): the binding "
+            "(version %s) is newer than the library; use the binding of the library's version"
+            % (library_path, ctypes.sizeof(Step), status_string(status), __version__)
         )
 
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "am_context.h"
+#include "am_sized_struct.h"
 #include "am_step_choices.h"
 #include "am_step_kernel.h"
 
@@ -16,24 +17,34 @@
 #define AM_WARP_LANES 32
 #define AM_MAX_LANES 256
 
-void attnmeta_step_init(attnmeta_step *step) {
-  if (!step) return;
-  memset(step, 0, sizeof *step);
-  step->struct_size = sizeof *step;
-  step->num_mapped = -1;
-  step->block_size = 1;
-  step->dcp_world_size = 1;
-  step->dcp_rank = 0;
-  step->dcp_interleave = 1;
+/* attnmeta_step as 0.1 released it: it ended with error_word. Members
+ * appended later start at or past this offset (docs/abi.md). */
+#define AM_STEP_SIZE_0_1 (offsetof(attnmeta_step, error_word) + sizeof(int32_t *))
+
+static const attnmeta_step step_defaults = {
+    .struct_size = sizeof(attnmeta_step),
+    .num_mapped = -1,
+    .block_size = 1,
+    .dcp_world_size = 1,
+    .dcp_rank = 0,
+    .dcp_interleave = 1,
+};
+
+static const am_sized_type step_type = {
+    .name = "step",
+    .init_name = "attnmeta_step_init",
+    .size = sizeof(attnmeta_step),
+    .align = _Alignof(attnmeta_step),
+    .oldest_size = AM_STEP_SIZE_0_1,
+    .defaults = &step_defaults,
+};
+
+attnmeta_status attnmeta_step_init_size(attnmeta_step *step, size_t size) {
+  return am_sized_init(&step_type, step, size);
 }
 
-/* The caller's launch flags: 0 when its attnmeta_step predates them
- * (struct_size does not cover the field). */
-static uint32_t launch_flags_of(const attnmeta_step *s) {
-  return s->struct_size >= offsetof(attnmeta_step, launch_flags) + sizeof s->launch_flags
-             ? s->launch_flags
-             : 0;
-}
+/* Programs built against 0.1 call this symbol with a 0.1-sized step. */
+void(attnmeta_step_init)(attnmeta_step *step) { (void)am_sized_init(&step_type, step, AM_STEP_SIZE_0_1); }
 
 static int misaligned(const void *ptr, uintptr_t align) {
   return ptr && ((uintptr_t)ptr % align) != 0;
@@ -54,19 +65,10 @@ static attnmeta_status check_step(attnmeta_context *ctx, const attnmeta_step *s)
                            s->block_table};
   size_t i;
 
-  if (s->struct_size < sizeof *s)
-    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
-                   "step.struct_size is %zu, expected %zu: initialise it with attnmeta_step_init",
-                   s->struct_size, sizeof *s);
-  if (s->struct_size > sizeof *s)
-    return am_fail(ctx, ATTNMETA_ERR_NOT_SUPPORTED,
-                   "step.struct_size is %zu, larger than this library's %zu: the caller was "
-                   "built against a newer attnmeta",
-                   s->struct_size, sizeof *s);
-  if (launch_flags_of(s) & ~(uint32_t)ATTNMETA_LAUNCH_EARLY_START)
+  if (s->launch_flags & ~(uint32_t)ATTNMETA_LAUNCH_EARLY_START)
     return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
                    "launch_flags (0x%x) has bits no ATTNMETA_LAUNCH_* flag defines",
-                   (unsigned)launch_flags_of(s));
+                   (unsigned)s->launch_flags);
   if (!s->query_start_loc)
     return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER, "query_start_loc is NULL");
   if (s->num_reqs < 0 || s->num_tokens < 0 || s->capacity < 0)
@@ -283,18 +285,21 @@ static am_launch_shape plan_launch(const attnmeta_context *ctx, am_step_params *
 attnmeta_status attnmeta_build_step(attnmeta_context *ctx, const attnmeta_step *step,
                                     void *stream) {
   attnmeta_status status;
+  attnmeta_step full; /* the caller's step, defaults past its struct_size */
   am_step_params params;
   am_launch_shape shape;
   if (!ctx) return ATTNMETA_ERR_INVALID_CONTEXT;
   if (!step) return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER, "step is NULL");
-  status = check_step(ctx, step);
+  status = am_sized_import(ctx, &step_type, step, &full);
   if (status != ATTNMETA_OK) return status;
-  params = params_of(step);
+  status = check_step(ctx, &full);
+  if (status != ATTNMETA_OK) return status;
+  params = params_of(&full);
   if (!has_work(&params)) return am_succeed(ctx);
   shape = plan_launch(ctx, &params);
   /* every backend runs the early-start body (tails first; the wait is a
    * no-op where the launch cannot start early): the same bytes */
-  if (launch_flags_of(step) & ATTNMETA_LAUNCH_EARLY_START) params.variant |= AM_VARIANT_EARLY_START;
+  if (full.launch_flags & ATTNMETA_LAUNCH_EARLY_START) params.variant |= AM_VARIANT_EARLY_START;
   status = (attnmeta_status)ctx->table->launch_step(ctx->state, &params, &shape, stream,
                                                     am_message(ctx), AM_MESSAGE_SIZE);
   return status == ATTNMETA_OK ? am_succeed(ctx) : status;
