@@ -199,7 +199,7 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
       int32_t gs = qsl[g], ge = qsl[g + 1];
       int spec = p->speculate & AM_SPECULATE_FIRST;
       if (spec) pre = am_load_guessed_row(p, seq_lens, g, t, th.lane, th.lanes, vector_rows, &pre_len);
-      if (AM_UNLIKELY((int32_t)t < total && !(gs <= (int32_t)t && (int32_t)t < ge))) {
+      if ((int32_t)t < total && !(gs <= (int32_t)t && (int32_t)t < ge)) {
         /* speculate again only where the first guess's request looks like
          * one of R equal ones making up the total (padding after an equal
          * split); elsewhere the second guess is seldom right */
