@@ -22,7 +22,7 @@ extern "C" {
 /* 2: am_step_params reordered, with kernel variants, guesses and
  * speculation (what launch_step receives changed meaning)
  * 3: vector_rows may be AM_ROWS_REALIGNED, variant may carry
- * AM_VARIANT_EARLY_START */
+ * AM_VARIANT_EARLY_START; cache_bytes appended */
 #define AM_BACKEND_ABI 3
 #define AM_BACKEND_ENTRY_SYMBOL "attnmeta_backend_entry"
 
@@ -85,6 +85,8 @@ typedef struct am_backend_table {
   /* Device-to-device copy queued on `stream` (synchronous on the CPU). */
   int (*copy_device)(void *state, void *dst, const void *src, size_t bytes, void *stream,
                      char *msg, size_t msg_size);
+  /* Bytes of the device's last-level cache (the L2 of a GPU); 0 when unknown. */
+  int64_t (*cache_bytes)(void *state);
 } am_backend_table;
 
 typedef const am_backend_table *(*am_backend_entry_fn)(void);

@@ -227,6 +227,8 @@ int gpu_synchronize(void *state, void *stream, char *msg, size_t msg_size) {
 
 int gpu_processor_count(void *state) { return ((const gpu_state *)state)->processors; }
 
+int64_t gpu_cache_bytes(void *state) { return am_rt_cache_bytes(((const gpu_state *)state)->device); }
+
 /* ---- measurement (attnmeta_measure.h) ---- */
 
 /* Makes the bound device current; on failure the status, with a message. */
@@ -394,6 +396,7 @@ const am_backend_table gpu_table = {
     gpu_stream_create, gpu_stream_destroy, gpu_event_create, gpu_event_destroy, gpu_event_record,
     gpu_event_elapsed, gpu_capture_begin, gpu_capture_end, gpu_graph_node_count,
     gpu_graph_instantiate, gpu_graph_launch, gpu_graph_destroy, gpu_launch_empty, gpu_copy_device,
+    gpu_cache_bytes,
 };
 
 }  // namespace

@@ -56,6 +56,12 @@ static inline int am_rt_kernel_loadable(const void *kernel) {
   return cudaFuncGetAttributes(&attr, kernel) == cudaSuccess;
 }
 
+static inline int64_t am_rt_cache_bytes(int device) {
+  int n = 0;
+  if (cudaDeviceGetAttribute(&n, cudaDevAttrL2CacheSize, device) != cudaSuccess) n = 0;
+  return n > 0 ? (int64_t)n : 0;
+}
+
 /* Whether `device` can start a kernel before the kernel ahead of it on the
  * stream has finished (programmatic dependent launch: compute capability
  * 9.0 and later). */

@@ -56,6 +56,12 @@ static inline int am_rt_kernel_loadable(const void *kernel) {
   return hipFuncGetAttributes(&attr, kernel) == hipSuccess;
 }
 
+static inline int64_t am_rt_cache_bytes(int device) {
+  int n = 0;
+  if (hipDeviceGetAttribute(&n, hipDeviceAttributeL2CacheSize, device) != hipSuccess) n = 0;
+  return n > 0 ? (int64_t)n : 0;
+}
+
 /* No early start here: ATTNMETA_LAUNCH_EARLY_START launches as usual. */
 static inline int am_rt_supports_early_start(int device) {
   (void)device;
