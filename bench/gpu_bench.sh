@@ -46,8 +46,8 @@ status=0
 bench_rc=127
 budget=${ATTNMETA_GPU_TIME_LEFT_S:-180}
 case $budget in '' | *[!0-9]*) budget=180 ;; esac
-t_bench=$((budget * 42 / 100))
-t_compare=$((budget * 30 / 100))
+t_bench=$((budget * 40 / 100))
+t_compare=$((budget * 35 / 100))
 start_s=$SECONDS
 left_s() { echo $((budget - (SECONDS - start_s))); }
 quick=()
