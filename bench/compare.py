@@ -71,7 +71,7 @@ IMPLS = ("torch", "triton", "attnmeta")
 
 
 # ---------------------------------------------------------------------------
-# cases (the same as `attnmeta bench`, tools/cli_bench.c)
+# cases (the same as `attnmeta bench`, tools/cli_bench_cases.c)
 
 
 def _lcg_stream(seed):

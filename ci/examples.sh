@@ -11,9 +11,13 @@
 #   - version checking of the CMake package (0.1 accepted, 1.0 refused);
 #   - prefix/bin/attnmeta info: every module the build made is loaded from
 #     prefix/<libdir>/attnmeta/ (checked with the loader's own trace);
+#   - prefix/bin/attnmeta conformance with no files, run from a folder outside
+#     the source tree, runs the installed vectors (prefix/share/attnmeta/
+#     vectors) on the CPU backend: every vector passes;
 #   - ci/check_symbols.sh on the prefix;
 #   - examples/python_ctypes.py and `import attnmeta` with /usr/bin/python3;
-#   - the prefix moved elsewhere still works (relocatable package).
+#   - the prefix moved elsewhere still works (relocatable package), the
+#     installed conformance vectors included.
 # Prints one line per check and exits non-zero when any check fails.
 # KEEP=1 keeps the temporary folder.
 set -u -o pipefail
@@ -76,6 +80,8 @@ pydir=$(dirname "$(find "$prefix" -path '*-packages/attnmeta/__init__.py' 2>/dev
 layout_ok() {
   local missing=0 f
   for f in include/attnmeta/attnmeta.h bin/attnmeta \
+           include/attnmeta/conformance/vecfile.h include/attnmeta/conformance/vecrun.h \
+           "${libdir#"$prefix"/}/libattnmeta_conformance.a" share/attnmeta/spec/attnmeta-vectors-v1.md \
            "${libdir#"$prefix"/}/libattnmeta.so" "${libdir#"$prefix"/}/pkgconfig/attnmeta.pc" \
            "${libdir#"$prefix"/}/cmake/attnmeta/attnmetaConfig.cmake" \
            "${libdir#"$prefix"/}/cmake/attnmeta/attnmetaConfigVersion.cmake"; do
@@ -84,13 +90,17 @@ layout_ok() {
   for f in "$src"/include/attnmeta/*.h; do
     [ -e "$prefix/include/attnmeta/$(basename "$f")" ] || { echo "missing header $(basename "$f")"; missing=1; }
   done
+  for f in "$src"/conformance/vectors/*.amv; do
+    cmp -s "$f" "$prefix/share/attnmeta/vectors/$(basename "$f")" ||
+      { echo "missing or different vector file share/attnmeta/vectors/$(basename "$f")"; missing=1; }
+  done
   for m in "${modules[@]}"; do
     [ -e "$libdir/attnmeta/libattnmeta_$m.so" ] || { echo "missing module attnmeta/libattnmeta_$m.so"; missing=1; }
   done
   if [ -d "$src/python/attnmeta" ] && [ -z "$pydir" ]; then echo "missing Python package"; missing=1; fi
   return $missing
 }
-run "installed layout: headers, libattnmeta.so.0, modules (${modules[*]:-none}) in ${libdir#"$prefix"/}/attnmeta, CLI, CMake, pkg-config${pydir:+, Python}" layout_ok
+run "installed layout: headers, libattnmeta.so.0, modules (${modules[*]:-none}) in ${libdir#"$prefix"/}/attnmeta, CLI, CMake, pkg-config${pydir:+, Python}, conformance kit (library, headers, vectors, spec)" layout_ok
 
 soname_ok() { readelf -d "$core" | grep -q 'SONAME.*\[libattnmeta\.so\.0\]'; }
 run "soname libattnmeta.so.0" soname_ok
@@ -114,6 +124,45 @@ if [ -e "$libdir/libattnmeta.a" ]; then
     cmake_example c static -DATTNMETA_EXAMPLE_STATIC=ON
   run "CMake: static C example runs on the CPU backend, no libattnmeta.so needed" static_ok
 fi
+
+# A consumer of the conformance kit's library: attnmeta::conformance reads the
+# installed vectors with the installed headers.
+kit_consumer_ok() {
+  local d="$work/kit-consumer" n
+  mkdir -p "$d"
+  cat >"$d/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.16)
+project(kit_consumer LANGUAGES C)
+find_package(attnmeta 0.1 CONFIG REQUIRED)
+add_executable(kit_consumer main.c)
+target_link_libraries(kit_consumer PRIVATE attnmeta::conformance)
+CMAKE
+  cat >"$d/main.c" <<'C'
+#include <stdio.h>
+#include <attnmeta/conformance/vecfile.h>
+int main(int argc, char **argv) {
+  char err[512], **paths;
+  int i, n, vectors = 0;
+  if (argc != 2 || (n = amv_list_files(argv[1], &paths, err, sizeof err)) <= 0) return 1;
+  for (i = 0; i < n; i++) {
+    amv_file f;
+    if (amv_load_headers(paths[i], &f, err, sizeof err)) { fprintf(stderr, "%s\n", err); return 1; }
+    vectors += f.nvectors;
+    amv_file_free(&f);
+  }
+  amv_free_list(paths, n);
+  printf("%d vectors in %d files\n", vectors, n);
+  return 0;
+}
+C
+  n=$(find "$src/conformance/vectors" -name '*.amv' -exec grep -c '^vector ' {} + |
+      awk -F: '{s += $NF} END {print s}')
+  cmake -S "$d" -B "$d/b" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" &&
+    cmake --build "$d/b" &&
+    "$d/b/kit_consumer" "$prefix/share/attnmeta/vectors" | tee "$d/out" &&
+    grep -q "^$n vectors in " "$d/out"
+}
+run "CMake: attnmeta::conformance reads the installed vectors with the installed headers" kit_consumer_ok
 
 version_check() {
   local v
@@ -165,6 +214,28 @@ info_ok() { # prefix-to-check
 run "bin/attnmeta info: core and modules (${modules[*]:-none}) loaded from the prefix" info_ok "$prefix"
 "$prefix/bin/attnmeta" info 2>&1 | sed 's/^/    | /'
 
+# ---- the conformance kit on the installed prefix ----
+# No files given: the tool runs the vectors installed beside it. Run from an
+# empty folder, so nothing of the source tree can be picked up.
+conformance_ok() { # prefix-to-check
+  local p=$1 out="$work/conformance.out" n
+  mkdir -p "$work/elsewhere"
+  (cd "$work/elsewhere" && "$p/bin/attnmeta" conformance --backend cpu >"$out" 2>&1) ||
+    { tail -n 20 "$out"; return 1; }
+  n=$(find "$src/conformance/vectors" -name '*.amv' -exec grep -c '^vector ' {} + |
+      awk -F: '{s += $NF} END {print s}')
+  grep -qx "$n passed, 0 failed, 0 skipped" "$out" ||
+    { echo "expected '$n passed, 0 failed, 0 skipped':"; tail -n 3 "$out"; return 1; }
+  if grep -E '^(pass|FAIL|skip) ' "$out" | grep -qv "^[a-zA-Z]*  $(cd "$p" && pwd -P)/share/attnmeta/vectors/"; then
+    echo "a vector ran from outside $p/share/attnmeta/vectors:"
+    grep -E '^(pass|FAIL|skip) ' "$out" | grep -v "$(cd "$p" && pwd -P)/share/attnmeta/vectors/" | head -n 3
+    return 1
+  fi
+  tail -n 1 "$out"
+}
+run "bin/attnmeta conformance (no files): the installed vectors pass on the CPU backend" conformance_ok "$prefix"
+tail -n 1 "$log" | sed 's/^/    | /'
+
 # ---- exported symbols ----
 run "ci/check_symbols.sh <prefix>" "$src/ci/check_symbols.sh" "$prefix"
 
@@ -199,9 +270,10 @@ relocated_ok() {
     cmake --build "$work/cmake-moved" && "$work/cmake-moved/step_example_c" cpu &&
     PKG_CONFIG_PATH="${libdir/#$prefix/$moved}/pkgconfig" pkg-config --cflags attnmeta | grep -q -- "-I$moved/" &&
     libdir=${libdir/#$prefix/$moved} prefix=$moved info_ok "$moved" &&
+    conformance_ok "$moved" &&
     { [ -z "$pydir" ] || py_pkg_ok "$moved"; }
 }
-run "relocated prefix: CMake package, pkg-config file, CLI module lookup and Python package follow the move" relocated_ok
+run "relocated prefix: CMake package, pkg-config file, CLI module lookup, installed conformance vectors and Python package follow the move" relocated_ok
 
 if [ $failures -ne 0 ]; then
   echo "examples: $failures check(s) failed"

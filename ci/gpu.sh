@@ -17,7 +17,7 @@
 #              launch configuration of the suite)
 #   graph      tests/gpu: graph capture and replay
 #   streams    tests/gpu: streams, contexts, threads
-#   conformance  attnmeta conformance over tests/vectors on the CUDA backend
+#   conformance  attnmeta conformance over conformance/vectors on the CUDA backend
 #   memcheck, racecheck, initcheck, synccheck
 #              compute-sanitizer over a subset of the Criterion suite (the
 #              hostile-data cases and several normal ones) and the graph test
@@ -332,7 +332,7 @@ done
 # The conformance kit's vector files on the CUDA backend (docs/conformance.md).
 t0=$SECONDS
 run "$tmp/conformance.log" "$(limit 60 120)" "$bin/attnmeta" conformance --backend cuda \
-  "$root/tests/vectors"
+  "$root/conformance/vectors"
 rc=$?
 keep conformance "$tmp/conformance.log"
 line=$(grep -a -E '^[0-9]+ passed, [0-9]+ failed' "$tmp/conformance.log" | tail -n 1)
@@ -350,10 +350,10 @@ fi
 # A run cut short by its time limit fails and says so.
 
 # Comma-separated case names; a name with a wildcard stands for every name
-# of the case table (tests/cases.c) it matches.
+# of the case table (conformance/generator/cases.c) it matches.
 expand_cases() {
   local names g n picked=() globs
-  names=$(grep -o '{"[A-Za-z0-9_]*"' "$root/tests/cases.c" 2>/dev/null | tr -d '{"')
+  names=$(grep -o '{"[A-Za-z0-9_]*"' "$root/conformance/generator/cases.c" 2>/dev/null | tr -d '{"')
   IFS=, read -ra globs <<<"$1"
   for g in "${globs[@]}"; do
     case "$g" in
@@ -418,7 +418,7 @@ for tool in "${tools[@]}"; do
   # depends on the sanitizer following Criterion's workers.
   : >"$tmp/san_conf.log"
   run "$tmp/san_conf.log" $((share / 3 + 10)) "${san[@]}" "$bin/attnmeta" conformance \
-    --backend cuda --config auto --config block96_lanes7 "$root/tests/vectors"
+    --backend cuda --config auto --config block96_lanes7 "$root/conformance/vectors"
   rc_conf=$?
   # Early start (programmatic dependent launch) under the race and barrier
   # checkers: the suite's comparison of every case with and without it (the

@@ -38,7 +38,7 @@ step "main job on the default backend (attnmeta step)" "$build/bin/attnmeta" ste
 step "tests (ctest)" ctest --test-dir "$build" --output-on-failure
 step "conformance vectors match the generator (ci/vectors.sh)" bash ci/vectors.sh "$build"
 step "conformance kit on the CPU backend (attnmeta conformance)" \
-  "$build/bin/attnmeta" conformance --backend cpu "$root/tests/vectors"
+  "$build/bin/attnmeta" conformance --backend cpu "$root/conformance/vectors"
 for hook in ci/sanitize.sh ci/fuzz.sh ci/examples.sh python/run_tests.sh; do
   [ -f "$hook" ] || continue
   case $hook in

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# The committed conformance vectors (tests/vectors/*.amv) must be exactly what
-# the generator makes from the case table (tests/cases.c) and the naive
-# reference (tests/reference.c): regenerates them into a temporary folder and
-# compares, byte for byte. Fails on any difference, a missing or extra file,
-# or a file of 1 MiB or more.
+# The committed conformance vectors (conformance/vectors/*.amv) must be
+# exactly what the generator (conformance/generator/) makes from the case
+# table (cases.c) and the naive reference (reference.c): regenerates them into
+# a temporary folder and compares, byte for byte. Fails on any difference, a
+# missing or extra file, or a file of 1 MiB or more.
 #
 # usage: ci/vectors.sh BUILD_DIR [--update]
 #   BUILD_DIR  a configured build folder; attnmeta_gen_vectors is built there
 #              when it is missing or out of date
 #   --update   after a deliberate change of the cases or the reference:
-#              write the regenerated files into tests/vectors/ (then review
-#              the difference and commit it)
+#              write the regenerated files into conformance/vectors/ (then
+#              review the difference and commit it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -44,23 +44,23 @@ if ! "$gen" "$tmp/vectors" >"$tmp/gen.log" 2>&1; then
 fi
 
 if [ "$update" = --update ]; then
-  mkdir -p "$root/tests/vectors"
-  rm -f "$root"/tests/vectors/*.amv
-  cp "$tmp"/vectors/*.amv "$root/tests/vectors/"
+  mkdir -p "$root/conformance/vectors"
+  rm -f "$root"/conformance/vectors/*.amv
+  cp "$tmp"/vectors/*.amv "$root/conformance/vectors/"
   cat "$tmp/gen.log"
-  echo "ci/vectors.sh: tests/vectors/ rewritten; review 'git diff tests/vectors' and commit"
+  echo "ci/vectors.sh: conformance/vectors/ rewritten; review 'git diff conformance/vectors' and commit"
   exit 0
 fi
 
 status=0
-if ! diff -r -u "$root/tests/vectors" "$tmp/vectors" >"$tmp/diff.txt"; then
-  echo "ci/vectors.sh: tests/vectors/ differs from what the generator makes (first 60 lines):"
+if ! diff -r -u "$root/conformance/vectors" "$tmp/vectors" >"$tmp/diff.txt"; then
+  echo "ci/vectors.sh: conformance/vectors/ differs from what the generator makes (first 60 lines):"
   head -n 60 "$tmp/diff.txt"
   echo "ci/vectors.sh: if the change of the cases or the reference is deliberate, run"
   echo "  bash ci/vectors.sh $build --update"
   status=1
 fi
-for f in "$root"/tests/vectors/*.amv; do
+for f in "$root"/conformance/vectors/*.amv; do
   size=$(wc -c <"$f")
   if [ "$size" -ge 1048576 ]; then
     echo "ci/vectors.sh: $f is $size bytes, 1 MiB or more"
@@ -68,9 +68,9 @@ for f in "$root"/tests/vectors/*.amv; do
   fi
 done
 if [ $status = 0 ]; then
-  files=$(find "$root/tests/vectors" -name '*.amv' | wc -l)
-  vectors=$(cat "$root"/tests/vectors/*.amv | grep -c '^vector ')
-  bytes=$(cat "$root"/tests/vectors/*.amv | wc -c)
+  files=$(find "$root/conformance/vectors" -name '*.amv' | wc -l)
+  vectors=$(cat "$root"/conformance/vectors/*.amv | grep -c '^vector ')
+  bytes=$(cat "$root"/conformance/vectors/*.amv | wc -c)
   echo "ci/vectors.sh: $vectors vectors in $files files ($bytes bytes) match the generator"
 fi
 exit $status

@@ -13,6 +13,10 @@
 #   P/L/cmake/attnmeta/attnmeta{Config,ConfigVersion,Targets*}.cmake
 #   P/L/pkgconfig/attnmeta.pc
 #   P/bin/attnmeta                           (RUNPATH $ORIGIN/../L)
+#   P/include/attnmeta/conformance/*.h       the conformance kit's library:
+#   P/L/libattnmeta_conformance.a            format reader/writer, runner engine
+#   P/share/attnmeta/vectors/*.amv           the conformance vectors
+#   P/share/attnmeta/spec/*.md               the vector format, one file a version
 #   P/<ATTNMETA_PYTHON_INSTALL_DIR>/attnmeta/
 #   P/share/doc/attnmeta/*.md
 #
@@ -77,7 +81,7 @@ set_target_properties(attnmeta_cli PROPERTIES
   INSTALL_RPATH "$ORIGIN/${_attnmeta_bin_to_lib}"
   EXPORT_NAME cli)
 
-set(_attnmeta_install_targets attnmeta attnmeta_cli)
+set(_attnmeta_install_targets attnmeta attnmeta_cli attnmeta_conformance)
 if(TARGET attnmeta_static)
   list(APPEND _attnmeta_install_targets attnmeta_static)
 endif()
@@ -93,6 +97,23 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/attnmeta
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   COMPONENT Development
   FILES_MATCHING PATTERN "*.h")
+
+# ---- conformance kit: headers, vectors, format specification ----
+# `attnmeta conformance` without files runs <datadir>/attnmeta/vectors, found
+# relative to the tool (conformance/CMakeLists.txt), so no source tree is
+# needed to run the kit.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/conformance/include/attnmeta/conformance
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/attnmeta
+  COMPONENT Development
+  FILES_MATCHING PATTERN "*.h")
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/conformance/vectors/
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/attnmeta/vectors
+  COMPONENT Runtime
+  FILES_MATCHING PATTERN "*.amv")
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/conformance/spec/
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/attnmeta/spec
+  COMPONENT Documentation
+  FILES_MATCHING PATTERN "*.md")
 
 # ---- backend modules: <libdir>/attnmeta/ ----
 set(_attnmeta_modules "")
@@ -223,7 +244,7 @@ if(ATTNMETA_INSTALL_PYTHON AND EXISTS ${PROJECT_SOURCE_DIR}/python/attnmeta)
 endif()
 
 # ---- documentation ----
-foreach(_doc IN ITEMS contract.md abi.md install.md)
+foreach(_doc IN ITEMS contract.md abi.md install.md conformance.md)
   if(EXISTS ${PROJECT_SOURCE_DIR}/docs/${_doc})
     install(FILES ${PROJECT_SOURCE_DIR}/docs/${_doc}
       DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT Documentation)

@@ -1,6 +1,6 @@
 /*
  * fuzz_step: attnmeta_build_step on the CPU backend (the kernel body every
- * backend runs) against the naive reference of tests/reference.c.
+ * backend runs) against the naive reference of conformance/generator/reference.c.
  *
  * The input bytes decide a batch (R requests, T padded tokens, capacity C,
  * a block table of `cols` columns with its own row strides, num_mapped,

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "attnmeta/attnmeta.h"
-#include "vecrun.h"
+#include "attnmeta/conformance/vecrun.h"
 
 #define AMT_MAX_BACKENDS 3
 

@@ -1,7 +1,7 @@
 /*
- * Compile check: the public header and the dialect/kernel headers are valid
- * C11 under -std=c11 -pedantic -Wall -Wextra -Werror. Built as an object
- * library; the build itself is the test.
+ * Compile check: the public headers (the conformance kit's included) and the
+ * dialect/kernel headers are valid C11 under -std=c11 -pedantic -Wall -Wextra
+ * -Werror. Built as an object library; the build itself is the test.
  */
 #include "attnmeta/attnmeta.h"
 #include "am_dialect.h"
@@ -10,6 +10,8 @@
 #include "am_step_kernel.h"
 #include "am_row_copy.h"
 #include "am_step_choices.h"
+#include "attnmeta/conformance/vecfile.h"
+#include "attnmeta/conformance/vecrun.h"
 
 /* Touch a few names so the check is not an empty translation unit. */
 int attnmeta_header_check_c(void);

@@ -1,6 +1,6 @@
 /*
  * attnmeta_build_step and attnmeta_token_to_req against the conformance
- * vectors (the .amv files of tests/vectors/: the case table of cases.c run through the
+ * vectors (the .amv files of conformance/vectors/: the case table of cases.c run through the
  * naive reference by gen_vectors.c), one Criterion test per (backend x
  * vector), each under every launch configuration of the backend (or one
  * test per configuration with env ATTNMETA_TEST_PER_CONFIG=1). The vector
@@ -24,11 +24,11 @@
 #include "cases.h"
 #include "harness.h"
 #include "reference.h"
-#include "vecfile.h"
-#include "vecrun.h"
+#include "attnmeta/conformance/vecfile.h"
+#include "attnmeta/conformance/vecrun.h"
 
 #ifndef ATTNMETA_VECTOR_DIR
-#define ATTNMETA_VECTOR_DIR "tests/vectors"
+#define ATTNMETA_VECTOR_DIR "conformance/vectors"
 #endif
 #define MAX_MESSAGES 24
 

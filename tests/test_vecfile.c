@@ -11,8 +11,8 @@
 
 #include "attnmeta/attnmeta.h"
 #include "harness.h"
-#include "vecfile.h"
-#include "vecrun.h"
+#include "attnmeta/conformance/vecfile.h"
+#include "attnmeta/conformance/vecrun.h"
 
 /* R = 1 (qlen 1, seq_len 4), T = 2, C = 3, one column, block size 4:
  * token 0 is at position 3 of block 7 (slot 31); token 1 is padding. */

@@ -1,7 +1,6 @@
 /* attnmeta: command-line front end (info, the example step, the benchmark, conformance). */
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #include "cli.h"
 
@@ -17,25 +16,13 @@ static void usage(FILE *out) {
           "                            and indexer metadata in one step), check them first,\n"
           "                            compare with the floors and anchors; table last\n"
           "  conformance [--backend B] [--device N] [--config SPEC]... [--vector NAME]...\n"
-          "              [--json FILE] [--verbose] FILES...\n"
-          "                            run conformance vector files (tests/vectors) on a\n"
-          "                            backend: a line per vector, then 'N passed, N failed,\n"
-          "                            N skipped' (docs/conformance.md)\n"
+          "              [--json FILE] [--verbose] [FILES...]\n"
+          "                            run conformance vector files (default: the installed\n"
+          "                            set, share/attnmeta/vectors) on a backend: a line per\n"
+          "                            vector, then 'N passed, N failed, N skipped'\n"
+          "                            (docs/conformance.md)\n"
           "  help                      this text\n"
           "backends: auto (default; $ATTNMETA_BACKEND overrides), cpu, cuda, hip\n");
-}
-
-int cli_parse_backend(const char *text, attnmeta_backend *kind) {
-  static const attnmeta_backend kinds[] = {ATTNMETA_BACKEND_AUTO, ATTNMETA_BACKEND_CPU,
-                                           ATTNMETA_BACKEND_CUDA, ATTNMETA_BACKEND_HIP};
-  size_t i;
-  for (i = 0; i < sizeof kinds / sizeof kinds[0]; ++i) {
-    if (strcasecmp(text, attnmeta_backend_name(kinds[i])) == 0) {
-      *kind = kinds[i];
-      return 0;
-    }
-  }
-  return -1;
 }
 
 int main(int argc, char **argv) {

@@ -14,9 +14,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "../tests/vecfile.h"
-#include "../tests/vecrun.h"
+#include "attnmeta/conformance/vecfile.h"
+#include "attnmeta/conformance/vecrun.h"
 #include "cli.h"
+#include "cli_options.h"
+#include "cli_vector_dir.h"
 
 #define MAX_CONFIGS 64
 #define MAX_DETAILS 24 /* failures kept per vector (all counted) */
@@ -24,8 +26,9 @@
 static void usage(FILE *out) {
   fprintf(out,
           "usage: attnmeta conformance [--backend B] [--device N] [--config SPEC]...\n"
-          "                            [--vector NAME]... [--json FILE] [--verbose] FILES...\n"
-          "  FILES          vector files (*.amv) or folders holding them (tests/vectors)\n"
+          "                            [--vector NAME]... [--json FILE] [--verbose] [FILES...]\n"
+          "  FILES          vector files (*.amv) or folders holding them; default: the set\n"
+          "                 installed with the tool (<prefix>/share/attnmeta/vectors)\n"
           "  --backend B    auto (default; $ATTNMETA_BACKEND overrides), cpu, cuda, hip\n"
           "  --device N     device index (default 0)\n"
           "  --config SPEC  launch configs, repeatable: 'sweep' (default: the backend's whole\n"
@@ -192,6 +195,7 @@ int cli_conformance(int argc, char **argv) {
   const char *backend;
   double t_start;
   char err[1024];
+  char default_dir[4096];
 
   if (!specs || !args || !cs || !rep) {
     fprintf(stderr, "attnmeta conformance: out of memory\n");
@@ -239,10 +243,14 @@ int cli_conformance(int argc, char **argv) {
       args[nfiles++] = argv[i];
     }
   }
-  if (nfiles == 0) {
-    fprintf(stderr, "attnmeta conformance: no vector files given\n");
-    usage(stderr);
-    goto done;
+  if (nfiles == 0) { /* no files given: the set installed with the tool */
+    if (cli_installed_vector_dir(default_dir, sizeof default_dir)) {
+      fprintf(stderr, "attnmeta conformance: no vector files given and no installed set at '%s'\n",
+              default_dir);
+      usage(stderr);
+      goto done;
+    }
+    args[nfiles++] = default_dir;
   }
   for (i = 0; i < nfiles; i++) {
     char **more;

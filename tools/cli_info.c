@@ -1,6 +1,7 @@
 /* attnmeta info: version, and for each backend its module, devices and targets. */
 #include <stdio.h>
 
+#include "attnmeta/attnmeta.h"
 #include "cli.h"
 
 int cli_info(int argc, char **argv) {

@@ -11,7 +11,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "attnmeta/attnmeta.h"
 #include "cli.h"
+#include "cli_options.h"
 
 enum { REQS = 64, COLS = 512, BLOCK = 64, PADDED = 256, CAPACITY = 512 };
 

@@ -2,7 +2,7 @@
  * Plumbing of the plain C stress and misuse tests: a tally that prints
  * "N passed, N failed", a PRNG, random batches with monotone
  * query_start_loc (so every product and flag is defined and the naive
- * reference of tests/reference.c gives the exact expected bytes), and the
+ * reference of conformance/generator/reference.c gives the exact expected bytes), and the
  * comparison of one step's outputs against the reference.
  */
 #ifndef ATTNMETA_STRESS_COMMON_H

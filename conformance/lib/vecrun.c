@@ -1,5 +1,5 @@
 /* Runs conformance vectors on a backend. See vecrun.h. */
-#include "vecrun.h"
+#include "attnmeta/conformance/vecrun.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -17,13 +17,17 @@
  *                       word starting with bit 30 set (which must survive)
  *   token_to_req_api    attnmeta_token_to_req (first rank block only)
  */
-#ifndef ATTNMETA_TESTS_VECRUN_H
-#define ATTNMETA_TESTS_VECRUN_H
+#ifndef ATTNMETA_CONFORMANCE_VECRUN_H
+#define ATTNMETA_CONFORMANCE_VECRUN_H
 
 #include <stdint.h>
 
 #include "attnmeta/attnmeta.h"
 #include "vecfile.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 typedef struct amv_launch {
   const char *name;
@@ -67,4 +71,8 @@ typedef struct amv_outcome {
 
 void amv_run_vector(const amv_runner *runner, const amv_vector *vector, amv_outcome *outcome);
 
-#endif /* ATTNMETA_TESTS_VECRUN_H */
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ATTNMETA_CONFORMANCE_VECRUN_H */

@@ -1,5 +1,6 @@
 /*
- * Conformance vector files (docs/conformance.md): the data model, a small
+ * Conformance vector files (format: conformance/spec/, installed in
+ * share/attnmeta/spec/; the kit: docs/conformance.md): the data model, a small
  * strict parser that rejects malformed files with a line number, and the
  * writer the generator uses. ISO C11 plus POSIX directory listing; no
  * library beyond libc, so the kit builds on a bare machine.
@@ -9,12 +10,16 @@
  * naive reference expects (values the contract leaves unspecified are
  * "unchecked") and the error-word flags.
  */
-#ifndef ATTNMETA_TESTS_VECFILE_H
-#define ATTNMETA_TESTS_VECFILE_H
+#ifndef ATTNMETA_CONFORMANCE_VECFILE_H
+#define ATTNMETA_CONFORMANCE_VECFILE_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 #define AMV_MAGIC "attnmeta-vectors"
 #define AMV_VERSION 1
@@ -109,4 +114,8 @@ void amv_write_header(FILE *f);
 void amv_write_values(FILE *f, const char *keyword, const char *name, const amv_values *values);
 void amv_write_vector(FILE *f, const amv_vector *v);
 
-#endif /* ATTNMETA_TESTS_VECFILE_H */
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ATTNMETA_CONFORMANCE_VECFILE_H */

@@ -6,8 +6,8 @@
  * amt_materialize() turns a case into host arrays (qsl, seq_lens, block
  * table) deterministically from the case's seed.
  */
-#ifndef ATTNMETA_TESTS_CASES_H
-#define ATTNMETA_TESTS_CASES_H
+#ifndef ATTNMETA_CONFORMANCE_CASES_H
+#define ATTNMETA_CONFORMANCE_CASES_H
 
 #include <stdint.h>
 
@@ -101,4 +101,4 @@ void amt_reference_input(const amt_batch *b, int k, struct amr_input *in);
 uint64_t amt_rand(uint64_t *state);
 int32_t amt_rand_range(uint64_t *state, int32_t lo, int32_t hi); /* [lo, hi] */
 
-#endif /* ATTNMETA_TESTS_CASES_H */
+#endif /* ATTNMETA_CONFORMANCE_CASES_H */

@@ -1,6 +1,6 @@
 /* Conformance vector files: parser and writer. See vecfile.h and docs/conformance.md. */
 #define _POSIX_C_SOURCE 200809L
-#include "vecfile.h"
+#include "attnmeta/conformance/vecfile.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -2,8 +2,8 @@
  * Naive host reference of one attnmeta step (docs/contract.md), written
  * from the contract alone: linear scans, 64-bit arithmetic, no cleverness.
  */
-#ifndef ATTNMETA_TESTS_REFERENCE_H
-#define ATTNMETA_TESTS_REFERENCE_H
+#ifndef ATTNMETA_CONFORMANCE_REFERENCE_H
+#define ATTNMETA_CONFORMANCE_REFERENCE_H
 
 #include <stdint.h>
 
@@ -44,4 +44,4 @@ int64_t amr_dcp_local_formula(int64_t len, int64_t world, int64_t rank, int64_t 
 /* The same by counting tokens i in [0, len) with (i / I) % W == k. */
 int64_t amr_dcp_local_count(int64_t len, int64_t world, int64_t rank, int64_t interleave);
 
-#endif /* ATTNMETA_TESTS_REFERENCE_H */
+#endif /* ATTNMETA_CONFORMANCE_REFERENCE_H */

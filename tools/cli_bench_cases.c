@@ -1,0 +1,82 @@
+/* attnmeta bench: the cases of the performance targets and the anchors
+ * they are compared with. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli_bench_parts.h"
+
+static const anchor anchors[] = {
+    {"1x1", 0.50, 40.7, 2.75, 470, 45, 34, 2},
+    {"1x4", 0.69, 42.7, 2.87, 481, 57, 34, 2},
+    {"16x6", 0.70, 42.1, 4.23, 496, 42, 34, 2},
+    {"16x6+17pad", 0.70, 45.6, 4.38, 487, 42, 37, 2},
+    {"128x2", 0.70, 49.4, 6.42, 449, 41, 34, 2},
+    {"1024x1", 0.70, 80.6, 10.09, 657, 41, 34, 2},
+    {"256xmixed+31pad", 0.69, 67.5, 6.71, 765, 41, 37, 2},
+    {"skewed", 0.70, 48.7, 3.48, 464, 70, 34, 2},
+};
+
+const anchor *bench_anchor_of(const char *name) {
+  for (size_t i = 0; i < sizeof anchors / sizeof anchors[0]; ++i)
+    if (strcmp(anchors[i].name, name) == 0) return &anchors[i];
+  return NULL;
+}
+
+uint32_t bench_lcg(uint32_t *seed) {
+  *seed = *seed * 1103515245u + 12345u;
+  return *seed >> 8;
+}
+
+/* The cases of the performance targets (same order as the notes). */
+int bench_make_cases(bench_case *c) {
+  int n = 0, r;
+  uint32_t seed = 2024;
+  memset(c, 0, sizeof(bench_case) * MAX_CASES);
+  c[n] = (bench_case){"1x1", "1 x 1, 64", 1, {1}, 0, 64};
+  ++n;
+  c[n] = (bench_case){"1x4", "1 x 4, 64", 1, {4}, 0, 64};
+  ++n;
+  c[n] = (bench_case){"16x6", "16 x 6, 64", 16, {0}, 0, 64};
+  for (r = 0; r < 16; ++r) c[n].qlens[r] = 6;
+  ++n;
+  c[n] = (bench_case){"16x6+17pad", "16 x 6 + 17 pad, 65", 16, {0}, 17, 65};
+  for (r = 0; r < 16; ++r) c[n].qlens[r] = 6;
+  ++n;
+  c[n] = (bench_case){"128x2", "128 x 2, 2560", 128, {0}, 0, 2560};
+  for (r = 0; r < 128; ++r) c[n].qlens[r] = 2;
+  ++n;
+  c[n] = (bench_case){"1024x1", "1024 x 1, 2560", 1024, {0}, 0, 2560};
+  for (r = 0; r < 1024; ++r) c[n].qlens[r] = 1;
+  ++n;
+  c[n] = (bench_case){"256xmixed+31pad", "256 x mixed 0..8 + 31 pad, 512", 256, {0}, 31, 512};
+  for (r = 0; r < 256; ++r) c[n].qlens[r] = (int)(bench_lcg(&seed) % 9u);
+  ++n;
+  c[n] = (bench_case){"skewed", "skewed [0,257,1,0,3], 64", 5, {0, 257, 1, 0, 3}, 0, 64};
+  ++n;
+  return n;
+}
+
+int bench_case_tokens(const bench_case *c) {
+  int t = 0;
+  for (int r = 0; r < c->num_reqs; ++r) t += c->qlens[r];
+  return t;
+}
+
+/* Capacity of the capacity-long outputs: past T, to the next multiple of 512
+ * (an engine's persistent buffer is larger than the step). */
+int bench_case_capacity(int num_tokens) { return (num_tokens / 512 + 1) * 512; }
+
+/* Bytes one step must move at least: the block-table rows of the non-empty
+ * requests read once, every output row written, and the small arrays. */
+double bench_case_bytes(const bench_case *c) {
+  const int actual = bench_case_tokens(c), T = actual + c->pad, C = bench_case_capacity(T);
+  const int R = c->num_reqs;
+  int nonempty = 0;
+  for (int r = 0; r < R; ++r) nonempty += c->qlens[r] > 0;
+  return 4.0 * ((double)nonempty * c->cols + (double)T * c->cols + (R + 1) + R /* inputs */
+                + T + C + T + T + R /* token map, seq_out, decode_lens, indices, per_req */);
+}

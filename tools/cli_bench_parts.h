@@ -1,0 +1,141 @@
+/*
+ * The parts of attnmeta bench and the types they share: the case table
+ * (cli_bench_cases.c), one case's device buffers and checks
+ * (cli_bench_buffers.c), the timing (cli_bench_timing.c), the JSON report and
+ * the tables (cli_bench_report.c). The entry with its options (cli_bench.c)
+ * puts them together.
+ */
+#ifndef ATTNMETA_TOOLS_CLI_BENCH_PARTS_H
+#define ATTNMETA_TOOLS_CLI_BENCH_PARTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "attnmeta/attnmeta.h"
+#include "attnmeta/attnmeta_measure.h"
+
+#define MAX_REQS 1024
+#define MAX_VARIANTS 16
+#define MAX_CASES 16
+#define MAX_SETS 8
+#define POISON ((int32_t)0xA5A5A5A5u)
+#define SET_BUDGET_BYTES (16u << 20) /* rotate sets while all of them fit here */
+
+#define ANCHOR_SOURCE                                                                          \
+  "design notes, performance.md: NVIDIA H200, CUDA 13.0, torch 2.11, Triton 3.6 (bench/compare.py " \
+  "measures them live)"
+/* Device-to-device copy bandwidth recorded with those anchors. */
+#define ANCHOR_COPY_BYTES_PER_S 4.3e12
+
+/* ---- types ---- */
+
+typedef struct bench_case {
+  const char *name;  /* short id, used by --case and in the JSON */
+  const char *label; /* as in the design notes' table */
+  int num_reqs;
+  int qlens[MAX_REQS];
+  int pad; /* graph padding tokens past the real ones */
+  int cols;
+} bench_case;
+
+/* Anchors measured on an NVIDIA H200 (CUDA 13.0, torch 2.11, Triton 3.6) and
+ * recorded in the design notes' performance targets (performance.md, table
+ * "Anchors, measured side by side in one run"). GPU µs = device time per
+ * step in a replayed graph; host µs = eager wall time per step. bench/
+ * compare.py measures the same three implementations live. */
+typedef struct anchor {
+  const char *name;
+  double floor_us, torch_gpu_us, triton_gpu_us, torch_host_us, triton_host_us;
+  int torch_launches, triton_launches;
+} anchor;
+
+typedef struct variant {
+  char label[96];
+  attnmeta_launch_config config;
+} variant;
+
+typedef struct case_run {
+  attnmeta_context *ctx;
+  const bench_case *bc;
+  int R, actual, T, C, cols, nsets;
+  int32_t *qsl_h, *seq_h[MAX_SETS], *table_h[MAX_SETS]; /* host copies of the inputs */
+  int32_t *qsl_d[MAX_SETS], *seq_d[MAX_SETS], *table_d[MAX_SETS];
+  int32_t *map_d, *seq_out_d, *table_out_d, *decode_d, *indices_d, *per_req_d;
+  attnmeta_step steps[MAX_SETS];
+  int next;     /* set of the next enqueued step */
+  int last_set; /* set of the latest enqueued step */
+} case_run;
+
+typedef struct options {
+  attnmeta_backend kind;
+  int device;
+  int repeats;
+  int steps;
+  int sets;
+  double target_ms; /* wall time one repeat aims at */
+  size_t copy_bytes;
+  const char *json;
+  const char *only[MAX_CASES];
+  int n_only;
+} options;
+
+typedef struct result {
+  int ok;          /* measured */
+  int skipped;     /* the backend refused the launch config: not a failure */
+  int checked;     /* 1 passed, 0 failed, -1 not run */
+  char error[256]; /* why not measured, or the failed check */
+  int nsets;
+  attnmeta_graph_timing graph;
+  attnmeta_eager_timing eager;
+  attnmeta_copy_timing copy; /* memcpy / device copy of the same bytes (read + written) */
+} result;
+
+typedef struct run_info {
+  char date[32];
+  const char *backend;
+  const char *device_name;
+  const char *targets;
+  int is_gpu;
+  attnmeta_empty_timing empty;
+  attnmeta_copy_timing peak_copy;
+} run_info;
+
+/* ---- the case table and the anchors (cli_bench_cases.c) ---- */
+
+const anchor *bench_anchor_of(const char *name);
+uint32_t bench_lcg(uint32_t *seed);
+int bench_make_cases(bench_case *c);
+int bench_case_tokens(const bench_case *c);
+int bench_case_capacity(int num_tokens);
+double bench_case_bytes(const bench_case *c);
+
+/* ---- one case's buffers, poisoning and checks (cli_bench_buffers.c) ---- */
+
+attnmeta_status bench_enqueue_step(void *user, void *stream);
+int bench_report(attnmeta_context *ctx, attnmeta_status st, const char *what);
+void bench_case_free(case_run *b);
+int bench_case_setup(case_run *b, attnmeta_context *ctx, const bench_case *bc, int want_sets);
+int bench_poison(case_run *b);
+int bench_check_outputs(case_run *b, int s, char *why, size_t why_size);
+
+/* ---- measurements (cli_bench_timing.c) ---- */
+
+int bench_clampi(double v, int lo, int hi);
+attnmeta_status bench_timed_copy(attnmeta_context *ctx, size_t bytes, const options *o,
+    attnmeta_copy_timing *c);
+void bench_run_case_variant(case_run *b, const variant *v, const options *o, result *res);
+
+/* ---- the JSON report and the tables (cli_bench_report.c) ---- */
+
+int bench_write_json(const char *path, const run_info *ri, const options *o,
+    const bench_case *cases, const int *case_ids, int ncases,
+    const variant *variants, int nvariants, result (*res)[MAX_CASES]);
+void bench_print_gpu_table(const run_info *ri, const bench_case *cases, const int *case_ids,
+    int ncases, const variant *variants, int nvariants,
+    result (*res)[MAX_CASES]);
+void bench_print_cpu_table(const run_info *ri, const bench_case *cases, const int *case_ids,
+    int ncases, const variant *variants, int nvariants,
+    result (*res)[MAX_CASES]);
+
+#endif
