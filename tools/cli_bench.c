@@ -62,7 +62,7 @@ static void usage(FILE *out) {
   fprintf(out,
           "usage: attnmeta bench [--backend B] [--device N] [--config SPEC]... [--case NAME]...\n"
           "                      [--repeats N] [--steps N] [--sets N] [--target-ms MS]\n"
-          "                      [--copy-bytes N] [--quick] [--json FILE] [--list]\n"
+          "                      [--copy-bytes N] [--quick] [--warm-only] [--json FILE] [--list]\n"
           "  --config SPEC  a launch-config variant, \"block=B,grid=G,stage=S,vector=V,lanes=L\"\n"
           "                 (any subset; 0 / -1 = automatic) or \"default\"; repeatable.\n"
           "                 Without it: the default configuration only\n"
@@ -74,6 +74,11 @@ static void usage(FILE *out) {
           "  --copy-bytes N size of the copy the bandwidth floor is measured with\n"
           "                 (default 256 MiB on a GPU, 64 MiB on the CPU)\n"
           "  --quick        3 repeats, 5 ms a repeat\n"
+          "  --warm-only    no cold figures (on a GPU each case is also timed, at the first\n"
+          "                 variant, with its inputs out of L2: input sets rotated past 2 x\n"
+          "                 the L2 size, or an L2 scrub before each step, subtracted)\n"
+          "  --cold-cache-bytes N  the cache size the cold figures defeat, instead of the\n"
+          "                 device's; also gives the CPU backend cold figures\n"
           "  --json FILE    write every number, the date, the device and the version\n",
           SET_BUDGET_BYTES >> 20);
 }
@@ -122,6 +127,10 @@ int cli_bench(int argc, char **argv) {
       o.target_ms = atof(argv[++i]);
     } else if (strcmp(a, "--copy-bytes") == 0 && has) {
       o.copy_bytes = (size_t)strtoull(argv[++i], NULL, 10);
+    } else if (strcmp(a, "--warm-only") == 0) {
+      o.warm_only = 1;
+    } else if (strcmp(a, "--cold-cache-bytes") == 0 && has) {
+      o.cold_cache_bytes = strtoll(argv[++i], NULL, 10);
     } else if (strcmp(a, "--quick") == 0) {
       o.repeats = 3;
       o.target_ms = 5.0;
@@ -169,6 +178,8 @@ int cli_bench(int argc, char **argv) {
   if (attnmeta_backend_targets(attnmeta_context_backend(ctx), &ri.targets) != ATTNMETA_OK)
     ri.targets = "";
   if (!o.copy_bytes) o.copy_bytes = ri.is_gpu ? (size_t)256 << 20 : (size_t)64 << 20;
+  if (attnmeta_measure_cache_bytes(ctx, &ri.cache_bytes) != ATTNMETA_OK) ri.cache_bytes = 0;
+  if (o.cold_cache_bytes > 0) ri.cache_bytes = o.cold_cache_bytes;
   fprintf(stderr, "attnmeta bench: %s (%s), %d case(s), %d variant(s)\n", ri.backend,
           ri.device_name, ncases, nvariants);
 
@@ -220,14 +231,25 @@ int cli_bench(int argc, char **argv) {
       fprintf(stderr, " %s", res[vi][k].ok ? "." : res[vi][k].skipped ? "-" : "x");
       fflush(stderr);
     }
+    bench_case_free(&b);
+    /* the cold figure, at the first variant's launch config */
+    if ((ri.is_gpu || o.cold_cache_bytes > 0) && !o.warm_only && res[0][k].ok) {
+      attnmeta_set_launch_config(ctx, &variants[0].config);
+      bench_run_cold(ctx, c, &o, ri.cache_bytes, &res[0][k].cold);
+      fprintf(stderr, " cold %s", res[0][k].cold.ok ? "." : "x");
+      if (!res[0][k].cold.ok) ++failures;
+    }
     fprintf(stderr, "\n");
     attnmeta_set_launch_config(ctx, NULL);
-    bench_case_free(&b);
   }
   for (int vi = 0; vi < nvariants; ++vi)
     for (int k = 0; k < ncases; ++k)
       if (!res[vi][k].ok) fprintf(stderr, "attnmeta bench: %s, %s: %s\n", variants[vi].label,
                                   cases[case_ids[k]].label, res[vi][k].error);
+  for (int k = 0; k < ncases; ++k)
+    if (res[0][k].ok && res[0][k].cold.error[0])
+      fprintf(stderr, "attnmeta bench: %s, cold: %s\n", cases[case_ids[k]].label,
+              res[0][k].cold.error);
 
   if (o.json && bench_write_json(o.json, &ri, &o, cases, case_ids, ncases, variants, nvariants, res)) {
     fprintf(stderr, "attnmeta bench: cannot write %s\n", o.json);
