@@ -154,8 +154,10 @@ if comp:
     for c in comp.get("cases", []):
         g = lambda k: (c.get(k) or {}).get("gpu_us", {}).get("median")
         h = lambda k: (c.get(k) or {}).get("host_us", {}).get("median")
+        cg = lambda k: ((c.get(k) or {}).get("gpu_us_cold") or {}).get("median")
         live[c["name"]] = dict(torch=g("torch"), triton=g("triton"), am=g("attnmeta"),
-                               triton_host=h("triton"), am_host=h("attnmeta"))
+                               triton_host=h("triton"), am_host=h("attnmeta"),
+                               triton_cold=cg("triton"), am_cold=cg("attnmeta"))
 rows = []
 if bench:
     fl = bench["floors"]
@@ -174,9 +176,9 @@ if bench:
         d = case if case.get("ok") else None
         rows.append((case["case"], case["label"], d, best))
 print()
-print("%-31s %7s %7s %-18s %7s %7s %6s %7s | %7s %7s %7s %6s %7s %7s" % (
-    "case", "C GPU", "best", "(variant)", "/target", "/tri.a", "launch", "host", "torch", "triton",
-    "am", "am/tri", "tri.h", "am.h"))
+print("%-34s %7s %7s %7s %-18s %7s %7s %6s %7s | %7s %7s %7s %6s %7s %7s %7s" % (
+    "case", "C GPU", "C cold", "best", "(variant)", "/target", "/tri.a", "launch", "host", "torch",
+    "triton", "am", "am/tri", "cold/tri", "tri.h", "am.h"))
 names = [r[0] for r in rows] or list(live)
 for i, name in enumerate(names):
     label = rows[i][1] if rows else name
@@ -184,20 +186,25 @@ for i, name in enumerate(names):
     best = rows[i][3] if rows else None
     l = live.get(name, {})
     gpu = d["graph"]["us_per_step"]["median"] if d else None
-    print("%-31s %7s %7s %-18s %7s %7s %6s %7s | %7s %7s %7s %6s %7s %7s" % (
-        label[:31], f(gpu), f(best[1] if best else None), (best[0] if best else "-")[:18],
+    cold = ((d.get("cold") or {}).get("us_per_step") or {}).get("median") if d else None
+    print("%-34s %7s %7s %7s %-18s %7s %7s %6s %7s | %7s %7s %7s %6s %7s %7s %7s" % (
+        label[:34], f(gpu), f(cold), f(best[1] if best else None), (best[0] if best else "-")[:18],
         f(best[2].get("ratio_to_target") if best else None),
         f(best[2].get("ratio_to_triton_gpu") if best else None),
         f(d["graph"]["launches_per_step"], 0) if d else "n/a",
         f(d["eager"]["host_us_per_step"]["median"], 1) if d else "n/a",
         f(l.get("torch")), f(l.get("triton")), f(l.get("am")),
         f(l["am"] / l["triton"] if l.get("am") and l.get("triton") else None),
+        f(l["am_cold"] / l["triton_cold"] if l.get("am_cold") and l.get("triton_cold") else None),
         f(l.get("triton_host"), 1), f(l.get("am_host"), 1)))
-print("C GPU = default variant, best = fastest variant (device us per step, graph replay);")
+print("C GPU = default variant, C cold = the same with the inputs out of L2, best = fastest")
+print("variant (device us per step, graph replay); cold/tri = live attnmeta / Triton, both cold;")
 print("/target = best / (1.3 x max(empty node, bytes / copy bandwidth)), goal <= 1;")
 print("/tri.a = best / Triton anchor of the design notes, goal <= 0.5; host = C eager us per step;")
 print("right of | : compare.py live (GPU us; tri.h / am.h = host us per step through Python)")
 
+# Unaligned against aligned (goal <= 1.1): the default variant's GPU time.
+odd = {r[0]: r[2]["graph"]["us_per_step"]["median"] for r in rows if r[2]}
 # One summary line, last.
 def span(vals):
     vals = [v for v in vals if v is not None]
@@ -207,12 +214,15 @@ best = [r[3] for r in rows if r[3]]
 print(sys.argv[5])
 print(sys.argv[6])
 print("gpu_bench: attnmeta bench %s, compare.py %s; best/target %s, best/Triton anchor %s, "
-      "live attnmeta/triton GPU %s, host %s" % (
+      "live attnmeta/triton GPU %s (cold %s), host %s; odd/aligned %s" % (
           state(sys.argv[3]), state(sys.argv[4]),
           span([b[2].get("ratio_to_target") for b in best]),
           span([b[2].get("ratio_to_triton_gpu") for b in best]),
           span([l["am"] / l["triton"] for l in live.values() if l.get("am") and l.get("triton")]),
+          span([l["am_cold"] / l["triton_cold"] for l in live.values()
+                if l.get("am_cold") and l.get("triton_cold")]),
           span([l["am_host"] / l["triton_host"] for l in live.values()
-                if l.get("am_host") and l.get("triton_host")])))
+                if l.get("am_host") and l.get("triton_host")]),
+          span([odd[n] / odd[n.split("/")[0]] for n in odd if "/" in n and odd.get(n.split("/")[0])])))
 EOF
 exit $status

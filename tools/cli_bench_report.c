@@ -145,7 +145,7 @@ int bench_write_json(const char *path, const run_info *ri, const options *o,
                     gpu > 0 ? r->cold.us_per_step.median / gpu : 0.0,
                     ri->is_gpu ? r->cold.us_per_step.median / (1.3 * bound_us(ri, bytes)) : 0.0);
             json_string(f, r->cold.method);
-            if (a)
+            if (a && ri->is_gpu)
               fprintf(f, ", \"ratio_to_triton_gpu\": %.6g",
                       r->cold.us_per_step.median / a->triton_gpu_us);
           } else {
