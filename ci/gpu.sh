@@ -371,7 +371,7 @@ expand_cases() {
     echo "${picked[*]}"
   )
 }
-san_cases=$(expand_cases "${ATTNMETA_SANITIZE_CASES:-hostile_*,seq_*,neg_block_ids*,past_table*,mixed_pad17,cols63_vec_misaligned,req257_among_empty,dcp_w4_i2_bs64}")
+san_cases=$(expand_cases "${ATTNMETA_SANITIZE_CASES:-hostile_*,seq_*,neg_block_ids*,past_table*,mixed_pad17,cols63_vec_misaligned,rows_in1_out3*,rows_in3_out1*,req257_among_empty,dcp_w4_i2_bs64}")
 san_filter=${ATTNMETA_SANITIZE_FILTER:-step/*}
 echo "cases under the sanitizers (ATTNMETA_TEST_CASES): $san_cases" >>"$san_log"
 grep -qs ATTNMETA_TEST_CASES "$root"/tests/*.c ||
