@@ -60,7 +60,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noh
   | sed 's/^/   gpu: /' | tee -a "$log"
 
 # ---- 1. the C benchmark, several schedules in one run ----
-configs=${ATTNMETA_BENCH_CONFIGS:-"default;block=128;block=512;stage=0;stage=1;vector=0;lanes=8;lanes=32"}
+configs=${ATTNMETA_BENCH_CONFIGS:-"default;block=128;stage=1;vector=0;lanes=8;lanes=32"}
 args=()
 IFS=';' read -r -a list <<<"$configs"
 for c in "${list[@]}"; do args+=(--config "$c"); done
@@ -107,12 +107,14 @@ fi
 ab_tmp=$(mktemp -d)
 trap 'rm -rf "$ab_tmp"' EXIT
 paths_line="paths_ab: not run ($(left_s) s left)"
-if [ -x "$cli" ] && [ "$(left_s)" -ge 45 ]; then
+if [ -x "$cli" ] && [ "$(left_s)" -ge 30 ]; then
+  ab_rounds=1
+  [ "$(left_s)" -ge 80 ] && ab_rounds=2
   ab_cases=${ATTNMETA_AB_CASES:-"1x1 16x6 16x6+17pad 128x2 1024x1 1024x1/odd 256xmixed+31pad"}
   ab_args=()
   for c in $ab_cases; do "$cli" bench --list 2>/dev/null | grep -q "^$c " && ab_args+=(--case "$c"); done
-  say "== bench/paths_ab.sh (${#ab_args[@]} cases, $(($(left_s) - 10)) s at most)"
-  ATTNMETA_AB_BENCH_ARGS="${ab_args[*]}" timeout $(($(left_s) - 10)) bash "$here/paths_ab.sh" "$ab_tmp/paths" "$build" 2 \
+  say "== bench/paths_ab.sh ($((${#ab_args[@]} / 2)) cases, $ab_rounds round(s), $(($(left_s) - 10)) s at most)"
+  ATTNMETA_AB_BENCH_ARGS="${ab_args[*]}" timeout $(($(left_s) - 10)) bash "$here/paths_ab.sh" "$ab_tmp/paths" "$build" "$ab_rounds" \
     >/dev/null 2>&1
   paths_rc=$?
   paths_line=$(grep -a '^paths_ab:' "$ab_tmp/paths/paths_ab.log" 2>/dev/null | tail -n 1)

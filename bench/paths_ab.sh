@@ -25,7 +25,7 @@ rounds=${3:-2}
 backend=${ATTNMETA_AB_BACKEND:-cuda}
 paths=${ATTNMETA_AB_PATHS:-speculate_first,speculate_second,indexer_variant,realign,aligned_rows,tail_vectors}
 read -r -a extra <<<"${ATTNMETA_AB_BENCH_ARGS:-}"
-extra+=(--warm-only) # only the warm figures are compared
+extra+=(--warm-only --copy-bytes 16777216) # only the warm figures are compared
 log=$out/paths_ab.log
 raw=$out/paths_ab-raw
 mkdir -p "$raw"
