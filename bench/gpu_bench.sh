@@ -8,6 +8,9 @@
 #  2. bench/compare.py: the PyTorch op chain, the Triton pair and attnmeta
 #     (through the Python binding) on the same inputs in one process
 #     -> compare.json, compare.png;
+#  2b. bench/triton_dsv4.py: a whole DeepSeek-V4 decode step, the engine's
+#     Triton sequence against one attnmeta launch -> dsv4.json (its table is
+#     printed);
 #  3. bench/pdl_chain.cu, built here with nvcc: producer -> attnmeta ->
 #     consumer in one graph, with and without early start;
 #  4. bench/paths_ab.sh: the same build with each special path of the
@@ -15,7 +18,7 @@
 #     ATTNMETA_AB_OLD_TREE names a source tree, bench/ab_bench.sh of that
 #     tree against this one;
 #  5. a compact table of both, printed last, then a one-line summary.
-# Everything printed also goes to OUTDIR/gpu_bench.log (4 files in all).
+# Everything printed also goes to OUTDIR/gpu_bench.log (5 files in all).
 #
 # BUILD_DIR defaults to $ATTNMETA_GPU_BUILD_DIR (set by ci/gpu.sh). The
 # whole run keeps within $ATTNMETA_GPU_TIME_LEFT_S seconds (default 180);
@@ -46,8 +49,9 @@ status=0
 bench_rc=127
 budget=${ATTNMETA_GPU_TIME_LEFT_S:-180}
 case $budget in '' | *[!0-9]*) budget=180 ;; esac
-t_bench=$((budget * 40 / 100))
-t_compare=$((budget * 35 / 100))
+t_bench=$((budget * 38 / 100))
+t_compare=$((budget * 30 / 100))
+t_dsv4=$((budget * 12 / 100))
 start_s=$SECONDS
 left_s() { echo $((budget - (SECONDS - start_s))); }
 quick=()
@@ -83,6 +87,15 @@ ATTNMETA_LIBRARY=$build/lib/libattnmeta.so PYTHONPATH="$root/python${PYTHONPATH:
   --png "$out/compare.png" ${quick[@]+"${quick[@]}"} >>"$log" 2>&1
 compare_rc=$?
 [ $compare_rc -eq 0 ] || { say "compare.py: exit status $compare_rc"; status=1; }
+
+# ---- 2b. a whole DSV4 decode step: the engine's Triton sequence / attnmeta ----
+say "== bench/triton_dsv4.py (${t_dsv4} s at most)"
+ATTNMETA_LIBRARY=$build/lib/libattnmeta.so PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}" \
+  PYTHONUNBUFFERED=1 timeout "$t_dsv4" python3 "$here/triton_dsv4.py" --json "$out/dsv4.json" \
+  --quick 2>&1 | tee -a "$log"
+dsv4_rc=${PIPESTATUS[0]}
+[ "$dsv4_rc" -eq 0 ] || { say "triton_dsv4.py: exit status $dsv4_rc"; status=1; }
+
 # ---- 3. a modelled step: producer -> attnmeta -> consumer, with and without early start ----
 pdl_line="pdl_chain: not run ($(left_s) s left)"
 nvcc_bin=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
@@ -103,7 +116,7 @@ if [ -x "$nvcc_bin" ] && [ -f "$build/lib/libattnmeta.so" ] && [ "$(left_s)" -ge
 fi
 # ---- 4. what each special path wins: the same build with one path off at a time ----
 # (their logs go into gpu_bench.log; their raw JSON is not kept, so that
-# OUTDIR keeps its four files)
+# OUTDIR keeps its five files)
 ab_tmp=$(mktemp -d)
 trap 'rm -rf "$ab_tmp"' EXIT
 paths_line="paths_ab: not run ($(left_s) s left)"
@@ -135,7 +148,7 @@ if [ -n "${ATTNMETA_AB_OLD_TREE:-}" ] && [ "$(left_s)" -ge 100 ]; then
 elif [ -n "${ATTNMETA_AB_OLD_TREE:-}" ]; then
   say "ab_bench: skipped, $(left_s) s left"
 fi
-say "== gpu_bench: bench.json compare.json compare.png gpu_bench.log in $out"
+say "== gpu_bench: bench.json compare.json compare.png dsv4.json gpu_bench.log in $out"
 
 # ---- 5. the compact table, last ----
 python3 - "$out/bench.json" "$out/compare.json" "$bench_rc" "$compare_rc" "$pdl_line" "$paths_line" <<'EOF' 2>&1 | tee -a "$log"

@@ -5,6 +5,7 @@ packages=(
   build-essential cmake pkg-config git
   libcriterion-dev                       # test framework
   hipcc libamdhip64-dev                  # HIP backend module (built, not run, without an AMD GPU)
+  libtbb-dev                             # HIP-CPU (third_party/hip-cpu): the HIP module run on the CPU in tests
   clang libclang-rt-14-dev               # libFuzzer and sanitizer runtimes
   python3 python3-numpy python3-pytest python3-setuptools
 )

@@ -20,7 +20,7 @@ seconds=${1:-60}
 build=${ATTNMETA_FUZZ_BUILD_DIR:-$root/build-fuzz}
 case $build in /*) ;; *) build=$root/$build ;; esac
 jobs=${ATTNMETA_FUZZ_JOBS:-1}
-harnesses=(fuzz_step fuzz_args)
+harnesses=(fuzz_step fuzz_args fuzz_dsv4)
 
 case $seconds in
   '' | *[!0-9]*) echo "usage: $0 [SECONDS]" >&2; exit 2 ;;

@@ -6,6 +6,11 @@
 #    build-sanitize), builds it and runs every ctest test: the Criterion
 #    suite, the stress and misuse tests of tests/stress/, and the replay of
 #    the committed fuzz corpus. Leak detection stays on.
+#    When ci/find_hip_cpu.sh finds HIP-CPU, the same build holds the HIP
+#    module built on HIP-CPU (sanitized like the rest), and a stage runs
+#    every conformance vector through it at multi-thread launch configs,
+#    and the fuzz_step corpus in the harness's HIP-CPU mode; its leak check
+#    leaves out HIP-CPU's own runtime state (tests/hip_cpu/lsan.supp).
 # 2. ThreadSanitizer: a second build of the library and tests/stress only,
 #    in BUILD_DIR-tsan, running the "stress" tests. tests/stress/tsan.supp
 #    lists the known, documented race (docs/reliability.md, "Threads").
@@ -68,10 +73,14 @@ cache_has() { # DIR LINE
   grep -qxF "$2" "$1/CMakeCache.txt" || { echo "sanitize: $1/CMakeCache.txt lacks $2" >&2; return 1; }
 }
 
+# The HIP module on HIP-CPU (empty: not built, its stage says so).
+hip_cpu_root=$(bash "$root/ci/find_hip_cpu.sh" 2>/dev/null) || hip_cpu_root=""
+
 asan_build() {
   mkdir -p "$build"
   fresh_if_other_compiler "$build"
-  cmake -S "$root" -B "$build" "${common[@]}" -DATTNMETA_SANITIZE=ON >"$build/configure.log" 2>&1 ||
+  cmake -S "$root" -B "$build" "${common[@]}" -DATTNMETA_SANITIZE=ON \
+    -DATTNMETA_HIP_CPU_ROOT="$hip_cpu_root" >"$build/configure.log" 2>&1 ||
     { cat "$build/configure.log"; return 1; }
   cache_has "$build" "ATTNMETA_SANITIZE:BOOL=ON" || return 1
   cmake --build "$build" -j"$jobs"
@@ -82,7 +91,27 @@ no_modules=$(mktemp -d)
 trap 'rm -rf "$no_modules"' EXIT
 
 asan_test() {
-  ATTNMETA_MODULE_DIR=$no_modules ctest --test-dir "$build" --output-on-failure -j"$jobs"
+  ATTNMETA_MODULE_DIR=$no_modules ctest --test-dir "$build" --output-on-failure -j"$jobs" -LE hip-cpu
+}
+
+# Every vector at three multi-thread configs (staging and its barrier,
+# 7 lanes x 13 groups, 65 lanes x 6 groups over 6 blocks), then the fuzz
+# corpus with each input also run on HIP-CPU. About 2 minutes on 2 cores.
+# HIP-CPU runs a block's threads as fibers on stacks of its own, which
+# ASan's fake stacks for use-after-return cannot follow (false reports):
+# that one check is off here.
+asan_hip_cpu_test() {
+  local start=$SECONDS
+  ASAN_OPTIONS=$ASAN_OPTIONS:detect_stack_use_after_return=0 \
+  ATTNMETA_MODULE_DIR=$build/hip-cpu LSAN_OPTIONS=suppressions=$root/tests/hip_cpu/lsan.supp \
+    "$build/bin/attnmeta" conformance --backend hip --config block32_grid2_stage1 \
+    --config block96_lanes7 --config block=390,lanes=65,grid=6,stage=1 "$root/conformance/vectors" |
+    grep -v '^pass ' &&
+    ASAN_OPTIONS=$ASAN_OPTIONS:detect_stack_use_after_return=0 \
+      ATTNMETA_MODULE_DIR=$build/hip-cpu ATTNMETA_FUZZ_HIP_CPU=1 \
+      LSAN_OPTIONS=suppressions=$root/tests/hip_cpu/lsan.supp \
+      "$build/fuzz/fuzz_step_replay" "$root/fuzz/corpus/fuzz_step" || return 1
+  echo "sanitize: HIP-CPU module: $((SECONDS - start)) s"
 }
 
 tsan_build() {
@@ -104,6 +133,11 @@ tsan_test() {
 mkdir -p "$(dirname "$build")"
 stage "ASan+UBSan build ($cc)" asan_build &&
   stage "ASan+UBSan tests (ctest)" asan_test
+if [ -z "$hip_cpu_root" ]; then
+  echo "=== sanitize: HIP module on HIP-CPU: SKIPPED: no HIP-CPU (see ci/find_hip_cpu.sh)"
+elif [ -x "$build/bin/attnmeta" ]; then
+  stage "ASan+UBSan HIP module on HIP-CPU: vectors and fuzz corpus" asan_hip_cpu_test
+fi
 if [ "${ATTNMETA_SKIP_TSAN:-0}" != 1 ]; then
   stage "TSan build of tests/stress ($cc)" tsan_build &&
     stage "TSan stress tests" tsan_test

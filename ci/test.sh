@@ -1,23 +1,25 @@
 #!/usr/bin/env bash
 # The project's one test command: installs what it needs (when root), builds
 # everything buildable here (core, CPU backend, CUDA module when nvcc exists,
-# HIP module with Debian's ROCm packages, CLI, tests), and runs every test
-# that needs no GPU. Exits non-zero on any failure.
+# HIP module with Debian's ROCm packages, the HIP module on HIP-CPU when
+# ci/find_hip_cpu.sh finds it, CLI, tests), and runs every test that needs
+# no GPU. Exits non-zero on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 build=${ATTNMETA_BUILD_DIR:-$root/build}
 failures=()
+skipped=()
 passed=0
 
 step() { # step NAME COMMAND...: runs one stage, records failure, keeps going
-  local name=$1; shift
+  local name=$1 start=$SECONDS; shift
   echo "=== $name"
   if "$@"; then
-    echo "=== $name: ok"
+    echo "=== $name: ok ($((SECONDS - start)) s)"
     passed=$((passed + 1))
   else
-    echo "=== $name: FAILED"
+    echo "=== $name: FAILED ($((SECONDS - start)) s)"
     failures+=("$name")
   fi
 }
@@ -26,16 +28,42 @@ if [ "$(id -u)" = 0 ] && [ "${ATTNMETA_SKIP_DEPS:-0}" != 1 ]; then
   bash ci/deps.sh || exit 1
 fi
 
+# The HIP backend on the CPU (HIP-CPU, test-only): found in-tree
+# (third_party/hip-cpu), beside the checkout or at $ATTNMETA_HIP_CPU_ROOT.
+hip_cpu_root=$(bash ci/find_hip_cpu.sh)
+hip_cpu_found=$?
+
 configure_and_build() {
-  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DATTNMETA_WERROR=ON &&
+  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DATTNMETA_WERROR=ON \
+    -DATTNMETA_HIP_CPU_ROOT="$hip_cpu_root" &&
     cmake --build "$build" -j"$(nproc)"
 }
-step "build (core, CPU, CUDA and HIP modules, CLI, tests)" configure_and_build || true
+step "build (core, CPU, CUDA and HIP modules, HIP module on HIP-CPU, CLI, tests)" configure_and_build || true
 [ ${#failures[@]} -eq 0 ] || { echo "build failed"; exit 1; }
 
 step "modules load or refuse cleanly (attnmeta info)" "$build/bin/attnmeta" info
 step "main job on the default backend (attnmeta step)" "$build/bin/attnmeta" step --iters 100
-step "tests (ctest)" ctest --test-dir "$build" --output-on-failure
+step "tests (ctest)" ctest --test-dir "$build" --output-on-failure -LE hip-cpu
+
+# The HIP module's own source run under HIP-CPU: every vector at the GPU
+# sweep and GPU-like shapes, the Criterion suite and the fuzz corpus on
+# `hip` (ctest -L hip-cpu), then the proof that it catches what the CPU
+# backend cannot (ci/broken_kernels.sh).
+hip_cpu_stage() {
+  ctest --test-dir "$build" --output-on-failure -L hip-cpu
+}
+case $hip_cpu_found in
+  0)
+    step "HIP backend on HIP-CPU ($hip_cpu_root): vectors, Criterion, fuzz corpus" hip_cpu_stage
+    step "broken kernels fail on HIP-CPU and pass on the CPU (ci/broken_kernels.sh)" \
+      bash ci/broken_kernels.sh "$hip_cpu_root" "$build-broken-kernels"
+    ;;
+  1)
+    echo "=== HIP backend on HIP-CPU: SKIPPED: no HIP-CPU (ATTNMETA_HIP_CPU_ROOT, third_party/hip-cpu, ../shared/third_party/hip-cpu)"
+    skipped+=("HIP backend on HIP-CPU")
+    ;;
+  *) step "HIP backend on HIP-CPU: ATTNMETA_HIP_CPU_ROOT is usable" false ;;
+esac
 step "conformance vectors match the generator (ci/vectors.sh)" bash ci/vectors.sh "$build"
 step "conformance kit on the CPU backend (attnmeta conformance)" \
   "$build/bin/attnmeta" conformance --backend cpu "$root/conformance/vectors"
@@ -54,5 +82,9 @@ if [ ${#failures[@]} -ne 0 ]; then
   printf 'ci/test.sh: FAILED stages:\n'
   printf '  %s\n' "${failures[@]}"
 fi
-echo "stages: $passed passed, ${#failures[@]} failed"
+if [ ${#skipped[@]} -ne 0 ]; then
+  printf 'ci/test.sh: SKIPPED stages:\n'
+  printf '  %s\n' "${skipped[@]}"
+fi
+echo "stages: $passed passed, ${#failures[@]} failed, ${#skipped[@]} skipped"
 [ ${#failures[@]} -eq 0 ]

@@ -34,7 +34,10 @@
  *    per block and several blocks, every thread in turn (a valid schedule:
  *    threads share nothing but the error word and, when staged, the
  *    boundaries, which are pre-filled as the barrier would leave them), and
- *    checks the bytes against the CPU backend's.
+ *    checks the bytes against the CPU backend's;
+ *  - with ATTNMETA_FUZZ_HIP_CPU=1 (fuzz_hip_cpu.c), the same step also runs
+ *    on the HIP backend built on HIP-CPU, with real multi-thread blocks,
+ *    and must give the CPU backend's bytes.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +46,7 @@
 #include "am_step_choices.h" /* what step.c picks for the kernel parameters */
 #include "am_step_kernel.h"  /* the kernel body, for the emulated GPU shapes */
 #include "attnmeta/attnmeta.h"
+#include "fuzz_hip_cpu.h"
 #include "fuzz_util.h"
 #include "reference.h"
 
@@ -814,6 +818,17 @@ static void run_gpu_shape(const scenario *sc, const inputs *in, outputs *o) {
   free(stage);
 }
 
+/* The HIP backend on HIP-CPU (fuzz_hip_cpu.c): the decoded GPU shape made
+ * wider, launched by the library itself. */
+static void run_hip_cpu(const scenario *sc, const inputs *in, outputs *o, char *what,
+                        size_t what_size) {
+  attnmeta_step step;
+  const attnmeta_launch_config c = fz_hip_cpu_config(sc->gpu.lanes, sc->gpu.groups, sc->gpu.grid,
+                                                     sc->gpu.stage, sc->gpu.vector);
+  fill_step(&step, sc, in, o);
+  fz_hip_cpu_build_step(&step, &c, what, what_size);
+}
+
 static void check_wrapper(const scenario *sc, const inputs *in, const amr_output *ref, int exact) {
   fz_buf out;
   attnmeta_status st;
@@ -913,6 +928,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   inputs_check(&in, &sc);
   check_same(&sc, &oa, &ob, "the emulated GPU shape");
   outputs_free(&ob);
+
+  if (fz_hip_cpu_enabled()) {
+    char what[256];
+    outputs_alloc(&ob, &sc);
+    run_hip_cpu(&sc, &in, &ob, what, sizeof what);
+    inputs_check(&in, &sc);
+    check_same(&sc, &oa, &ob, what);
+    outputs_free(&ob);
+  }
 
   if (sc.wrapper) check_wrapper(&sc, &in, ref, monotone(&sc));
 

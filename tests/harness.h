@@ -1,6 +1,7 @@
 /*
  * Shared test plumbing: which backends to run (env ATTNMETA_TEST_BACKENDS),
- * opening a context (skipping a backend that is not there), the launch
+ * opening a context (skipping a backend that is not there, unless env
+ * ATTNMETA_TEST_REQUIRE_BACKENDS names it), the launch
  * configurations, and device memory helpers that abort the test on failure.
  */
 #ifndef ATTNMETA_TESTS_HARNESS_H
@@ -20,7 +21,8 @@ int amt_test_backends(attnmeta_backend out[AMT_MAX_BACKENDS]);
 const char *amt_backend_label(attnmeta_backend kind);
 
 /* Opens device 0 of `kind`; skips the test when the backend has no module
- * or no device, fails it on any other error. */
+ * or no device (fails it instead when env ATTNMETA_TEST_REQUIRE_BACKENDS,
+ * a comma list, names the backend), fails it on any other error. */
 attnmeta_context *amt_open_or_skip(attnmeta_backend kind);
 
 typedef amv_launch amt_launch;

@@ -510,6 +510,8 @@ Test(api, error_flags_describe) {
   for (b = 0; b < 8; b++)
     cr_expect_not_null(strstr(full, one[b]), "\"%s\" lacks \"%s\"", full, one[b]);
   cr_expect_not_null(strstr(full, ", "), "\"%s\" is not \", \"-separated", full);
+  n = attnmeta_error_flags_describe(ATTNMETA_FLAG_SLOT_OUT_OF_RANGE, buf, sizeof buf);
+  cr_expect(n > 0 && !strstr(buf, "unknown"), "flag 512 reads \"%s\"", buf);
 
   /* size 0: nothing written, full length returned */
   memset(buf, 'Z', sizeof buf);

@@ -10,6 +10,8 @@
 #include "am_step_kernel.h"
 #include "am_row_copy.h"
 #include "am_step_choices.h"
+#include "am_dsv4.h"
+#include "am_step_translate.h"
 #include "attnmeta/conformance/vecfile.h"
 #include "attnmeta/conformance/vecrun.h"
 

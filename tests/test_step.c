@@ -22,6 +22,7 @@
 
 #include "attnmeta/attnmeta.h"
 #include "cases.h"
+#include "cases_dsv4.h"
 #include "harness.h"
 #include "reference.h"
 #include "attnmeta/conformance/vecfile.h"
@@ -206,6 +207,12 @@ Test(vectors, cover_case_table) {
     int found = 0;
     for (i = 0; i < l.n && !found; i++) found = strcmp(l.name[i], amt_cases[c].name) == 0;
     cr_expect(found, "case %s has no vector in %s (run ci/vectors.sh)", amt_cases[c].name,
+              vector_spec());
+  }
+  for (c = 0; c < amd_num_cases; c++) {
+    int found = 0;
+    for (i = 0; i < l.n && !found; i++) found = strcmp(l.name[i], amd_cases[c].name) == 0;
+    cr_expect(found, "DSV4 case %s has no vector in %s (run ci/vectors.sh)", amd_cases[c].name,
               vector_spec());
   }
   for (i = 0; i < l.n; i++)

@@ -132,6 +132,127 @@ Test(vectors, parser_accepts_every_form) {
   amv_file_free(&f);
 }
 
+/* Version 2: tiny plus a compressed group (ratio 4, block 2, table [5, 7]) and
+ * the C128A rows in local mode (width 2, no table). One request of one token
+ * at position 3: it completes compressed row 0 (slot 5 * 2 + 0 = 10) and
+ * sees (3 + 1) / 4 = 1 row of ratio 4. */
+static const char tiny2[] =
+    "attnmeta-vectors 2\n"
+    "vector tiny2\n"
+    "op step\n"
+    "param num_reqs 1\n"
+    "param num_tokens 2\n"
+    "param capacity 3\n"
+    "param block_table_cols 1\n"
+    "param block_table_stride 1\n"
+    "param block_table_out_stride 1\n"
+    "param num_mapped -1\n"
+    "param block_size 4\n"
+    "param dcp_world_size 1\n"
+    "param dcp_interleave 1\n"
+    "param misalign 0\n"
+    "param group0.ratio 4\n"
+    "param group0.block_size 2\n"
+    "param group0.block_table_cols 2\n"
+    "param group0.block_table_stride 2\n"
+    "param c128a_ratio 4\n"
+    "param c128a_block_size 1\n"
+    "param c128a_width 2\n"
+    "param c128a_mode 1\n"
+    "param c128a_rows_stride 3\n"
+    "param c128a_block_table_cols 0\n"
+    "param c128a_block_table_stride 0\n"
+    "products slot_mapping group0.slot_mapping group0.seq_lens_out c128a_rows c128a_lens\n"
+    "input query_start_loc 2 0 1\n"
+    "input seq_lens 1 4\n"
+    "input block_table 1 7\n"
+    "input group0.block_table 2 5 7\n"
+    "input c128a_block_table 0\n"
+    "rank 0\n"
+    "expect slot_mapping 3 31 -1 -1\n"
+    "expect group0.slot_mapping 3 10 -1 -1\n"
+    "expect group0.seq_lens_out 1 1\n"
+    "expect c128a_rows 4 0 -1 -1 -1\n"
+    "expect c128a_lens 3 1 0 0\n"
+    "expect_flags 0x0 0x0 0x0 exact\n"
+    "expect_flags_dsv4 0x0 0x0 0x0 0x0 0x0 0x0 0x0\n"
+    "end\n";
+
+/* tiny2 with `from` replaced by `to` (malloc-ed). */
+static char *edit2(const char *from, const char *to) {
+  const char *at = strstr(tiny2, from);
+  char *out;
+  size_t head;
+  cr_assert(at != NULL, "test bug: '%s' not in the base text", from);
+  head = (size_t)(at - tiny2);
+  out = malloc(sizeof tiny2 + strlen(to));
+  cr_assert(out != NULL);
+  memcpy(out, tiny2, head);
+  strcpy(out + head, to);
+  strcat(out, at + strlen(from));
+  return out;
+}
+
+Test(vectors, parser_version2) {
+  static const struct {
+    const char *from, *to, *says;
+  } bad[] = {
+      {"param group0.ratio 4\n", "", "param group0.ratio missing"},
+      {"param c128a_mode 1\n", "param c128a_mode 1\nparam swa_window 8\n",
+       "swa_window given, but none of its products"},
+      {"param c128a_rows_stride 3\n", "param c128a_rows_stride 1\n", "c128a params"},
+      {"input group0.block_table 2 5 7\n", "", "input group0.block_table missing"},
+      {"input group0.block_table 2 5 7\n", "input group0.block_table 1 5\n", "the table needs 2"},
+      {"input c128a_block_table 0\n", "input c128a_block_table 0\ninput swa_block_table 0\n",
+       "none of its products"},
+      {"expect c128a_rows 4 0 -1 -1 -1\n", "expect c128a_rows 3 0 -1 -1\n", "the sizes make it 4"},
+      {"expect_flags_dsv4 0x0 0x0 0x0 0x0 0x0 0x0 0x0\n", "", "expect_flags_dsv4 missing"},
+      {"expect_flags_dsv4 0x0 0x0 0x0 0x0 0x0 0x0 0x0\n", "expect_flags_dsv4 0x0 0x0\n",
+       "7 lower-case hex masks"},
+  };
+  char err[512], *text;
+  amv_file f, g;
+  FILE *tmp;
+  long len;
+  size_t i;
+  int o;
+  cr_assert_eq(amv_parse(tiny2, sizeof tiny2 - 1, "tiny2", NULL, &f, err, sizeof err), 0, "%s",
+               err);
+  cr_expect_eq(f.vectors[0].version, 2);
+  cr_expect_eq(f.vectors[0].dsv4.group[0].ratio, 4);
+  cr_expect_eq(f.vectors[0].dsv4.c128a_out_stride, 3);
+  cr_expect_eq(f.vectors[0].ranks[0].expect[AMV_GROUP_SLOT_MAPPING].v[0], 10);
+  /* written and read back: the same vector */
+  tmp = tmpfile();
+  cr_assert(tmp != NULL);
+  amv_write_header_version(tmp, 2);
+  amv_write_vector(tmp, &f.vectors[0]);
+  len = ftell(tmp);
+  rewind(tmp);
+  text = malloc((size_t)len);
+  cr_assert(text && fread(text, 1, (size_t)len, tmp) == (size_t)len);
+  fclose(tmp);
+  cr_assert_eq(amv_parse(text, (size_t)len, "written", NULL, &g, err, sizeof err), 0, "%s", err);
+  cr_expect_eq(g.vectors[0].products, f.vectors[0].products);
+  for (o = 0; o < AMV_NUM_OUTPUTS; o++)
+    cr_expect_eq(g.vectors[0].ranks[0].expect[o].n, f.vectors[0].ranks[0].expect[o].n, "%s",
+                 amv_output_name(o));
+  free(text);
+  amv_file_free(&f);
+  amv_file_free(&g);
+  for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    text = edit2(bad[i].from, bad[i].to);
+    if (amv_parse(text, strlen(text), "t", NULL, &f, err, sizeof err) == 0) {
+      cr_expect_fail("v2 case %zu (%s) was accepted", i, bad[i].to);
+      amv_file_free(&f);
+    } else {
+      cr_expect(strstr(err, bad[i].says) != NULL, "v2 case %zu: message '%s' lacks '%s'", i, err,
+                bad[i].says);
+    }
+    free(text);
+  }
+}
+
 Test(vectors, parser_rejects_malformed) {
   static const struct {
     const char *from, *to;
@@ -139,7 +260,11 @@ Test(vectors, parser_rejects_malformed) {
     const char *says;
   } bad[] = {
       {"attnmeta-vectors 1\n", "", 1, "first line"},
-      {"attnmeta-vectors 1\n", "attnmeta-vectors 2\n", 1, "version 2 not supported"},
+      {"attnmeta-vectors 1\n", "attnmeta-vectors 3\n", 1, "version 3 not supported"},
+      {"attnmeta-vectors 1\n", "attnmeta-vectors 0\n", 1, "version 0 not supported"},
+      {"param misalign 0\n", "param misalign 0\nparam swa_window 8\n", 17, "version-2 param"},
+      {"products token_to_req slot_mapping\n", "products token_to_req swa_lens\n", 17,
+       "unknown product 'swa_lens' (format version 1)"},
       {"attnmeta-vectors 1\n", "attnmeta-vectors 1 x\n", 1, "bad header"},
       {"op step\n", "", 5, "expected 'op step'"},
       {"op step\n", "op graph\n", 5, "unknown op"},

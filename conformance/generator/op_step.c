@@ -33,7 +33,7 @@ static void *xcalloc(int64_t n, size_t size) {
   return p;
 }
 
-static void values32(amv_values *out, const int32_t *v, int64_t n) {
+void amg_values32(amv_values *out, const int32_t *v, int64_t n) {
   int64_t i;
   out->n = n;
   out->v = xcalloc(n, sizeof(int64_t));
@@ -43,8 +43,8 @@ static void values32(amv_values *out, const int32_t *v, int64_t n) {
 
 /* Expected values of one output: [0, known) from `ref` (checked when wf),
  * [known, n) the contract's fixed tail value. */
-static void expect_values(amv_values *out, int64_t n, int64_t known, int wf, const int32_t *ref32,
-                          const int64_t *ref64, int64_t tail) {
+void amg_expect_values(amv_values *out, int64_t n, int64_t known, int wf, const int32_t *ref32,
+                       const int64_t *ref64, int64_t tail) {
   int64_t i;
   out->n = n;
   out->v = xcalloc(n, sizeof(int64_t));
@@ -60,6 +60,38 @@ static void expect_values(amv_values *out, int64_t n, int64_t known, int wf, con
       out->care[i] = 0;
     }
   }
+}
+
+/* A rank's expected part-1 products and flags, from the reference's output
+ * `o` for R requests, T tokens, capacity C, `cols` block-table columns. */
+void amg_expect_part1(amv_rank *rk, const amr_output *o, unsigned products, int32_t R, int32_t T,
+                      int32_t C, int32_t cols) {
+  const int wf = o->well_formed;
+  if (products & AMT_P_TOKEN_TO_REQ)
+    amg_expect_values(&rk->expect[AMV_TOKEN_TO_REQ], T, T, wf, o->token_to_req, NULL, 0);
+  if (products & AMT_P_SEQ_LENS)
+    amg_expect_values(&rk->expect[AMV_SEQ_LENS_OUT], C, T, wf, o->seq_lens_out, NULL, 0);
+  if (products & AMT_P_GLOBAL_SEQ_LENS)
+    amg_expect_values(&rk->expect[AMV_GLOBAL_SEQ_LENS_OUT], T, T, wf, o->global_seq_lens, NULL,
+                      0);
+  if (products & AMT_P_BLOCK_TABLE) {
+    const int64_t n = (int64_t)T * cols;
+    amg_expect_values(&rk->expect[AMV_BLOCK_TABLE_OUT], n, n, wf, o->block_table_out, NULL, 0);
+  }
+  if (products & AMT_P_DECODE_LENS) /* defined whatever the data: all 1 */
+    amg_expect_values(&rk->expect[AMV_DECODE_LENS_OUT], T, 0, 1, NULL, NULL, 1);
+  if (products & AMT_P_REQ_INDICES)
+    amg_expect_values(&rk->expect[AMV_REQ_INDICES_OUT], T, T, wf, o->req_indices, NULL, 0);
+  if (products & AMT_P_PER_REQ_LENS)
+    amg_expect_values(&rk->expect[AMV_PER_REQ_LENS_OUT], R, R, wf, o->per_req_lens, NULL, 0);
+  if (products & AMT_P_POSITIONS)
+    amg_expect_values(&rk->expect[AMV_POSITIONS], T, T, wf, NULL, o->positions, 0);
+  if (products & AMT_P_SLOTS)
+    amg_expect_values(&rk->expect[AMV_SLOT_MAPPING], C, T, wf, NULL, o->slots, -1);
+  rk->flags_requests = o->request_flags & QSL_FLAGS;
+  rk->flags_seq_lens = o->request_flags & SEQ_FLAGS;
+  rk->flags_slots = wf ? o->slot_flags : 0;
+  rk->flags_exact = wf;
 }
 
 /* One vector from one case: every rank through the reference. */
@@ -81,9 +113,9 @@ int amg_step_vector(const amt_case *c, amv_vector *v) {
   v->interleave = b->interleave;
   v->misalign = b->misalign;
   v->products = b->products;
-  values32(&v->input[AMV_QUERY_START_LOC], b->qsl, (int64_t)b->R + 1);
-  values32(&v->input[AMV_SEQ_LENS], b->seq_lens, b->R);
-  values32(&v->input[AMV_BLOCK_TABLE], b->block_table, b->block_table ? b->table_elems : 0);
+  amg_values32(&v->input[AMV_QUERY_START_LOC], b->qsl, (int64_t)b->R + 1);
+  amg_values32(&v->input[AMV_SEQ_LENS], b->seq_lens, b->R);
+  amg_values32(&v->input[AMV_BLOCK_TABLE], b->block_table, b->block_table ? b->table_elems : 0);
   v->nranks = b->nranks;
   v->ranks = xcalloc(b->nranks, sizeof(amv_rank));
 
@@ -91,39 +123,13 @@ int amg_step_vector(const amt_case *c, amv_vector *v) {
     amv_rank *rk = &v->ranks[k];
     amr_input in;
     amr_output *o;
-    int wf;
     amt_reference_input(b, k, &in);
     o = amr_alloc(&in);
     amr_build(&in, o);
-    wf = o->well_formed;
     seen |= o->request_flags | o->slot_flags;
 
     rk->rank = b->ranks[k];
-    if (v->products & AMT_P_TOKEN_TO_REQ)
-      expect_values(&rk->expect[AMV_TOKEN_TO_REQ], b->T, b->T, wf, o->token_to_req, NULL, 0);
-    if (v->products & AMT_P_SEQ_LENS)
-      expect_values(&rk->expect[AMV_SEQ_LENS_OUT], b->C, b->T, wf, o->seq_lens_out, NULL, 0);
-    if (v->products & AMT_P_GLOBAL_SEQ_LENS)
-      expect_values(&rk->expect[AMV_GLOBAL_SEQ_LENS_OUT], b->T, b->T, wf, o->global_seq_lens,
-                    NULL, 0);
-    if (v->products & AMT_P_BLOCK_TABLE) {
-      const int64_t n = (int64_t)b->T * b->cols;
-      expect_values(&rk->expect[AMV_BLOCK_TABLE_OUT], n, n, wf, o->block_table_out, NULL, 0);
-    }
-    if (v->products & AMT_P_DECODE_LENS) /* defined whatever the data: all 1 */
-      expect_values(&rk->expect[AMV_DECODE_LENS_OUT], b->T, 0, 1, NULL, NULL, 1);
-    if (v->products & AMT_P_REQ_INDICES)
-      expect_values(&rk->expect[AMV_REQ_INDICES_OUT], b->T, b->T, wf, o->req_indices, NULL, 0);
-    if (v->products & AMT_P_PER_REQ_LENS)
-      expect_values(&rk->expect[AMV_PER_REQ_LENS_OUT], b->R, b->R, wf, o->per_req_lens, NULL, 0);
-    if (v->products & AMT_P_POSITIONS)
-      expect_values(&rk->expect[AMV_POSITIONS], b->T, b->T, wf, NULL, o->positions, 0);
-    if (v->products & AMT_P_SLOTS)
-      expect_values(&rk->expect[AMV_SLOT_MAPPING], b->C, b->T, wf, NULL, o->slots, -1);
-    rk->flags_requests = o->request_flags & QSL_FLAGS;
-    rk->flags_seq_lens = o->request_flags & SEQ_FLAGS;
-    rk->flags_slots = wf ? o->slot_flags : 0;
-    rk->flags_exact = wf;
+    amg_expect_part1(rk, o, v->products, b->R, b->T, b->C, b->cols);
     amr_free(o);
   }
 

@@ -13,4 +13,16 @@
  * stderr when the reference disagrees with the case. */
 int amg_step_vector(const amt_case *c, amv_vector *v);
 
+/* Shared with the other step generators. */
+struct amr_output;
+/* int32 values as a vector's values. */
+void amg_values32(amv_values *out, const int32_t *v, int64_t n);
+/* Expected values of one output: [0, known) from ref32 or ref64 (checked
+ * when wf, else unchecked), [known, n) the contract's fixed tail value. */
+void amg_expect_values(amv_values *out, int64_t n, int64_t known, int wf, const int32_t *ref32,
+                       const int64_t *ref64, int64_t tail);
+/* A rank's expected part-1 products (those of `products`) and its flags. */
+void amg_expect_part1(amv_rank *rk, const struct amr_output *o, unsigned products, int32_t R,
+                      int32_t T, int32_t C, int32_t cols);
+
 #endif /* ATTNMETA_CONFORMANCE_OP_STEP_H */

@@ -9,6 +9,7 @@
 typedef struct amg_vector_file {
   const char *name;
   const char *title[3]; /* comment lines at the top of the file; NULL ends early */
+  int version;          /* the format version it is written in; 0: 1 */
 } amg_vector_file;
 
 extern const amg_vector_file amg_files[];
@@ -16,5 +17,7 @@ extern const int amg_num_files;
 
 /* The index into amg_files of the file the case of this name belongs in. */
 int amg_file_of(const char *name);
+/* The same for a case of the DSV4 case table (cases_dsv4.c). */
+int amg_dsv4_file_of(const char *name);
 
 #endif /* ATTNMETA_CONFORMANCE_VECTOR_FILES_H */

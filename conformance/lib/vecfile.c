@@ -11,9 +11,16 @@
 static const char *const output_names[AMV_NUM_OUTPUTS] = {
     "token_to_req",    "seq_lens_out",     "global_seq_lens_out",
     "block_table_out", "decode_lens_out",  "req_indices_out",
-    "per_req_lens_out", "positions",       "slot_mapping"};
-static const char *const input_names[AMV_NUM_INPUTS] = {"query_start_loc", "seq_lens",
-                                                        "block_table"};
+    "per_req_lens_out", "positions",       "slot_mapping",
+    /* version 2 */
+    "group0.slot_mapping", "group1.slot_mapping", "group2.slot_mapping", "group3.slot_mapping",
+    "group0.seq_lens_out", "group1.seq_lens_out", "group2.seq_lens_out", "group3.seq_lens_out",
+    "swa_indices", "swa_lens", "c128a_rows", "c128a_lens"};
+static const char *const input_names[AMV_NUM_INPUTS] = {
+    "query_start_loc", "seq_lens", "block_table",
+    /* version 2 */
+    "group0.block_table", "group1.block_table", "group2.block_table", "group3.block_table",
+    "swa_block_table", "c128a_block_table"};
 
 const char *amv_output_name(int output) {
   return output >= 0 && output < AMV_NUM_OUTPUTS ? output_names[output] : "?";
@@ -21,7 +28,36 @@ const char *amv_output_name(int output) {
 const char *amv_input_name(int input) {
   return input >= 0 && input < AMV_NUM_INPUTS ? input_names[input] : "?";
 }
-int amv_output_is64(int output) { return output == AMV_POSITIONS || output == AMV_SLOT_MAPPING; }
+int amv_output_is64(int output) {
+  return output == AMV_POSITIONS || output == AMV_SLOT_MAPPING ||
+         (output >= AMV_GROUP_SLOT_MAPPING && output < AMV_GROUP_SLOT_MAPPING + AMV_GROUPS);
+}
+
+int amv_output_family(int output) {
+  if (output >= AMV_GROUP_SLOT_MAPPING && output < AMV_GROUP_SLOT_MAPPING + AMV_GROUPS)
+    return output - AMV_GROUP_SLOT_MAPPING;
+  if (output >= AMV_GROUP_SEQ_LENS_OUT && output < AMV_GROUP_SEQ_LENS_OUT + AMV_GROUPS)
+    return output - AMV_GROUP_SEQ_LENS_OUT;
+  if (output == AMV_SWA_INDICES || output == AMV_SWA_LENS) return AMV_FAMILY_SWA;
+  if (output == AMV_C128A_ROWS || output == AMV_C128A_LENS) return AMV_FAMILY_C128A;
+  return -1;
+}
+
+int amv_input_family(int input) {
+  if (input >= AMV_GROUP_BLOCK_TABLE && input < AMV_GROUP_BLOCK_TABLE + AMV_GROUPS)
+    return input - AMV_GROUP_BLOCK_TABLE;
+  if (input == AMV_SWA_BLOCK_TABLE) return AMV_FAMILY_SWA;
+  if (input == AMV_C128A_BLOCK_TABLE) return AMV_FAMILY_C128A;
+  return -1;
+}
+
+unsigned amv_families(unsigned products) {
+  unsigned f = 0;
+  int o;
+  for (o = AMV_V1_OUTPUTS; o < AMV_NUM_OUTPUTS; o++)
+    if (products & (1u << o)) f |= 1u << amv_output_family(o);
+  return f;
+}
 
 static char *xstrdup(const char *s) {
   const size_t n = strlen(s) + 1;
@@ -265,44 +301,154 @@ static int parse_values(lexer *lx, const char **cur, int64_t count, int allow_un
 /* ---------------------------------------------------------------- parser */
 
 enum { P_NUM_REQS, P_NUM_TOKENS, P_CAPACITY, P_COLS, P_STRIDE, P_OUT_STRIDE, P_NUM_MAPPED,
-       P_BLOCK_SIZE, P_WORLD, P_INTERLEAVE, P_MISALIGN, NPARAMS };
+       P_BLOCK_SIZE, P_WORLD, P_INTERLEAVE, P_MISALIGN, NPARAMS_V1,
+       /* version 2: four per compressed group, then SWA's and C128A's seven */
+       P_GROUP = NPARAMS_V1, /* + 4 g + {ratio, block_size, cols, stride} */
+       P_SWA = P_GROUP + 4 * AMV_GROUPS,
+       P_C128A = P_SWA + 7,
+       NPARAMS = P_C128A + 7 };
 static const char *const param_names[NPARAMS] = {
     "num_reqs",       "num_tokens",       "capacity",   "block_table_cols",
     "block_table_stride", "block_table_out_stride", "num_mapped", "block_size",
-    "dcp_world_size", "dcp_interleave",   "misalign"};
+    "dcp_world_size", "dcp_interleave",   "misalign",
+    "group0.ratio", "group0.block_size", "group0.block_table_cols", "group0.block_table_stride",
+    "group1.ratio", "group1.block_size", "group1.block_table_cols", "group1.block_table_stride",
+    "group2.ratio", "group2.block_size", "group2.block_table_cols", "group2.block_table_stride",
+    "group3.ratio", "group3.block_size", "group3.block_table_cols", "group3.block_table_stride",
+    "swa_block_size", "swa_window", "swa_width", "swa_mode", "swa_indices_stride",
+    "swa_block_table_cols", "swa_block_table_stride",
+    "c128a_ratio", "c128a_block_size", "c128a_width", "c128a_mode", "c128a_rows_stride",
+    "c128a_block_table_cols", "c128a_block_table_stride"};
+
+/* The params of a version-2 family: [first, first + count). */
+static void family_params(int family, int *first, int *count) {
+  *first = family < AMV_GROUPS ? P_GROUP + 4 * family : family == AMV_FAMILY_SWA ? P_SWA : P_C128A;
+  *count = family < AMV_GROUPS ? 4 : 7;
+}
+
+static int param_family(int k) {
+  if (k < NPARAMS_V1) return -1;
+  if (k < P_SWA) return (k - P_GROUP) / 4;
+  return k < P_C128A ? AMV_FAMILY_SWA : AMV_FAMILY_C128A;
+}
 
 enum { S_OUTSIDE, S_OP, S_PARAMS, S_INPUTS, S_RANK };
 
 typedef struct vstate {
   int state;
   int64_t param[NPARAMS];
-  unsigned params_seen, inputs_seen, expects_seen;
-  int flags_seen;
+  uint64_t params_seen;
+  unsigned inputs_seen, expects_seen;
+  int flags_seen, dsv4_flags_seen;
 } vstate;
 
 static int64_t expect_count(const amv_vector *v, int o) {
+  const int f = amv_output_family(o);
+  if (f >= 0 && f < AMV_GROUPS) return o == AMV_GROUP_SLOT_MAPPING + f ? v->capacity : v->num_reqs;
   switch (o) {
     case AMV_SEQ_LENS_OUT:
-    case AMV_SLOT_MAPPING: return v->capacity;
+    case AMV_SLOT_MAPPING:
+    case AMV_SWA_LENS:
+    case AMV_C128A_LENS: return v->capacity;
     case AMV_BLOCK_TABLE_OUT: return (int64_t)v->num_tokens * v->cols;
+    case AMV_SWA_INDICES: return (int64_t)v->num_tokens * v->dsv4.swa_width;
+    case AMV_C128A_ROWS: return (int64_t)v->num_tokens * v->dsv4.c128a_width;
     case AMV_PER_REQ_LENS_OUT: return v->num_reqs;
     default: return v->num_tokens;
   }
 }
 
-/* Elements the block table must hold: every row's used columns. */
-static int64_t table_need(const amv_vector *v) {
-  if (v->cols == 0) return 0;
+/* Elements a block table of `cols` columns and row stride `stride` must
+ * hold: every row's used columns. */
+static int64_t table_need_of(const amv_vector *v, int32_t cols, int64_t stride) {
+  if (cols == 0) return 0;
   if (v->num_reqs == 0) return 1;
-  return (int64_t)(v->num_reqs - 1) * v->in_stride + v->cols;
+  return (int64_t)(v->num_reqs - 1) * stride + cols;
+}
+
+static int64_t table_need(const amv_vector *v) { return table_need_of(v, v->cols, v->in_stride); }
+
+/* The table an input is: its columns and row stride. */
+static int64_t input_need(const amv_vector *v, int in) {
+  const amv_dsv4 *d = &v->dsv4;
+  const int f = amv_input_family(in);
+  if (f < 0) return table_need(v);
+  if (f < AMV_GROUPS) return table_need_of(v, d->group[f].cols, d->group[f].stride);
+  if (f == AMV_FAMILY_SWA) return table_need_of(v, d->swa_cols, d->swa_stride);
+  return table_need_of(v, d->c128a_cols, d->c128a_stride);
+}
+
+/* Version 2: the params of the families the products build are all given,
+ * the others none; their values are in range. */
+static int check_dsv4_params(lexer *lx, vstate *vs, amv_vector *v) {
+  const unsigned fam = amv_families(v->products);
+  const int64_t *p = vs->param;
+  amv_dsv4 *d = &v->dsv4;
+  int f, k, first, count;
+  for (k = NPARAMS_V1; k < NPARAMS; k++) {
+    const int want = (fam >> param_family(k)) & 1;
+    const int have = (int)((vs->params_seen >> k) & 1);
+    if (want && !have)
+      return fail(lx, "vector %s: param %s missing (its products are built)", v->name,
+                  param_names[k]);
+    if (!want && have)
+      return fail(lx, "vector %s: param %s given, but none of its products is", v->name,
+                  param_names[k]);
+  }
+  memset(d, 0, sizeof *d);
+  for (f = 0; f < AMV_NUM_FAMILIES; f++) {
+    if (!((fam >> f) & 1)) continue;
+    family_params(f, &first, &count);
+    for (k = first; k < first + count; k++)
+      if (p[k] < 0 || p[k] > AMV_MAX_ELEMS)
+        return fail(lx, "vector %s: param %s must be in [0, %lld]", v->name, param_names[k],
+                    (long long)AMV_MAX_ELEMS);
+    if (f < AMV_GROUPS) {
+      d->group[f].ratio = (int32_t)p[first];
+      d->group[f].block_size = (int32_t)p[first + 1];
+      d->group[f].cols = (int32_t)p[first + 2];
+      d->group[f].stride = p[first + 3];
+      if (d->group[f].ratio < 1 || d->group[f].block_size < 1 || d->group[f].stride < d->group[f].cols)
+        return fail(lx, "vector %s: group%d needs ratio >= 1, block_size >= 1, stride >= cols",
+                    v->name, f);
+    } else if (f == AMV_FAMILY_SWA) {
+      d->swa_block_size = (int32_t)p[P_SWA];
+      d->swa_window = (int32_t)p[P_SWA + 1];
+      d->swa_width = (int32_t)p[P_SWA + 2];
+      d->swa_mode = (int32_t)p[P_SWA + 3];
+      d->swa_out_stride = p[P_SWA + 4];
+      d->swa_cols = (int32_t)p[P_SWA + 5];
+      d->swa_stride = p[P_SWA + 6];
+      if (d->swa_block_size < 1 || d->swa_window < 1 || d->swa_width < d->swa_window ||
+          d->swa_mode > 1 || d->swa_out_stride < d->swa_width || d->swa_stride < d->swa_cols ||
+          (v->num_tokens + 2) * d->swa_out_stride > AMV_MAX_ELEMS)
+        return fail(lx, "vector %s: swa params out of range (block_size >= 1, 1 <= window <= "
+                        "width <= indices_stride, mode 0 or 1, stride >= cols)", v->name);
+    } else {
+      d->c128a_ratio = (int32_t)p[P_C128A];
+      d->c128a_block_size = (int32_t)p[P_C128A + 1];
+      d->c128a_width = (int32_t)p[P_C128A + 2];
+      d->c128a_mode = (int32_t)p[P_C128A + 3];
+      d->c128a_out_stride = p[P_C128A + 4];
+      d->c128a_cols = (int32_t)p[P_C128A + 5];
+      d->c128a_stride = p[P_C128A + 6];
+      if (d->c128a_ratio < 1 || d->c128a_block_size < 1 || d->c128a_mode > 1 ||
+          d->c128a_out_stride < d->c128a_width || d->c128a_stride < d->c128a_cols ||
+          (v->num_tokens + 2) * d->c128a_out_stride > AMV_MAX_ELEMS)
+        return fail(lx, "vector %s: c128a params out of range (ratio, block_size >= 1, width <= "
+                        "rows_stride, mode 0 or 1, stride >= cols)", v->name);
+    }
+  }
+  return 0;
 }
 
 static int check_params(lexer *lx, vstate *vs, amv_vector *v) {
   int i;
   const int64_t *p = vs->param;
-  for (i = 0; i < NPARAMS; i++)
-    if (!(vs->params_seen & (1u << i))) return fail(lx, "vector %s: param %s missing", v->name, param_names[i]);
-  for (i = 0; i < NPARAMS; i++)
+  for (i = 0; i < NPARAMS_V1; i++)
+    if (!(vs->params_seen & ((uint64_t)1 << i)))
+      return fail(lx, "vector %s: param %s missing", v->name, param_names[i]);
+  for (i = 0; i < NPARAMS_V1; i++)
     if (i != P_STRIDE && i != P_OUT_STRIDE && (p[i] < INT32_MIN || p[i] > INT32_MAX))
       return fail(lx, "vector %s: param %s outside int32", v->name, param_names[i]);
   if (p[P_NUM_REQS] < 0) return fail(lx, "num_reqs must be >= 0");
@@ -345,6 +491,8 @@ static int close_rank(lexer *lx, vstate *vs, const amv_vector *v) {
                   output_names[o]);
   if (!vs->flags_seen)
     return fail(lx, "vector %s rank %d: expect_flags missing", v->name, (int)rk->rank);
+  if (amv_families(v->products) && !vs->dsv4_flags_seen)
+    return fail(lx, "vector %s rank %d: expect_flags_dsv4 missing", v->name, (int)rk->rank);
   return 0;
 }
 
@@ -415,7 +563,7 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
   amv_vector cur;
   vstate vs;
   nameset seen = {NULL, 0, 0};
-  int rc = -1, have = 0, cap = 0, keep = 1;
+  int rc = -1, have = 0, cap = 0, keep = 1, version = AMV_VERSION;
   tok t;
   const char *c;
 
@@ -429,20 +577,22 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
   c = lx->ls;
   {
     tok magic, ver;
-    int64_t version;
+    int64_t file_version;
     if (check_bytes(lx) || !get_tok(&c, lx->le, &magic) || !tok_is(&magic, AMV_MAGIC)) {
       fail(lx, "not a vector file: the first line must be '%s %d'", AMV_MAGIC, AMV_VERSION);
       goto out;
     }
-    if (!get_tok(&c, lx->le, &ver) || parse_int(ver.s, ver.n, &version) || get_tok(&c, lx->le, &t)) {
+    if (!get_tok(&c, lx->le, &ver) || parse_int(ver.s, ver.n, &file_version) ||
+        get_tok(&c, lx->le, &t)) {
       fail(lx, "bad header: expected '%s %d'", AMV_MAGIC, AMV_VERSION);
       goto out;
     }
-    if (version != AMV_VERSION) {
-      fail(lx, "format version %lld not supported (this reader knows version %d)",
-           (long long)version, AMV_VERSION);
+    if (file_version < AMV_VERSION_MIN || file_version > AMV_VERSION) {
+      fail(lx, "format version %lld not supported (this reader knows versions %d to %d)",
+           (long long)file_version, AMV_VERSION_MIN, AMV_VERSION);
       goto out;
     }
+    version = (int)file_version;
   }
 
   while (next_line(lx)) {
@@ -470,6 +620,7 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
       memset(&vs, 0, sizeof vs);
       memcpy(cur.name, name.s, name.n);
       cur.line = lx->line;
+      cur.version = version;
       keep = !only || (only != HEADERS && strcmp(only, cur.name) == 0);
       dup = nameset_add(&seen, cur.name);
       if (dup) {
@@ -520,7 +671,12 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
         fail(lx, "unknown param '%.*s'", (int)key.n, key.s);
         goto out;
       }
-      if (vs.params_seen & (1u << k)) {
+      if (k >= NPARAMS_V1 && version < 2) {
+        fail(lx, "param %s is a version-2 param (this file is version %d)", param_names[k],
+             version);
+        goto out;
+      }
+      if (vs.params_seen & ((uint64_t)1 << k)) {
         fail(lx, "param %s given twice", param_names[k]);
         goto out;
       }
@@ -528,7 +684,7 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
         fail(lx, "param %s: bad value '%.*s'", param_names[k], (int)val.n, val.s);
         goto out;
       }
-      vs.params_seen |= 1u << k;
+      vs.params_seen |= (uint64_t)1 << k;
     } else if (tok_is(&t, "products")) {
       if (vs.state != S_PARAMS) {
         fail(lx, "'products' must follow the params, once");
@@ -536,9 +692,9 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
       }
       if (check_params(lx, &vs, &cur)) goto out;
       while (get_tok(&c, lx->le, &t)) {
-        const int o = find_name(output_names, AMV_NUM_OUTPUTS, &t);
+        const int o = find_name(output_names, version < 2 ? AMV_V1_OUTPUTS : AMV_NUM_OUTPUTS, &t);
         if (o < 0) {
-          fail(lx, "unknown product '%.*s'", (int)t.n, t.s);
+          fail(lx, "unknown product '%.*s' (format version %d)", (int)t.n, t.s, version);
           goto out;
         }
         if (cur.products & (1u << o)) {
@@ -551,6 +707,7 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
         fail(lx, "'products' names no product");
         goto out;
       }
+      if (check_dsv4_params(lx, &vs, &cur)) goto out;
       vs.state = S_INPUTS;
     } else if (tok_is(&t, "input")) {
       tok name, cnt;
@@ -565,8 +722,10 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
         goto out;
       }
       in = find_name(input_names, AMV_NUM_INPUTS, &name);
-      if (in < 0) {
-        fail(lx, "unknown input '%.*s'", (int)name.n, name.s);
+      if (in < 0 || (amv_input_family(in) >= 0 &&
+                     !((amv_families(cur.products) >> amv_input_family(in)) & 1))) {
+        fail(lx, in < 0 ? "unknown input '%.*s'" : "input %.*s: none of its products is built",
+             (int)name.n, name.s);
         goto out;
       }
       if (vs.inputs_seen & (1u << in)) {
@@ -577,11 +736,11 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
         fail(lx, "input %s: bad count '%.*s'", input_names[in], (int)cnt.n, cnt.s);
         goto out;
       }
-      if (in == AMV_BLOCK_TABLE) {
-        want = table_need(&cur);
-        if (count < want || count > AMV_MAX_ELEMS) {
-          fail(lx, "input block_table: %lld elements, the table needs %lld (and at most %lld)",
-               (long long)count, (long long)want, (long long)AMV_MAX_ELEMS);
+      if (in == AMV_BLOCK_TABLE || amv_input_family(in) >= 0) {
+        want = input_need(&cur, in);
+        if (count < want || count > AMV_MAX_ELEMS || (want == 0 && count > 0)) {
+          fail(lx, "input %s: %lld elements, the table needs %lld (and at most %lld)",
+               input_names[in], (long long)count, (long long)want, (long long)AMV_MAX_ELEMS);
           goto out;
         }
       } else {
@@ -603,7 +762,9 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
       amv_rank *rk;
       if (vs.state == S_INPUTS) {
         for (i = 0; i < AMV_NUM_INPUTS; i++)
-          if (!(vs.inputs_seen & (1u << i))) {
+          if (!(vs.inputs_seen & (1u << i)) &&
+              (amv_input_family(i) < 0 ||
+               ((amv_families(cur.products) >> amv_input_family(i)) & 1))) {
             fail(lx, "vector %s: input %s missing", cur.name, input_names[i]);
             goto out;
           }
@@ -638,6 +799,7 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
       rk->line = lx->line;
       vs.expects_seen = 0;
       vs.flags_seen = 0;
+      vs.dsv4_flags_seen = 0;
       vs.state = S_RANK;
     } else if (tok_is(&t, "expect")) {
       tok name, cnt;
@@ -701,6 +863,26 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
       rk->flags_slots = v[2];
       rk->flags_exact = tok_is(&mode, "exact");
       vs.flags_seen = 1;
+    } else if (tok_is(&t, "expect_flags_dsv4")) {
+      tok f;
+      int i;
+      amv_rank *rk = &cur.ranks[cur.nranks > 0 ? cur.nranks - 1 : 0];
+      if (vs.state != S_RANK || vs.dsv4_flags_seen || !amv_families(cur.products)) {
+        fail(lx, "'expect_flags_dsv4' belongs to a 'rank' block of a vector with version-2 "
+                 "products, once");
+        goto out;
+      }
+      for (i = 0; i < AMV_NUM_FAMILIES + 1; i++)
+        if (!get_tok(&c, lx->le, &f) || parse_hex(&f, &rk->flags_dsv4[i])) {
+          fail(lx, "bad expect_flags_dsv4 line (expected 7 lower-case hex masks: groups 0 to 3, "
+                   "SWA lengths, SWA rows, C128A rows)");
+          goto out;
+        }
+      if (get_tok(&c, lx->le, &t)) {
+        fail(lx, "expect_flags_dsv4 takes 7 masks");
+        goto out;
+      }
+      vs.dsv4_flags_seen = 1;
     } else if (tok_is(&t, "end")) {
       if (get_tok(&c, lx->le, &t)) {
         fail(lx, "'end' takes nothing after it");
@@ -912,7 +1094,9 @@ void amv_free_list(char **paths, int n) {
 
 /* ---------------------------------------------------------------- writer */
 
-void amv_write_header(FILE *f) { fprintf(f, "%s %d\n", AMV_MAGIC, AMV_VERSION); }
+void amv_write_header(FILE *f) { amv_write_header_version(f, 1); }
+
+void amv_write_header_version(FILE *f, int version) { fprintf(f, "%s %d\n", AMV_MAGIC, version); }
 
 /* The token for values[i..]; returns how many values it covers. */
 static int64_t token_at(const amv_values *vals, int64_t i, char *buf, size_t size) {
@@ -967,7 +1151,42 @@ void amv_write_values(FILE *f, const char *keyword, const char *name, const amv_
   fputc('\n', f);
 }
 
+/* Version 2's params of the families the vector builds. */
+static void write_dsv4_params(FILE *f, const amv_vector *v) {
+  const unsigned fam = amv_families(v->products);
+  const amv_dsv4 *d = &v->dsv4;
+  int64_t val[NPARAMS];
+  int g, k, first, count;
+  for (g = 0; g < AMV_GROUPS; g++) {
+    val[P_GROUP + 4 * g] = d->group[g].ratio;
+    val[P_GROUP + 4 * g + 1] = d->group[g].block_size;
+    val[P_GROUP + 4 * g + 2] = d->group[g].cols;
+    val[P_GROUP + 4 * g + 3] = d->group[g].stride;
+  }
+  val[P_SWA] = d->swa_block_size;
+  val[P_SWA + 1] = d->swa_window;
+  val[P_SWA + 2] = d->swa_width;
+  val[P_SWA + 3] = d->swa_mode;
+  val[P_SWA + 4] = d->swa_out_stride;
+  val[P_SWA + 5] = d->swa_cols;
+  val[P_SWA + 6] = d->swa_stride;
+  val[P_C128A] = d->c128a_ratio;
+  val[P_C128A + 1] = d->c128a_block_size;
+  val[P_C128A + 2] = d->c128a_width;
+  val[P_C128A + 3] = d->c128a_mode;
+  val[P_C128A + 4] = d->c128a_out_stride;
+  val[P_C128A + 5] = d->c128a_cols;
+  val[P_C128A + 6] = d->c128a_stride;
+  for (g = 0; g < AMV_NUM_FAMILIES; g++) {
+    if (!((fam >> g) & 1)) continue;
+    family_params(g, &first, &count);
+    for (k = first; k < first + count; k++)
+      fprintf(f, "param %s %lld\n", param_names[k], (long long)val[k]);
+  }
+}
+
 void amv_write_vector(FILE *f, const amv_vector *v) {
+  const unsigned fam = amv_families(v->products);
   int i, o;
   fprintf(f, "vector %s\nop step\n", v->name);
   fprintf(f, "param num_reqs %d\n", (int)v->num_reqs);
@@ -981,11 +1200,14 @@ void amv_write_vector(FILE *f, const amv_vector *v) {
   fprintf(f, "param dcp_world_size %d\n", (int)v->world);
   fprintf(f, "param dcp_interleave %d\n", (int)v->interleave);
   fprintf(f, "param misalign %d\n", v->misalign);
+  write_dsv4_params(f, v);
   fprintf(f, "products");
   for (o = 0; o < AMV_NUM_OUTPUTS; o++)
     if (v->products & (1u << o)) fprintf(f, " %s", output_names[o]);
   fputc('\n', f);
-  for (i = 0; i < AMV_NUM_INPUTS; i++) amv_write_values(f, "input", input_names[i], &v->input[i]);
+  for (i = 0; i < AMV_NUM_INPUTS; i++)
+    if (amv_input_family(i) < 0 || ((fam >> amv_input_family(i)) & 1))
+      amv_write_values(f, "input", input_names[i], &v->input[i]);
   for (i = 0; i < v->nranks; i++) {
     const amv_rank *rk = &v->ranks[i];
     fprintf(f, "rank %d\n", (int)rk->rank);
@@ -994,6 +1216,11 @@ void amv_write_vector(FILE *f, const amv_vector *v) {
     fprintf(f, "expect_flags 0x%x 0x%x 0x%x %s\n", (unsigned)rk->flags_requests,
             (unsigned)rk->flags_seq_lens, (unsigned)rk->flags_slots,
             rk->flags_exact ? "exact" : "at_least");
+    if (fam) {
+      fprintf(f, "expect_flags_dsv4");
+      for (o = 0; o < AMV_NUM_FAMILIES + 1; o++) fprintf(f, " 0x%x", (unsigned)rk->flags_dsv4[o]);
+      fputc('\n', f);
+    }
   }
   fprintf(f, "end\n");
 }

@@ -9,7 +9,7 @@
 #define GUARD 64             /* guard elements before and after every output */
 #define POISON_BYTE 0x5A     /* 0x5A5A5A5A / 0x5A5A5A5A5A5A5A5A */
 #define PRESET_BIT (1 << 30) /* an error-word bit no kernel sets: must survive */
-#define ALL_FLAGS 0xFF
+#define ALL_FLAGS (0xFF | ATTNMETA_FLAG_SLOT_OUT_OF_RANGE) /* every flag a step may raise */
 
 enum { REG_ERR = AMV_NUM_OUTPUTS, NREG };
 
@@ -58,6 +58,7 @@ typedef struct run {
   attnmeta_context *ctx;
   int32_t *d_qsl, *d_seq, *d_table;
   void *d_table_base;
+  int32_t *d_dsv4_table[AMV_NUM_FAMILIES]; /* version 2: each family's block table */
   unsigned char *d_arena, *h_arena, *h_expect, *h_care;
   size_t arena_bytes;
   region reg[NREG];
@@ -105,17 +106,41 @@ static void call_failed(run *ru, const char *call, attnmeta_status st) {
 
 static size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
+/* A row output's width and stride (block_table_out, SWA and C128A rows), 0 for others. */
+static int64_t row_width(const amv_vector *v, int o, int64_t *stride) {
+  *stride = 0;
+  if (o == AMV_BLOCK_TABLE_OUT) return *stride = v->out_stride, v->cols;
+  if (o == AMV_SWA_INDICES) return *stride = v->dsv4.swa_out_stride, v->dsv4.swa_width;
+  if (o == AMV_C128A_ROWS) return *stride = v->dsv4.c128a_out_stride, v->dsv4.c128a_width;
+  return 0;
+}
+
 static void layout(run *ru) {
   const amv_vector *v = ru->v;
   const int64_t T = v->num_tokens;
-  const int64_t n[NREG] = {T, v->capacity, T, (T + 2) * v->out_stride, T, T, v->num_reqs, T,
-                           v->capacity, 1};
   size_t off = 0;
   int i;
   for (i = 0; i < NREG; i++) {
     region *g = &ru->reg[i];
-    g->es = (i == AMV_POSITIONS || i == AMV_SLOT_MAPPING) ? 8 : 4;
-    g->n = n[i];
+    const int f = i < AMV_NUM_OUTPUTS ? amv_output_family(i) : -1;
+    int64_t stride;
+    g->es = i < AMV_NUM_OUTPUTS && amv_output_is64(i) ? 8 : 4;
+    if (i == REG_ERR) {
+      g->n = 1;
+    } else if (row_width(v, i, &stride) || stride) {
+      g->n = (T + 2) * stride; /* two rows past T: must stay untouched */
+    } else if (f >= 0 && f < AMV_GROUPS) {
+      g->n = i == AMV_GROUP_SLOT_MAPPING + f ? v->capacity : v->num_reqs;
+    } else {
+      switch (i) {
+        case AMV_SEQ_LENS_OUT: case AMV_SLOT_MAPPING: case AMV_SWA_LENS: case AMV_C128A_LENS:
+          g->n = v->capacity;
+          break;
+        case AMV_PER_REQ_LENS_OUT: g->n = v->num_reqs; break;
+        default: g->n = T;
+      }
+    }
+    if (f >= 0 && !((amv_families(v->products) >> f) & 1)) g->n = 0; /* not this vector's */
     off = align_up(off, 64);
     if (i == AMV_BLOCK_TABLE_OUT && (v->misalign & 2)) off += 4; /* off 16-byte alignment */
     g->off = off + (size_t)GUARD * (size_t)g->es;
@@ -158,8 +183,10 @@ static void expect_image(run *ru, unsigned products) {
     const region *g = &ru->reg[o];
     int64_t i;
     if (!(products & (1u << o))) continue;
+    int64_t stride;
+    const int64_t width = row_width(v, o, &stride);
     for (i = 0; i < e->n; i++) {
-      const int64_t at = o == AMV_BLOCK_TABLE_OUT ? (i / v->cols) * v->out_stride + i % v->cols : i;
+      const int64_t at = width ? (i / width) * stride + i % width : i;
       const size_t off = g->off + (size_t)at * (size_t)g->es;
       if (e->care && !e->care[i])
         ru->h_care[off] = 0;
@@ -176,14 +203,19 @@ static void where(const run *ru, int g, int64_t e, char *buf, size_t size) {
     snprintf(buf, size, "index=%lld (front guard)", (long long)e);
   } else if (e >= r->n) {
     snprintf(buf, size, "index=%lld (back guard)", (long long)e);
-  } else if (g == AMV_BLOCK_TABLE_OUT) {
-    const int64_t row = e / v->out_stride, col = e % v->out_stride;
+  } else if (g == AMV_BLOCK_TABLE_OUT || g == AMV_SWA_INDICES || g == AMV_C128A_ROWS) {
+    int64_t stride;
+    const int64_t width = row_width(v, g, &stride);
+    const int64_t row = e / stride, col = e % stride;
     snprintf(buf, size, "index=%lld (row %lld col %lld%s)", (long long)e, (long long)row,
              (long long)col,
              row >= v->num_tokens ? ", a row at or past num_tokens"
-             : col >= v->cols     ? ", the row-stride gap"
+             : col >= width       ? ", the row-stride gap"
                                   : "");
-  } else if ((g == AMV_SEQ_LENS_OUT || g == AMV_SLOT_MAPPING) && e >= v->num_tokens) {
+  } else if ((g == AMV_SEQ_LENS_OUT || g == AMV_SLOT_MAPPING || g == AMV_SWA_LENS ||
+              g == AMV_C128A_LENS ||
+              (g >= AMV_GROUP_SLOT_MAPPING && g < AMV_GROUP_SLOT_MAPPING + AMV_GROUPS)) &&
+             e >= v->num_tokens) {
     snprintf(buf, size, "index=%lld (tail [num_tokens, capacity))", (long long)e);
   } else {
     snprintf(buf, size, "index=%lld", (long long)e);
@@ -271,8 +303,11 @@ static void run_step(run *ru, const char *variant, unsigned products, int use_er
   const unsigned need_seq = (1u << AMV_SEQ_LENS_OUT) | (1u << AMV_GLOBAL_SEQ_LENS_OUT) |
                             (1u << AMV_POSITIONS) | (1u << AMV_SLOT_MAPPING);
   const unsigned need_table = (1u << AMV_BLOCK_TABLE_OUT) | (1u << AMV_SLOT_MAPPING);
-  const int give_seq = !minimal || (products & need_seq);
+  const unsigned fam = amv_families(products);
+  const int give_seq = !minimal || (products & need_seq) || fam;
+  const amv_dsv4 *d = &v->dsv4;
   attnmeta_step s;
+  int g;
 
   if (ru->stop) return;
   ru->variant = variant;
@@ -304,6 +339,44 @@ static void run_step(run *ru, const char *variant, unsigned products, int use_er
   if (products & (1u << AMV_POSITIONS)) s.positions = reg_dev(ru, AMV_POSITIONS);
   if (products & (1u << AMV_SLOT_MAPPING)) s.slot_mapping = reg_dev(ru, AMV_SLOT_MAPPING);
   if (use_err) s.error_word = reg_dev(ru, REG_ERR);
+  /* version 2: the families of the products (all of the vector's, unless minimal) */
+  for (g = 0; g < AMV_GROUPS; g++) {
+    attnmeta_compressed_group *cg = &s.compressed_groups[g];
+    if (!(((minimal ? fam : amv_families(v->products)) >> g) & 1)) continue;
+    cg->block_table = ru->d_dsv4_table[g];
+    cg->block_table_cols = d->group[g].cols;
+    cg->block_table_stride = d->group[g].stride;
+    cg->ratio = d->group[g].ratio;
+    cg->block_size = d->group[g].block_size;
+    if (products & (1u << (AMV_GROUP_SLOT_MAPPING + g)))
+      cg->slot_mapping = reg_dev(ru, AMV_GROUP_SLOT_MAPPING + g);
+    if (products & (1u << (AMV_GROUP_SEQ_LENS_OUT + g)))
+      cg->seq_lens_out = reg_dev(ru, AMV_GROUP_SEQ_LENS_OUT + g);
+  }
+  if ((fam >> AMV_FAMILY_SWA) & 1) {
+    s.swa_block_table = ru->d_dsv4_table[AMV_FAMILY_SWA];
+    s.swa_block_table_cols = d->swa_cols;
+    s.swa_block_table_stride = d->swa_stride;
+    s.swa_block_size = d->swa_block_size;
+    s.swa_window = d->swa_window;
+    s.swa_width = d->swa_width;
+    s.swa_mode = d->swa_mode;
+    s.swa_indices_stride = d->swa_out_stride;
+    if (products & (1u << AMV_SWA_INDICES)) s.swa_indices = reg_dev(ru, AMV_SWA_INDICES);
+    if (products & (1u << AMV_SWA_LENS)) s.swa_lens = reg_dev(ru, AMV_SWA_LENS);
+  }
+  if ((fam >> AMV_FAMILY_C128A) & 1) {
+    s.c128a_block_table = ru->d_dsv4_table[AMV_FAMILY_C128A];
+    s.c128a_block_table_cols = d->c128a_cols;
+    s.c128a_block_table_stride = d->c128a_stride;
+    s.c128a_ratio = d->c128a_ratio;
+    s.c128a_block_size = d->c128a_block_size;
+    s.c128a_width = d->c128a_width;
+    s.c128a_mode = d->c128a_mode;
+    s.c128a_rows_stride = d->c128a_out_stride;
+    if (products & (1u << AMV_C128A_ROWS)) s.c128a_rows = reg_dev(ru, AMV_C128A_ROWS);
+    if (products & (1u << AMV_C128A_LENS)) s.c128a_lens = reg_dev(ru, AMV_C128A_LENS);
+  }
 
   if (!launched(ru, "attnmeta_build_step", attnmeta_build_step(ru->ctx, &s, NULL))) return;
   if (download(ru)) return;
@@ -315,6 +388,12 @@ static void run_step(run *ru, const char *variant, unsigned products, int use_er
     int32_t flags = rk->flags_requests | (give_seq ? rk->flags_seq_lens : 0);
     ru->h_care[off] = 0;
     if (products & (1u << AMV_SLOT_MAPPING)) flags |= rk->flags_slots;
+    for (g = 0; g < AMV_GROUPS; g++)
+      if (products & (1u << (AMV_GROUP_SLOT_MAPPING + g))) flags |= rk->flags_dsv4[g];
+    if (products & ((1u << AMV_SWA_INDICES) | (1u << AMV_SWA_LENS)))
+      flags |= rk->flags_dsv4[AMV_FAMILY_SWA];
+    if (products & (1u << AMV_SWA_INDICES)) flags |= rk->flags_dsv4[AMV_FAMILY_SWA + 1];
+    if (products & (1u << AMV_C128A_ROWS)) flags |= rk->flags_dsv4[AMV_FAMILY_SWA + 2];
     if (rk->flags_exact) {
       if (got != (err_init | flags))
         report(ru, "error_word", 0, err_init | flags, got, 1, "index=0",
@@ -347,17 +426,15 @@ static void run_token_map(run *ru) {
 
 /* Every variant of one (launch config, rank). */
 static void run_variants(run *ru, int first_rank) {
-  static const char *const alone[AMV_NUM_OUTPUTS] = {
-      "alone_token_to_req",     "alone_seq_lens_out",     "alone_global_seq_lens_out",
-      "alone_block_table_out",  "alone_decode_lens_out",  "alone_req_indices_out",
-      "alone_per_req_lens_out", "alone_positions",        "alone_slot_mapping"};
   const unsigned products = ru->v->products;
+  char alone[AMV_NAME_MAX + 8];
   int p;
   run_step(ru, "all", products, 1, 0, 0);
   run_step(ru, "all_no_error_word", products, 0, 0, 0);
   for (p = 0; p < AMV_NUM_OUTPUTS; p++) {
     const unsigned one = 1u << p;
-    if (products & one) run_step(ru, alone[p], one, 1, PRESET_BIT, 1);
+    snprintf(alone, sizeof alone, "alone_%s", amv_output_name(p));
+    if (products & one) run_step(ru, alone, one, 1, PRESET_BIT, 1);
   }
   if ((products & (1u << AMV_TOKEN_TO_REQ)) && first_rank) run_token_map(ru);
 }
@@ -425,6 +502,15 @@ void amv_run_vector(const amv_runner *opts, const amv_vector *v, amv_outcome *ou
                    upload_input(&ru, ru.d_seq, &v->input[AMV_SEQ_LENS]) ||
                    upload_input(&ru, ru.d_table, table)))
     ru.stop = 1;
+  /* version 2: each family's table, exactly sized (NULL when it has no elements) */
+  for (k = 0; k < AMV_NUM_FAMILIES && !ru.stop; k++) {
+    const amv_values *in = &v->input[k < AMV_GROUPS ? AMV_GROUP_BLOCK_TABLE + k
+                                     : k == AMV_FAMILY_SWA ? AMV_SWA_BLOCK_TABLE
+                                                           : AMV_C128A_BLOCK_TABLE];
+    if (in->n == 0) continue;
+    ru.d_dsv4_table[k] = dev_alloc(&ru, (size_t)in->n * 4);
+    if (ru.d_dsv4_table[k] && upload_input(&ru, ru.d_dsv4_table[k], in)) ru.stop = 1;
+  }
 
   layout(&ru);
   if (!ru.stop) ru.d_arena = dev_alloc(&ru, ru.arena_bytes);
@@ -467,5 +553,6 @@ void amv_run_vector(const amv_runner *opts, const amv_vector *v, amv_outcome *ou
   dev_free(&ru, ru.d_qsl);
   dev_free(&ru, ru.d_seq);
   dev_free(&ru, ru.d_table_base);
+  for (k = 0; k < AMV_NUM_FAMILIES; k++) dev_free(&ru, ru.d_dsv4_table[k]);
   if (out->failures > 0) out->result = AMV_FAIL;
 }

@@ -77,8 +77,48 @@ enum attnmeta_error_flag {
   ATTNMETA_FLAG_SEQ_LEN_LT_QLEN = 1 << 4,    /* seq_lens[r] < query length of r */
   ATTNMETA_FLAG_BLOCK_OUT_OF_TABLE = 1 << 5, /* a position's block index outside [0, cols) */
   ATTNMETA_FLAG_BLOCK_ID_NEGATIVE = 1 << 6,  /* a block-table entry used for a slot is < 0 */
-  ATTNMETA_FLAG_POSITION_NEGATIVE = 1 << 7   /* a valid token's position is < 0 */
+  ATTNMETA_FLAG_POSITION_NEGATIVE = 1 << 7,  /* a valid token's position is < 0 */
+  /* 1 << 8 is reserved for the top-k operation's prefill workspace check */
+  ATTNMETA_FLAG_SLOT_OUT_OF_RANGE = 1 << 9   /* an int32 slot output would be outside
+                                                [0, INT32_MAX] (the entry is -1) */
 };
+
+/* Compressed KV-cache groups a step carries (DeepSeek-V4: ratio 4 and 128,
+ * plus 32 on V4.1). */
+#define ATTNMETA_MAX_COMPRESSED_GROUPS 4
+
+/* Modes of the sliding-window rows (contract section 7). */
+enum attnmeta_swa_mode {
+  ATTNMETA_SWA_CAUSAL = 0,    /* each token sees the window ending at its position */
+  ATTNMETA_SWA_NON_CAUSAL = 1 /* a draft block sees its whole block */
+};
+
+/* Modes of the heavily compressed (C128A) rows (contract section 8). */
+enum attnmeta_c128a_mode {
+  ATTNMETA_C128A_GLOBAL = 0, /* global KV slots through the group's block table */
+  ATTNMETA_C128A_LOCAL = 1   /* request-local compressed indices (prefill) */
+};
+
+/*
+ * One compressed KV-cache group of a step (contract section 5): every
+ * `ratio` positions fold into one compressed row. Part of attnmeta_step
+ * (compressed_groups[]); a group whose outputs are both NULL is not built.
+ * The step's DCP settings apply; with dcp_world_size > 1, block_size must be
+ * a multiple of dcp_interleave.
+ */
+typedef struct attnmeta_compressed_group {
+  const int32_t *block_table;     /* [R][block_table_stride], the group's own table
+                                     (may be NULL if cols == 0) */
+  int32_t block_table_cols;       /* cols >= 0 */
+  int32_t ratio;                  /* >= 1 positions per compressed row */
+  int64_t block_table_stride;     /* >= cols */
+  int32_t block_size;             /* >= 1 compressed rows per block (DSV4: 256 / ratio) */
+  int32_t reserved;               /* padding, ignored */
+  int64_t *slot_mapping;          /* [C]  compressed slot of the row a token completes, else -1;
+                                     -1 in [T, C) */
+  int32_t *seq_lens_out;          /* [R]  optional: max(seq_lens[r], 0) / ratio */
+} attnmeta_compressed_group;
+
 
 typedef struct attnmeta_context attnmeta_context;
 
@@ -124,6 +164,38 @@ typedef struct attnmeta_step {
   int64_t *positions;             /* [T]   0-based position, 0 for padding */
   int64_t *slot_mapping;          /* [C]   KV slot, -1 for padding, foreign DCP rank, [T, C) */
   int32_t *error_word;            /* [1]   optional; flags are OR-ed in, never cleared */
+
+  /* ---- DeepSeek-V3.2/V4 products of the same launch (contract sections
+   * 5, 7, 8); they read seq_lens; all zero (not built) after
+   * attnmeta_step_init ---- */
+  attnmeta_compressed_group compressed_groups[ATTNMETA_MAX_COMPRESSED_GROUPS];
+
+  /* sliding-window attention rows (section 7), over the SWA group's table */
+  const int32_t *swa_block_table; /* [R][swa_block_table_stride] (NULL if cols == 0) */
+  int64_t swa_block_table_stride; /* >= cols */
+  int32_t swa_block_table_cols;   /* >= 0 */
+  int32_t swa_block_size;         /* >= 1 */
+  int32_t swa_window;             /* >= 1 positions a token sees */
+  int32_t swa_width;              /* >= swa_window: entries per row */
+  int32_t swa_mode;               /* attnmeta_swa_mode */
+  int32_t swa_reserved;           /* padding, ignored */
+  int32_t *swa_indices;           /* [T][swa_indices_stride]: slots, then -1 up to swa_width */
+  int64_t swa_indices_stride;     /* >= swa_width */
+  int32_t *swa_lens;              /* [C]  entries of each row; 0 for padding and [T, C) */
+
+  /* heavily compressed (C128A) attention rows (section 8) */
+  const int32_t *c128a_block_table; /* [R][c128a_block_table_stride]; global mode only */
+  int64_t c128a_block_table_stride; /* >= cols */
+  int32_t c128a_block_table_cols;   /* >= 0 */
+  int32_t c128a_ratio;              /* >= 1 */
+  int32_t c128a_block_size;         /* >= 1 (2 for ratio 128); a multiple of dcp_interleave
+                                       when dcp_world_size > 1 */
+  int32_t c128a_width;              /* >= 0: the longest compressed length a row holds */
+  int32_t c128a_mode;               /* attnmeta_c128a_mode */
+  int32_t c128a_reserved;           /* padding, ignored */
+  int32_t *c128a_rows;              /* [T][c128a_rows_stride] */
+  int64_t c128a_rows_stride;        /* >= c128a_width */
+  int32_t *c128a_lens;              /* [C]  valid entries of each row; 0 in [T, C) */
 
   /* ---- launch (appended: read only when struct_size covers it) ---- */
   uint32_t launch_flags;          /* ATTNMETA_LAUNCH_* bits; 0 = an ordinary launch */

@@ -34,6 +34,11 @@ from ._lib import (
 )
 from ._context import Context, clear_context_cache, get_context
 from ._devices import backend_device_count, backend_targets
+from ._dsv4_dropins import (
+    compute_c128a_indices_and_lens,
+    compute_swa_indices_and_lens,
+    get_compressed_slot_mapping,
+)
 from ._step import (
     IndexerDecodeMetadata,
     StepPlan,
@@ -57,8 +62,11 @@ __all__ = [
     "backend_targets",
     "build_step",
     "clear_context_cache",
+    "compute_c128a_indices_and_lens",
+    "compute_swa_indices_and_lens",
     "compute_token_to_req_indices",
     "describe_error_flags",
+    "get_compressed_slot_mapping",
     "get_context",
     "library_candidates",
     "library_path",

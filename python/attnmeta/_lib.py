@@ -86,6 +86,7 @@ class ErrorFlag(enum.IntFlag):
     BLOCK_OUT_OF_TABLE = 1 << 5
     BLOCK_ID_NEGATIVE = 1 << 6
     POSITION_NEGATIVE = 1 << 7
+    SLOT_OUT_OF_RANGE = 1 << 9
 
 
 # Statuses that mean "an argument is wrong": raised as AttnmetaArgumentError,
@@ -143,6 +144,27 @@ _i32 = ctypes.c_int32
 _i64 = ctypes.c_int64
 
 
+MAX_COMPRESSED_GROUPS = 4  # ATTNMETA_MAX_COMPRESSED_GROUPS
+
+SWA_CAUSAL, SWA_NON_CAUSAL = 0, 1  # attnmeta_swa_mode
+C128A_GLOBAL, C128A_LOCAL = 0, 1  # attnmeta_c128a_mode
+
+
+class CompressedGroup(ctypes.Structure):
+    """ctypes mirror of ``attnmeta_compressed_group``."""
+
+    _fields_ = [
+        ("block_table", _p),
+        ("block_table_cols", _i32),
+        ("ratio", _i32),
+        ("block_table_stride", _i64),
+        ("block_size", _i32),
+        ("reserved", _i32),
+        ("slot_mapping", _p),
+        ("seq_lens_out", _p),
+    ]
+
+
 class Step(ctypes.Structure):
     """ctypes mirror of ``attnmeta_step``; pointer fields take ints (or None)."""
 
@@ -172,6 +194,30 @@ class Step(ctypes.Structure):
         ("positions", _p),
         ("slot_mapping", _p),
         ("error_word", _p),
+        # DeepSeek-V3.2/V4 products (contract sections 5, 7, 8)
+        ("compressed_groups", CompressedGroup * MAX_COMPRESSED_GROUPS),
+        ("swa_block_table", _p),
+        ("swa_block_table_stride", _i64),
+        ("swa_block_table_cols", _i32),
+        ("swa_block_size", _i32),
+        ("swa_window", _i32),
+        ("swa_width", _i32),
+        ("swa_mode", _i32),
+        ("swa_reserved", _i32),
+        ("swa_indices", _p),
+        ("swa_indices_stride", _i64),
+        ("swa_lens", _p),
+        ("c128a_block_table", _p),
+        ("c128a_block_table_stride", _i64),
+        ("c128a_block_table_cols", _i32),
+        ("c128a_ratio", _i32),
+        ("c128a_block_size", _i32),
+        ("c128a_width", _i32),
+        ("c128a_mode", _i32),
+        ("c128a_reserved", _i32),
+        ("c128a_rows", _p),
+        ("c128a_rows_stride", _i64),
+        ("c128a_lens", _p),
         ("launch_flags", ctypes.c_uint32),
     ]
 

@@ -5,6 +5,7 @@ buffers (validate once, then each call sets the sizes and launches)."""
 import ctypes
 
 from . import _arrays, _lib
+from ._dsv4 import DSV4_ARGS, DSV4_OUTPUTS, setup_dsv4
 from ._arrays import I32, I64, device_str, int32, stream_handle, table, torch_state, vec
 from ._context import _cache as _context_cache
 from ._context import context_for
@@ -75,6 +76,17 @@ class StepPlan:
     int64; ``block_table_out`` [>= T, >= cols]; ``per_req_lens_out`` [>= R];
     ``error_word`` [>= 1] (bits OR-ed in, never cleared).
 
+    DeepSeek-V3.2/V4 products of the same launch (they read seq_lens):
+    ``compressed_groups``, up to 4 dicts of ``block_table``, ``ratio``,
+    ``block_size``, ``slot_mapping`` [>= C] int64 and ``seq_lens_out``
+    [>= R] int32 (either output may be left out); ``swa_indices`` [>= T,
+    width] (or [T, 1, width]) and ``swa_lens`` [>= C] over
+    ``swa_block_table`` with ``swa_block_size``, ``swa_window``,
+    ``swa_width`` (default: the rows' columns) and ``swa_causal``;
+    ``c128a_rows`` [>= T, width] and ``c128a_lens`` [>= C] over
+    ``c128a_block_table`` with ``c128a_ratio``, ``c128a_block_size``,
+    ``c128a_width`` and ``c128a_local`` (request-local indices, no table).
+
     ``capacity`` (C) defaults to the shortest of seq_lens_out and
     slot_mapping (entries [T, C) are cleared each step), or to T when
     neither is built. All buffers are torch tensors on one device (CUDA or
@@ -124,6 +136,21 @@ class StepPlan:
         dcp_rank=0,
         dcp_interleave=1,
         context=None,
+        compressed_groups=(),
+        swa_indices=None,
+        swa_lens=None,
+        swa_block_table=None,
+        swa_block_size=64,
+        swa_window=None,
+        swa_width=None,
+        swa_causal=True,
+        c128a_rows=None,
+        c128a_lens=None,
+        c128a_block_table=None,
+        c128a_ratio=128,
+        c128a_block_size=2,
+        c128a_width=None,
+        c128a_local=False,
     ):
         args = dict(locals())
         del args["self"]
@@ -245,6 +272,11 @@ class StepPlan:
             keep["error_word"] = buf
             step.error_word = ptr
 
+        # DeepSeek-V3.2/V4 products (contract sections 5, 7, 8).
+        readers = setup_dsv4(args, step, keep, qptr, check_dev, req_limits, token_limits, cap_lens)
+        if readers and seq_lens is None:
+            raise ValueError("seq_lens is required when %s is built" % readers[0])
+
         # Capacity: T <= C <= every capacity-long output.
         capacity = args["capacity"]
         if capacity is not None:
@@ -365,7 +397,8 @@ class StepPlan:
 
     def __getattr__(self, name):
         # The buffers by name: plan.seq_lens_out, plan.block_table, ...
-        if name in OUTPUT_NAMES or name in ("query_start_loc", "seq_lens", "block_table"):
+        if name in OUTPUT_NAMES or name in DSV4_ARGS or name in (
+                "query_start_loc", "seq_lens", "block_table"):
             try:
                 return self._keep[name]
             except (KeyError, AttributeError):
@@ -378,9 +411,11 @@ class StepPlan:
         for the hot path)."""
         out = {}
         for name, buf in self._keep.items():
-            if name in _TOKEN_OUTPUTS or name in _CAPACITY_OUTPUTS or name == "block_table_out":
+            if (name in _TOKEN_OUTPUTS or name in _CAPACITY_OUTPUTS or name == "block_table_out"
+                    or name in DSV4_OUTPUTS["rows"] or name in DSV4_OUTPUTS["capacity"]
+                    or name.endswith("].slot_mapping")):
                 out[name] = buf[:num_tokens]
-            elif name == "per_req_lens_out":
+            elif name == "per_req_lens_out" or name.endswith("].seq_lens_out"):
                 out[name] = buf[:num_reqs]
             elif name == "error_word":
                 out[name] = buf

@@ -20,10 +20,11 @@ extern "C" {
 #endif
 
 /* 2: am_step_params reordered, with kernel variants, guesses and
- * speculation (what launch_step receives changed meaning)
- * 3: vector_rows may be AM_ROWS_REALIGNED, variant may carry
+ * speculation (what launch_step receives changed meaning) */
+/* 3: am_step_params grew the DeepSeek-V3.2/V4 products and AM_VARIANT_DSV4 */
+/* 4: vector_rows may be AM_ROWS_REALIGNED, variant may carry
  * AM_VARIANT_EARLY_START; cache_bytes appended */
-#define AM_BACKEND_ABI 3
+#define AM_BACKEND_ABI 4
 #define AM_BACKEND_ENTRY_SYMBOL "attnmeta_backend_entry"
 
 /* Backend functions return an attnmeta_status value and, on failure, put a

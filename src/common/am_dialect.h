@@ -2,7 +2,9 @@
  * The device dialect: the project's own neutral names for what a kernel body
  * needs, mapped once from the compiler in use. Kernel bodies use only these
  * names, so one source compiles as CUDA (nvcc), HIP (hipcc / clang -x hip)
- * and plain C for the CPU backend. Valid C11 and C++.
+ * and plain C for the CPU backend. Valid C11 and C++. A fourth target is
+ * test-only: the HIP module's source built by a host C++ compiler against
+ * HIP-CPU (third_party/hip-cpu), which defines __HIP_CPU_RT__ besides __HIP__.
  *
  * Execution model every kernel body is written for:
  *  - a grid of blocks, each of `block_dim` threads; bodies receive an
@@ -23,6 +25,11 @@
 #  define AM_TARGET_CUDA 1
 #elif defined(__HIPCC__) || defined(__HIP__)
 #  define AM_TARGET_HIP 1
+#  if defined(__HIP_CPU_RT__)
+/* HIP on the CPU (tests only): threads of a block are fibers that switch at
+ * barriers, blocks run in parallel on host threads. */
+#    define AM_TARGET_HIP_CPU 1
+#  endif
 #else
 #  define AM_TARGET_HOST 1
 #endif
@@ -33,10 +40,18 @@
 
 #if defined(AM_TARGET_CUDA) || defined(AM_TARGET_HIP)
 #  define AM_GPU 1
+#  if defined(AM_TARGET_HIP_CPU)
+/* HIP-CPU spells __device__ and __global__ with g++'s `simd` attribute,
+ * which warns on the kernels' struct parameters (builds use -Werror), and
+ * its launch calls a kernel as an ordinary function: plain C++ here. */
+#    define AM_DEVICE static inline
+#    define AM_KERNEL extern "C" __attribute__((flatten))
+#  else
 /* Inline function callable from kernel bodies. */
-#  define AM_DEVICE static __device__ __forceinline__
+#    define AM_DEVICE static __device__ __forceinline__
 /* Kernel entry point with C linkage. */
-#  define AM_KERNEL extern "C" __global__
+#    define AM_KERNEL extern "C" __global__
+#  endif
 /* Largest block a kernel is launched with; lets the compiler budget registers. */
 #  define AM_MAX_BLOCK_THREADS(n) __launch_bounds__(n)
 #  define AM_BARRIER() __syncthreads()

@@ -2,7 +2,9 @@
  * The GPU backend's launch glue, written once for CUDA and HIP. It uses the
  * neutral runtime names of am_gpu_runtime (src/cuda/cuda_runtime_map.h or
  * src/hip/hip_runtime_map.h, included first by the module's one source
- * file), never a vendor's names. C++ (compiled by nvcc or hipcc).
+ * file), never a vendor's names nor launch syntax (AM_RT_LAUNCH,
+ * AM_RT_DYNAMIC_SHARED). C++ (compiled by nvcc, hipcc, or for tests a host
+ * C++ compiler against HIP-CPU).
  */
 #ifndef ATTNMETA_AM_GPU_BACKEND_H
 #define ATTNMETA_AM_GPU_BACKEND_H
@@ -20,7 +22,7 @@
 #endif
 
 AM_KERNEL void AM_MAX_BLOCK_THREADS(1024) am_step_kernel(am_step_params params) {
-  extern __shared__ int32_t am_stage[];
+  AM_RT_DYNAMIC_SHARED(int32_t, am_stage);
   am_step_body(&params, AM_THREAD_HERE(), am_stage, AM_VARIANT_FULL);
 }
 
@@ -34,11 +36,24 @@ AM_KERNEL void AM_MAX_BLOCK_THREADS(1024) am_step_kernel_indexer(am_step_params 
   am_step_body(&params, AM_THREAD_HERE(), (int32_t *)0, AM_VARIANT_INDEXER);
 }
 
-/* The same three, launched to start before the kernel ahead of them on the
+/* The full body with the DeepSeek-V3.2/V4 products: a kernel of its own, so
+ * that the others' machine code is unchanged by them. */
+AM_KERNEL void AM_MAX_BLOCK_THREADS(1024) am_step_kernel_dsv4(am_step_params params) {
+  AM_RT_DYNAMIC_SHARED(int32_t, am_stage);
+  am_step_body(&params, AM_THREAD_HERE(), am_stage, AM_VARIANT_FULL | AM_VARIANT_DSV4);
+}
+
+/* The same four, launched to start before the kernel ahead of them on the
  * stream ends (ATTNMETA_LAUNCH_EARLY_START). */
 AM_KERNEL void AM_MAX_BLOCK_THREADS(1024) am_step_kernel_early(am_step_params params) {
-  extern __shared__ int32_t am_stage[];
+  AM_RT_DYNAMIC_SHARED(int32_t, am_stage);
   am_step_body(&params, AM_THREAD_HERE(), am_stage, AM_VARIANT_FULL | AM_VARIANT_EARLY_START);
+}
+
+AM_KERNEL void AM_MAX_BLOCK_THREADS(1024) am_step_kernel_dsv4_early(am_step_params params) {
+  AM_RT_DYNAMIC_SHARED(int32_t, am_stage);
+  am_step_body(&params, AM_THREAD_HERE(), am_stage,
+               AM_VARIANT_FULL | AM_VARIANT_DSV4 | AM_VARIANT_EARLY_START);
 }
 
 AM_KERNEL void AM_MAX_BLOCK_THREADS(1024) am_step_kernel_lean_early(am_step_params params) {
@@ -164,6 +179,10 @@ int gpu_launch_step(void *state, const am_step_params *params, const am_launch_s
       kernel = early ? am_step_kernel_early : am_step_kernel;
       shared = (size_t)shape->shared_bytes;
       break;
+    case AM_VARIANT_FULL | AM_VARIANT_DSV4:
+      kernel = early ? am_step_kernel_dsv4_early : am_step_kernel_dsv4;
+      shared = (size_t)shape->shared_bytes;
+      break;
     case AM_VARIANT_INDEXER:
       kernel = early ? am_step_kernel_indexer_early : am_step_kernel_indexer;
       break;
@@ -179,7 +198,7 @@ int gpu_launch_step(void *state, const am_step_params *params, const am_launch_s
     }
     return ATTNMETA_OK;
   }
-  kernel<<<grid, block, shared, (am_rt_stream)stream>>>(*params);
+  AM_RT_LAUNCH(kernel, grid, block, shared, (am_rt_stream)stream, *params);
   err = am_rt_get_last_error();
   if (err != AM_RT_SUCCESS) return fail(msg, msg_size, ATTNMETA_ERR_LAUNCH, "step kernel", err);
   return ATTNMETA_OK;
@@ -297,6 +316,10 @@ int gpu_event_elapsed(void *state, void *start, void *stop, float *ms, char *msg
 int gpu_capture_begin(void *state, void *stream, char *msg, size_t msg_size) {
   int status = gpu_enter(state, "begin stream capture", msg, msg_size);
   if (status != ATTNMETA_OK) return status;
+  if (!AM_RT_HAS_GRAPHS) { /* the measurement API then times a plain loop */
+    snprintf(msg, msg_size, "%s backend: no stream capture in this runtime", AM_RT_NAME);
+    return ATTNMETA_ERR_NOT_SUPPORTED;
+  }
   return gpu_checked(am_rt_capture_begin((am_rt_stream)stream), "begin stream capture", msg,
                      msg_size);
 }
@@ -376,7 +399,7 @@ int gpu_graph_destroy(void *state, void *graph, void *exec, char *msg, size_t ms
 int gpu_launch_empty(void *state, void *stream, char *msg, size_t msg_size) {
   int status = gpu_enter(state, "empty kernel", msg, msg_size);
   if (status != ATTNMETA_OK) return status;
-  am_empty_kernel<<<1, 1, 0, (am_rt_stream)stream>>>();
+  AM_RT_LAUNCH(am_empty_kernel, dim3(1), dim3(1), 0, (am_rt_stream)stream);
   return gpu_checked(am_rt_get_last_error(), "empty kernel", msg, msg_size);
 }
 

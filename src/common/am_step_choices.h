@@ -64,8 +64,14 @@ static inline void am_pick_tail(am_step_params *p) {
   p->tail_vec_end = (int32_t)end;
 }
 
+/* Whether a step wants any DeepSeek-V3.2/V4 product. */
+static inline int am_wants_dsv4(const am_step_params *p) {
+  return p->num_groups > 0 || p->swa.out || p->swa.lens || p->c128a.out || p->c128a.lens;
+}
+
 /* The host's choice of variant for a step (params otherwise complete). */
 static inline int32_t am_pick_variant(const am_step_params *p) {
+  if (am_wants_dsv4(p)) return AM_VARIANT_FULL | AM_VARIANT_DSV4;
   if (p->stage || p->positions || p->slot_mapping || p->global_seq_lens_out ||
       p->dcp_world_size > 1)
     return AM_VARIANT_FULL;

@@ -10,12 +10,16 @@
  *  2. per tail entry t in [T, C): seq_lens_out = 0 (16-byte stores where
  *     aligned), slot_mapping = -1;
  *  3. per request r in [0, R): per_req_lens and the checks of the boundaries.
+ * A DSV4 step (AM_VARIANT_DSV4) adds its products to each loop: per token
+ * the compressed slots and the wide SWA and C128A rows (am_dsv4.h, all
+ * lanes), per tail entry and per request their clears and lengths.
  */
 #ifndef ATTNMETA_AM_STEP_KERNEL_H
 #define ATTNMETA_AM_STEP_KERNEL_H
 
 #include "am_dialect.h"
 #include "am_step_params.h"
+#include "am_dsv4.h"
 #include "am_row_copy.h"
 #include "am_token_math.h"
 
@@ -233,10 +237,15 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
     }
     if (th.lane == 0)
       am_token_scalars(p, variant, t, span, seq_len, valid, actual, mapped, &flags);
+    if (variant & AM_VARIANT_DSV4)
+      am_dsv4_token(p, t, valid, span, seq_len, th.lane, th.lanes, &flags);
   }
 
-  /* 2. tail [T, C) of the capacity-long outputs (first, when early) */
+  /* 2. tail [T, C) of the capacity-long outputs (seq_lens_out and
+   * slot_mapping already cleared, when early) */
   if (!early) am_clear_tails(p, variant, rgid, gstride);
+  if (variant & AM_VARIANT_DSV4)
+    for (i = num_tokens + rgid; i < (uint32_t)p->capacity; i += gstride) am_dsv4_tail(p, i);
 
   /* 3. per request, last: its loads hit lines the token loop brought in,
    * while a store before the token loop would have ordered every load of
@@ -253,6 +262,9 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
       if (num_reqs == 0 && total != 0) flags |= ATTNMETA_FLAG_QSL_FIRST_NONZERO;
     }
   }
+
+  if (variant & AM_VARIANT_DSV4)
+    for (i = rgid; i < num_reqs; i += gstride) am_dsv4_request(p, seq_lens, i);
 
   if (flags && error_word) AM_ATOMIC_OR(error_word, flags);
 }

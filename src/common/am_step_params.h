@@ -16,6 +16,39 @@
  * wrapping (an index below 2^31 plus a stride of at most 2^31). */
 #define AM_MAX_GRID_THREADS ((int64_t)1 << 31)
 
+/* Compressed KV-cache groups a step carries (= ATTNMETA_MAX_COMPRESSED_GROUPS). */
+#define AM_MAX_GROUPS 4
+
+/* One compressed group (contract section 5); outputs NULL when not wanted. */
+typedef struct am_group_params {
+  const int32_t *table;
+  int64_t stride;
+  int64_t *slots;        /* [C] */
+  int32_t *lens;         /* [R] compressed per-request lengths */
+  int32_t cols;
+  int32_t ratio;
+  int32_t block_size;
+  int32_t pad;
+} am_group_params;
+
+/* A product of one wide row per token (sections 7 and 8): rows of `width`
+ * entries (stride `out_stride`) and a length per token ([C]). */
+typedef struct am_wide_rows {
+  const int32_t *table;
+  int64_t stride;
+  int32_t *out;
+  int64_t out_stride;
+  int32_t *lens;
+  int32_t cols;
+  int32_t block_size;
+  int32_t window;        /* SWA: the window */
+  int32_t ratio;         /* C128A: positions per compressed row */
+  int32_t width;
+  int32_t mode;          /* ATTNMETA_SWA_* / ATTNMETA_C128A_* */
+  int32_t vector;        /* 1: rows are 16-byte aligned (pointer and stride) */
+  int32_t pad;
+} am_wide_rows;
+
 /* Ordered by first use in the kernel: what every token reads before its
  * first loads comes first, so it shares the first constant-cache lines. */
 typedef struct am_step_params {
@@ -67,6 +100,15 @@ typedef struct am_step_params {
   int32_t vector_rows;     /* AM_ROWS_*: how block-table rows move (am_row_copy.h) */
   int32_t stage;           /* 1: boundaries (and seq_lens) staged in shared memory */
   int32_t variant;         /* AM_VARIANT_*: which compiled kernel runs the step */
+
+  /* DeepSeek-V3.2/V4 products (contract sections 5, 7, 8), read only by the
+   * AM_VARIANT_DSV4 kernel; appended so that the members above keep their
+   * offsets (and the other kernels their machine code) */
+  int32_t num_groups; /* compressed groups in groups[0, num_groups) */
+  int32_t dsv4_pad;
+  am_group_params groups[AM_MAX_GROUPS];
+  am_wide_rows swa;   /* section 7 (ratio unused) */
+  am_wide_rows c128a; /* section 8 */
 } am_step_params;
 
 /* How block-table rows move (am_step_params.vector_rows). */
@@ -104,11 +146,14 @@ enum {
   /* one thread a block (the CPU backend): rows are copied by a plain loop;
    * combines with the others */
   AM_VARIANT_ONE_LANE = 4,
+  /* full, and the DeepSeek-V3.2/V4 products (compressed slots, SWA and
+   * C128A rows) may be wanted */
+  AM_VARIANT_DSV4 = 8,
   /* launched to start before the kernel ahead of it on the stream ends
    * (ATTNMETA_LAUNCH_EARLY_START): the tails are cleared first, then the
    * body waits for that kernel before reading any input; combines with
    * the others */
-  AM_VARIANT_EARLY_START = 8
+  AM_VARIANT_EARLY_START = 16
 };
 
 /* The launch shape the host picked for one step: blocks of lanes x groups

@@ -48,6 +48,7 @@ static const struct {
     {ATTNMETA_FLAG_BLOCK_OUT_OF_TABLE, "position past the block table"},
     {ATTNMETA_FLAG_BLOCK_ID_NEGATIVE, "negative block id in the block table"},
     {ATTNMETA_FLAG_POSITION_NEGATIVE, "negative position"},
+    {ATTNMETA_FLAG_SLOT_OUT_OF_RANGE, "slot past INT32_MAX in an int32 row"},
 };
 
 size_t attnmeta_error_flags_describe(int32_t flags, char *buf, size_t size) {

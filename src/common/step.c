@@ -10,6 +10,7 @@
 #include "am_context.h"
 #include "am_sized_struct.h"
 #include "am_step_choices.h"
+#include "am_step_translate.h"
 #include "am_step_kernel.h"
 
 #define AM_DEFAULT_GPU_BLOCK 256
@@ -55,9 +56,146 @@ static int table_overflows(int64_t rows, int64_t stride) {
   return rows > 0 && stride > (INT64_MAX / 8) / rows;
 }
 
+/* A block table of `rows` rows some product reads: cols, stride, pointer
+ * and size checks, messages naming the step's fields `what`_cols etc. */
+static attnmeta_status check_table(attnmeta_context *ctx, const char *what, const int32_t *table,
+                                   int32_t cols, int64_t stride, int32_t rows) {
+  if (cols < 0)
+    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "%s_cols (%d) is negative", what, cols);
+  if (stride < cols)
+    return am_fail(ctx, ATTNMETA_ERR_STRIDE, "%s_stride (%lld) < %s_cols (%d)", what,
+                   (long long)stride, what, cols);
+  if (!table && cols > 0)
+    return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER, "%s is NULL but has %d columns", what, cols);
+  if (table_overflows(rows, stride))
+    return am_fail(ctx, ATTNMETA_ERR_OVERFLOW,
+                   "%s of %d rows x stride %lld overflows 64-bit byte offsets", what, rows,
+                   (long long)stride);
+  if (misaligned(table, 4))
+    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "%s (%p) is not 4-byte aligned", what,
+                   (const void *)table);
+  return ATTNMETA_OK;
+}
+
+/* A block size of a DCP-placed product: >= 1, and a multiple of the
+ * interleave when W > 1 (so each rank owns whole runs of a block). */
+static attnmeta_status check_dcp_block(attnmeta_context *ctx, const attnmeta_step *s,
+                                       const char *what, int32_t block_size) {
+  if (block_size < 1)
+    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "%s (%d) must be >= 1", what, block_size);
+  if (s->dcp_world_size > 1 && block_size % s->dcp_interleave != 0)
+    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                   "%s (%d) must be a multiple of dcp_interleave (%d) when dcp_world_size > 1",
+                   what, block_size, s->dcp_interleave);
+  return ATTNMETA_OK;
+}
+
+/* An output of T rows of `width` entries with row stride `stride`. */
+static attnmeta_status check_rows(attnmeta_context *ctx, const char *what, const int32_t *rows,
+                                  const char *width_name, int32_t width, int64_t stride,
+                                  int32_t num_tokens) {
+  if (!rows) return ATTNMETA_OK;
+  if (stride < width)
+    return am_fail(ctx, ATTNMETA_ERR_STRIDE, "%s_stride (%lld) < %s (%d)", what,
+                   (long long)stride, width_name, width);
+  if (table_overflows(num_tokens, stride))
+    return am_fail(ctx, ATTNMETA_ERR_OVERFLOW,
+                   "%s of %d rows x stride %lld overflows 64-bit byte offsets", what, num_tokens,
+                   (long long)stride);
+  return ATTNMETA_OK;
+}
+
+/* The DeepSeek-V3.2/V4 products (contract sections 5, 7, 8). */
+static attnmeta_status check_dsv4(attnmeta_context *ctx, const attnmeta_step *s) {
+  char what[64];
+  attnmeta_status st;
+  int g;
+  for (g = 0; g < ATTNMETA_MAX_COMPRESSED_GROUPS; ++g) {
+    const attnmeta_compressed_group *grp = &s->compressed_groups[g];
+    if (!grp->slot_mapping && !grp->seq_lens_out) continue;
+    if (grp->ratio < 1)
+      return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                     "compressed_groups[%d].ratio (%d) must be >= 1", g, grp->ratio);
+    if (misaligned(grp->slot_mapping, 8) || misaligned(grp->seq_lens_out, 4))
+      return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                     "compressed_groups[%d].slot_mapping or .seq_lens_out is misaligned", g);
+    if (!grp->slot_mapping) continue;
+    snprintf(what, sizeof what, "compressed_groups[%d].block_size", g);
+    st = check_dcp_block(ctx, s, what, grp->block_size);
+    if (st != ATTNMETA_OK) return st;
+    snprintf(what, sizeof what, "compressed_groups[%d].block_table", g);
+    st = check_table(ctx, what, grp->block_table, grp->block_table_cols,
+                     grp->block_table_stride, s->num_reqs);
+    if (st != ATTNMETA_OK) return st;
+  }
+  if (s->swa_indices || s->swa_lens) {
+    if (s->swa_mode != ATTNMETA_SWA_CAUSAL && s->swa_mode != ATTNMETA_SWA_NON_CAUSAL)
+      return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                     "swa_mode (%d) is neither ATTNMETA_SWA_CAUSAL nor ATTNMETA_SWA_NON_CAUSAL",
+                     s->swa_mode);
+    if (s->swa_window < 1)
+      return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "swa_window (%d) must be >= 1",
+                     s->swa_window);
+    if (s->swa_width < s->swa_window)
+      return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "swa_width (%d) < swa_window (%d)",
+                     s->swa_width, s->swa_window);
+    if (misaligned(s->swa_indices, 4) || misaligned(s->swa_lens, 4))
+      return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                     "swa_indices or swa_lens is not 4-byte aligned");
+    st = check_rows(ctx, "swa_indices", s->swa_indices, "swa_width", s->swa_width,
+                    s->swa_indices_stride, s->num_tokens);
+    if (st != ATTNMETA_OK) return st;
+    if (s->swa_indices) {
+      if (s->swa_block_size < 1)
+        return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "swa_block_size (%d) must be >= 1",
+                       s->swa_block_size);
+      st = check_table(ctx, "swa_block_table", s->swa_block_table, s->swa_block_table_cols,
+                       s->swa_block_table_stride, s->num_reqs);
+      if (st != ATTNMETA_OK) return st;
+    }
+  }
+  if (s->c128a_rows || s->c128a_lens) {
+    const int global = s->c128a_mode == ATTNMETA_C128A_GLOBAL;
+    if (!global && s->c128a_mode != ATTNMETA_C128A_LOCAL)
+      return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                     "c128a_mode (%d) is neither ATTNMETA_C128A_GLOBAL nor ATTNMETA_C128A_LOCAL",
+                     s->c128a_mode);
+    if (s->c128a_ratio < 1)
+      return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "c128a_ratio (%d) must be >= 1",
+                     s->c128a_ratio);
+    if (s->c128a_width < 0)
+      return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "c128a_width (%d) is negative",
+                     s->c128a_width);
+    if (misaligned(s->c128a_rows, 4) || misaligned(s->c128a_lens, 4))
+      return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                     "c128a_rows or c128a_lens is not 4-byte aligned");
+    st = check_rows(ctx, "c128a_rows", s->c128a_rows, "c128a_width", s->c128a_width,
+                    s->c128a_rows_stride, s->num_tokens);
+    if (st != ATTNMETA_OK) return st;
+    if (global) { /* the block size decides the DCP-local lengths too */
+      st = check_dcp_block(ctx, s, "c128a_block_size", s->c128a_block_size);
+      if (st != ATTNMETA_OK) return st;
+      if (s->c128a_rows) {
+        st = check_table(ctx, "c128a_block_table", s->c128a_block_table,
+                         s->c128a_block_table_cols, s->c128a_block_table_stride, s->num_reqs);
+        if (st != ATTNMETA_OK) return st;
+      }
+    }
+  }
+  return ATTNMETA_OK;
+}
+
+/* Whether the step wants a DeepSeek-V3.2/V4 product (all read seq_lens). */
+static int wants_dsv4(const attnmeta_step *s) {
+  int g;
+  for (g = 0; g < ATTNMETA_MAX_COMPRESSED_GROUPS; ++g)
+    if (s->compressed_groups[g].slot_mapping || s->compressed_groups[g].seq_lens_out) return 1;
+  return s->swa_indices || s->swa_lens || s->c128a_rows || s->c128a_lens;
+}
+
 static attnmeta_status check_step(attnmeta_context *ctx, const attnmeta_step *s) {
   const int wants_len = s->seq_lens_out || s->global_seq_lens_out;
-  const int wants_seq = wants_len || s->positions || s->slot_mapping;
+  const int wants_seq = wants_len || s->positions || s->slot_mapping || wants_dsv4(s);
   const int wants_table = s->block_table_out || s->slot_mapping;
   const void *outputs[] = {s->token_to_req, s->seq_lens_out, s->global_seq_lens_out,
                            s->block_table_out, s->decode_lens_out, s->req_indices_out,
@@ -84,7 +222,7 @@ static attnmeta_status check_step(attnmeta_context *ctx, const attnmeta_step *s)
                    (long long)s->num_reqs + s->num_tokens);
   if (wants_seq && !s->seq_lens)
     return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER,
-                   "seq_lens is NULL but lengths, positions or slots are wanted");
+                   "seq_lens is NULL but lengths, positions, slots or rows are wanted");
   if (s->dcp_world_size < 1 || s->dcp_interleave < 1)
     return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
                    "dcp_world_size (%d) and dcp_interleave (%d) must be >= 1", s->dcp_world_size,
@@ -129,7 +267,7 @@ static attnmeta_status check_step(attnmeta_context *ctx, const attnmeta_step *s)
   if (misaligned(s->positions, 8) || misaligned(s->slot_mapping, 8))
     return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
                    "positions or slot_mapping is not 8-byte aligned");
-  return ATTNMETA_OK;
+  return check_dsv4(ctx, s);
 }
 
 unsigned am_paths_off(const char *names) {
@@ -171,43 +309,15 @@ static int64_t ceil_pow2(int64_t v) {
   return p == v ? p : 2 * p;
 }
 
-static am_step_params params_of(const attnmeta_step *s) {
-  am_step_params p;
-  memset(&p, 0, sizeof p);
-  p.qsl = s->query_start_loc;
-  p.seq_lens = s->seq_lens;
-  p.block_table = s->block_table;
-  p.block_table_stride = s->block_table ? s->block_table_stride : 0;
-  p.num_reqs = s->num_reqs;
-  p.num_tokens = s->num_tokens;
-  p.capacity = s->capacity;
-  p.cols = (s->block_table_out || s->slot_mapping) ? s->block_table_cols : 0;
-  p.num_mapped = s->num_mapped;
-  p.block_size = s->block_size;
-  p.dcp_world_size = s->dcp_world_size;
-  p.dcp_rank = s->dcp_rank;
-  p.dcp_interleave = s->dcp_interleave;
-  p.token_to_req = s->token_to_req;
-  p.seq_lens_out = s->seq_lens_out;
-  p.global_seq_lens_out = s->global_seq_lens_out;
-  /* A table of no columns has nothing to copy. */
-  p.block_table_out = p.cols > 0 ? s->block_table_out : NULL;
-  p.block_table_out_stride = s->block_table_out_stride;
-  p.decode_lens_out = s->decode_lens_out;
-  p.req_indices_out = s->req_indices_out;
-  p.per_req_lens_out = s->per_req_lens_out;
-  p.positions = s->positions;
-  p.slot_mapping = s->slot_mapping;
-  p.error_word = s->error_word;
-  if (!p.seq_lens_out && !p.global_seq_lens_out && !p.positions && !p.slot_mapping)
-    p.seq_lens = NULL; /* not read: keep it out of the staged data */
-  return p;
-}
-
 static int has_work(const am_step_params *p) {
   return p->token_to_req || p->seq_lens_out || p->global_seq_lens_out || p->block_table_out ||
          p->decode_lens_out || p->req_indices_out || p->per_req_lens_out || p->positions ||
-         p->slot_mapping || p->error_word;
+         p->slot_mapping || p->error_word || am_wants_dsv4(p);
+}
+
+/* Whether a wide-row output takes 16-byte stores. */
+static int wide_aligned(const am_wide_rows *w) {
+  return w->out && ((uintptr_t)w->out % 16) == 0 && w->out_stride % 4 == 0;
 }
 
 /* Picks the schedule: how many threads share a token (lanes) and how many
@@ -242,6 +352,11 @@ static am_launch_shape plan_launch(const attnmeta_context *ctx, am_step_params *
    * block (measured on the H200: 128 x 2 x 2560 in 2.53 us instead of 2.86
    * with two batches per lane; 65 columns in 2.54 instead of 2.73). */
   units = p->vector_rows != AM_ROWS_SCALAR ? ceil_div(p->cols, 4) : p->cols;
+  p->swa.vector = wide_aligned(&p->swa) && cfg->vector != 0;
+  p->c128a.vector = wide_aligned(&p->c128a) && cfg->vector != 0;
+  /* wide rows take four entries a unit, vectors or not */
+  if (p->swa.out) units = am_max64(units, ceil_div(p->swa.width, 4));
+  if (p->c128a.out) units = am_max64(units, ceil_div(p->c128a.width, 4));
   want = am_max64(ceil_div(units, 4), 1);
   if (cfg->lanes > 0) {
     shape.lanes = cfg->lanes;
@@ -294,7 +409,7 @@ attnmeta_status attnmeta_build_step(attnmeta_context *ctx, const attnmeta_step *
   if (status != ATTNMETA_OK) return status;
   status = check_step(ctx, &full);
   if (status != ATTNMETA_OK) return status;
-  params = params_of(&full);
+  params = am_params_of(&full);
   if (!has_work(&params)) return am_succeed(ctx);
   shape = plan_launch(ctx, &params);
   /* every backend runs the early-start body (tails first; the wait is a

@@ -9,6 +9,13 @@
 #define AM_RT_BACKEND_NAME "cuda"
 #define AM_RT_SUCCESS cudaSuccess
 
+/* A kernel launch and a kernel's block-shared array sized at launch. */
+#define AM_RT_LAUNCH(kernel, grid, block, shared_bytes, stream, ...) \
+  kernel<<<(grid), (block), (shared_bytes), (stream)>>>(__VA_ARGS__)
+#define AM_RT_DYNAMIC_SHARED(type, name) extern __shared__ type name[]
+/* Stream capture and graphs exist. */
+#define AM_RT_HAS_GRAPHS 1
+
 typedef cudaError_t am_rt_error;
 typedef cudaStream_t am_rt_stream;
 

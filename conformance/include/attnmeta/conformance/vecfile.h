@@ -22,7 +22,8 @@ extern "C" {
 #endif
 
 #define AMV_MAGIC "attnmeta-vectors"
-#define AMV_VERSION 1
+#define AMV_VERSION 2    /* the newest format version this reader and writer know */
+#define AMV_VERSION_MIN 1 /* the oldest one it still reads (and writes) */
 #define AMV_NAME_MAX 64                   /* vector names: at most 63 characters */
 #define AMV_MAX_ELEMS ((int64_t)1 << 26)  /* largest buffer a vector may declare */
 #define AMV_WRAP 100                      /* the writer's line width */
@@ -38,16 +39,55 @@ enum amv_output {
   AMV_PER_REQ_LENS_OUT,
   AMV_POSITIONS,
   AMV_SLOT_MAPPING,
+  /* version 2: the DeepSeek-V3.2/V4 products (contract sections 5, 7, 8) */
+  AMV_GROUP_SLOT_MAPPING,                         /* group g's: + g, g < AMV_GROUPS */
+  AMV_GROUP_SEQ_LENS_OUT = AMV_GROUP_SLOT_MAPPING + 4, /* group g's: + g */
+  AMV_SWA_INDICES = AMV_GROUP_SEQ_LENS_OUT + 4,
+  AMV_SWA_LENS,
+  AMV_C128A_ROWS,
+  AMV_C128A_LENS,
   AMV_NUM_OUTPUTS
 };
-#define AMV_ALL_PRODUCTS ((1u << AMV_NUM_OUTPUTS) - 1u)
+#define AMV_GROUPS 4                 /* compressed groups a step carries */
+#define AMV_V1_OUTPUTS AMV_GROUP_SLOT_MAPPING
+/* The products of version 1 (every vector of the v1 files asks for these). */
+#define AMV_ALL_PRODUCTS ((1u << AMV_V1_OUTPUTS) - 1u)
 
-enum amv_input { AMV_QUERY_START_LOC, AMV_SEQ_LENS, AMV_BLOCK_TABLE, AMV_NUM_INPUTS };
+enum amv_input {
+  AMV_QUERY_START_LOC,
+  AMV_SEQ_LENS,
+  AMV_BLOCK_TABLE,
+  /* version 2 */
+  AMV_GROUP_BLOCK_TABLE,                        /* group g's: + g */
+  AMV_SWA_BLOCK_TABLE = AMV_GROUP_BLOCK_TABLE + 4,
+  AMV_C128A_BLOCK_TABLE,
+  AMV_NUM_INPUTS
+};
+
+/* The families of version-2 products: compressed groups 0..3, SWA, C128A. */
+enum { AMV_FAMILY_SWA = AMV_GROUPS, AMV_FAMILY_C128A, AMV_NUM_FAMILIES };
+
+/* Version 2's DeepSeek-V3.2/V4 settings of a vector (attnmeta_step's
+ * compressed_groups[], swa_*, c128a_*), for the families it builds. */
+typedef struct amv_dsv4 {
+  struct {
+    int32_t ratio, block_size, cols;
+    int64_t stride;
+  } group[AMV_GROUPS];
+  int32_t swa_block_size, swa_window, swa_width, swa_mode, swa_cols;
+  int64_t swa_stride, swa_out_stride;
+  int32_t c128a_ratio, c128a_block_size, c128a_width, c128a_mode, c128a_cols;
+  int64_t c128a_stride, c128a_out_stride;
+} amv_dsv4;
 
 /* Names as in attnmeta_step ("token_to_req", ..., "slot_mapping"). */
 const char *amv_output_name(int output);
 const char *amv_input_name(int input);
-int amv_output_is64(int output); /* positions and slot_mapping are int64 */
+int amv_output_is64(int output); /* positions and the slot mappings are int64 */
+/* The family (group g, AMV_FAMILY_SWA, AMV_FAMILY_C128A) of a version-2
+ * product or input, -1 for those of version 1. */
+int amv_output_family(int output);
+int amv_input_family(int input);
 
 /* A list of values; care == NULL: every value is checked, else care[i] == 0
  * marks value i "unchecked" (the contract leaves it unspecified). */
@@ -65,6 +105,9 @@ typedef struct amv_rank {
   int32_t flags_requests;             /* raised by query_start_loc */
   int32_t flags_seq_lens;             /* raised by seq_lens when it is passed */
   int32_t flags_slots;                /* raised while building slot_mapping */
+  /* version 2: raised while building group g's slot_mapping (g < 4), the SWA
+   * lengths (index 4: by either SWA output), the SWA rows (5), the C128A rows (6) */
+  int32_t flags_dsv4[AMV_NUM_FAMILIES + 1];
   int flags_exact;                    /* 1: exactly these; 0: at least these */
 } amv_rank;
 
@@ -76,7 +119,9 @@ typedef struct amv_vector {
   int32_t num_mapped, block_size, world, interleave;
   int misalign; /* bit 0: input block table, bit 1: block_table_out off 16-byte alignment */
   unsigned products;
-  amv_values input[AMV_NUM_INPUTS];
+  int version;    /* of the file it came from; the writer writes version-2 records only in 2 */
+  amv_dsv4 dsv4;  /* version 2, for the families of its products */
+  amv_values input[AMV_NUM_INPUTS]; /* those of its families (n = 0 for the others) */
   int nranks;
   amv_rank *ranks;
 } amv_vector;
@@ -108,7 +153,10 @@ int amv_list_files(const char *spec, char ***paths, char *err, size_t errsize);
 void amv_free_list(char **paths, int n);
 
 /* ---- writing (the generator) ---- */
-void amv_write_header(FILE *f);
+void amv_write_header(FILE *f); /* version 1 */
+void amv_write_header_version(FILE *f, int version);
+/* Which families (bit per family) a product set builds. */
+unsigned amv_families(unsigned products);
 /* One "input"/"expect" record, compressed (runs "V*N", ranges "A..B",
  * unchecked "?") and wrapped at AMV_WRAP columns. */
 void amv_write_values(FILE *f, const char *keyword, const char *name, const amv_values *values);

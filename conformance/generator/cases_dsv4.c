@@ -1,0 +1,236 @@
+/* The table of DeepSeek-V3.2/V4 step cases. See cases_dsv4.h. */
+#include "cases_dsv4.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnmeta/attnmeta.h"
+
+#define COUNT(...) ((int32_t)(sizeof((int32_t[]){__VA_ARGS__}) / sizeof(int32_t)))
+#define QL(...) .qlens = {__VA_ARGS__}, .num_reqs = COUNT(__VA_ARGS__)
+#define SEQ(...) .seq_lens = {__VA_ARGS__}
+#define RAWQ(T_, ...) \
+  .raw_qsl = 1, .num_tokens = (T_), .qsl = {__VA_ARGS__}, .num_reqs = COUNT(__VA_ARGS__) - 1
+#define ROW(...) .row = {__VA_ARGS__}, .nrow = COUNT(__VA_ARGS__)
+
+/* One compressed group, DSV4's storage block 256 / ratio. */
+#define GROUP1(r) .ngroups = 1, .ratio = {r}, .group_bs = {256 / (r)}
+/* The groups of a DSV4 step: ratio 4 and 128. */
+#define GROUPS_V4 .ngroups = 2, .ratio = {4, 128}, .group_bs = {64, 2}
+#define SWA(w, width, mode) .swa_window = (w), .swa_width = (width), .swa_bs = 64, \
+    .swa_mode = (mode)
+#define C128A(width, mode) .c128a_ratio = 128, .c128a_bs = 2, .c128a_width = (width), \
+    .c128a_mode = (mode)
+
+/* The engines' compressed slot-mapping matrix: ratio x context x decode
+ * length x batch, storage block 256 / ratio. */
+#define CMP(r, ctx, q, b)                                                              \
+  {"cmp_r" #r "_ctx" #ctx "_q" #q "_b" #b, .batch = (b), .qlen = (q), .context = (ctx), \
+   GROUP1(r), .pad_tokens = 2, .cap_extra = 3}
+#define CMP_CTX(r, ctx) CMP(r, ctx, 1, 1), CMP(r, ctx, 1, 4), CMP(r, ctx, 8, 1), CMP(r, ctx, 8, 4)
+
+#define CAUSAL ATTNMETA_SWA_CAUSAL
+#define NONCAUSAL ATTNMETA_SWA_NON_CAUSAL
+#define GLOBAL ATTNMETA_C128A_GLOBAL
+#define LOCAL ATTNMETA_C128A_LOCAL
+
+/* A whole DSV4 step under DCP, every rank. */
+#define DCP_STEP(w, i)                                                                    \
+  {"dsv4_dcp_w" #w "_i" #i, QL(1, 3, 1, 2), SEQ(700, 129, 90000, 300), .world = (w),      \
+   .interleave = (i), GROUPS_V4, SWA(8, 8, CAUSAL), C128A(1024, GLOBAL), .pad_tokens = 2, \
+   .cap_extra = 2}
+
+#define F_OOT ATTNMETA_FLAG_BLOCK_OUT_OF_TABLE
+#define F_NEGID ATTNMETA_FLAG_BLOCK_ID_NEGATIVE
+#define F_POSNEG ATTNMETA_FLAG_POSITION_NEGATIVE
+#define F_RANGE ATTNMETA_FLAG_SLOT_OUT_OF_RANGE
+
+const amd_case amd_cases[] = {
+    /* ---- compressed slot mapping: the engines' matrix and the worked examples ---- */
+    CMP_CTX(4, 8192), CMP_CTX(4, 32768), CMP_CTX(4, 131072),
+    CMP_CTX(128, 8192), CMP_CTX(128, 32768), CMP_CTX(128, 131072),
+    {"cmp_example_seq280_q40", QL(40), SEQ(280), GROUP1(4), ROW(5, 7)},
+    {"cmp_example_seq260_q8", QL(8), SEQ(260), GROUP1(4), ROW(5, 7)},
+    {"cmp_four_groups", QL(1, 4, 2, 1, 9), SEQ(4000, 4096, 33, 3, 257), .ngroups = 4,
+     .ratio = {4, 128, 32, 1}, .group_bs = {64, 2, 8, 16}, .pad_tokens = 3, .cap_extra = 7},
+
+    /* ---- sliding window: window 8 and 128, block 64, causal and draft blocks ---- */
+    {"swa_w8_causal", QL(1, 3, 8, 1, 2), SEQ(5, 64, 200, 1, 130), SWA(8, 8, CAUSAL),
+     .pad_tokens = 2, .cap_extra = 3},
+    {"swa_w8_noncausal", QL(1, 3, 8, 1, 2), SEQ(5, 64, 200, 1, 130), SWA(8, 16, NONCAUSAL),
+     .pad_tokens = 2, .cap_extra = 3},
+    {"swa_w128_causal", QL(1, 3, 8, 1, 2), SEQ(5, 64, 2000, 127, 130), SWA(128, 128, CAUSAL),
+     .pad_tokens = 2, .cap_extra = 3},
+    {"swa_w128_noncausal", QL(1, 3, 8, 1, 2), SEQ(5, 64, 2000, 127, 130),
+     SWA(128, 136, NONCAUSAL), .pad_tokens = 2, .cap_extra = 3},
+    {"swa_w128_scalar_rows", QL(2, 5), SEQ(300, 70), SWA(128, 130, CAUSAL), .stride_extra = 3,
+     .pad_tokens = 1, .cap_extra = 1},
+    {"swa_w8_misaligned", QL(2, 5), SEQ(300, 70), SWA(8, 8, NONCAUSAL), .misalign = 1,
+     .pad_tokens = 1},
+
+    /* ---- heavily compressed rows ---- */
+    {"c128a_pos256_299_local", QL(1, 1), SEQ(257, 300), C128A(8192, LOCAL)},
+    {"c128a_pos256_299_global", QL(1, 1), SEQ(257, 300), C128A(8192, GLOBAL), ROW(0, 9, 4)},
+    {"c128a_w8192_global_long", QL(1, 2, 1), SEQ(1048576 + 300, 500000, 128), C128A(8192, GLOBAL),
+     .pad_tokens = 1, .cap_extra = 2},
+    {"c128a_w100_odd_stride", QL(3, 1), SEQ(20000, 127), C128A(100, GLOBAL), .stride_extra = 1,
+     .pad_tokens = 2},
+    {"c128a_misaligned_local", QL(3, 1), SEQ(20000, 127), C128A(64, LOCAL), .misalign = 1},
+
+    /* ---- whole DSV4 steps ---- */
+    {"dsv4_step_decode", QL(1, 1, 1, 1), SEQ(8192, 32768, 131072, 1000), GROUPS_V4,
+     SWA(128, 128, CAUSAL), C128A(1024, GLOBAL), .pad_tokens = 4, .cap_extra = 4},
+    {"dsv4_step_mtp", QL(2, 2, 2), SEQ(511, 512, 513), GROUPS_V4, SWA(128, 130, NONCAUSAL),
+     C128A(8, GLOBAL), .pad_tokens = 2, .cap_extra = 2},
+    {"dsv4_r0_padding", .num_reqs = 0, GROUPS_V4, SWA(8, 8, CAUSAL), C128A(8, LOCAL),
+     .pad_tokens = 5, .cap_extra = 3},
+    DCP_STEP(2, 1), DCP_STEP(2, 2), DCP_STEP(4, 1), DCP_STEP(4, 2),
+
+    /* ---- hostile data ---- */
+    {"hostile_dsv4_seq_negative", QL(2, 1, 3), SEQ(-3, 0, 2), GROUPS_V4, SWA(8, 8, CAUSAL),
+     C128A(8, GLOBAL), .pad_tokens = 1, .cap_extra = 1, .expect_flags = F_POSNEG},
+    {"hostile_dsv4_seq_negative_noncausal", QL(2, 1, 3), SEQ(-3, 0, 2), SWA(8, 16, NONCAUSAL),
+     C128A(8, LOCAL)},
+    {"hostile_dsv4_neg_ids", QL(1, 2, 1), SEQ(300, 600, 900), GROUPS_V4, SWA(128, 128, CAUSAL),
+     C128A(16, GLOBAL), .world = 2, .interleave = 2, .npatch = 4,
+     .patch = {{0, 0, 1, -5}, {1, 1, 2, -1}, {4, 2, 13, -7}, {5, 2, 1, INT32_MIN}},
+     .expect_flags = F_NEGID},
+    {"hostile_dsv4_past_table", QL(1, 2, 1), SEQ(300, 600, 9000), GROUPS_V4,
+     SWA(128, 128, CAUSAL), C128A(64, GLOBAL), .table_cols = 2, .expect_flags = F_OOT},
+    {"hostile_dsv4_ids_past_int32", QL(2, 1), SEQ(700, 900), GROUPS_V4, SWA(128, 128, CAUSAL),
+     C128A(16, GLOBAL), .npatch = 4,
+     .patch = {{0, 0, 2, INT32_MAX}, {4, 0, 10, INT32_MAX}, {4, 1, 14, 1 << 26},
+               {5, 1, 0, INT32_MAX / 2 + 1}},
+     .expect_flags = F_RANGE},
+    {"hostile_dsv4_seq_int32_max", QL(1, 2), SEQ(INT32_MAX, INT32_MAX - 1), GROUPS_V4,
+     SWA(8, 8, CAUSAL), C128A(8, GLOBAL), .table_cols = 3, .expect_flags = F_OOT},
+    {"hostile_dsv4_qsl_decreasing", RAWQ(8, 0, 5, 2, 6), SEQ(100, 200, 300), GROUPS_V4,
+     SWA(8, 8, CAUSAL), C128A(8, GLOBAL), .cap_extra = 2},
+    {"hostile_dsv4_total_past_T", RAWQ(6, 0, 3, 40), SEQ(100, 400), GROUPS_V4,
+     SWA(8, 16, NONCAUSAL), C128A(8, GLOBAL), .cap_extra = 2},
+};
+
+const int amd_num_cases = (int)(sizeof(amd_cases) / sizeof(amd_cases[0]));
+
+static void *xcalloc(size_t n, size_t size) {
+  void *p = calloc(n ? n : 1, size);
+  if (!p) abort();
+  return p;
+}
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* Block-table columns enough for `rows` rows (positions or compressed rows)
+ * in blocks of bs rows spread over W ranks, plus one. */
+static int32_t cols_for(int64_t rows, int64_t bs, int64_t world) {
+  return (int32_t)(ceil_div(rows > 0 ? rows : 0, bs * world) + 1);
+}
+
+static void fill_table(amd_batch *b, const amd_case *c, int tab, int32_t cols) {
+  int32_t r, k;
+  if (c->table_cols > 0) cols = c->table_cols;
+  b->cols[tab] = cols;
+  b->tables[tab] = xcalloc((size_t)(b->R > 0 ? b->R : 1) * (size_t)(cols > 0 ? cols : 1),
+                           sizeof(int32_t));
+  for (r = 0; r < b->R; r++)
+    for (k = 0; k < cols; k++)
+      b->tables[tab][(int64_t)r * cols + k] =
+          c->nrow > 0 ? (k < c->nrow ? c->row[k] : c->row[c->nrow - 1] + 2 * (k - c->nrow + 1))
+                      : (tab + 1) * 1000000 + r * 1000 + k;
+}
+
+amd_batch *amd_materialize(const amd_case *c) {
+  amd_batch *b = xcalloc(1, sizeof *b);
+  int64_t longest = 0;
+  int32_t r;
+  int g;
+
+  b->R = c->num_reqs > 0 ? c->num_reqs : c->batch;
+  b->world = c->world > 0 ? c->world : 1;
+  b->interleave = c->interleave > 0 ? c->interleave : 1;
+  b->qsl = xcalloc((size_t)b->R + 1, sizeof(int32_t));
+  b->seq_lens = xcalloc((size_t)b->R, sizeof(int32_t));
+  if (c->raw_qsl) {
+    memcpy(b->qsl, c->qsl, ((size_t)b->R + 1) * sizeof(int32_t));
+    b->T = c->num_tokens;
+  } else {
+    for (r = 0; r < b->R; r++) b->qsl[r + 1] = b->qsl[r] + (c->batch > 0 ? c->qlen : c->qlens[r]);
+    b->T = b->qsl[b->R] + c->pad_tokens;
+  }
+  b->C = b->T + c->cap_extra;
+  for (r = 0; r < b->R; r++) {
+    b->seq_lens[r] = c->batch > 0 ? c->context - 37 * r : c->seq_lens[r];
+    if (b->seq_lens[r] > longest) longest = b->seq_lens[r];
+  }
+
+  memset(&b->d, 0, sizeof b->d);
+  b->d.ngroups = c->ngroups;
+  for (g = 0; g < c->ngroups; g++) {
+    amr_group *gr = &b->d.groups[g];
+    gr->ratio = c->ratio[g];
+    gr->block_size = c->group_bs[g];
+    fill_table(b, c, AMD_TAB_GROUP0 + g, cols_for(longest / gr->ratio, gr->block_size, b->world));
+  }
+  b->d.swa_width = -1;
+  if (c->swa_width > 0) {
+    b->d.swa_block_size = c->swa_bs;
+    b->d.swa_window = c->swa_window;
+    b->d.swa_width = c->swa_width;
+    b->d.swa_mode = c->swa_mode;
+    b->swa_stride = c->swa_width + c->stride_extra;
+    fill_table(b, c, AMD_TAB_SWA, cols_for(longest, c->swa_bs, 1));
+  }
+  b->d.c128a_width = -1;
+  if (c->c128a_ratio > 0) {
+    b->d.c128a_ratio = c->c128a_ratio;
+    b->d.c128a_block_size = c->c128a_bs;
+    b->d.c128a_width = c->c128a_width;
+    b->d.c128a_mode = c->c128a_mode;
+    b->c128a_stride = c->c128a_width + c->stride_extra;
+    fill_table(b, c, AMD_TAB_C128A, cols_for(c->c128a_width, c->c128a_bs, b->world));
+  }
+  b->main_block_size = 64;
+  fill_table(b, c, AMD_TAB_MAIN, cols_for(longest, 64, b->world));
+  for (r = 0; r < c->npatch; r++) {
+    const amd_patch *pt = &c->patch[r];
+    b->tables[pt->table][(int64_t)pt->row * b->cols[pt->table] + pt->col] = pt->value;
+  }
+  for (g = 0; g < c->ngroups; g++) {
+    b->d.groups[g].table.ids = b->tables[AMD_TAB_GROUP0 + g];
+    b->d.groups[g].table.cols = b->cols[AMD_TAB_GROUP0 + g];
+    b->d.groups[g].table.stride = b->cols[AMD_TAB_GROUP0 + g];
+  }
+  b->d.swa_table.ids = b->tables[AMD_TAB_SWA];
+  b->d.swa_table.cols = b->cols[AMD_TAB_SWA];
+  b->d.swa_table.stride = b->cols[AMD_TAB_SWA];
+  b->d.c128a_table.ids = b->tables[AMD_TAB_C128A];
+  b->d.c128a_table.cols = b->cols[AMD_TAB_C128A];
+  b->d.c128a_table.stride = b->cols[AMD_TAB_C128A];
+  return b;
+}
+
+void amd_batch_free(amd_batch *b) {
+  int k;
+  if (!b) return;
+  free(b->qsl);
+  free(b->seq_lens);
+  for (k = 0; k < AMD_NUM_TABLES; k++) free(b->tables[k]);
+  free(b);
+}
+
+void amd_reference_input(const amd_batch *b, int32_t rank, amr_input *in) {
+  memset(in, 0, sizeof *in);
+  in->qsl = b->qsl;
+  in->R = b->R;
+  in->T = b->T;
+  in->C = b->C;
+  in->seq_lens = b->seq_lens;
+  in->block_table = b->tables[AMD_TAB_MAIN];
+  in->cols = b->cols[AMD_TAB_MAIN];
+  in->in_stride = b->cols[AMD_TAB_MAIN];
+  in->num_mapped = -1;
+  in->block_size = b->main_block_size;
+  in->world = b->world;
+  in->rank = rank;
+  in->interleave = b->interleave;
+}

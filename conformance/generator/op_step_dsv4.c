@@ -1,0 +1,133 @@
+/* The generator's DeepSeek-V3.2/V4 step vectors (op_step_dsv4.h). Values the
+ * contract leaves unspecified (per-token values under hostile boundaries)
+ * are written as "?". */
+#include "op_step_dsv4.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnmeta/attnmeta.h"
+#include "op_step.h"
+#include "reference.h"
+#include "reference_dsv4.h"
+
+/* A table of the batch as an input: every row's used columns (stride = cols). */
+static void table_input(amv_values *out, const amd_batch *b, int tab) {
+  const int32_t cols = b->cols[tab];
+  const int64_t n = cols == 0 ? 0 : b->R > 0 ? (int64_t)b->R * cols : 1;
+  amg_values32(out, b->tables[tab], n);
+}
+
+int amg_step_dsv4_vector(const amd_case *c, amv_vector *v) {
+  amd_batch *b = amd_materialize(c);
+  amv_dsv4 *d = &v->dsv4;
+  int32_t seen = 0;
+  int k, g;
+  memset(v, 0, sizeof *v);
+  snprintf(v->name, sizeof v->name, "%s", c->name);
+  v->version = 2;
+  v->num_reqs = b->R;
+  v->num_tokens = b->T;
+  v->capacity = b->C;
+  v->cols = b->cols[AMD_TAB_MAIN];
+  v->in_stride = v->out_stride = b->cols[AMD_TAB_MAIN];
+  v->num_mapped = -1;
+  v->block_size = b->main_block_size;
+  v->world = b->world;
+  v->interleave = b->interleave;
+  v->products = AMV_ALL_PRODUCTS;
+  amg_values32(&v->input[AMV_QUERY_START_LOC], b->qsl, (int64_t)b->R + 1);
+  amg_values32(&v->input[AMV_SEQ_LENS], b->seq_lens, b->R);
+  table_input(&v->input[AMV_BLOCK_TABLE], b, AMD_TAB_MAIN);
+  for (g = 0; g < b->d.ngroups; g++) {
+    v->products |= (1u << (AMV_GROUP_SLOT_MAPPING + g)) | (1u << (AMV_GROUP_SEQ_LENS_OUT + g));
+    d->group[g].ratio = b->d.groups[g].ratio;
+    d->group[g].block_size = b->d.groups[g].block_size;
+    d->group[g].cols = b->cols[AMD_TAB_GROUP0 + g];
+    d->group[g].stride = b->cols[AMD_TAB_GROUP0 + g];
+    table_input(&v->input[AMV_GROUP_BLOCK_TABLE + g], b, AMD_TAB_GROUP0 + g);
+  }
+  if (b->d.swa_width > 0) {
+    v->products |= (1u << AMV_SWA_INDICES) | (1u << AMV_SWA_LENS);
+    d->swa_block_size = b->d.swa_block_size;
+    d->swa_window = b->d.swa_window;
+    d->swa_width = b->d.swa_width;
+    d->swa_mode = b->d.swa_mode;
+    d->swa_out_stride = b->swa_stride;
+    d->swa_cols = b->cols[AMD_TAB_SWA];
+    d->swa_stride = b->cols[AMD_TAB_SWA];
+    table_input(&v->input[AMV_SWA_BLOCK_TABLE], b, AMD_TAB_SWA);
+  }
+  if (b->d.c128a_width >= 0) {
+    v->products |= (1u << AMV_C128A_ROWS) | (1u << AMV_C128A_LENS);
+    d->c128a_ratio = b->d.c128a_ratio;
+    d->c128a_block_size = b->d.c128a_block_size;
+    d->c128a_width = b->d.c128a_width;
+    d->c128a_mode = b->d.c128a_mode;
+    d->c128a_out_stride = b->c128a_stride;
+    d->c128a_cols = b->cols[AMD_TAB_C128A];
+    d->c128a_stride = b->cols[AMD_TAB_C128A];
+    table_input(&v->input[AMV_C128A_BLOCK_TABLE], b, AMD_TAB_C128A);
+  }
+  v->nranks = b->world;
+  v->ranks = calloc((size_t)b->world, sizeof(amv_rank));
+  if (!v->ranks) {
+    fprintf(stderr, "attnmeta_gen_vectors: out of memory\n");
+    exit(1);
+  }
+
+  for (k = 0; k < b->world; k++) {
+    amv_rank *rk = &v->ranks[k];
+    amr_input in;
+    amr_dsv4_input di = b->d;
+    amr_output *o;
+    amr_dsv4_output *o4;
+    int wf;
+    amd_reference_input(b, k, &in);
+    o = amr_alloc(&in);
+    amr_build(&in, o);
+    o4 = amr_dsv4_alloc(&in, &di);
+    amr_dsv4_build(&in, &di, o4);
+    wf = o->well_formed;
+    rk->rank = k;
+    amg_expect_part1(rk, o, AMV_ALL_PRODUCTS, b->R, b->T, b->C, v->cols);
+    for (g = 0; g < b->d.ngroups; g++) {
+      amg_expect_values(&rk->expect[AMV_GROUP_SLOT_MAPPING + g], b->C, b->T, wf, NULL,
+                        o4->cslots[g], -1);
+      amg_expect_values(&rk->expect[AMV_GROUP_SEQ_LENS_OUT + g], b->R, b->R, 1, o4->clens[g],
+                        NULL, 0);
+      rk->flags_dsv4[g] = wf ? o4->group_flags[g] : 0;
+      seen |= o4->group_flags[g];
+    }
+    if (b->d.swa_width > 0) {
+      const int64_t n = (int64_t)b->T * b->d.swa_width;
+      amg_expect_values(&rk->expect[AMV_SWA_INDICES], n, n, wf, o4->swa, NULL, 0);
+      amg_expect_values(&rk->expect[AMV_SWA_LENS], b->C, b->T, wf, o4->swa_lens, NULL, 0);
+      rk->flags_dsv4[AMV_FAMILY_SWA] = wf ? o4->swa_flags & ATTNMETA_FLAG_POSITION_NEGATIVE : 0;
+      rk->flags_dsv4[AMV_FAMILY_SWA + 1] =
+          wf ? o4->swa_flags & ~ATTNMETA_FLAG_POSITION_NEGATIVE : 0;
+      seen |= o4->swa_flags;
+    }
+    if (b->d.c128a_width >= 0) {
+      const int64_t n = (int64_t)b->T * b->d.c128a_width;
+      amg_expect_values(&rk->expect[AMV_C128A_ROWS], n, n, wf, o4->c128a, NULL, 0);
+      amg_expect_values(&rk->expect[AMV_C128A_LENS], b->C, b->T, wf, o4->c128a_lens, NULL, 0);
+      rk->flags_dsv4[AMV_FAMILY_SWA + 2] = wf ? o4->c128a_flags : 0;
+      seen |= o4->c128a_flags;
+    }
+    amr_dsv4_free(o4);
+    amr_free(o);
+  }
+
+  if ((seen & c->expect_flags) != c->expect_flags) {
+    fprintf(stderr,
+            "attnmeta_gen_vectors: case %s: case table error, the reference raises 0x%x, the case "
+            "expects 0x%x\n",
+            c->name, (unsigned)seen, (unsigned)c->expect_flags);
+    amd_batch_free(b);
+    return -1;
+  }
+  amd_batch_free(b);
+  return 0;
+}

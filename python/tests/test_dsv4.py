@@ -1,0 +1,283 @@
+"""The DeepSeek-V3.2/V4 products (contract sections 5, 7, 8) through the
+binding, NumPy on the CPU backend: the drop-ins and a whole DSV4 step plan
+against a naive reference written here from the contract, poisoned
+outputs, the contract's examples, and argument errors."""
+
+import numpy as np
+import pytest
+
+from conftest import CPU_CONFIGS
+
+POISON32 = 0x5A5A5A5A
+POISON64 = 0x5A5A5A5A5A5A5A5A
+
+
+# ---- naive reference (plain loops, Python integers) ----
+
+def _req(qsl, R, t):
+    for r in range(R):
+        if qsl[r + 1] > t:
+            return r
+    return R - 1
+
+
+def _tokens(qsl, seq, R, T):
+    """(valid, r, qlen, pos) of every token."""
+    actual = min(max(qsl[R], 0), T) if R > 0 else 0
+    out = []
+    for t in range(T):
+        if t < actual:
+            r = _req(qsl, R, t)
+            qlen = qsl[r + 1] - qsl[r]
+            out.append((True, r, qlen, seq[r] - qlen + t - qsl[r]))
+        else:
+            out.append((False, 0, 0, 0))
+    return out
+
+
+def _mine(c, bs, W, k, I):
+    return ((c % (bs * W)) // I) % W == k
+
+
+def _place(table, r, bs, c, W=1, k=0, I=1):
+    vb = bs * W
+    blk, vo = c // vb, c % vb
+    if blk >= len(table[r]) or not _mine(c, bs, W, k, I) or table[r][blk] < 0:
+        return -1
+    return table[r][blk] * bs + (vo // (W * I)) * I + vo % I
+
+
+def ref_compressed(qsl, seq, R, T, C, table, bs, ratio, W=1, k=0, I=1):
+    out = [-1] * C
+    for t, (valid, r, _, pos) in enumerate(_tokens(qsl, seq, R, T)):
+        if valid and pos >= 0 and (pos + 1) % ratio == 0:
+            out[t] = _place(table, r, bs, pos // ratio, W, k, I)
+    return out
+
+
+def ref_swa(qsl, seq, R, T, C, table, bs, window, width, causal=True):
+    rows, lens = [], [0] * C
+    for t, (valid, r, qlen, pos) in enumerate(_tokens(qsl, seq, R, T)):
+        start = n = 0
+        if valid and not causal:
+            start = max(seq[r] - qlen - window, 0)
+            n = min(max(seq[r] - start, 0), width)
+        elif valid and pos >= 0:
+            start = max(pos - window + 1, 0)
+            n = pos + 1 - start
+        row = []
+        for j in range(width):
+            q = start + j
+            if j < n and q // bs < len(table[r]) and table[r][q // bs] >= 0:
+                row.append(table[r][q // bs] * bs + q % bs)
+            else:
+                row.append(-1)
+        rows.append(row)
+        lens[t] = n
+    return rows, lens
+
+
+def ref_c128a(qsl, seq, R, T, C, table, bs, ratio, width, local=False, W=1, k=0, I=1):
+    rows, lens = [], [0] * C
+    for t, (valid, r, _, pos) in enumerate(_tokens(qsl, seq, R, T)):
+        n = min((pos + 1) // ratio, width) if valid and pos >= 0 else 0
+        if local:
+            row = list(range(n))
+        else:
+            row = [_place(table, r, bs, c, W, k, I) for c in range(n) if _mine(c, bs, W, k, I)]
+        lens[t] = len(row)
+        rows.append(row + [-1] * (width - len(row)))
+    return rows, lens
+
+
+# ---- helpers ----
+
+def _table(R, cols, base):
+    return np.array([[base + 1000 * r + c for c in range(cols)] for r in range(R)], np.int32)
+
+
+def _qsl(qlens):
+    return np.concatenate([[0], np.cumsum(qlens)]).astype(np.int32)
+
+
+SHAPES = [
+    # (qlens, seq_lens, pad tokens)
+    ([1, 1, 1, 1], [8192, 32768, 131072, 1000], 3),
+    ([8, 8], [8192, 8191], 0),
+    ([1, 3, 8, 1, 2], [5, 64, 200, 1, 130], 2),
+    ([40], [280], 0),
+    ([0, 2, 0, 5], [3, 300, 0, 7000], 4),
+]
+
+
+# ---- the drop-ins ----
+
+@pytest.mark.parametrize("config", list(CPU_CONFIGS))
+@pytest.mark.parametrize("ratio", [4, 128])
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("dcp", [(1, 0, 1), (2, 1, 1), (4, 3, 2)], ids=str)
+def test_compressed_slot_mapping(attnmeta, cpu_contexts, config, ratio, shape, dcp):
+    qlens, seq, pad = shape
+    W, k, I = dcp
+    R, T = len(qlens), sum(qlens) + pad
+    bs = 256 // ratio
+    table = _table(R, max(seq) // ratio // (bs * W) + 2, 7)
+    qsl, seq_a = _qsl(qlens), np.array(seq, np.int32)
+    out = np.full(T + 5, POISON64, np.int64)
+    got = attnmeta.get_compressed_slot_mapping(T, qsl, seq_a, table, bs, ratio, out=out,
+                                               dcp_world_size=W, dcp_rank=k,
+                                               cp_kv_cache_interleave_size=I)
+    assert got.shape == (T,)
+    assert out.tolist() == ref_compressed(list(qsl), seq, R, T, T + 5, table.tolist(), bs, ratio,
+                                          W, k, I)
+
+
+def test_compressed_slot_mapping_examples(attnmeta):
+    table = np.array([[5, 7]], np.int32)
+    got = attnmeta.get_compressed_slot_mapping(8, np.array([0, 8], np.int32),
+                                               np.array([260], np.int32), table, 64, 4)
+    assert got.dtype == np.int64
+    assert got.tolist() == [-1, -1, -1, 383, -1, -1, -1, 448]
+    got = attnmeta.get_compressed_slot_mapping(40, np.array([0, 40], np.int32),
+                                               np.array([280], np.int32), table, 64, 4)
+    assert [v for v in got.tolist() if v >= 0] == [5 * 64 + i for i in range(60, 64)] + [
+        7 * 64 + i for i in range(6)]
+
+
+@pytest.mark.parametrize("causal", [True, False])
+@pytest.mark.parametrize("window", [8, 128])
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_swa(attnmeta, causal, window, shape):
+    qlens, seq, pad = shape
+    R, T = len(qlens), sum(qlens) + pad
+    width = window if causal else window + max(qlens)
+    table = _table(R, max(seq) // 64 + 2, 3)
+    qsl, seq_a = _qsl(qlens), np.array(seq, np.int32)
+    rows = np.full((T + 2, 1, width), POISON32, np.int32)  # vLLM's [tokens, 1, width]
+    lens = np.full(T + 4, POISON32, np.int32)
+    attnmeta.compute_swa_indices_and_lens(rows, lens, window, qsl, seq_a, table, 64,
+                                          num_tokens=T, causal=causal)
+    want_rows, want_lens = ref_swa(list(qsl), seq, R, T, T + 4, table.tolist(), 64, window,
+                                   width, causal)
+    assert rows[:T, 0].tolist() == want_rows
+    assert (rows[T:] == POISON32).all(), "wrote rows past num_tokens"
+    assert lens.tolist() == want_lens
+
+
+@pytest.mark.parametrize("local", [False, True])
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("dcp", [(1, 0, 1), (2, 0, 2), (4, 1, 1)], ids=str)
+def test_c128a(attnmeta, local, shape, dcp):
+    qlens, seq, pad = shape
+    W, k, I = dcp
+    R, T = len(qlens), sum(qlens) + pad
+    width = 1024
+    table = _table(R, width // (2 * W) + 2, 11)
+    qsl, seq_a = _qsl(qlens), np.array(seq, np.int32)
+    rows = np.full((T, width + 3), POISON32, np.int32)[:, :width]  # padded rows
+    lens = np.full(T + 1, POISON32, np.int32)
+    attnmeta.compute_c128a_indices_and_lens(rows, lens, qsl, seq_a, table, 2, 128, num_tokens=T,
+                                            local=local, dcp_world_size=W, dcp_rank=k,
+                                            cp_kv_cache_interleave_size=I)
+    want_rows, want_lens = ref_c128a(list(qsl), seq, R, T, T + 1, table.tolist(), 2, 128, width,
+                                     local, W, k, I)
+    assert rows.tolist() == want_rows
+    assert lens.tolist() == want_lens
+
+
+def test_c128a_example(attnmeta):
+    rows = np.full((2, 8192), POISON32, np.int32)
+    lens = np.full(2, POISON32, np.int32)
+    attnmeta.compute_c128a_indices_and_lens(rows, lens, np.array([0, 1, 2], np.int32),
+                                            np.array([257, 300], np.int32),
+                                            np.zeros((2, 4), np.int32), 2, 128)
+    assert lens.tolist() == [2, 2]
+    assert rows[:, :2].tolist() == [[0, 1], [0, 1]] and (rows[:, 2:] == -1).all()
+
+
+# ---- a whole DSV4 step in one plan ----
+
+def test_whole_step_plan(attnmeta):
+    qlens, seq, pad = [1, 2, 1], [700, 129, 90000], 2
+    R, T = len(qlens), sum(qlens) + pad
+    C = T + 3
+    qsl, seq_a = _qsl(qlens), np.array(seq, np.int32)
+    t4, t128 = _table(R, 400, 1), _table(R, 800, 2)
+    swa_t, c_t = _table(R, 1500, 3), _table(R, 520, 4)
+    slots4 = np.full(C, POISON64, np.int64)
+    slots128 = np.full(C, POISON64, np.int64)
+    lens4 = np.full(R, POISON32, np.int32)
+    swa = np.full((T, 128), POISON32, np.int32)
+    swa_lens = np.full(C, POISON32, np.int32)
+    c_rows = np.full((T, 1024), POISON32, np.int32)
+    c_lens = np.full(C, POISON32, np.int32)
+    slot_mapping = np.full(C, POISON64, np.int64)
+    word = np.zeros(1, np.int32)
+    plan = attnmeta.StepPlan(
+        qsl, seq_lens=seq_a, block_table=swa_t, slot_mapping=slot_mapping, block_size=64,
+        error_word=word,
+        compressed_groups=[
+            dict(block_table=t4, ratio=4, block_size=64, slot_mapping=slots4, seq_lens_out=lens4),
+            dict(block_table=t128, ratio=128, block_size=2, slot_mapping=slots128),
+        ],
+        swa_indices=swa, swa_lens=swa_lens, swa_block_table=swa_t, swa_block_size=64,
+        swa_window=128,
+        c128a_rows=c_rows, c128a_lens=c_lens, c128a_block_table=c_t, c128a_ratio=128,
+        c128a_block_size=2,
+    )
+    plan.build(R, T)
+    q, tl = list(qsl), None
+    assert slots4.tolist() == ref_compressed(q, seq, R, T, C, t4.tolist(), 64, 4)
+    assert slots128.tolist() == ref_compressed(q, seq, R, T, C, t128.tolist(), 2, 128)
+    assert lens4.tolist() == [s // 4 for s in seq]
+    want_rows, want_lens = ref_swa(q, seq, R, T, C, swa_t.tolist(), 64, 128, 128)
+    assert swa.tolist() == want_rows and swa_lens.tolist() == want_lens
+    want_rows, want_lens = ref_c128a(q, seq, R, T, C, c_t.tolist(), 2, 128, 1024)
+    assert c_rows.tolist() == want_rows and c_lens.tolist() == want_lens
+    assert word[0] == 0
+    views = plan.views(R, T)
+    assert views["swa_indices"].shape == (T, 128)
+    assert views["compressed_groups[0].seq_lens_out"].shape == (R,)
+    del tl
+
+
+# ---- argument errors: a ValueError naming the argument, nothing written ----
+
+@pytest.mark.parametrize(
+    "change, text",
+    [
+        (dict(compressed_groups=[dict(ratio=0, block_size=64)]), "ratio"),
+        (dict(compressed_groups=[dict(ratio=4, block_size=0)]), "block_size"),
+        (dict(compressed_groups=[dict(ratio=4, block_size=64, block_table=None)]), "block_table"),
+        (dict(compressed_groups=[dict(ratio=4, block_size=64, bogus=1)]), "bogus"),
+        (dict(compressed_groups=[dict(ratio=4, block_size=64)] * 5), "at most 4"),
+        (dict(swa_window=None), "swa_window"),
+        (dict(swa_window=0), "swa_window"),
+        (dict(swa_width=200), "swa_width"),
+        (dict(swa_block_table=None), "swa_block_table"),
+        (dict(c128a_ratio=0), "c128a_ratio"),
+        (dict(c128a_block_table=None), "c128a_block_table"),
+        (dict(c128a_width=2000), "c128a_width"),
+        (dict(seq_lens=None), "seq_lens"),
+        (dict(dcp_world_size=2, dcp_interleave=4, c128a_block_size=2), "c128a_block_size"),
+    ],
+    ids=lambda v: str(v)[:40],
+)
+def test_argument_errors(attnmeta, change, text):
+    R, T = 2, 3
+    qsl, seq = _qsl([1, 2]), np.array([300, 500], np.int32)
+    table = _table(R, 16, 1)
+    slots = np.full(T, POISON64, np.int64)
+    swa = np.full((T, 128), POISON32, np.int32)
+    rows = np.full((T, 1024), POISON32, np.int32)
+    change = dict(change)  # the parameters are shared between runs
+    groups = change.pop("compressed_groups", None)
+    if groups is not None:
+        groups = [dict(dict(block_table=table, slot_mapping=slots), **g) for g in groups]
+    kw = dict(seq_lens=seq, compressed_groups=groups or (), swa_indices=swa,
+              swa_block_table=table, swa_window=128, c128a_rows=rows, c128a_block_table=table)
+    kw.update(change)
+    with pytest.raises((ValueError, TypeError)) as info:
+        attnmeta.StepPlan(qsl, **kw).build(R, T)
+    assert text in str(info.value)
+    assert (slots == POISON64).all() and (swa == POISON32).all() and (rows == POISON32).all()
