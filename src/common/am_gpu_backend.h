@@ -17,50 +17,53 @@
 #include "am_step_kernel.h"
 #include "attnmeta/attnmeta.h"
 
+/* The largest block a kernel of this file is compiled for (and any GPU runs). */
+#define AM_GPU_MAX_BLOCK_THREADS 1024
+
 #ifndef AM_BUILD_TARGETS
 #define AM_BUILD_TARGETS "unknown"
 #endif
 
-AM_KERNEL void AM_MAX_BLOCK_THREADS(1024) am_step_kernel(am_step_params params) {
+AM_KERNEL void AM_MAX_BLOCK_THREADS(AM_GPU_MAX_BLOCK_THREADS) am_step_kernel(am_step_params params) {
   AM_RT_DYNAMIC_SHARED(int32_t, am_stage);
   am_step_body(&params, AM_THREAD_HERE(), am_stage, AM_VARIANT_FULL);
 }
 
 /* The same body without the products AM_VARIANT_FULL gates. */
-AM_KERNEL void AM_MAX_BLOCK_THREADS(1024) am_step_kernel_lean(am_step_params params) {
+AM_KERNEL void AM_MAX_BLOCK_THREADS(AM_GPU_MAX_BLOCK_THREADS) am_step_kernel_lean(am_step_params params) {
   am_step_body(&params, AM_THREAD_HERE(), (int32_t *)0, AM_VARIANT_LEAN);
 }
 
 /* The lean body for the token map + indexer product set. */
-AM_KERNEL void AM_MAX_BLOCK_THREADS(1024) am_step_kernel_indexer(am_step_params params) {
+AM_KERNEL void AM_MAX_BLOCK_THREADS(AM_GPU_MAX_BLOCK_THREADS) am_step_kernel_indexer(am_step_params params) {
   am_step_body(&params, AM_THREAD_HERE(), (int32_t *)0, AM_VARIANT_INDEXER);
 }
 
 /* The full body with the DeepSeek-V3.2/V4 products: a kernel of its own, so
  * that the others' machine code is unchanged by them. */
-AM_KERNEL void AM_MAX_BLOCK_THREADS(1024) am_step_kernel_dsv4(am_step_params params) {
+AM_KERNEL void AM_MAX_BLOCK_THREADS(AM_GPU_MAX_BLOCK_THREADS) am_step_kernel_dsv4(am_step_params params) {
   AM_RT_DYNAMIC_SHARED(int32_t, am_stage);
   am_step_body(&params, AM_THREAD_HERE(), am_stage, AM_VARIANT_FULL | AM_VARIANT_DSV4);
 }
 
 /* The same four, launched to start before the kernel ahead of them on the
  * stream ends (ATTNMETA_LAUNCH_EARLY_START). */
-AM_KERNEL void AM_MAX_BLOCK_THREADS(1024) am_step_kernel_early(am_step_params params) {
+AM_KERNEL void AM_MAX_BLOCK_THREADS(AM_GPU_MAX_BLOCK_THREADS) am_step_kernel_early(am_step_params params) {
   AM_RT_DYNAMIC_SHARED(int32_t, am_stage);
   am_step_body(&params, AM_THREAD_HERE(), am_stage, AM_VARIANT_FULL | AM_VARIANT_EARLY_START);
 }
 
-AM_KERNEL void AM_MAX_BLOCK_THREADS(1024) am_step_kernel_dsv4_early(am_step_params params) {
+AM_KERNEL void AM_MAX_BLOCK_THREADS(AM_GPU_MAX_BLOCK_THREADS) am_step_kernel_dsv4_early(am_step_params params) {
   AM_RT_DYNAMIC_SHARED(int32_t, am_stage);
   am_step_body(&params, AM_THREAD_HERE(), am_stage,
                AM_VARIANT_FULL | AM_VARIANT_DSV4 | AM_VARIANT_EARLY_START);
 }
 
-AM_KERNEL void AM_MAX_BLOCK_THREADS(1024) am_step_kernel_lean_early(am_step_params params) {
+AM_KERNEL void AM_MAX_BLOCK_THREADS(AM_GPU_MAX_BLOCK_THREADS) am_step_kernel_lean_early(am_step_params params) {
   am_step_body(&params, AM_THREAD_HERE(), (int32_t *)0, AM_VARIANT_LEAN | AM_VARIANT_EARLY_START);
 }
 
-AM_KERNEL void AM_MAX_BLOCK_THREADS(1024) am_step_kernel_indexer_early(am_step_params params) {
+AM_KERNEL void AM_MAX_BLOCK_THREADS(AM_GPU_MAX_BLOCK_THREADS) am_step_kernel_indexer_early(am_step_params params) {
   am_step_body(&params, AM_THREAD_HERE(), (int32_t *)0,
                AM_VARIANT_INDEXER | AM_VARIANT_EARLY_START);
 }
@@ -169,6 +172,13 @@ int gpu_launch_step(void *state, const am_step_params *params, const am_launch_s
   device_guard guard(s->device);
   am_rt_error err = guard.err;
   if (err != AM_RT_SUCCESS) return fail(msg, msg_size, ATTNMETA_ERR_LAUNCH, "set device", err);
+  /* Every GPU refuses larger blocks; saying so here makes the emulated HIP
+   * run (which would accept them) catch a planner that asks for one. */
+  if ((int64_t)shape->lanes * shape->groups > AM_GPU_MAX_BLOCK_THREADS) {
+    snprintf(msg, msg_size, "step kernel: a block of %lld x %lld threads exceeds %d",
+             (long long)shape->lanes, (long long)shape->groups, AM_GPU_MAX_BLOCK_THREADS);
+    return ATTNMETA_ERR_LAUNCH;
+  }
   const dim3 grid((unsigned)shape->grid);
   const dim3 block((unsigned)shape->lanes, (unsigned)shape->groups);
   const int early = (params->variant & AM_VARIANT_EARLY_START) != 0;

@@ -363,7 +363,9 @@ static am_launch_shape plan_launch(const attnmeta_context *ctx, am_step_params *
   } else if (want <= AM_WARP_LANES) {
     shape.lanes = ceil_pow2(want);
   } else {
-    shape.lanes = ceil_div(want, AM_WARP_LANES) * AM_WARP_LANES;
+    /* capped first: a row wider than 4 x AM_MAX_LANES batches takes more
+     * batches a lane, never a block past what a GPU launches */
+    shape.lanes = am_min64(ceil_div(want, AM_WARP_LANES) * AM_WARP_LANES, AM_MAX_LANES);
     if (cfg->block <= 0 && !is_cpu)
       block = am_max64(AM_WIDE_ROW_BLOCK / shape.lanes, 1) * shape.lanes;
   }
