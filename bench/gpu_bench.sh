@@ -11,13 +11,17 @@
 #  2b. bench/triton_dsv4.py: a whole DeepSeek-V4 decode step, the engine's
 #     Triton sequence against one attnmeta launch -> dsv4.json (its table is
 #     printed);
+#  2c. bench/topk_compare.py: the per-layer top-k conversion, attnmeta
+#     against the Triton re-implementation of the engines' kernel
+#     (bench/triton_topk.py) and the copy bound, warm and cold -> its table
+#     and one JSON line in the log (ATTNMETA_BENCH_TOPK=0 leaves it out);
 #  3. bench/pdl_chain.cu, built here with nvcc: producer -> attnmeta ->
 #     consumer in one graph, with and without early start;
 #  4. bench/paths_ab.sh: the same build with each special path of the
 #     kernel switched off in turn (what each one wins), and, when
 #     ATTNMETA_AB_OLD_TREE names a source tree, bench/ab_bench.sh of that
 #     tree against this one;
-#  5. a compact table of both, printed last, then a one-line summary.
+#  5. a compact table of 1 and 2, printed last, then a one-line summary.
 # Everything printed also goes to OUTDIR/gpu_bench.log (5 files in all).
 #
 # BUILD_DIR defaults to $ATTNMETA_GPU_BUILD_DIR (set by ci/gpu.sh). The
@@ -49,9 +53,10 @@ status=0
 bench_rc=127
 budget=${ATTNMETA_GPU_TIME_LEFT_S:-180}
 case $budget in '' | *[!0-9]*) budget=180 ;; esac
-t_bench=$((budget * 38 / 100))
-t_compare=$((budget * 30 / 100))
-t_dsv4=$((budget * 12 / 100))
+t_bench=$((budget * 34 / 100))
+t_compare=$((budget * 24 / 100))
+t_dsv4=$((budget * 11 / 100))
+t_topk=$((budget * 11 / 100))
 start_s=$SECONDS
 left_s() { echo $((budget - (SECONDS - start_s))); }
 quick=()
@@ -96,6 +101,16 @@ ATTNMETA_LIBRARY=$build/lib/libattnmeta.so PYTHONPATH="$root/python${PYTHONPATH:
 dsv4_rc=${PIPESTATUS[0]}
 [ "$dsv4_rc" -eq 0 ] || { say "triton_dsv4.py: exit status $dsv4_rc"; status=1; }
 
+# ---- 2c. the top-k conversion against Triton and the copy bound ----
+topk_rc=0
+if [ "${ATTNMETA_BENCH_TOPK:-1}" != 0 ]; then
+  say "== bench/topk_compare.py (${t_topk} s at most) ${quick[*]+${quick[*]}}"
+  ATTNMETA_LIBRARY=$build/lib/libattnmeta.so PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}" \
+    PYTHONUNBUFFERED=1 timeout "$t_topk" python3 "$here/topk_compare.py" --print-json \
+    ${quick[@]+"${quick[@]}"} 2>&1 | tee -a "$log"
+  topk_rc=${PIPESTATUS[0]}
+  [ $topk_rc -eq 0 ] || { say "topk_compare.py: exit status $topk_rc"; status=1; }
+fi
 # ---- 3. a modelled step: producer -> attnmeta -> consumer, with and without early start ----
 pdl_line="pdl_chain: not run ($(left_s) s left)"
 nvcc_bin=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)

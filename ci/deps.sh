@@ -8,6 +8,8 @@ packages=(
   libtbb-dev                             # HIP-CPU (third_party/hip-cpu): the HIP module run on the CPU in tests
   clang libclang-rt-14-dev               # libFuzzer and sanitizer runtimes
   python3 python3-numpy python3-pytest python3-setuptools
+  python3-pip python3-wheel python3-venv # pip install . into a fresh venv (ci/wheel.sh)
+  python3-mypy                           # the Python package's type hints (python/tests)
 )
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq

@@ -123,6 +123,16 @@ if [ -e "$libdir/libattnmeta.a" ]; then
   run "CMake: C example builds against attnmeta::attnmeta_static" \
     cmake_example c static -DATTNMETA_EXAMPLE_STATIC=ON
   run "CMake: static C example runs on the CPU backend, no libattnmeta.so needed" static_ok
+else
+  # Asked for and not built: find_package says why, not only "not found".
+  no_static_ok() {
+    mkdir -p "$work/no-static"
+    printf 'cmake_minimum_required(VERSION 3.16)\nproject(s LANGUAGES C)\nfind_package(attnmeta 0.1 CONFIG REQUIRED COMPONENTS static)\n' \
+      >"$work/no-static/CMakeLists.txt"
+    ! cmake -S "$work/no-static" -B "$work/no-static/b" -DCMAKE_PREFIX_PATH="$prefix" >"$work/no-static/log" 2>&1 &&
+      tr -s ' \n' ' ' <"$work/no-static/log" | grep -q 'ATTNMETA_BUILD_STATIC=ON'
+  }
+  run "CMake: COMPONENTS static without the static core fails saying how to build it" no_static_ok
 fi
 
 # A consumer of the conformance kit's library: attnmeta::conformance reads the
@@ -184,9 +194,11 @@ pc_ok() {
   local got
   got=$(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --modversion attnmeta) &&
     [ "$got" = "$version" ] &&
-    PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs attnmeta
+    got=$(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs attnmeta) &&
+    echo "$got" &&
+    [ "$got" = "-I$prefix/include -L$libdir -lattnmeta " ] || [ "$got" = "-I$prefix/include -L$libdir -lattnmeta" ]
 }
-run "pkg-config: attnmeta $version, --cflags --libs" pc_ok
+run "pkg-config: attnmeta $version, --cflags --libs with plain paths (-I$prefix/include -L$libdir)" pc_ok
 run "pkg-config: C and C++ examples build (examples/Makefile)" \
   env PKG_CONFIG_PATH="$libdir/pkgconfig" make -C "$src/examples" OUT="$work/pkgconfig"
 run "pkg-config: C example runs on the CPU backend" "$work/pkgconfig/step_example_c" cpu
@@ -268,12 +280,13 @@ relocated_ok() {
   rm -rf "$work/cmake-moved"
   cmake -S "$src/examples/c" -B "$work/cmake-moved" -DCMAKE_PREFIX_PATH="$moved" &&
     cmake --build "$work/cmake-moved" && "$work/cmake-moved/step_example_c" cpu &&
-    PKG_CONFIG_PATH="${libdir/#$prefix/$moved}/pkgconfig" pkg-config --cflags attnmeta | grep -q -- "-I$moved/" &&
+    PKG_CONFIG_PATH="${libdir/#$prefix/$moved}/pkgconfig" pkg-config --define-prefix --cflags attnmeta |
+      grep -q -- "-I$moved/include" &&
     libdir=${libdir/#$prefix/$moved} prefix=$moved info_ok "$moved" &&
     conformance_ok "$moved" &&
     { [ -z "$pydir" ] || py_pkg_ok "$moved"; }
 }
-run "relocated prefix: CMake package, pkg-config file, CLI module lookup, installed conformance vectors and Python package follow the move" relocated_ok
+run "relocated prefix: CMake package, pkg-config file (--define-prefix), CLI module lookup, installed conformance vectors and Python package follow the move" relocated_ok
 
 if [ $failures -ne 0 ]; then
   echo "examples: $failures check(s) failed"

@@ -81,7 +81,7 @@ for h in "${harnesses[@]}"; do
   if [ -d "$root/fuzz/corpus/$h" ]; then cp "$root/fuzz/corpus/$h/." "$corpus/" -R; fi
   echo "=== fuzz: $h for ${seconds}s on $(find "$corpus" -type f | wc -l) seed inputs"
   rm -f "$artifacts/$h-"*
-  args=(-max_total_time="$seconds" -max_len="$(max_len_of "$h")" -timeout=30
+  args=(-max_total_time="$seconds" -max_len="$(max_len_of "$h")" -timeout=60
     -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$artifacts/$h-")
   if [ "$jobs" -gt 1 ]; then args+=(-jobs="$jobs" -workers="$jobs"); fi
   # no GPU module may be loaded from an installation (a vendor runtime

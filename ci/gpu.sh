@@ -17,6 +17,7 @@
 #              launch configuration of the suite)
 #   graph      tests/gpu: graph capture and replay
 #   streams    tests/gpu: streams, contexts, threads
+#   topk_graph tests/gpu: the top-k conversion captured in a graph and replayed
 #   conformance  attnmeta conformance over conformance/vectors on the CUDA backend
 #   memcheck, racecheck, initcheck, synccheck
 #              compute-sanitizer over a subset of the Criterion suite (the
@@ -25,7 +26,9 @@
 #              racecheck and synccheck also the suite's early-start
 #              comparison (early_start/same_bytes_on_every_backend) over five cases
 #   arch       the foreign-architecture module is refused with
-#              ATTNMETA_ERR_UNSUPPORTED_ARCH and a clear message
+#              ATTNMETA_ERR_UNSUPPORTED_ARCH and a clear message; a module of
+#              older PTX only (80-virtual) opens through the driver's JIT and
+#              attnmeta info says "PTX JIT", the main module "SASS"
 #   bench      bench/gpu_bench.sh OUTDIR, when that script exists
 #   python     python/run_gpu_tests.sh BUILD_DIR OUTDIR, when that script exists
 #
@@ -54,6 +57,7 @@ out=$(cd "$1" && pwd)
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${ATTNMETA_GPU_BUILD_DIR:-$root/build-gpu}
 arch_build=$build-foreign-arch
+ptx_build=$build-ptx-only
 deadline=${ATTNMETA_GPU_DEADLINE_S:-510}
 jobs=$(nproc 2>/dev/null || echo 4)
 log=$out/gpu.log
@@ -198,6 +202,9 @@ archs=90
 # on its own major version).
 foreign=80-real
 case "$cap" in 8?) foreign=90-real ;; esac
+# PTX of an architecture not above the GPU's, with no machine code at all.
+ptx_only=80-virtual
+case "$cap" in 7?) ptx_only=75-virtual ;; esac
 
 header=("attnmeta GPU run $(date -u +%Y-%m-%dT%H:%M:%SZ), commit $commit"
   "GPU: $gpu_name, driver $gpu_driver (compute capability ${cap:-unknown})")
@@ -235,6 +242,13 @@ t0=$SECONDS
   run "$tmp/arch_build.log" "$(limit 300 200)" cmake -S "$root" -B "$arch_build" "${arch_generator[@]}" \
     "${common[@]}" -DBUILD_TESTING=OFF "-DATTNMETA_CUDA_ARCHITECTURES=$foreign" &&
     run "$tmp/arch_build.log" "$(limit 300 200)" cmake --build "$arch_build" -j "$jobs" \
+      --target attnmeta_cuda &&
+    # A module with PTX only, of an older architecture than the GPU: the
+    # driver must compile it at open (the path a GPU newer than the
+    # module's machine code takes).
+    run "$tmp/arch_build.log" "$(limit 300 200)" cmake -S "$root" -B "$ptx_build" "${arch_generator[@]}" \
+      "${common[@]}" -DBUILD_TESTING=OFF "-DATTNMETA_CUDA_ARCHITECTURES=$ptx_only" &&
+    run "$tmp/arch_build.log" "$(limit 300 200)" cmake --build "$ptx_build" -j "$jobs" \
       --target attnmeta_cuda
 ) &
 arch_pid=$!
@@ -309,7 +323,7 @@ else
 fi
 
 # ---------------------------------------------------------- graph, streams
-for t in graph:attnmeta_gpu_graph_test streams:attnmeta_gpu_stream_test; do
+for t in graph:attnmeta_gpu_graph_test streams:attnmeta_gpu_stream_test topk_graph:attnmeta_gpu_topk_graph_test; do
   name=${t%%:*}
   exe=$bin/${t#*:}
   t0=$SECONDS
@@ -470,12 +484,28 @@ else
   run "$tmp/arch.log" 60 env "ATTNMETA_MODULE_DIR=$arch_build/lib" "$bin/attnmeta" info
   run "$tmp/arch.log" 60 "$bin/attnmeta_gpu_arch_check"
   rc_own=$?
+  # The main module runs machine code (SASS) on this GPU; the PTX-only
+  # module opens too, compiled by the driver, and attnmeta info says so.
+  "$bin/attnmeta" info >"$tmp/info_own.txt" 2>&1
+  cat "$tmp/info_own.txt" >>"$tmp/arch.log"
+  rc_ptx=1
+  if [ -f "$ptx_build/lib/libattnmeta_cuda.so" ]; then
+    run "$tmp/arch.log" 60 env "ATTNMETA_MODULE_DIR=$ptx_build/lib" "$bin/attnmeta_gpu_arch_check"
+    rc_ptx=$?
+    env "ATTNMETA_MODULE_DIR=$ptx_build/lib" "$bin/attnmeta" info >"$tmp/info_ptx.txt" 2>&1
+    cat "$tmp/info_ptx.txt" >>"$tmp/arch.log"
+    grep -aq "^  device 0: .*, PTX JIT from compute_${ptx_only%-virtual})" "$tmp/info_ptx.txt" || rc_ptx=1
+  else
+    echo "the PTX-only module ($ptx_only) was not built" >>"$tmp/arch.log"
+  fi
+  grep -aq "^  device 0: .*, SASS sm_" "$tmp/info_own.txt" || rc_own=1
   keep arch "$tmp/arch.log"
   said=$(grep -a -m 1 'attnmeta_open(CUDA) ->' "$tmp/arch.log" | sed 's/^[^>]*-> //')
-  if [ "$rc_foreign" = 0 ] && [ "$rc_own" = 0 ] && ! grep -aq '^SKIP:' "$tmp/arch.log"; then
-    record arch PASS $((SECONDS - t0)) "${said:-refused}"
+  ptx_said=$(grep -a -m 1 -o 'PTX JIT from compute_[0-9]*' "$tmp/info_ptx.txt" 2>/dev/null)
+  if [ "$rc_foreign" = 0 ] && [ "$rc_own" = 0 ] && [ "$rc_ptx" = 0 ] && ! grep -aq '^SKIP:' "$tmp/arch.log"; then
+    record arch PASS $((SECONDS - t0)) "${said:-refused}; $ptx_only module opens (${ptx_said})"
   else
-    record arch FAIL $((SECONDS - t0)) "$(ended $rc_foreign)/$(ended $rc_own); ${said:-no result}"
+    record arch FAIL $((SECONDS - t0)) "$(ended $rc_foreign)/$(ended $rc_own)/ptx $(ended $rc_ptx); ${said:-no result}"
   fi
 fi
 

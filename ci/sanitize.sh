@@ -11,7 +11,14 @@
 #    every conformance vector through it at multi-thread launch configs,
 #    and the fuzz_step corpus in the harness's HIP-CPU mode; its leak check
 #    leaves out HIP-CPU's own runtime state (tests/hip_cpu/lsan.supp).
-# 2. ThreadSanitizer: a second build of the library and tests/stress only,
+# 2. clang with more than undefined behaviour: the whole project again in
+#    BUILD_DIR-clang with -fsanitize=address,undefined,float-cast-overflow,
+#    unsigned-integer-overflow,implicit-conversion (-DATTNMETA_SANITIZE_INTEGER
+#    =ON) and every ctest test. The unsigned arithmetic that wraps on purpose
+#    goes through named helpers (AM_WRAPS in src/common/am_dialect.h,
+#    FZ_WRAPS in the fuzz code, the marked PRNGs of the tests); nothing else is
+#    exempt. A missing clang fails the stage (ci/deps.sh installs it).
+# 3. ThreadSanitizer: a second build of the library and tests/stress only,
 #    in BUILD_DIR-tsan, running the "stress" tests. tests/stress/tsan.supp
 #    lists the known, documented race (docs/reliability.md, "Threads").
 #
@@ -21,6 +28,7 @@
 # or a test fails. Environment:
 #   ATTNMETA_SANITIZE_CC   C compiler (default gcc; clang works too)
 #   ATTNMETA_SKIP_TSAN=1   skip the ThreadSanitizer stage
+#   ATTNMETA_SKIP_CLANG_INTEGER=1  skip the clang integer-checks stage
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -114,6 +122,31 @@ asan_hip_cpu_test() {
   echo "sanitize: HIP-CPU module: $((SECONDS - start)) s"
 }
 
+clang_cc() { # the clang to use, or nothing
+  local c
+  for c in clang clang-14; do
+    if command -v "$c" >/dev/null 2>&1 && command -v "${c/clang/clang++}" >/dev/null 2>&1; then
+      echo "$c"
+      return
+    fi
+  done
+}
+clang_build() {
+  local dir=$build-clang c
+  c=$(clang_cc)
+  mkdir -p "$dir"
+  cc=$c fresh_if_other_compiler "$dir"
+  cmake -S "$root" -B "$dir" -DCMAKE_C_COMPILER="$c" -DCMAKE_CXX_COMPILER="${c/clang/clang++}" \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=ON -DATTNMETA_WITH_CUDA=OFF \
+    -DATTNMETA_WITH_HIP=OFF -DATTNMETA_SANITIZE=ON -DATTNMETA_SANITIZE_INTEGER=ON \
+    >"$dir/configure.log" 2>&1 || { cat "$dir/configure.log"; return 1; }
+  cache_has "$dir" "ATTNMETA_SANITIZE_INTEGER:BOOL=ON" || return 1
+  cmake --build "$dir" -j"$jobs"
+}
+clang_test() {
+  ATTNMETA_MODULE_DIR=$no_modules ctest --test-dir "$build-clang" --output-on-failure -j"$jobs"
+}
+
 tsan_build() {
   mkdir -p "$build-tsan"
   local flags="-fsanitize=thread -fno-omit-frame-pointer -g -O1"
@@ -137,6 +170,15 @@ if [ -z "$hip_cpu_root" ]; then
   echo "=== sanitize: HIP module on HIP-CPU: SKIPPED: no HIP-CPU (see ci/find_hip_cpu.sh)"
 elif [ -x "$build/bin/attnmeta" ]; then
   stage "ASan+UBSan HIP module on HIP-CPU: vectors and fuzz corpus" asan_hip_cpu_test
+fi
+if [ "${ATTNMETA_SKIP_CLANG_INTEGER:-0}" != 1 ]; then
+  if [ -n "$(clang_cc)" ]; then
+    stage "clang ASan+UBSan+integer checks build" clang_build &&
+      stage "clang ASan+UBSan+integer checks tests (ctest)" clang_test
+  else
+    echo "=== sanitize: clang not installed: the integer-checks stage FAILED"
+    failures+=("clang integer checks (clang not installed)")
+  fi
 fi
 if [ "${ATTNMETA_SKIP_TSAN:-0}" != 1 ]; then
   stage "TSan build of tests/stress ($cc)" tsan_build &&

@@ -157,17 +157,12 @@ install(FILES
   COMPONENT Development)
 
 # ---- pkg-config ----
-# The prefix is written relative to the .pc file (${pcfiledir}), so the file
-# stays right for `cmake --install --prefix P`, DESTDIR staging and a moved
-# tree. Absolute install folders are written as they are.
-file(RELATIVE_PATH _attnmeta_pc_up
-  "${CMAKE_INSTALL_PREFIX}/${ATTNMETA_INSTALL_PKGCONFIGDIR}" "${CMAKE_INSTALL_PREFIX}")
-string(REGEX REPLACE "/$" "" _attnmeta_pc_up "${_attnmeta_pc_up}")
-if(IS_ABSOLUTE "${ATTNMETA_INSTALL_PKGCONFIGDIR}")
-  set(ATTNMETA_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
-else()
-  set(ATTNMETA_PC_PREFIX "\${pcfiledir}/${_attnmeta_pc_up}")
-endif()
+# The prefix is written when installing, as the normalised absolute install
+# prefix (that of `cmake --install --prefix P`; the final one under DESTDIR
+# staging), so `pkg-config --cflags --libs` gives plain paths such as
+# -IP/include. For a tree moved after installation, `pkg-config
+# --define-prefix` derives the prefix from the file's place instead.
+# Absolute install folders are written as they are.
 foreach(_v IN ITEMS LIBDIR INCLUDEDIR)
   if(IS_ABSOLUTE "${CMAKE_INSTALL_${_v}}")
     set(ATTNMETA_PC_${_v} "${CMAKE_INSTALL_${_v}}")
@@ -183,33 +178,71 @@ if(CMAKE_THREAD_LIBS_INIT)
   string(APPEND ATTNMETA_PC_LIBS_PRIVATE " ${CMAKE_THREAD_LIBS_INIT}")
 endif()
 string(STRIP "${ATTNMETA_PC_LIBS_PRIVATE}" ATTNMETA_PC_LIBS_PRIVATE)
-configure_file(${PROJECT_SOURCE_DIR}/cmake/attnmeta.pc.in ${PROJECT_BINARY_DIR}/attnmeta.pc @ONLY)
+# Everything but the prefix now; the prefix at install time.
+set(ATTNMETA_PC_PREFIX "@ATTNMETA_PC_PREFIX@")
+configure_file(${PROJECT_SOURCE_DIR}/cmake/attnmeta.pc.in ${PROJECT_BINARY_DIR}/attnmeta.pc.in @ONLY)
+install(CODE "
+  set(ATTNMETA_PC_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")
+  cmake_path(NORMAL_PATH ATTNMETA_PC_PREFIX)
+  string(REGEX REPLACE \"(.)/+$\" \"\\\\1\" ATTNMETA_PC_PREFIX \"\${ATTNMETA_PC_PREFIX}\")
+  configure_file(\"${PROJECT_BINARY_DIR}/attnmeta.pc.in\" \"${PROJECT_BINARY_DIR}/attnmeta.pc\" @ONLY)
+" COMPONENT Development)
 install(FILES ${PROJECT_BINARY_DIR}/attnmeta.pc
   DESTINATION ${ATTNMETA_INSTALL_PKGCONFIGDIR}
   COMPONENT Development)
 
 # ---- Python package ----
-# Default: Debian's version-independent dist-packages for the /usr prefix,
-# otherwise CPython's own prefix layout, lib/pythonX.Y/site-packages (that of
-# a virtual environment: `--prefix $VIRTUAL_ENV` makes it importable at once).
-if(NOT DEFINED ATTNMETA_PYTHON_INSTALL_DIR)
-  if(CMAKE_INSTALL_PREFIX STREQUAL "/usr" AND EXISTS /usr/lib/python3/dist-packages)
-    set(_attnmeta_pydir "lib/python3/dist-packages")
-  else()
-    find_package(Python3 COMPONENTS Interpreter QUIET)
-    if(Python3_FOUND)
-      set(_attnmeta_pydir
-        "lib/python${Python3_VERSION_MAJOR}.${Python3_VERSION_MINOR}/site-packages")
-    else()
-      set(_attnmeta_pydir "lib/python3/site-packages")
-    endif()
+# Where it goes, unless ATTNMETA_PYTHON_INSTALL_DIR says (relative to the
+# prefix), is decided when installing, from the prefix actually used
+# (`cmake --install build --prefix P`), as the Python that reads P expects:
+#   /usr        Debian's Python: lib/python3/dist-packages
+#   /usr/local  Debian's Python: lib/python3.X/dist-packages (it never reads
+#               /usr/local/.../site-packages)
+#   any other   CPython's prefix layout, lib/python3.X/site-packages (that of
+#               a virtual environment: `--prefix $VIRTUAL_ENV`)
+# X is the version of /usr/bin/python3 for /usr and /usr/local, else that of
+# the python3 CMake finds (Python3_EXECUTABLE picks another).
+set(ATTNMETA_PYTHON_INSTALL_DIR "" CACHE STRING
+    "Where the Python package attnmeta/ is installed, relative to the prefix (empty: chosen at install time)")
+set(_attnmeta_py_mm "3")
+find_package(Python3 COMPONENTS Interpreter QUIET)
+if(Python3_FOUND)
+  set(_attnmeta_py_mm "${Python3_VERSION_MAJOR}.${Python3_VERSION_MINOR}")
+endif()
+set(_attnmeta_sys_mm "")
+set(_attnmeta_sys_debian 0)
+if(EXISTS /usr/bin/python3)
+  execute_process(COMMAND /usr/bin/python3 -c
+      "import sys; print('%d.%d' % sys.version_info[:2], int(any(p.endswith('/dist-packages') for p in sys.path)))"
+    OUTPUT_VARIABLE _attnmeta_sys OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE _attnmeta_rc)
+  if(_attnmeta_rc EQUAL 0 AND _attnmeta_sys MATCHES "^([0-9.]+) ([01])$")
+    set(_attnmeta_sys_mm "${CMAKE_MATCH_1}")
+    set(_attnmeta_sys_debian "${CMAKE_MATCH_2}")
   endif()
-  set(ATTNMETA_PYTHON_INSTALL_DIR "${_attnmeta_pydir}" CACHE STRING
-      "Where the Python package attnmeta/ is installed, relative to the prefix")
+endif()
+if(ATTNMETA_PYTHON_INSTALL_DIR)
+  set(_attnmeta_pydest "${ATTNMETA_PYTHON_INSTALL_DIR}")
+  set(_attnmeta_pyconf "${ATTNMETA_PYTHON_INSTALL_DIR}")
+else()
+  if(ATTNMETA_INSTALL_PYTHON AND EXISTS ${PROJECT_SOURCE_DIR}/python/attnmeta)
+    install(CODE "
+      set(_attnmeta_pydir \"lib/python${_attnmeta_py_mm}/site-packages\")
+      if(${_attnmeta_sys_debian} AND \"\${CMAKE_INSTALL_PREFIX}\" MATCHES \"^/usr/*$\")
+        set(_attnmeta_pydir \"lib/python3/dist-packages\")
+      elseif(${_attnmeta_sys_debian} AND \"\${CMAKE_INSTALL_PREFIX}\" MATCHES \"^/usr/local/*$\")
+        set(_attnmeta_pydir \"lib/python${_attnmeta_sys_mm}/dist-packages\")
+      endif()
+      message(STATUS \"attnmeta: Python package into \${CMAKE_INSTALL_PREFIX}/\${_attnmeta_pydir}\")
+    " COMPONENT Python)
+  endif()
+  # Expanded by the install script: the folder chosen just above.
+  set(_attnmeta_pydest "\${_attnmeta_pydir}")
+  # Every choice is three folders below the prefix: the same relative links.
+  set(_attnmeta_pyconf "lib/python${_attnmeta_py_mm}/site-packages")
 endif()
 if(ATTNMETA_INSTALL_PYTHON AND EXISTS ${PROJECT_SOURCE_DIR}/python/attnmeta)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/attnmeta
-    DESTINATION ${ATTNMETA_PYTHON_INSTALL_DIR}
+    DESTINATION ${_attnmeta_pydest}
     COMPONENT Python
     PATTERN "__pycache__" EXCLUDE
     PATTERN "*.pyc" EXCLUDE
@@ -219,12 +252,12 @@ if(ATTNMETA_INSTALL_PYTHON AND EXISTS ${PROJECT_SOURCE_DIR}/python/attnmeta)
   # relative links to the files installed in <libdir>, so `import attnmeta`
   # finds the library of its own installation from any prefix, and the core
   # finds the modules beside itself.
-  if(IS_ABSOLUTE "${ATTNMETA_PYTHON_INSTALL_DIR}")
-    set(_attnmeta_pylib "${ATTNMETA_PYTHON_INSTALL_DIR}/attnmeta/lib")
+  if(IS_ABSOLUTE "${_attnmeta_pyconf}")
+    set(_attnmeta_pylib "${_attnmeta_pyconf}/attnmeta/lib")
   else()
-    set(_attnmeta_pylib "${CMAKE_INSTALL_PREFIX}/${ATTNMETA_PYTHON_INSTALL_DIR}/attnmeta/lib")
+    set(_attnmeta_pylib "${CMAKE_INSTALL_PREFIX}/${_attnmeta_pyconf}/attnmeta/lib")
   endif()
-  if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}" OR IS_ABSOLUTE "${ATTNMETA_PYTHON_INSTALL_DIR}")
+  if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}" OR IS_ABSOLUTE "${_attnmeta_pyconf}")
     set(_attnmeta_up "${CMAKE_INSTALL_FULL_LIBDIR}")
   else()
     file(RELATIVE_PATH _attnmeta_up "${_attnmeta_pylib}" "${CMAKE_INSTALL_FULL_LIBDIR}")
@@ -239,7 +272,7 @@ if(ATTNMETA_INSTALL_PYTHON AND EXISTS ${PROJECT_SOURCE_DIR}/python/attnmeta)
          ${_attnmeta_links}/libattnmeta_${_kind}.so SYMBOLIC)
   endforeach()
   install(DIRECTORY ${_attnmeta_links}/
-    DESTINATION ${ATTNMETA_PYTHON_INSTALL_DIR}/attnmeta/lib
+    DESTINATION ${_attnmeta_pydest}/attnmeta/lib
     COMPONENT Python)
 endif()
 

@@ -33,7 +33,7 @@ def find_library(argv):
             cand = os.path.join(path, sub, "libattnmeta.so.0")
             if os.path.exists(cand):
                 return cand
-        sys.exit("no lib/libattnmeta.so.0 under %s" % path)
+        sys.exit("python_ctypes: no lib/libattnmeta.so.0 (nor lib64/) under %s\n%s" % (path, USAGE))
     if path:
         return path
     return ctypes.util.find_library("attnmeta") or "libattnmeta.so.0"
@@ -75,9 +75,29 @@ def int32_array(values):
     return arr, ctypes.cast(arr, i32p)
 
 
+USAGE = """usage: python3 python_ctypes.py [LIBRARY]
+  LIBRARY  libattnmeta.so.0, or an install prefix holding lib/libattnmeta.so.0
+           (default: $ATTNMETA_LIBRARY, then the dynamic loader's search path)"""
+
+
 def main(argv):
+    if len(argv) > 2 or (len(argv) == 2 and argv[1] in ("-h", "--help")):
+        print(USAGE, file=sys.stderr if len(argv) > 2 else sys.stdout)
+        return 2 if len(argv) > 2 else 0
     path = find_library(argv)
-    lib = load(path)
+    try:
+        lib = load(path)
+    except OSError as e:
+        given = len(argv) > 1 or os.environ.get("ATTNMETA_LIBRARY")
+        print("python_ctypes: cannot load %s: %s" % (path, e), file=sys.stderr)
+        if not given:
+            print("no library given and none on the loader's search path: pass its path "
+                  "or install prefix, or set ATTNMETA_LIBRARY", file=sys.stderr)
+        print(USAGE, file=sys.stderr)
+        return 2
+    except AttributeError as e:  # a library without attnmeta's functions
+        print("python_ctypes: %s is not libattnmeta: %s" % (path, e), file=sys.stderr)
+        return 2
     print("attnmeta %s from %s" % (lib.attnmeta_version_string().decode(), path))
 
     ctx = ctypes.c_void_p()

@@ -37,7 +37,7 @@ static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo :
 /* What the inputs were, for docs/reliability.md: printed at exit when the
  * environment has ATTNMETA_FUZZ_STATS=1. */
 static struct {
-  long runs, op[8], refused, accepted_ran, skipped, status[16];
+  long runs, op[8], refused, accepted_ran, skipped, status[16], aliased, small_struct;
 } stats;
 
 static void print_stats(void) {
@@ -50,6 +50,8 @@ static void print_stats(void) {
           "point:",
           stats.runs, stats.refused, stats.accepted_ran, stats.skipped);
   for (i = 0; i < 8; ++i) fprintf(stderr, " %s:%ld", ops[i], stats.op[i]);
+  fprintf(stderr, "\n  steps with an output placed on another buffer: %ld; steps in an exact-size "
+          "struct smaller than the header's: %ld", stats.aliased, stats.small_struct);
   fprintf(stderr, "\n  statuses returned by refused calls:");
   for (i = 1; i < 16; ++i)
     if (stats.status[i]) fprintf(stderr, " %s:%ld", attnmeta_status_string((attnmeta_status)i), stats.status[i]);
@@ -125,6 +127,28 @@ static int table_fits(int64_t rows, int64_t stride, int64_t cols) {
   return (__int128)(rows - 1) * stride + cols <= BUF;
 }
 
+/* Places one output of the step on another buffer the step names (an input
+ * or another output), a few elements off: an overlap the library must
+ * refuse, unless the bytes happen not to meet. 1 when done. */
+static int alias_one(fz_reader *rd, attnmeta_step *s) {
+  int32_t **out32[] = {&s->token_to_req, &s->seq_lens_out, &s->global_seq_lens_out,
+                       &s->block_table_out, &s->decode_lens_out, &s->req_indices_out,
+                       &s->per_req_lens_out, &s->error_word};
+  int64_t **out64[] = {&s->positions, &s->slot_mapping};
+  const void *on[] = {s->query_start_loc, s->seq_lens, s->block_table, s->token_to_req,
+                      s->seq_lens_out, s->global_seq_lens_out, s->block_table_out,
+                      s->decode_lens_out, s->req_indices_out, s->per_req_lens_out,
+                      s->error_word, s->positions, s->slot_mapping};
+  const int which = (int)fz_range(rd, 0, 9);
+  const char *target = (const char *)on[fz_range(rd, 0, 12)];
+  const char *at;
+  if (!target) return 0;
+  at = target + 4 * fz_range(rd, -3, 3);
+  if (which < 8) *out32[which] = (int32_t *)(uintptr_t)at;
+  else *out64[which - 8] = (int64_t *)(uintptr_t)((uintptr_t)at & ~(uintptr_t)7);
+  return 1;
+}
+
 static void fuzz_build_step(fz_reader *rd) {
   static const size_t sizes[] = {0, 1, sizeof(attnmeta_step) - 8, sizeof(attnmeta_step) - 1,
                                  sizeof(attnmeta_step) + 1, sizeof(attnmeta_step) + 8,
@@ -132,7 +156,8 @@ static void fuzz_build_step(fz_reader *rd) {
   attnmeta_step s;
   uint32_t required, optional;
   attnmeta_status st;
-  int fits;
+  int fits, aliased;
+  void *caller = &s; /* the struct as passed: a smaller one in an exact-size allocation */
   attnmeta_step_init(&s);
   if (fz_chance(rd, 1, 16)) s.struct_size = sizes[fz_u8(rd) % 7];
   s.query_start_loc = (const int32_t *)pick_ptr(rd, in_qsl.data, 4);
@@ -167,7 +192,14 @@ static void fuzz_build_step(fz_reader *rd) {
   s.positions = (int64_t *)pick_out(rd, B_POS);
   s.slot_mapping = (int64_t *)pick_out(rd, B_SLOT);
 
+  aliased = fz_chance(rd, 1, 8) && alias_one(rd, &s);
+
   fz_step_rules(&s, &required, &optional);
+  if (aliased) stats.aliased++;
+  if (aliased && !required) { /* buffers that share an allocation: not run */
+    count_call(0, 0, ATTNMETA_OK);
+    return;
+  }
   fits = s.num_reqs >= 0 && s.num_reqs < BUF && s.num_tokens >= 0 && s.num_tokens <= BUF &&
          s.capacity >= 0 && s.capacity <= BUF &&
          (!(s.block_table_out || s.slot_mapping) ||
@@ -179,7 +211,15 @@ static void fuzz_build_step(fz_reader *rd) {
   }
 
   poison_outputs();
-  st = attnmeta_build_step(ctx, &s, NULL);
+  if (s.struct_size < sizeof s) { /* a caller built against a smaller struct: just its bytes */
+    const size_t bytes = s.struct_size > sizeof(size_t) ? s.struct_size : sizeof(size_t);
+    caller = malloc(bytes);
+    if (!caller) fz_fail("out of memory");
+    memcpy(caller, &s, bytes);
+    stats.small_struct++;
+  }
+  st = attnmeta_build_step(ctx, (const attnmeta_step *)caller, NULL);
+  if (caller != &s) free(caller);
   count_call(required, 1, st);
   FZ_CHECK(fz_message_ok(attnmeta_last_error(ctx), 512), "last error is not terminated");
   if (required) {
@@ -427,6 +467,11 @@ static void fuzz_null_context(fz_reader *rd) {
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
+/* A linear congruential step: wraps modulo 2^64 on purpose. */
+FZ_WRAPS static uint64_t lcg_next(uint64_t x) {
+  return x * 6364136223846793005ull + 1442695040888963407ull;
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   static int32_t src[BUF + 1];
   uint64_t x = 0x1234567;
@@ -438,7 +483,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   /* hostile device data: the values do not matter to argument checks, only
    * that nothing reads or writes outside the buffers */
   for (i = 0; i <= BUF; ++i) {
-    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    x = lcg_next(x);
     src[i] = (int32_t)(x >> 33) % 600 - 100;
   }
   fz_in_alloc(&in_qsl, src, BUF + 1, 0);

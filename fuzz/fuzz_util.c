@@ -1,4 +1,5 @@
 /* Shared plumbing of the fuzz harnesses. See fuzz_util.h. */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_NORESERVE, mincore */
 #include "fuzz_util.h"
 
 #include <stdarg.h>
@@ -6,17 +7,20 @@
 #include <stdlib.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 /* ---- byte reader ---- */
 
-static uint64_t splitmix64(uint64_t *state) {
+FZ_WRAPS static uint64_t splitmix64(uint64_t *state) {
   uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
 }
 
-void fz_reader_init(fz_reader *r, const uint8_t *data, size_t size) {
+FZ_WRAPS void fz_reader_init(fz_reader *r, const uint8_t *data, size_t size) {
   uint64_t h = 0xCBF29CE484222325ull; /* FNV-1a of the whole input */
   size_t i;
   for (i = 0; i < size; ++i) h = (h ^ data[i]) * 0x100000001B3ull;
@@ -33,7 +37,7 @@ uint8_t fz_u8(fz_reader *r) {
 
 uint64_t fz_rand(fz_reader *r) { return splitmix64(&r->rng); }
 
-int64_t fz_rand_range(fz_reader *r, int64_t lo, int64_t hi) {
+FZ_WRAPS int64_t fz_rand_range(fz_reader *r, int64_t lo, int64_t hi) {
   const uint64_t span = (uint64_t)hi - (uint64_t)lo;
   uint64_t v = splitmix64(&r->rng);
   if (span != UINT64_MAX) v %= span + 1;
@@ -52,7 +56,7 @@ uint64_t fz_u64(fz_reader *r) {
   return (hi << 32) | fz_u32(r);
 }
 
-int64_t fz_range(fz_reader *r, int64_t lo, int64_t hi) {
+FZ_WRAPS int64_t fz_range(fz_reader *r, int64_t lo, int64_t hi) {
   const uint64_t span = (uint64_t)hi - (uint64_t)lo;
   uint64_t v;
   if (span == 0) return lo;
@@ -125,6 +129,18 @@ void fz_buf_alloc(fz_buf *b, size_t elem, int64_t n, size_t shift) {
   b->data = b->base + b->offset;
 }
 
+void fz_buf_alloc_exact(fz_buf *b, size_t elem, int64_t n, size_t shift) {
+  void *p = NULL;
+  b->bytes = (size_t)(n > 0 ? n : 0) * elem;
+  b->offset = shift;
+  b->total = b->offset + b->bytes;
+  if (posix_memalign(&p, 16, b->total ? b->total : 1) != 0 || !p)
+    fz_fail("out of memory (%zu bytes)", b->total);
+  b->base = (unsigned char *)p;
+  memset(b->base, FZ_POISON_BYTE, b->total);
+  b->data = b->base + b->offset;
+}
+
 void fz_buf_free(fz_buf *b) {
   free(b->base);
   b->base = NULL;
@@ -162,6 +178,89 @@ void fz_in_free(fz_in *in) {
   in->data = NULL;
 }
 
+/* ---- sparse buffers ---- */
+
+static size_t page_bytes(void) { return (size_t)sysconf(_SC_PAGESIZE); }
+
+/* Raw system calls: AddressSanitizer's mmap/munmap interceptors touch the
+ * shadow of the whole range, which for a terabyte of reserve takes seconds. */
+static void *raw_mmap(size_t bytes) {
+  const long r = syscall(SYS_mmap, NULL, bytes, PROT_NONE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  return r < 0 && r > -4096 ? MAP_FAILED : (void *)r;
+}
+
+static void raw_munmap(void *at, size_t bytes) { syscall(SYS_munmap, at, bytes); }
+
+int fz_sparse_alloc(fz_sparse *s, size_t bytes) {
+  const size_t page = page_bytes();
+  const size_t body = (bytes + page - 1) / page * page;
+  void *map;
+  memset(s, 0, sizeof *s);
+  if (body > ((size_t)1 << 46)) return 0;
+  map = raw_mmap(body + 2 * page);
+  if (map == MAP_FAILED) return 0;
+  s->map = (unsigned char *)map;
+  s->map_bytes = body + 2 * page;
+  /* pages of the base size only: a transparent huge page would commit (and
+   * show as touched) 2 MiB around every write */
+  if (body && (madvise(s->map, s->map_bytes, MADV_NOHUGEPAGE) != 0 ||
+               mprotect(s->map + page, body, PROT_READ | PROT_WRITE) != 0)) {
+    fz_sparse_free(s);
+    return 0;
+  }
+  s->bytes = bytes;
+  s->data = s->map + page + body - bytes;
+  return 1;
+}
+
+void fz_sparse_free(fz_sparse *s) {
+  if (s->map) raw_munmap(s->map, s->map_bytes);
+  memset(s, 0, sizeof *s);
+}
+
+void fz_sparse_freeze(fz_sparse *s) {
+  const size_t page = page_bytes();
+  if (s->map && s->map_bytes > 2 * page)
+    if (mprotect(s->map + page, s->map_bytes - 2 * page, PROT_READ) != 0)
+      fz_fail("mprotect of a sparse input failed");
+}
+
+void fz_sparse_touched(const fz_sparse *s, void (*visit)(void *arg, size_t begin, size_t end),
+                       void *arg) {
+  enum { CHUNK = 1 << 16 }; /* pages per mincore call */
+  const size_t page = page_bytes();
+  unsigned char vec[CHUNK];
+  unsigned char *first, *stop;
+  if (!s->bytes) return;
+  first = s->map + page; /* page-aligned start of the data's pages */
+  stop = s->data + s->bytes;
+  while (first < stop) {
+    const size_t pages = ((size_t)(stop - first) + page - 1) / page;
+    const size_t n = pages < CHUNK ? pages : CHUNK;
+    size_t i;
+    if (mincore(first, n * page, vec) != 0) fz_fail("mincore failed");
+    for (i = 0; i < n; ++i) {
+      unsigned char *lo, *hi;
+      uint64_t word;
+      if (i % 8 == 0 && i + 8 <= n) { /* mostly untouched: skip 8 pages at a time */
+        memcpy(&word, vec + i, sizeof word);
+        if (!word) {
+          i += 7;
+          continue;
+        }
+      }
+      if (!(vec[i] & 1)) continue;
+      lo = first + i * page;
+      hi = lo + page;
+      if (lo < s->data) lo = s->data;
+      if (hi > stop) hi = stop;
+      if (lo < hi) visit(arg, (size_t)(lo - s->data), (size_t)(hi - s->data));
+    }
+    first += n * page;
+  }
+}
+
 /* ---- host-argument rules ---- */
 
 #define FZ_BIT(status) (1u << (unsigned)(status))
@@ -178,6 +277,90 @@ static int truly_overflows(int64_t rows, int64_t stride, int64_t cols) {
 /* The library may refuse earlier, with a margin (rows * stride * 8 bytes). */
 static int may_overflow(int64_t rows, int64_t stride) {
   return (__int128)rows * stride * 8 > (__int128)INT64_MAX;
+}
+
+/* A buffer as the contract sees it: `rows` runs of `width` bytes, `pitch`
+ * bytes apart. */
+typedef struct fz_span {
+  __int128 base, rows, width, pitch;
+  int output;
+} fz_span;
+
+/* The rows i of b with [b.base + i * pitch, + width) meeting [lo, hi):
+ * from ceil((lo - base - width + 1) / pitch) to floor((hi - 1 - base) /
+ * pitch), within [0, rows). */
+static int fz_run_meets(__int128 lo, __int128 hi, const fz_span *b) {
+  __int128 first, last;
+  if (hi <= lo) return 0;
+  first = lo - b->base - b->width + 1;
+  first = first <= 0 ? 0 : (first + b->pitch - 1) / b->pitch;
+  last = hi - 1 - b->base;
+  if (last < 0) return 0;
+  last = last / b->pitch;
+  if (last > b->rows - 1) last = b->rows - 1;
+  return first <= last;
+}
+
+/* 0: no overlap; 2: an overlap; 1: two strided tables interleaved past
+ * 2^16 rows (the library may refuse them without looking row by row). */
+static int fz_spans_meet(const fz_span *a, const fz_span *b) {
+  const fz_span *few = a->rows <= b->rows ? a : b, *many = few == a ? b : a;
+  __int128 i;
+  if (a->rows == 1 || a->pitch == a->width)
+    return fz_run_meets(a->base, a->base + (a->rows - 1) * a->pitch + a->width, b) ? 2 : 0;
+  if (b->rows == 1 || b->pitch == b->width)
+    return fz_run_meets(b->base, b->base + (b->rows - 1) * b->pitch + b->width, a) ? 2 : 0;
+  if (a->base + (a->rows - 1) * a->pitch + a->width <= b->base ||
+      b->base + (b->rows - 1) * b->pitch + b->width <= a->base)
+    return 0;
+  if (few->rows > (1 << 16)) return 1;
+  for (i = 0; i < few->rows; ++i)
+    if (fz_run_meets(few->base + i * few->pitch, few->base + i * few->pitch + few->width, many))
+      return 2;
+  return 0;
+}
+
+uint32_t fz_overlap_rule(const attnmeta_step *s) {
+  const int wants_seq = s->seq_lens_out || s->global_seq_lens_out || s->positions || s->slot_mapping;
+  const int wants_table = s->block_table_out || s->slot_mapping;
+  const __int128 R = s->num_reqs, T = s->num_tokens, C = s->capacity;
+  const __int128 cols = wants_table ? s->block_table_cols : 0;
+  struct {
+    const void *ptr;
+    __int128 rows, width, pitch;
+    int output;
+  } b[13] = {
+      {s->query_start_loc, 1, (R + 1) * 4, (R + 1) * 4, 0},
+      {wants_seq ? s->seq_lens : NULL, 1, R * 4, R * 4, 0},
+      {wants_table ? s->block_table : NULL, R, cols * 4, (__int128)s->block_table_stride * 4, 0},
+      {s->token_to_req, 1, T * 4, T * 4, 1},
+      {s->seq_lens_out, 1, C * 4, C * 4, 1},
+      {s->global_seq_lens_out, 1, T * 4, T * 4, 1},
+      {s->block_table_out, T, cols * 4, (__int128)s->block_table_out_stride * 4, 1},
+      {s->decode_lens_out, 1, T * 4, T * 4, 1},
+      {s->req_indices_out, 1, T * 4, T * 4, 1},
+      {s->per_req_lens_out, 1, R * 4, R * 4, 1},
+      {s->positions, 1, T * 8, T * 8, 1},
+      {s->slot_mapping, 1, C * 8, C * 8, 1},
+      {s->error_word, 1, 4, 4, 1}};
+  fz_span sp[13];
+  int n = 0, i, j, worst = 0;
+  for (i = 0; i < 13; ++i) {
+    if (!b[i].ptr || b[i].rows <= 0 || b[i].width <= 0) continue;
+    sp[n].base = (__int128)(uintptr_t)b[i].ptr;
+    sp[n].rows = b[i].rows;
+    sp[n].width = b[i].width;
+    sp[n].pitch = b[i].pitch;
+    sp[n].output = b[i].output;
+    ++n;
+  }
+  for (i = 0; i < n; ++i)
+    for (j = i + 1; j < n; ++j)
+      if (sp[i].output || sp[j].output) {
+        const int m = fz_spans_meet(&sp[i], &sp[j]);
+        if (m > worst) worst = m;
+      }
+  return (uint32_t)worst;
 }
 
 void fz_step_rules(const attnmeta_step *s, uint32_t *required, uint32_t *optional) {
@@ -214,11 +397,9 @@ void fz_step_rules(const attnmeta_step *s, uint32_t *required, uint32_t *optiona
       else if (may_overflow(s->num_reqs, s->block_table_stride))
         table_opt |= FZ_BIT(ATTNMETA_ERR_OVERFLOW);
     }
-    if (wants_table) {
+    if (wants_table) { /* a table no product reads is not checked */
       req |= table;
       opt |= table_opt;
-    } else {
-      opt |= table | table_opt;
     }
   }
   if (s->block_table_out) {
@@ -231,8 +412,7 @@ void fz_step_rules(const attnmeta_step *s, uint32_t *required, uint32_t *optiona
         opt |= FZ_BIT(ATTNMETA_ERR_OVERFLOW);
     }
   }
-  if (s->block_size < 1)
-    (s->slot_mapping ? &req : &opt)[0] |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+  if (s->block_size < 1 && s->slot_mapping) req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
 
   /* alignment: outputs and qsl always used; seq_lens and the table when needed */
   if (misaligned(s->query_start_loc, 4) || misaligned(s->token_to_req, 4) ||
@@ -242,9 +422,16 @@ void fz_step_rules(const attnmeta_step *s, uint32_t *required, uint32_t *optiona
       misaligned(s->error_word, 4) || misaligned(s->positions, 8) ||
       misaligned(s->slot_mapping, 8))
     req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
-  if (misaligned(s->seq_lens, 4)) (wants_seq ? &req : &opt)[0] |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
-  if (misaligned(s->block_table, 4))
-    (wants_table ? &req : &opt)[0] |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+  /* unused inputs are not checked at all */
+  if (wants_seq && misaligned(s->seq_lens, 4)) req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+  if (wants_table && misaligned(s->block_table, 4)) req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+
+  /* overlaps, once the sizes themselves are sound */
+  if (!req) {
+    uint32_t overlap = fz_overlap_rule(s);
+    if (overlap == 2) req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+    if (overlap == 1) opt |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+  }
 
   *required = req;
   *optional = opt;

@@ -45,6 +45,23 @@ int32_t fz_edge32(fz_reader *r);
 /* An int64 that is often an edge value (INT64 limits, INT32 limits, ...). */
 int64_t fz_edge64(fz_reader *r);
 
+/* The checks and bulk loops give the fuzzer no useful feedback: keep their
+ * comparisons out of the coverage instrumentation (they dominate otherwise). */
+#if defined(__clang__) && __clang_major__ >= 13
+#define FZ_NO_COVERAGE __attribute__((no_sanitize("coverage"), noinline))
+#else
+#define FZ_NO_COVERAGE
+#endif
+
+/* Functions whose unsigned arithmetic wraps on purpose (hashes, the PRNG,
+ * ranges taken modulo 2^64): exempt from clang's unsigned-integer-overflow
+ * check, which the fuzz and sanitizer builds enable everywhere else. */
+#if defined(__clang__)
+#define FZ_WRAPS __attribute__((no_sanitize("unsigned-integer-overflow")))
+#else
+#define FZ_WRAPS
+#endif
+
 /* ---- failures ---- */
 
 #if defined(__GNUC__)
@@ -79,6 +96,9 @@ typedef struct fz_buf {
 /* shift: extra bytes between the leading guard and the data (for
  * misalignment); base is 16-byte aligned. n may be 0. */
 void fz_buf_alloc(fz_buf *b, size_t elem, int64_t n, size_t shift);
+/* The same with no trailing guard: the allocation ends where the data
+ * ends, so AddressSanitizer reports the first byte written past it. */
+void fz_buf_alloc_exact(fz_buf *b, size_t elem, int64_t n, size_t shift);
 void fz_buf_free(fz_buf *b);
 /* 1 when every byte outside [data, data + bytes) still holds the poison. */
 int fz_buf_guards_intact(const fz_buf *b);
@@ -95,6 +115,29 @@ typedef struct fz_in {
 void fz_in_alloc(fz_in *in, const int32_t *src, int64_t n, int shift_elems);
 void fz_in_free(fz_in *in);
 
+/* ---- sparse buffers, for sizes up to the host's limits ----
+ * Zeroed memory reserved but not committed (MAP_NORESERVE): pages cost
+ * memory only once written. The data ends exactly where an inaccessible
+ * page begins and starts right after one (bytes a multiple of the page
+ * size) or a few bytes into the first page: an access past either end
+ * faults in any build. */
+typedef struct fz_sparse {
+  unsigned char *map;
+  size_t map_bytes;
+  unsigned char *data;
+  size_t bytes;
+} fz_sparse;
+
+/* 0 when the address space cannot be had (the caller skips the input). */
+int fz_sparse_alloc(fz_sparse *s, size_t bytes);
+void fz_sparse_free(fz_sparse *s);
+/* Makes the buffer read-only (an input: any write faults). */
+void fz_sparse_freeze(fz_sparse *s);
+/* Calls visit(arg, begin, end) for every byte range [begin, end) of the data
+ * that lies on a page the process has touched (mincore), in order. */
+void fz_sparse_touched(const fz_sparse *s, void (*visit)(void *arg, size_t begin, size_t end),
+                       void *arg);
+
 /* ---- the host-argument rules, written from the header and the contract ----
  * For a step, `required` gets one bit (1 << status) per rule the step breaks
  * that must make the call fail; `optional` one bit per rule it breaks on a
@@ -102,6 +145,12 @@ void fz_in_free(fz_in *in);
  * The call must return OK when both are 0, a status in `required | optional`
  * when `required` is not 0, and OK or a status in `optional` otherwise. */
 void fz_step_rules(const attnmeta_step *s, uint32_t *required, uint32_t *optional);
+
+/* Whether an output of the step shares bytes with an input or another
+ * output (only buffers the step uses, only the bytes each covers): 0 no,
+ * 2 yes, 1 cannot say cheaply (the library may refuse). Part of
+ * fz_step_rules, for steps whose sizes are otherwise sound. */
+uint32_t fz_overlap_rule(const attnmeta_step *s);
 
 /* Launch config rules of attnmeta_set_launch_config on a CPU context. */
 uint32_t fz_config_rules(const attnmeta_launch_config *c);

@@ -13,6 +13,11 @@ writes the figures as JSON.
 The step is the C CLI's: 64 requests of 1 to 4 speculative tokens, KV
 lengths of a few thousand, a 512-column block table (block size 64), padded
 to 256 tokens, capacity 512.
+
+With torch (>= 2.4) the same calls are also timed through the custom
+operators of attnmeta.ops (torch.ops.attnmeta.*, what torch.compile sees),
+called eagerly: the direct calls stay the default outside torch.compile,
+and the "op:" rows show what the dispatcher would add to each.
 """
 
 import argparse
@@ -174,6 +179,30 @@ def main():
                            lambda: _lib.build_step(ctx._handle, plan._addr, raw_stream(index))))
         candidates.append(("part: torch's current raw stream", lambda: raw_stream(index)))
     candidates.append(("part: checking one buffer", lambda: _arrays.vec(qsl, "query_start_loc")))
+    candidates.append(("part: the torch.compile check (is_compiling)", lambda: _arrays.is_compiling()))
+    # The torch custom operators (attnmeta.ops), called eagerly: what a
+    # call costs through torch's dispatcher, against the direct calls above
+    # (which stay the default outside torch.compile).
+    if isinstance(arrays, _Torch):
+        try:
+            import attnmeta.ops  # noqa: F401
+
+            torch = arrays.torch
+            op_token_map = torch.ops.attnmeta.token_to_req_indices
+            op_step = torch.ops.attnmeta.build_step
+            names = attnmeta.ops.OUTPUTS
+            step_outs = [out.get(n) for n in names]
+            indexer_outs = [indexer.buffers.get(n) for n in names]
+            candidates.append(("op: torch.ops.attnmeta.token_to_req_indices",
+                               lambda: op_token_map(qsl, token_map_out, actual, PADDED)))
+            candidates.append(("op: torch.ops.attnmeta.build_step, full step",
+                               lambda: op_step(qsl, seq_lens, table, *step_outs, REQS, PADDED,
+                                               CAPACITY, -1, BLOCK, 1, 0, 1)))
+            candidates.append(("op: torch.ops.attnmeta.build_step, indexer",
+                               lambda: op_step(qsl, seq_lens, table, *indexer_outs, REQS, PADDED,
+                                               -1, -1, 1, 1, 0, 1)))
+        except ImportError as exc:
+            print("attnmeta.ops not measured: %s" % exc, file=sys.stderr)
     if isinstance(arrays, _Torch) and arrays.device.type == "cuda":
         torch = arrays.torch
         small = torch.zeros(16, dtype=torch.int32, device=arrays.device)

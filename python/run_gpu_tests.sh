@@ -1,7 +1,8 @@
 #!/bin/sh
-# The Python binding on a GPU machine (python3 with torch): every test, the
-# torch CUDA ones and the CUDA-graph captures included, then the host
-# overhead per call through the binding.
+# The Python binding on a GPU machine (python3 with torch): the host
+# overhead per call through the binding (direct calls and the torch custom
+# operators), the torch.compile and vLLM-integration tests one by one, then
+# every test, the torch CUDA ones and the CUDA-graph captures included.
 #
 #   python/run_gpu_tests.sh BUILD_DIR OUTDIR
 #
@@ -17,9 +18,15 @@ out=$2
 PYTHONUNBUFFERED=1 PYTHONPATH="$here" ATTNMETA_LIBRARY="$build/lib/libattnmeta.so" \
   python3 "$here/bench_overhead.py" --json "$out/python_overhead.json"
 bench_rc=$?
+# torch.compile(fullgraph=True) through the custom operators (attnmeta.ops),
+# test by test, then everything else.
 log=$(mktemp)
+ATTNMETA_PYTHON=python3 sh "$here/run_tests.sh" "$build" -v -rs -p no:randomly \
+  -k "test_torch_compile or test_vllm_integration" >"$log" 2>&1
+compile_rc=$?
+grep -E "PASSED|FAILED|SKIPPED|ERROR|passed|failed" "$log" | tail -n 40
 ATTNMETA_PYTHON=python3 sh "$here/run_tests.sh" "$build" -q -rN >"$log" 2>&1
 test_rc=$?
 tail -n 15 "$log"
 rm -f "$log"
-[ "$bench_rc" -eq 0 ] && [ "$test_rc" -eq 0 ]
+[ "$bench_rc" -eq 0 ] && [ "$compile_rc" -eq 0 ] && [ "$test_rc" -eq 0 ]

@@ -13,6 +13,8 @@
  *   dsv4         the DSV4 products alone
  *   dsv4_quiet   the same without an error word
  *   alone_<out>  each DSV4 output alone (groups wanted out of order)
+ *   all_graph    everything, captured into a graph and replayed (GPU
+ *                backends: one kernel node per step)
  * On the CPU backend the kernel body also runs for emulated GPU launch
  * shapes (lanes x groups threads a block, every thread in turn, several
  * blocks), so the lanes' split of the wide rows is checked here too, not
@@ -31,6 +33,7 @@
 #include "am_step_kernel.h"    /* the kernel body, for emulated GPU launch shapes */
 #include "am_step_translate.h" /* what step.c passes it */
 #include "attnmeta/attnmeta.h"
+#include "attnmeta/attnmeta_measure.h"
 #include "cases_dsv4.h"
 #include "harness.h"
 #include "reference.h"
@@ -328,6 +331,40 @@ static void emulate(const attnmeta_step *s, const gpu_shape *shape) {
 
 static void run_variant_on(run *ru, unsigned want, const char *variant, const gpu_shape *shape);
 
+/* Not a shape: the step captured into a graph and replayed (attnmeta_measure_graph). */
+static const gpu_shape graph_run = {"graph", 0, 0, 0, 0, 0};
+
+typedef struct enqueue_ctx {
+  attnmeta_context *ctx;
+  const attnmeta_step *step;
+} enqueue_ctx;
+
+static attnmeta_status enqueue_step(void *user, void *stream) {
+  const enqueue_ctx *e = user;
+  return attnmeta_build_step(e->ctx, e->step, stream);
+}
+
+/* Captures the step into a graph (on a GPU backend; the CPU backend runs it
+ * in a loop) and replays it: a whole step must be one kernel node. */
+static void run_graph(run *ru, const attnmeta_step *s) {
+  enqueue_ctx e;
+  attnmeta_graph_timing timing;
+  attnmeta_status st;
+  e.ctx = ru->ctx;
+  e.step = s;
+  st = attnmeta_measure_graph(ru->ctx, enqueue_step, &e, 4, 2, 1, &timing);
+  if (st != ATTNMETA_OK) {
+    fail(ru, "attnmeta_measure_graph: ", attnmeta_last_error(ru->ctx));
+    return;
+  }
+  if (timing.graph && timing.kernel_nodes_per_step != 1.0) {
+    char detail[128];
+    snprintf(detail, sizeof detail, "%.2f kernel nodes per step in the captured graph, not 1",
+             timing.kernel_nodes_per_step);
+    fail(ru, "", detail);
+  }
+}
+
 static void run_variant(run *ru, unsigned want, const char *variant) {
   run_variant_on(ru, want, variant, NULL);
 }
@@ -356,7 +393,10 @@ static void run_variant_on(run *ru, unsigned want, const char *variant, const gp
   }
   if (shape) { /* again, poisoned, through the emulated shape (the call above checked the step) */
     amt_to_dev(ru->ctx, ru->d_arena, ru->h_arena, ru->bytes);
-    emulate(&s, shape);
+    if (shape == &graph_run)
+      run_graph(ru, &s);
+    else
+      emulate(&s, shape);
   }
   amt_to_host(ru->ctx, ru->h_arena, ru->d_arena, ru->bytes);
   for (i = 0; i < ru->bytes; i++) {
@@ -476,6 +516,11 @@ ParameterizedTest(dsv4_param *param, dsv4, cases) {
       }
     }
   }
+  /* a whole step, every product, in one graph: one kernel node */
+  cr_assert_eq(attnmeta_set_launch_config(ru.ctx, NULL), ATTNMETA_OK);
+  ru.config = "auto";
+  for (ru.rank = 0; ru.rank < ru.b->world; ru.rank++)
+    run_variant_on(&ru, (1u << NOUT) - 1, "all_graph", &graph_run);
   if (kind == ATTNMETA_BACKEND_CPU) {
     ru.rank = 0;
     for (c = 0; c < (int)(sizeof gpu_shapes / sizeof gpu_shapes[0]); c++) {

@@ -12,7 +12,10 @@
 #include "am_step_choices.h"
 #include "am_dsv4.h"
 #include "am_step_translate.h"
+#include "am_topk_params.h"
+#include "am_topk_kernel.h"
 #include "attnmeta/conformance/vecfile.h"
+#include "attnmeta/conformance/vecfile_topk.h"
 #include "attnmeta/conformance/vecrun.h"
 
 int attnmeta_header_check_cxx();

@@ -260,7 +260,8 @@ Test(vectors, parser_rejects_malformed) {
     const char *says;
   } bad[] = {
       {"attnmeta-vectors 1\n", "", 1, "first line"},
-      {"attnmeta-vectors 1\n", "attnmeta-vectors 3\n", 1, "version 3 not supported"},
+      {"attnmeta-vectors 1\n", "attnmeta-vectors 4\n", 1, "version 4 not supported"},
+      {"op step\n", "op topk\n", 5, "unknown op 'topk' (format version 1 knows 'step')"},
       {"attnmeta-vectors 1\n", "attnmeta-vectors 0\n", 1, "version 0 not supported"},
       {"param misalign 0\n", "param misalign 0\nparam swa_window 8\n", 17, "version-2 param"},
       {"products token_to_req slot_mapping\n", "products token_to_req swa_lens\n", 17,

@@ -2,39 +2,83 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "attnmeta/attnmeta.h"
 #include "cli.h"
+#include "cli_options.h"
+
+typedef struct command {
+  const char *name;
+  int (*run)(int argc, char **argv);
+} command;
+
+static const command commands[] = {
+    {"info", cli_info},
+    {"step", cli_step},
+    {"bench", cli_bench},
+    {"conformance", cli_conformance},
+};
 
 static void usage(FILE *out) {
   fprintf(out,
-          "usage: attnmeta <command> [options]\n"
-          "  info                      library version, backends, devices, module targets\n"
-          "  step [--backend B] [--device N] [--iters N]\n"
-          "                            build one realistic decode step's metadata on the\n"
-          "                            default (or given) backend, print it and its timing\n"
-          "  bench [--backend B] [--device N] [--config SPEC]... [--json FILE] [--help]\n"
-          "                            time the cases of the performance targets (token map\n"
-          "                            and indexer metadata in one step), check them first,\n"
-          "                            compare with the floors and anchors; table last\n"
-          "  conformance [--backend B] [--device N] [--config SPEC]... [--vector NAME]...\n"
-          "              [--json FILE] [--verbose] [FILES...]\n"
-          "                            run conformance vector files (default: the installed\n"
-          "                            set, share/attnmeta/vectors) on a backend: a line per\n"
-          "                            vector, then 'N passed, N failed, N skipped'\n"
-          "                            (docs/conformance.md)\n"
-          "  help                      this text\n"
-          "backends: auto (default; $ATTNMETA_BACKEND overrides), cpu, cuda, hip\n");
+          "usage: attnmeta <command> [options]   ('attnmeta <command> --help': its options)\n"
+          "  info          library version, backends, devices, module targets\n"
+          "  step          build one decode step's metadata (its size set by options) on\n"
+          "                the default or given backend; print what it built, its timing\n"
+          "  bench         time the cases of the performance targets, checked first,\n"
+          "                against the floors and anchors; table last, --json FILE too\n"
+          "  conformance   run conformance vector files (default: the installed set) on a\n"
+          "                backend: a line per vector, then 'N passed, N failed, N skipped'\n"
+          "  help [CMD]    this text, or CMD's\n"
+          "  --version     the tool's and the library's version\n"
+          "backends: auto (default; $ATTNMETA_BACKEND overrides), cpu, cuda, hip\n" CLI_EXIT_STATUS_HELP);
+}
+
+static const command *find(const char *name) {
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; ++i)
+    if (strcmp(commands[i].name, name) == 0) return &commands[i];
+  return NULL;
+}
+
+static int is_help(const char *a) {
+  return strcmp(a, "help") == 0 || strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2 || strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0) {
-    usage(argc < 2 ? stderr : stdout);
-    return argc < 2 ? 2 : 0;
+  const command *c;
+  if (argc < 2) {
+    usage(stderr);
+    return CLI_EXIT_USAGE;
   }
-  if (strcmp(argv[1], "info") == 0) return cli_info(argc - 1, argv + 1);
-  if (strcmp(argv[1], "step") == 0) return cli_step(argc - 1, argv + 1);
-  if (strcmp(argv[1], "bench") == 0) return cli_bench(argc - 1, argv + 1);
-  if (strcmp(argv[1], "conformance") == 0) return cli_conformance(argc - 1, argv + 1);
-  fprintf(stderr, "attnmeta: unknown command '%s'\n", argv[1]);
+  if (is_help(argv[1])) {
+    if (argc == 2) {
+      usage(stdout);
+      return CLI_EXIT_OK;
+    }
+    c = find(argv[2]);
+    if (!c || argc > 3) {
+      fprintf(stderr, "attnmeta help: %s '%s'\n", c ? "unexpected argument" : "unknown command",
+              argv[c ? 3 : 2]);
+      return CLI_EXIT_USAGE;
+    }
+    {
+      char help[] = "--help";
+      char *sub[] = {argv[2], help, NULL};
+      return c->run(2, sub);
+    }
+  }
+  if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+    if (argc > 2) {
+      fprintf(stderr, "attnmeta %s: unexpected argument '%s'\n", argv[1], argv[2]);
+      return CLI_EXIT_USAGE;
+    }
+    printf("attnmeta %d.%d.%d (library %s)\n", ATTNMETA_VERSION_MAJOR, ATTNMETA_VERSION_MINOR,
+           ATTNMETA_VERSION_PATCH, attnmeta_version_string());
+    return CLI_EXIT_OK;
+  }
+  c = find(argv[1]);
+  if (c) return c->run(argc - 1, argv + 1);
+  fprintf(stderr, "attnmeta: unknown %s '%s'\n", argv[1][0] == '-' ? "option" : "command",
+          argv[1]);
   usage(stderr);
-  return 2;
+  return CLI_EXIT_USAGE;
 }

@@ -32,55 +32,48 @@
 
 /* ---- options ---- */
 
-/* Parses "block=B,grid=G,stage=S,vector=V,lanes=L" (any subset) or "default". */
-static int parse_config(const char *text, variant *v) {
-  char buf[256];
-  char *save = NULL, *item;
-  v->config = attnmeta_launch_config_default();
+#define CMD "attnmeta bench"
+
+/* "default", or a launch config for cli_parse_launch_config. */
+static int parse_config(const char *opt, const char *text, variant *v) {
   snprintf(v->label, sizeof v->label, "%s", text);
-  if (strcmp(text, "default") == 0 || text[0] == '\0') return 0;
-  snprintf(buf, sizeof buf, "%s", text);
-  for (item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-    char *eq = strchr(item, '=');
-    char *end = NULL;
-    long value;
-    if (!eq) return -1;
-    *eq = '\0';
-    value = strtol(eq + 1, &end, 10);
-    if (end == eq + 1 || *end != '\0' || value < -1 || value > 1 << 20) return -1;
-    if (strcmp(item, "block") == 0) v->config.block = (int)value;
-    else if (strcmp(item, "grid") == 0) v->config.grid = (int)value;
-    else if (strcmp(item, "stage") == 0) v->config.stage = (int)value;
-    else if (strcmp(item, "vector") == 0) v->config.vector = (int)value;
-    else if (strcmp(item, "lanes") == 0) v->config.lanes = (int)value;
-    else return -1;
+  if (strcmp(text, "default") == 0) {
+    v->config = attnmeta_launch_config_default();
+    return 0;
   }
-  return 0;
+  return cli_parse_launch_config(CMD, opt, text, &v->config);
 }
 
 static void usage(FILE *out) {
   fprintf(out,
-          "usage: attnmeta bench [--backend B] [--device N] [--config SPEC]... [--case NAME]...\n"
-          "                      [--repeats N] [--steps N] [--sets N] [--target-ms MS]\n"
-          "                      [--copy-bytes N] [--quick] [--warm-only] [--json FILE] [--list]\n"
-          "  --config SPEC  a launch-config variant, \"block=B,grid=G,stage=S,vector=V,lanes=L\"\n"
+          "usage: attnmeta bench [--backend B] [--device N] [--config SPEC]...\n"
+          "                      [--case NAME]... [--repeats N] [--steps N] [--sets N]\n"
+          "                      [--target-ms MS] [--copy-bytes N] [--quick] [--warm-only]\n"
+          "                      [--cold-cache-bytes N] [--json FILE] [--list]\n"
+          "  --config SPEC  a launch-config variant,\n"
+          "                 \"block=B,grid=G,stage=S,vector=V,lanes=L\"\n"
           "                 (any subset; 0 / -1 = automatic) or \"default\"; repeatable.\n"
           "                 Without it: the default configuration only\n"
           "  --case NAME    only this case (repeatable); --list shows the names\n"
-          "  --repeats N    repeats per measurement, median reported (default 7)\n"
-          "  --steps N      steps captured per graph (default 50)\n"
-          "  --sets N       input sets rotated (default: 8 when they fit in %u MiB, else 1)\n"
-          "  --target-ms MS wall time one repeat aims at (default 20)\n"
-          "  --copy-bytes N size of the copy the bandwidth floor is measured with\n"
-          "                 (default 256 MiB on a GPU, 64 MiB on the CPU)\n"
+          "  --repeats N    repeats per measurement, median reported, 1 .. 1000 (default 7)\n"
+          "  --steps N      steps captured per graph, 1 .. 10000 (default 50)\n"
+          "  --sets N       input sets rotated (default: 8 when they fit in %u MiB, else 1;\n"
+          "                 at most %d)\n"
+          "  --target-ms MS wall time one repeat aims at, 0.01 .. 60000 (default 20)\n"
+          "  --copy-bytes N size of the copy the bandwidth floor is measured with,\n"
+          "                 4 .. 2^36 (default 256 MiB on a GPU, 64 MiB on the CPU)\n"
           "  --quick        3 repeats, 5 ms a repeat\n"
           "  --warm-only    no cold figures (on a GPU each case is also timed, at the first\n"
           "                 variant, with its inputs out of L2: input sets rotated past 2 x\n"
           "                 the L2 size, or an L2 scrub before each step, subtracted)\n"
           "  --cold-cache-bytes N  the cache size the cold figures defeat, instead of the\n"
-          "                 device's; also gives the CPU backend cold figures\n"
-          "  --json FILE    write every number, the date, the device and the version\n",
-          SET_BUDGET_BYTES >> 20);
+          "                 device's, 1 .. 2^40; also gives the CPU backend cold figures\n"
+          "  --json FILE    write every number, the date, the device and the version\n"
+          "                 (opened first: a path that cannot be written fails at once)\n"
+          "  --list         the case names, then exit\n"
+          "Progress goes to stderr, the table to stdout. Exits 1 when a case fails its\n"
+          "check or a measurement fails.\n" CLI_EXIT_STATUS_HELP,
+          SET_BUDGET_BYTES >> 20, MAX_SETS);
 }
 
 int cli_bench(int argc, char **argv) {
@@ -89,7 +82,9 @@ int cli_bench(int argc, char **argv) {
   bench_case cases[MAX_CASES];
   int case_ids[MAX_CASES];
   static result res[MAX_VARIANTS][MAX_CASES];
-  int nvariants = 0, ncases_all, ncases = 0, rc = 1, failures = 0;
+  int nvariants = 0, ncases_all, ncases = 0, rc = CLI_EXIT_FAILED, failures = 0, list = 0;
+  cli_args a;
+  cli_output json = {NULL, NULL};
   attnmeta_context *ctx = NULL;
   run_info ri;
 
@@ -99,72 +94,87 @@ int cli_bench(int argc, char **argv) {
   o.steps = 50;
   o.target_ms = 20.0;
   ncases_all = bench_make_cases(cases);
-  for (int i = 1; i < argc; ++i) {
-    const char *a = argv[i];
-    const int has = i + 1 < argc;
-    if (strcmp(a, "--backend") == 0 && has) {
-      if (cli_parse_backend(argv[++i], &o.kind)) {
-        fprintf(stderr, "attnmeta bench: unknown backend '%s'\n", argv[i]);
-        return 2;
+  cli_args_init(&a, CMD, argc, argv);
+  while (cli_next(&a)) {
+    int bad = 0;
+    if (cli_is_help(&a)) {
+      if (cli_flag(&a)) return CLI_EXIT_USAGE;
+      usage(stdout);
+      return CLI_EXIT_OK;
+    } else if (cli_is(&a, "--backend")) {
+      bad = cli_take_backend(&a, &o.kind);
+    } else if (cli_is(&a, "--device")) {
+      bad = cli_take_device(&a, &o.device);
+    } else if (cli_is(&a, "--config")) {
+      const char *v = cli_value(&a);
+      if (v && nvariants == MAX_VARIANTS) {
+        fprintf(stderr, CMD ": --config: at most %d variants\n", MAX_VARIANTS);
+        return CLI_EXIT_USAGE;
       }
-    } else if (strcmp(a, "--device") == 0 && has) {
-      o.device = atoi(argv[++i]);
-    } else if (strcmp(a, "--config") == 0 && has) {
-      if (nvariants == MAX_VARIANTS || parse_config(argv[++i], &variants[nvariants])) {
-        fprintf(stderr, "attnmeta bench: bad or too many --config '%s'\n", argv[i]);
-        return 2;
+      bad = !v || parse_config(a.name, v, &variants[nvariants++]);
+    } else if (cli_is(&a, "--case")) {
+      const char *v = cli_value(&a);
+      int known = 0;
+      for (int k = 0; v && k < ncases_all; ++k) known |= strcmp(v, cases[k].name) == 0;
+      if (v && !known) {
+        fprintf(stderr, CMD ": --case: no case named '%s'; --list shows the names\n", v);
+        return CLI_EXIT_USAGE;
       }
-      ++nvariants;
-    } else if (strcmp(a, "--case") == 0 && has) {
-      if (o.n_only < MAX_CASES) o.only[o.n_only++] = argv[++i];
-    } else if (strcmp(a, "--repeats") == 0 && has) {
-      o.repeats = atoi(argv[++i]);
-    } else if (strcmp(a, "--steps") == 0 && has) {
-      o.steps = atoi(argv[++i]);
-    } else if (strcmp(a, "--sets") == 0 && has) {
-      o.sets = atoi(argv[++i]);
-    } else if (strcmp(a, "--target-ms") == 0 && has) {
-      o.target_ms = atof(argv[++i]);
-    } else if (strcmp(a, "--copy-bytes") == 0 && has) {
-      o.copy_bytes = (size_t)strtoull(argv[++i], NULL, 10);
-    } else if (strcmp(a, "--warm-only") == 0) {
+      if (v && o.n_only < MAX_CASES) o.only[o.n_only++] = v;
+      bad = !v;
+    } else if (cli_is(&a, "--repeats")) {
+      bad = cli_take_int(&a, 1, 1000, &o.repeats);
+    } else if (cli_is(&a, "--steps")) {
+      bad = cli_take_int(&a, 1, 10000, &o.steps);
+    } else if (cli_is(&a, "--sets")) {
+      bad = cli_take_int(&a, 0, MAX_SETS, &o.sets);
+    } else if (cli_is(&a, "--target-ms")) {
+      bad = cli_take_double(&a, 0.01, 60000.0, &o.target_ms);
+    } else if (cli_is(&a, "--copy-bytes")) {
+      int64_t bytes = 0;
+      bad = cli_take_int64(&a, 4, INT64_C(1) << 36, &bytes);
+      o.copy_bytes = (size_t)bytes;
+    } else if (cli_is(&a, "--warm-only")) {
+      bad = cli_flag(&a);
       o.warm_only = 1;
-    } else if (strcmp(a, "--cold-cache-bytes") == 0 && has) {
-      o.cold_cache_bytes = strtoll(argv[++i], NULL, 10);
-    } else if (strcmp(a, "--quick") == 0) {
+    } else if (cli_is(&a, "--cold-cache-bytes")) {
+      bad = cli_take_int64(&a, 1, INT64_C(1) << 40, &o.cold_cache_bytes);
+    } else if (cli_is(&a, "--quick")) {
+      bad = cli_flag(&a);
       o.repeats = 3;
       o.target_ms = 5.0;
-    } else if (strcmp(a, "--json") == 0 && has) {
-      o.json = argv[++i];
-    } else if (strcmp(a, "--list") == 0) {
-      for (int k = 0; k < ncases_all; ++k) printf("%-18s %s\n", cases[k].name, cases[k].label);
-      return 0;
-    } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      usage(stdout);
-      return 0;
+    } else if (cli_is(&a, "--json")) {
+      o.json = cli_value(&a);
+      bad = !o.json;
+    } else if (cli_is(&a, "--list")) {
+      if (cli_flag(&a)) return CLI_EXIT_USAGE;
+      list = 1;
     } else {
-      fprintf(stderr, "attnmeta bench: unknown option '%s'\n", a);
-      usage(stderr);
-      return 2;
+      return cli_unknown(&a);
     }
+    if (bad) return CLI_EXIT_USAGE;
   }
-  if (o.repeats < 1 || o.steps < 1 || o.sets < 0 || o.sets > MAX_SETS || !(o.target_ms > 0)) {
-    fprintf(stderr, "attnmeta bench: --repeats and --steps must be >= 1, --sets in [0, %d], "
-                    "--target-ms > 0\n", MAX_SETS);
-    return 2;
+  if (list) {
+    for (int k = 0; k < ncases_all; ++k) printf("%-18s %s\n", cases[k].name, cases[k].label);
+    return CLI_EXIT_OK;
   }
-  if (nvariants == 0) parse_config("default", &variants[nvariants++]);
+  if (nvariants == 0) parse_config("--config", "default", &variants[nvariants++]);
   for (int k = 0; k < ncases_all; ++k) {
     int wanted = o.n_only == 0;
     for (int j = 0; j < o.n_only; ++j) wanted |= strcmp(o.only[j], cases[k].name) == 0;
     if (wanted) case_ids[ncases++] = k;
   }
   if (ncases == 0) {
-    fprintf(stderr, "attnmeta bench: no case matches; --list shows the names\n");
-    return 2;
+    fprintf(stderr, CMD ": no case matches; --list shows the names\n");
+    return CLI_EXIT_USAGE;
   }
 
-  if (bench_report(NULL, attnmeta_open(&ctx, o.kind, o.device), "open")) return 1;
+  /* the report file first: a path that cannot be written fails before the run */
+  if (cli_output_open(CMD, "--json", &json, o.json)) return CLI_EXIT_USAGE;
+  if (cli_open_context(CMD, &ctx, o.kind, o.device)) {
+    cli_output_discard(&json);
+    return CLI_EXIT_USAGE;
+  }
   memset(&ri, 0, sizeof ri);
   {
     time_t now = time(NULL);
@@ -184,6 +194,8 @@ int cli_bench(int argc, char **argv) {
           ri.device_name, ncases, nvariants);
 
   /* Floors, measured in this run. */
+  fprintf(stderr, "  %-32s", "floors (empty kernel, copy)");
+  fflush(stderr);
   {
     int replays;
     if (bench_report(ctx, attnmeta_measure_empty_kernel(ctx, 50, 2, 20, 1, &ri.empty), "empty kernel"))
@@ -204,6 +216,7 @@ int cli_bench(int argc, char **argv) {
         bench_report(ctx, bench_timed_copy(ctx, o.copy_bytes, &o, &ri.peak_copy), "copy bandwidth"))
       goto done;
   }
+  fprintf(stderr, " .\n");
 
   for (int k = 0; k < ncases; ++k) {
     const bench_case *c = &cases[case_ids[k]];
@@ -233,7 +246,8 @@ int cli_bench(int argc, char **argv) {
     }
     bench_case_free(&b);
     /* the cold figure, at the first variant's launch config */
-    if ((ri.is_gpu || o.cold_cache_bytes > 0) && !o.warm_only && res[0][k].ok) {
+    if ((ri.is_gpu || o.cold_cache_bytes > 0) && !o.warm_only && res[0][k].ok &&
+        c->topk_count == 0) { /* the top-k cases: warm only */
       attnmeta_set_launch_config(ctx, &variants[0].config);
       bench_run_cold(ctx, c, &o, ri.cache_bytes, &res[0][k].cold);
       fprintf(stderr, " cold %s", res[0][k].cold.ok ? "." : "x");
@@ -251,8 +265,10 @@ int cli_bench(int argc, char **argv) {
       fprintf(stderr, "attnmeta bench: %s, cold: %s\n", cases[case_ids[k]].label,
               res[0][k].cold.error);
 
-  if (o.json && bench_write_json(o.json, &ri, &o, cases, case_ids, ncases, variants, nvariants, res)) {
-    fprintf(stderr, "attnmeta bench: cannot write %s\n", o.json);
+  if (json.file && (bench_write_json(json.file, &ri, &o, cases, case_ids, ncases, variants,
+                                     nvariants, res) |
+                    cli_output_close(CMD, &json))) {
+    fprintf(stderr, CMD ": --json: could not write %s\n", o.json);
     failures++;
   }
   if (ri.is_gpu) {
@@ -260,9 +276,10 @@ int cli_bench(int argc, char **argv) {
   } else {
     bench_print_cpu_table(&ri, cases, case_ids, ncases, variants, nvariants, res);
   }
-  rc = failures ? 1 : 0;
+  rc = failures ? CLI_EXIT_FAILED : CLI_EXIT_OK;
 
 done:
+  cli_output_discard(&json); /* a run that stopped early leaves no partial report */
   attnmeta_close(ctx);
   return rc;
 }

@@ -13,6 +13,7 @@
 attnmeta_status bench_enqueue_step(void *user, void *stream) {
   case_run *b = (case_run *)user;
   const int s = b->next;
+  if (b->topk) return bench_topk_enqueue(b, stream);
   b->next = (b->next + 1) % b->nsets;
   b->last_set = s;
   return attnmeta_build_step(b->ctx, &b->steps[s], stream);
@@ -26,6 +27,10 @@ int bench_report(attnmeta_context *ctx, attnmeta_status st, const char *what) {
 }
 
 void bench_case_free(case_run *b) {
+  if (b->topk) {
+    bench_topk_free(b);
+    return;
+  }
   void *dev[] = {b->map_d, b->seq_out_d, b->table_out_d, b->decode_d, b->indices_d, b->per_req_d};
   for (size_t i = 0; i < sizeof dev / sizeof dev[0]; ++i) attnmeta_device_free(b->ctx, dev[i]);
   for (int s = 0; s < MAX_SETS; ++s) {
@@ -71,6 +76,7 @@ int bench_case_setup(case_run *b, attnmeta_context *ctx, const bench_case *bc, i
   const int R = bc->num_reqs;
   double set_bytes;
   uint32_t seed = 7u + (uint32_t)R * 31u + (uint32_t)bc->cols;
+  if (bc->topk_count > 0) return bench_topk_setup(b, ctx, bc, want_sets);
   memset(b, 0, sizeof *b);
   b->ctx = ctx;
   b->bc = bc;
@@ -137,6 +143,7 @@ int bench_case_setup(case_run *b, attnmeta_context *ctx, const bench_case *bc, i
 }
 
 int bench_poison(case_run *b) {
+  if (b->topk) return bench_topk_poison(b);
   const int64_t n = (int64_t)b->T * b->cols > b->C ? (int64_t)b->T * b->cols : b->C;
   int32_t *p = (int32_t *)malloc((size_t)(n > 0 ? n : 1) * 4);
   int rc;
@@ -152,6 +159,7 @@ int bench_poison(case_run *b) {
 /* Compares the outputs with a naive computation for input set `s`. Returns
  * 0 when they agree; otherwise prints the first difference into why. */
 int bench_check_outputs(case_run *b, int s, char *why, size_t why_size) {
+  if (b->topk) return bench_topk_check(b, s, why, why_size);
   const int R = b->R, T = b->T, C = b->C, cols = b->cols, actual = b->actual;
   const int32_t *qsl = b->qsl_h;
   int32_t *map = (int32_t *)malloc((size_t)T * 4 + 4), *seq = (int32_t *)malloc((size_t)C * 4 + 4);

@@ -17,7 +17,7 @@
 
 #define MAX_REQS 1024
 #define MAX_VARIANTS 16
-#define MAX_CASES 16
+#define MAX_CASES 32
 #define WARM_SETS 8  /* input sets rotated for the warm figure, when they fit below */
 #define MAX_SETS 128 /* most input sets a case holds (the cold figure's rotation) */
 #define POISON ((int32_t)0xA5A5A5A5u)
@@ -41,6 +41,10 @@ typedef struct bench_case {
   int table_cols; /* > cols: the block table is the column slice [col_offset, col_offset +
                      cols) of a table this wide (an odd stride, rows at every 16-byte offset) */
   int col_offset;
+  /* > 0: a case of the top-k conversion (cli_bench_topk.c) with K =
+   * topk_count, T = num_reqs decode tokens and `cols` blocks a request */
+  int topk_count;
+  int topk_counts; /* 1: valid_count is built too */
 } bench_case;
 
 /* Anchors measured on an NVIDIA H200 (CUDA 13.0, torch 2.11, Triton 3.6) and
@@ -70,6 +74,7 @@ typedef struct case_run {
   attnmeta_step steps[MAX_SETS];
   int next;     /* set of the next enqueued step */
   int last_set; /* set of the latest enqueued step */
+  struct topk_bench *topk; /* a top-k case's buffers (cli_bench_topk.c), else NULL */
 } case_run;
 
 typedef struct options {
@@ -141,6 +146,15 @@ int bench_case_setup(case_run *b, attnmeta_context *ctx, const bench_case *bc, i
 int bench_poison(case_run *b);
 int bench_check_outputs(case_run *b, int s, char *why, size_t why_size);
 
+/* ---- the top-k conversion's cases (cli_bench_topk.c), called by the above ---- */
+
+double bench_topk_bytes(const bench_case *c);
+int bench_topk_setup(case_run *b, attnmeta_context *ctx, const bench_case *bc, int want_sets);
+attnmeta_status bench_topk_enqueue(case_run *b, void *stream);
+int bench_topk_poison(case_run *b);
+int bench_topk_check(case_run *b, int s, char *why, size_t why_size);
+void bench_topk_free(case_run *b);
+
 /* ---- measurements (cli_bench_timing.c) ---- */
 
 int bench_clampi(double v, int lo, int hi);
@@ -157,7 +171,7 @@ void bench_run_cold(attnmeta_context *ctx, const bench_case *bc, const options *
 
 /* ---- the JSON report and the tables (cli_bench_report.c) ---- */
 
-int bench_write_json(const char *path, const run_info *ri, const options *o,
+int bench_write_json(FILE *f, const run_info *ri, const options *o,
     const bench_case *cases, const int *case_ids, int ncases,
     const variant *variants, int nvariants, result (*res)[MAX_CASES]);
 void bench_print_gpu_table(const run_info *ri, const bench_case *cases, const int *case_ids,

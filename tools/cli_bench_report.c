@@ -37,14 +37,10 @@ static double bound_us(const run_info *ri, double bytes) {
   return floor > copy ? floor : copy;
 }
 
-int bench_write_json(const char *path, const run_info *ri, const options *o,
+/* Writes the report into f, opened before the run (the caller closes it). */
+int bench_write_json(FILE *f, const run_info *ri, const options *o,
                       const bench_case *cases, const int *case_ids, int ncases,
                       const variant *variants, int nvariants, result (*res)[MAX_CASES]) {
-  FILE *f = fopen(path, "w");
-  if (!f) {
-    perror(path);
-    return 1;
-  }
   fprintf(f, "{\n  \"tool\": \"attnmeta bench\",\n  \"date\": ");
   json_string(f, ri->date);
   fprintf(f, ",\n  \"library_version\": ");
@@ -170,7 +166,7 @@ int bench_write_json(const char *path, const run_info *ri, const options *o,
     fprintf(f, "     ]}%s\n", vi + 1 < nvariants ? "," : "");
   }
   fprintf(f, "  ]\n}\n");
-  return fclose(f) != 0;
+  return ferror(f) != 0;
 }
 
 /* The cold figures of the first variant, after the warm tables. */

@@ -15,30 +15,34 @@
 #include <time.h>
 
 #include "attnmeta/conformance/vecfile.h"
+#include "attnmeta/conformance/vecfile_topk.h"
 #include "attnmeta/conformance/vecrun.h"
 #include "cli.h"
 #include "cli_options.h"
 #include "cli_vector_dir.h"
 
+#define CMD "attnmeta conformance"
 #define MAX_CONFIGS 64
 #define MAX_DETAILS 24 /* failures kept per vector (all counted) */
 
 static void usage(FILE *out) {
   fprintf(out,
           "usage: attnmeta conformance [--backend B] [--device N] [--config SPEC]...\n"
-          "                            [--vector NAME]... [--json FILE] [--verbose] [FILES...]\n"
+          "                            [--vector NAME]... [--json FILE] [--verbose]\n"
+          "                            [FILES...]\n"
           "  FILES          vector files (*.amv) or folders holding them; default: the set\n"
           "                 installed with the tool (<prefix>/share/attnmeta/vectors)\n"
           "  --backend B    auto (default; $ATTNMETA_BACKEND overrides), cpu, cuda, hip\n"
           "  --device N     device index (default 0)\n"
-          "  --config SPEC  launch configs, repeatable: 'sweep' (default: the backend's whole\n"
-          "                 test sweep), 'auto' (automatic choices only), a sweep name such as\n"
-          "                 'block1_grid1', or \"block=B,grid=G,stage=S,vector=V,lanes=L\"\n"
+          "  --config SPEC  launch configs, repeatable: 'sweep' (default: the backend's\n"
+          "                 whole test sweep), 'auto' (automatic choices only), a sweep name\n"
+          "                 such as 'block1_grid1', or \"block=B,grid=G,stage=S,vector=V,lanes=L\"\n"
           "  --vector NAME  only the vectors of this name (repeatable, or a comma list)\n"
           "  --json FILE    also write a JSON report to FILE\n"
           "  --verbose      print every failure (up to %d a vector), not only the first\n"
-          "Prints one line per vector, then 'N passed, N failed, N skipped'. Exit status:\n"
-          "0 nothing failed, 1 a vector failed, 2 the run could not be made.\n",
+          "Prints one line per vector, then 'N passed, N failed, N skipped'; exits 1 when\n"
+          "a vector failed, 2 when the run could not be made (an unreadable or malformed\n"
+          "file, no backend or device). The JSON file is opened before the run.\n" CLI_EXIT_STATUS_HELP,
           MAX_DETAILS);
 }
 
@@ -56,29 +60,6 @@ static int add_config(config_set *cs, const char *name, attnmeta_launch_config c
   cs->list[cs->n].name = cs->names[cs->n];
   cs->list[cs->n].config = config;
   cs->n++;
-  return 0;
-}
-
-/* "block=B,grid=G,stage=S,vector=V,lanes=L" (any subset, any order). */
-static int parse_spec(const char *text, attnmeta_launch_config *c) {
-  char buf[96], *item;
-  *c = attnmeta_launch_config_default();
-  if (strlen(text) >= sizeof buf) return -1;
-  strcpy(buf, text);
-  for (item = strtok(buf, ","); item; item = strtok(NULL, ",")) {
-    char *eq = strchr(item, '='), *end;
-    long value;
-    if (!eq) return -1;
-    *eq = 0;
-    value = strtol(eq + 1, &end, 10);
-    if (end == eq + 1 || *end || value < -1 || value > 1 << 20) return -1;
-    if (strcmp(item, "block") == 0) c->block = (int)value;
-    else if (strcmp(item, "grid") == 0) c->grid = (int)value;
-    else if (strcmp(item, "stage") == 0) c->stage = (int)value;
-    else if (strcmp(item, "vector") == 0) c->vector = (int)value;
-    else if (strcmp(item, "lanes") == 0) c->lanes = (int)value;
-    else return -1;
-  }
   return 0;
 }
 
@@ -106,13 +87,14 @@ static int resolve_configs(attnmeta_backend kind, char **specs, int nspecs, conf
         found = 1;
       }
     if (found) continue;
-    if (strchr(specs[i], '=') == NULL || parse_spec(specs[i], &c)) {
+    if (strchr(specs[i], '=') == NULL) {
       fprintf(stderr,
-              "attnmeta conformance: --config '%s' is not 'sweep', a sweep name or "
+              CMD ": --config '%s' is not 'sweep', 'auto', a sweep name of the %s backend or "
               "block=..,grid=..,stage=..,vector=..,lanes=..\n",
-              specs[i]);
+              specs[i], attnmeta_backend_name(kind));
       return -1;
     }
+    if (cli_parse_launch_config(CMD, "--config", specs[i], &c)) return -1;
     if (add_config(cs, specs[i], c)) return -1;
   }
   return 0;
@@ -191,6 +173,9 @@ int cli_conformance(int argc, char **argv) {
   config_set *cs = calloc(1, sizeof *cs);
   vector_report *rep = calloc(1, sizeof *rep);
   FILE *json = NULL;
+  cli_output report = {NULL, NULL};
+  cli_args a;
+  int wrote = 0;
   int64_t passed = 0, failed = 0, skipped = 0, matched = 0;
   const char *backend;
   double t_start;
@@ -198,54 +183,53 @@ int cli_conformance(int argc, char **argv) {
   char default_dir[4096];
 
   if (!specs || !args || !cs || !rep) {
-    fprintf(stderr, "attnmeta conformance: out of memory\n");
+    fprintf(stderr, CMD ": out of memory\n");
     goto done;
   }
-  for (i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    const int has = i + 1 < argc;
-    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+  cli_args_init(&a, CMD, argc, argv);
+  while (cli_next(&a)) {
+    const char *v;
+    if (a.positional) {
+      args[nfiles++] = argv[a.i];
+    } else if (cli_is_help(&a)) {
+      if (cli_flag(&a)) goto done;
       usage(stdout);
       rc = 0;
       goto done;
-    } else if (strcmp(a, "--backend") == 0 && has) {
-      if (cli_parse_backend(argv[++i], &kind)) {
-        fprintf(stderr, "attnmeta conformance: unknown backend '%s'\n", argv[i]);
-        goto done;
-      }
-    } else if (strcmp(a, "--device") == 0 && has) {
-      char *end;
-      const long d = strtol(argv[++i], &end, 10);
-      if (*end || end == argv[i] || d < 0 || d > 1 << 20) {
-        fprintf(stderr, "attnmeta conformance: bad --device '%s'\n", argv[i]);
-        goto done;
-      }
-      device = (int)d;
-    } else if (strcmp(a, "--config") == 0 && has) {
-      specs[nspecs++] = argv[++i];
-    } else if (strcmp(a, "--vector") == 0 && has) {
-      const size_t add = strlen(argv[++i]);
-      char *p = realloc(only, only_len + add + 2);
+    } else if (cli_is(&a, "--backend")) {
+      if (cli_take_backend(&a, &kind)) goto done;
+    } else if (cli_is(&a, "--device")) {
+      if (cli_take_device(&a, &device)) goto done;
+    } else if (cli_is(&a, "--config")) {
+      attnmeta_launch_config c;
+      if (!(v = cli_value(&a))) goto done;
+      /* a spec is checked now; sweep names once the backend is open */
+      if (strchr(v, '=') && cli_parse_launch_config(CMD, a.name, v, &c)) goto done;
+      specs[nspecs++] = (char *)v;
+    } else if (cli_is(&a, "--vector")) {
+      size_t add;
+      char *p;
+      if (!(v = cli_value(&a))) goto done;
+      add = strlen(v);
+      p = realloc(only, only_len + add + 2);
       if (!p) goto done;
       only = p;
       if (only_len) only[only_len++] = ',';
-      memcpy(only + only_len, argv[i], add + 1);
+      memcpy(only + only_len, v, add + 1);
       only_len += add;
-    } else if (strcmp(a, "--json") == 0 && has) {
-      json_path = argv[++i];
-    } else if (strcmp(a, "--verbose") == 0) {
+    } else if (cli_is(&a, "--json")) {
+      if (!(json_path = cli_value(&a))) goto done;
+    } else if (cli_is(&a, "--verbose")) {
+      if (cli_flag(&a)) goto done;
       verbose = 1;
-    } else if (a[0] == '-' && a[1]) {
-      fprintf(stderr, "attnmeta conformance: unknown option '%s'\n", a);
-      usage(stderr);
-      goto done;
     } else {
-      args[nfiles++] = argv[i];
+      rc = cli_unknown(&a);
+      goto done;
     }
   }
   if (nfiles == 0) { /* no files given: the set installed with the tool */
     if (cli_installed_vector_dir(default_dir, sizeof default_dir)) {
-      fprintf(stderr, "attnmeta conformance: no vector files given and no installed set at '%s'\n",
+      fprintf(stderr, CMD ": no vector files given and no installed set at '%s'\n",
               default_dir);
       usage(stderr);
       goto done;
@@ -257,7 +241,7 @@ int cli_conformance(int argc, char **argv) {
     const int n = amv_list_files(args[i], &more, err, sizeof err);
     char **all;
     if (n < 0) {
-      fprintf(stderr, "attnmeta conformance: %s\n", err);
+      fprintf(stderr, CMD ": %s\n", err);
       goto done;
     }
     all = realloc(paths, (size_t)(npaths + n + 1) * sizeof(char *));
@@ -276,42 +260,35 @@ int cli_conformance(int argc, char **argv) {
     amv_file af;
     int v;
     if (amv_load_headers(paths[f], &af, err, sizeof err)) {
-      fprintf(stderr, "attnmeta conformance: %s\n", err);
+      fprintf(stderr, CMD ": %s\n", err);
       goto done;
     }
     for (v = 0; v < af.nvectors; v++) matched += !only || listed(only, af.vectors[v].name);
     amv_file_free(&af);
   }
   if (matched == 0) {
-    fprintf(stderr, "attnmeta conformance: no vector%s%s in the files given\n",
+    fprintf(stderr, CMD ": no vector%s%s in the files given\n",
             only ? " named " : "", only ? only : "");
     goto done;
   }
   matched = 0;
 
-  if (attnmeta_open(&ctx, kind, device) != ATTNMETA_OK) {
-    fprintf(stderr, "attnmeta conformance: cannot open backend %s device %d: %s\n",
-            attnmeta_backend_name(kind), device, attnmeta_open_error());
-    goto done;
-  }
+  /* the report file before the run: a path that cannot be written fails at once */
+  if (cli_output_open(CMD, "--json", &report, json_path)) goto done;
+  json = report.file;
+  if (cli_open_context(CMD, &ctx, kind, device)) goto done;
   kind = attnmeta_context_backend(ctx);
   backend = attnmeta_backend_name(kind);
   if (resolve_configs(kind, specs, nspecs, cs)) goto done;
-  if (json_path) {
-    json = fopen(json_path, "w");
-    if (!json) {
-      perror(json_path);
-      goto done;
-    }
-  }
 
-  printf("attnmeta conformance: library %s, backend %s (%s), device %d\n",
+  printf(CMD ": library %s, backend %s (%s), device %d\n",
          attnmeta_version_string(), backend, attnmeta_context_device_name(ctx), device);
   printf("launch configs:");
   for (i = 0; i < cs->n; i++) printf(" %s", cs->list[i].name);
   printf("\n");
   fflush(stdout);
   if (json) {
+    wrote = 1;
     fprintf(json, "{\n  \"format\": \"attnmeta-conformance-report\",\n  \"version\": 1,\n");
     fprintf(json, "  \"library\": \"%s\",\n  \"backend\": \"%s\",\n  \"device\": %d,\n",
             attnmeta_version_string(), backend, device);
@@ -338,7 +315,7 @@ int cli_conformance(int argc, char **argv) {
     amv_file af;
     int v;
     if (amv_load(paths[f], NULL, &af, err, sizeof err)) {
-      fprintf(stderr, "attnmeta conformance: %s\n", err);
+      fprintf(stderr, CMD ": %s\n", err);
       if (json) fprintf(json, "\n  ]\n}\n");
       goto done;
     }
@@ -393,7 +370,7 @@ int cli_conformance(int argc, char **argv) {
         fprintf(json,
                 ", \"result\": \"%s\", \"ranks\": %d, \"launches\": %lld, \"failures\": %lld, "
                 "\"seconds\": %.3f",
-                word, vec->nranks, (long long)out.launches, (long long)rep->failures,
+                word, vec->op == AMV_OP_TOPK ? vec->topk->nranks : vec->nranks, (long long)out.launches, (long long)rep->failures,
                 now_s() - t0);
         if (out.result == AMV_SKIP) {
           fprintf(json, ", \"reason\": ");
@@ -436,8 +413,9 @@ int cli_conformance(int argc, char **argv) {
   rc = failed ? 1 : 0;
 
 done:
-  if (json && fclose(json) != 0) {
-    perror(json_path);
+  if (rc == 2 && !wrote) {
+    cli_output_discard(&report); /* nothing ran: no empty report left behind */
+  } else if (cli_output_close(CMD, &report)) {
     rc = 2;
   }
   attnmeta_close(ctx);

@@ -3,14 +3,33 @@
 
 #include "attnmeta/attnmeta.h"
 #include "cli.h"
+#include "cli_options.h"
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: attnmeta info\n"
+          "Prints the library version, then for each backend (cpu, cuda, hip) the targets\n"
+          "its module was built for and the devices it sees (or why it is unavailable),\n"
+          "then the backend 'auto' picks. A missing GPU module or device is reported, not\n"
+          "an error.\n"
+          "  -h, --help   this text\n" CLI_EXIT_STATUS_HELP);
+}
 
 int cli_info(int argc, char **argv) {
   static const attnmeta_backend kinds[] = {ATTNMETA_BACKEND_CPU, ATTNMETA_BACKEND_CUDA,
                                            ATTNMETA_BACKEND_HIP};
   attnmeta_context *ctx = NULL;
   size_t i;
-  (void)argc;
-  (void)argv;
+  cli_args a;
+  cli_args_init(&a, "attnmeta info", argc, argv);
+  while (cli_next(&a)) {
+    if (cli_is_help(&a)) {
+      if (cli_flag(&a)) return CLI_EXIT_USAGE;
+      usage(stdout);
+      return CLI_EXIT_OK;
+    }
+    return cli_unknown(&a);
+  }
   printf("attnmeta %s (header %d.%d.%d)\n", attnmeta_version_string(), ATTNMETA_VERSION_MAJOR,
          ATTNMETA_VERSION_MINOR, ATTNMETA_VERSION_PATCH);
   for (i = 0; i < sizeof kinds / sizeof kinds[0]; ++i) {

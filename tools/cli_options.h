@@ -1,10 +1,126 @@
-/* Option parsing shared by the subcommands of the attnmeta command-line tool. */
+/*
+ * Option parsing shared by the subcommands of the attnmeta command-line tool:
+ * one cursor over argv that every subcommand walks the same way, strict
+ * number parsing with ranges, the backend and launch-config parsers, output
+ * files opened before any work, and the exit-code convention.
+ *
+ * Every message names the command and the option ("attnmeta step: --iters:
+ * 'abc' is not a whole number") and goes to stderr; a parser that fails has
+ * already printed it, and the caller returns CLI_EXIT_USAGE.
+ */
 #ifndef ATTNMETA_TOOLS_CLI_OPTIONS_H
 #define ATTNMETA_TOOLS_CLI_OPTIONS_H
 
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
 #include "attnmeta/attnmeta.h"
 
-/* Parses "auto|cpu|cuda|hip" (any case); returns 0 on success. */
+/* ---- exit codes: one convention for every subcommand ---- */
+enum {
+  CLI_EXIT_OK = 0,     /* it ran and everything checked passed */
+  CLI_EXIT_FAILED = 1, /* it ran and a check failed (wrong result, error flags, a failed call) */
+  CLI_EXIT_USAGE = 2   /* it could not run: usage, or the environment (no device, a file) */
+};
+
+/* The paragraph every --help ends with. */
+#define CLI_EXIT_STATUS_HELP                                                                 \
+  "Exit status: 0 ok; 1 a check failed (wrong result, error flags, a failed call);\n" \
+  "2 usage or environment (bad option or value, no such backend or device, a file\n"  \
+  "that cannot be read or written).\n"
+
+/* ---- the cursor over argv ---- */
+typedef struct cli_args {
+  const char *cmd; /* "attnmeta step", the prefix of every message */
+  int argc;
+  char **argv;
+  int i;              /* index of the current argument */
+  const char *arg;    /* the current argument as given */
+  char name[64];      /* the option's name: "--iters" (of "--iters=5" too) */
+  const char *inline_value; /* "5" of "--iters=5", else NULL */
+  int positional;     /* the current argument is not an option */
+  int options_done;   /* "--" was seen: the rest are positional */
+} cli_args;
+
+void cli_args_init(cli_args *a, const char *cmd, int argc, char **argv);
+/* Moves to the next argument (argv[0] is skipped); returns 0 past the end. */
+int cli_next(cli_args *a);
+/* The current argument is the option `name`. */
+int cli_is(const cli_args *a, const char *name);
+/* -h or --help. */
+int cli_is_help(const cli_args *a);
+/* The option's value ("--x V" or "--x=V"); NULL with a message when missing. */
+const char *cli_value(cli_args *a);
+/* A flag given a value ("--quick=1"): message, returns -1; else 0. */
+int cli_flag(const cli_args *a);
+/* The "unknown option" message with a pointer to --help; returns CLI_EXIT_USAGE. */
+int cli_unknown(const cli_args *a);
+
+/* ---- values (each prints a message naming `opt` and returns -1 when bad) ---- */
+
+/* A whole number in [lo, hi]: no sign games, no trailing text, no overflow. */
+int cli_parse_int64(const char *cmd, const char *opt, const char *text, int64_t lo, int64_t hi,
+                    int64_t *out);
+int cli_parse_int(const char *cmd, const char *opt, const char *text, int lo, int hi, int *out);
+/* "A" or "A..B" with lo <= A <= B <= hi ("A" gives A..A). */
+int cli_parse_int_range(const char *cmd, const char *opt, const char *text, int lo, int hi,
+                        int *from, int *to);
+/* A finite number in [lo, hi]. */
+int cli_parse_double(const char *cmd, const char *opt, const char *text, double lo, double hi,
+                     double *out);
+/* "auto|cpu|cuda|hip" (any case). */
+int cli_parse_backend_option(const char *cmd, const char *opt, const char *text,
+                             attnmeta_backend *kind);
+/* "block=B,grid=G,stage=S,vector=V,lanes=L" (any subset, any order; -1 or 0
+ * = automatic, as attnmeta_launch_config documents). */
+int cli_parse_launch_config(const char *cmd, const char *opt, const char *text,
+                            attnmeta_launch_config *config);
+
+/* The cursor forms of the above: read the option's value and parse it. */
+int cli_take_int(cli_args *a, int lo, int hi, int *out);
+int cli_take_int64(cli_args *a, int64_t lo, int64_t hi, int64_t *out);
+int cli_take_int_range(cli_args *a, int lo, int hi, int *from, int *to);
+int cli_take_double(cli_args *a, double lo, double hi, double *out);
+int cli_take_backend(cli_args *a, attnmeta_backend *kind);
+int cli_take_device(cli_args *a, int *device); /* a device index, 0 .. 65535 */
+
+/* Parses "auto|cpu|cuda|hip" (any case) without a message; returns 0 on success. */
 int cli_parse_backend(const char *text, attnmeta_backend *kind);
+
+/* ---- environment failures ---- */
+
+/* attnmeta_open with the command's message on failure ("no device" and the
+ * like): returns 0, or CLI_EXIT_USAGE after the message. */
+int cli_open_context(const char *cmd, attnmeta_context **ctx, attnmeta_backend kind, int device);
+
+/* ---- output files, opened before the work so that a bad path fails at once ---- */
+typedef struct cli_output {
+  const char *path; /* NULL: no output wanted */
+  FILE *file;
+} cli_output;
+
+/* Opens `path` for writing (NULL path: nothing to do); message naming `opt`
+ * and -1 when it cannot. */
+int cli_output_open(const char *cmd, const char *opt, cli_output *out, const char *path);
+/* Closes it; -1 with a message when the data did not reach the file. */
+int cli_output_close(const char *cmd, cli_output *out);
+/* Closes and removes it: the run stopped before anything was written. */
+void cli_output_discard(cli_output *out);
+
+/* ---- progress on stderr for work longer than a second ---- */
+typedef struct cli_progress {
+  const char *cmd;
+  double start_s, last_s;
+  int printed;
+} cli_progress;
+
+void cli_progress_start(cli_progress *p, const char *cmd);
+/* Prints "<cmd>: <what> done/total" at most once a second, from the first
+ * second on. */
+void cli_progress_tick(cli_progress *p, const char *what, int64_t done, int64_t total);
+/* Ends the progress lines (when any was printed). */
+void cli_progress_end(cli_progress *p, const char *what, int64_t total);
+double cli_now_s(void);
 
 #endif

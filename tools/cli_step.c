@@ -1,182 +1,414 @@
 /*
- * attnmeta step: one realistic decode step, built on the default (or given)
- * backend: 64 requests with 1 to 4 speculative tokens each, KV lengths of a
- * few thousand tokens, a 512-column block table (block size 64), padded to a
- * graph size of 256 tokens. Prints what it built and how long it took.
+ * attnmeta step: one decode step, built on the default (or given) backend.
+ * By default 64 requests with 1 to 4 query tokens each (speculative
+ * decoding), KV lengths of a few thousand tokens, a 512-column block table
+ * (block size 64), padded to a power of two as a captured graph would be;
+ * every size is an option (cli_step_tables.c). Prints the shape it built, a
+ * labelled view of every product, the error word and the timing.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "attnmeta/attnmeta.h"
 #include "cli.h"
 #include "cli_options.h"
+#include "cli_step.h"
 
-enum { REQS = 64, COLS = 512, BLOCK = 64, PADDED = 256, CAPACITY = 512 };
+#define CMD "attnmeta step"
+#define MAX_ITERS 10000000
+#define MAX_ENTRIES (INT64_C(1) << 28) /* of any one array: 1 GiB of int32 */
 
-typedef struct buffers {
-  int32_t *qsl, *seq_lens, *table, *token_to_req, *seq_out, *table_out, *decode_lens, *indices,
-      *per_req, *error_word;
-  int64_t *positions, *slots;
-} buffers;
+typedef struct step_run {
+  step_plan plan;
+  int want[64]; /* step_products[i] is built */
+  int show;
+  void *host_in[16], *dev_in[16];
+  void *dev_out[64];
+} step_run;
 
-static double now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: attnmeta step [--backend B] [--device N] [--iters N] [--products LIST]\n"
+          "                     [--show N] [shape options]\n"
+          "Builds one decode step's metadata in one attnmeta_build_step call, prints the\n"
+          "shape it built, the first entries of every product, the error word, and the time\n"
+          "of the first call and of N more calls.\n"
+          "  --backend B        auto (default; $ATTNMETA_BACKEND overrides), cpu, cuda, hip\n"
+          "  --device N         device index (default 0)\n"
+          "  --iters N          timed calls after the first, 0 .. %d (default 1000)\n"
+          "  --products LIST    comma list of the products to build (default: all):",
+          MAX_ITERS);
+  {
+    int column = 80;
+    for (size_t i = 0; i < step_product_count; ++i) {
+      const int len = (int)strlen(step_products[i].name) + 2; /* " name," */
+      if (i) column += fprintf(out, ",");
+      if (column + len > 80) column = fprintf(out, "\n                     ") - 1;
+      else column += fprintf(out, " ");
+      column += fprintf(out, "%s", step_products[i].name);
+    }
+  }
+  fprintf(out,
+          "\n"
+          "  --show N           entries shown of each product, 1 .. 64 (default 8)\n"
+          "shape options:\n");
+  for (size_t i = 0; i < step_shape_option_count; ++i) {
+    const step_shape_option *o = &step_shape_options[i];
+    const char *line = o->help;
+    char left[40];
+    snprintf(left, sizeof left, "%s %s", o->name, o->metavar);
+    fprintf(out, "  %-18s ", left);
+    /* a help text's later lines are indented to its first */
+    for (const char *nl; (nl = strchr(line, '\n')) != NULL; line = nl + 1)
+      fprintf(out, "%.*s\n  %-18s ", (int)(nl - line), line, "");
+    fprintf(out, "%s\n", line);
+  }
+  fprintf(out, "Exits 1 when the error word is not 0 or a call fails.\n" CLI_EXIT_STATUS_HELP);
 }
 
-static int check(attnmeta_context *ctx, attnmeta_status st, const char *what) {
-  if (st == ATTNMETA_OK) return 0;
-  fprintf(stderr, "attnmeta step: %s: %s: %s\n", what, attnmeta_status_string(st),
-          ctx ? attnmeta_last_error(ctx) : attnmeta_open_error());
-  return 1;
-}
-
-static void print_row32(const char *name, const int32_t *v, int n, int shown) {
-  printf("  %-16s [", name);
-  for (int i = 0; i < n && i < shown; ++i) printf("%s%d", i ? ", " : "", v[i]);
-  printf("%s]\n", n > shown ? ", ..." : "");
-}
-
-static void print_row64(const char *name, const int64_t *v, int n, int shown) {
-  printf("  %-16s [", name);
-  for (int i = 0; i < n && i < shown; ++i) printf("%s%lld", i ? ", " : "", (long long)v[i]);
-  printf("%s]\n", n > shown ? ", ..." : "");
-}
-
-/* Allocates every device buffer; returns non-zero on failure. */
-static int alloc_all(attnmeta_context *ctx, buffers *d) {
-  struct {
-    void **ptr;
-    size_t bytes;
-  } want[] = {
-      {(void **)&d->qsl, (REQS + 1) * 4},           {(void **)&d->seq_lens, REQS * 4},
-      {(void **)&d->table, (size_t)REQS * COLS * 4}, {(void **)&d->token_to_req, PADDED * 4},
-      {(void **)&d->seq_out, CAPACITY * 4},          {(void **)&d->table_out, (size_t)PADDED * COLS * 4},
-      {(void **)&d->decode_lens, PADDED * 4},        {(void **)&d->indices, PADDED * 4},
-      {(void **)&d->per_req, REQS * 4},              {(void **)&d->error_word, 4},
-      {(void **)&d->positions, PADDED * 8},          {(void **)&d->slots, CAPACITY * 8},
-  };
-  for (size_t i = 0; i < sizeof want / sizeof want[0]; ++i)
-    if (check(ctx, attnmeta_device_alloc(ctx, want[i].bytes, want[i].ptr), "allocate")) return 1;
+/* --products: 0, or -1 after a message. */
+static int parse_products(const char *text, int *want) {
+  const char *p = text;
+  memset(want, 0, sizeof(int) * step_product_count);
+  if (strcmp(text, "all") == 0) {
+    for (size_t i = 0; i < step_product_count; ++i) want[i] = 1;
+    return 0;
+  }
+  while (*p) {
+    const char *comma = strchr(p, ',');
+    const size_t len = comma ? (size_t)(comma - p) : strlen(p);
+    size_t i;
+    for (i = 0; i < step_product_count; ++i)
+      if (strlen(step_products[i].name) == len && strncmp(step_products[i].name, p, len) == 0)
+        break;
+    if (i == step_product_count) {
+      fprintf(stderr, CMD ": --products: unknown product '%.*s'; 'attnmeta step --help' lists them\n",
+              (int)len, p);
+      return -1;
+    }
+    want[i] = 1;
+    p += len + (comma ? 1 : 0);
+  }
   return 0;
 }
 
-static void free_all(attnmeta_context *ctx, buffers *d) {
-  void *all[] = {d->qsl,     d->seq_lens, d->table,   d->token_to_req, d->seq_out, d->table_out,
-                 d->decode_lens, d->indices, d->per_req, d->error_word, d->positions, d->slots};
-  for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) attnmeta_device_free(ctx, all[i]);
+/* One shape option; 1 if the argument was one (0 ok / -1 bad in *bad). */
+static int take_shape_option(cli_args *a, step_shape *s, int *bad) {
+  for (size_t i = 0; i < step_shape_option_count; ++i) {
+    const step_shape_option *o = &step_shape_options[i];
+    int *field = (int *)((char *)s + o->offset);
+    if (!cli_is(a, o->name)) continue;
+    if (o->offset_to)
+      *bad = cli_take_int_range(a, o->lo, o->hi, field, (int *)((char *)s + o->offset_to));
+    else
+      *bad = cli_take_int(a, o->lo, o->hi, field);
+    return 1;
+  }
+  return 0;
+}
+
+static int64_t next_power_of_two(int64_t n) {
+  int64_t p = 1;
+  while (p < n) p <<= 1;
+  return p;
+}
+
+static uint32_t lcg(uint32_t *seed) {
+  *seed = *seed * 1103515245u + 12345u;
+  return *seed >> 8;
+}
+
+static int draw(uint32_t *seed, int lo, int hi) {
+  return lo + (int)(lcg(seed) % ((uint32_t)(hi - lo) + 1u));
+}
+
+/* Draws the lengths and derives T and C; -1 after a message when the shape
+ * cannot be built. */
+static int make_plan(step_plan *p) {
+  const step_shape *s = &p->shape;
+  uint32_t seed = (uint32_t)s->seed;
+  int64_t actual = 0, tokens, capacity, max_pos = 0;
+  if (s->dcp_rank >= s->dcp_world) {
+    fprintf(stderr, CMD ": --dcp-rank %d must be below --dcp-world %d\n", s->dcp_rank,
+            s->dcp_world);
+    return -1;
+  }
+  p->qlens = calloc((size_t)s->reqs + 1, sizeof(int32_t));
+  p->context = calloc((size_t)s->reqs + 1, sizeof(int32_t));
+  if (!p->qlens || !p->context) {
+    fprintf(stderr, CMD ": out of host memory for %d requests\n", s->reqs);
+    return -1;
+  }
+  for (int r = 0; r < s->reqs; ++r) {
+    p->qlens[r] = draw(&seed, s->qlen_min, s->qlen_max);
+    p->context[r] = draw(&seed, s->context_min, s->context_max);
+    actual += p->qlens[r];
+    if (p->qlens[r] > 0 && (int64_t)p->context[r] + p->qlens[r] - 1 > max_pos)
+      max_pos = (int64_t)p->context[r] + p->qlens[r] - 1;
+  }
+  tokens = s->pad >= 0 ? actual + s->pad : next_power_of_two(actual);
+  capacity = s->capacity ? s->capacity : (tokens / 512 + 1) * 512;
+  if (tokens > INT32_MAX / 2 || tokens * (s->cols ? s->cols : 1) > MAX_ENTRIES ||
+      (int64_t)s->reqs * s->cols > MAX_ENTRIES) {
+    fprintf(stderr,
+            CMD ": the step is too large (%lld tokens, %d requests, %d columns): an array would "
+                "hold more than 2^28 entries; lower --reqs, --qlen, --pad or --cols\n",
+            (long long)tokens, s->reqs, s->cols);
+    return -1;
+  }
+  if (capacity < tokens) {
+    fprintf(stderr, CMD ": --capacity %lld is below the %lld padded tokens\n", (long long)capacity,
+            (long long)tokens);
+    return -1;
+  }
+  if ((int64_t)max_pos + 1 > INT32_MAX - s->qlen_max) {
+    fprintf(stderr, CMD ": KV lengths past 2^31; lower --context\n");
+    return -1;
+  }
+  {
+    /* every real token's block must be inside the table: the rows a request
+     * needs, counted in virtual blocks of block_size * dcp_world positions */
+    const int64_t per_block = (int64_t)s->block_size * s->dcp_world;
+    const int64_t needed = actual > 0 ? max_pos / per_block + 1 : 0;
+    if (needed > s->cols) {
+      fprintf(stderr,
+              CMD ": KV lengths up to %lld with block size %d (DCP world %d) need at least %lld "
+                  "block-table columns; --cols is %d\n",
+              (long long)max_pos + 1, s->block_size, s->dcp_world, (long long)needed, s->cols);
+      return -1;
+    }
+  }
+  p->actual = (int)actual;
+  p->tokens = (int)tokens;
+  p->capacity = (int)capacity;
+  return 0;
+}
+
+static int call(attnmeta_context *ctx, attnmeta_status st, const char *what) {
+  if (st == ATTNMETA_OK) return 0;
+  fprintf(stderr, CMD ": %s: %s: %s\n", what, attnmeta_status_string(st), attnmeta_last_error(ctx));
+  return -1;
+}
+
+static size_t bytes_of(int64_t count, size_t elem) { return (size_t)(count > 0 ? count : 1) * elem; }
+
+/* Allocates and fills the inputs, allocates the wanted products. */
+static int setup(attnmeta_context *ctx, step_run *run, attnmeta_step *step) {
+  const step_plan *p = &run->plan;
+  attnmeta_step_init(step);
+  step_configure(step, p);
+  for (size_t i = 0; i < step_input_count; ++i) {
+    const step_input *in = &step_inputs[i];
+    const size_t bytes = bytes_of(in->count(p), in->elem_bytes);
+    run->host_in[i] = calloc(1, bytes);
+    if (!run->host_in[i]) {
+      fprintf(stderr, CMD ": out of host memory for %s\n", in->name);
+      return -1;
+    }
+    in->fill(p, run->host_in[i]);
+    if (call(ctx, attnmeta_device_alloc(ctx, bytes, &run->dev_in[i]), "allocate") ||
+        call(ctx, attnmeta_copy_to_device(ctx, run->dev_in[i], run->host_in[i], bytes), "copy"))
+      return -1;
+    in->attach(step, p, run->dev_in[i]);
+  }
+  for (size_t i = 0; i < step_product_count; ++i) {
+    const step_product *out = &step_products[i];
+    if (!run->want[i]) continue;
+    if (call(ctx,
+             attnmeta_device_alloc(ctx, bytes_of(out->count(p), out->elem_bytes), &run->dev_out[i]),
+             "allocate"))
+      return -1;
+    out->attach(step, p, run->dev_out[i]);
+  }
+  return 0;
+}
+
+static void teardown(attnmeta_context *ctx, step_run *run) {
+  for (size_t i = 0; i < step_input_count; ++i) {
+    if (ctx) attnmeta_device_free(ctx, run->dev_in[i]);
+    free(run->host_in[i]);
+  }
+  for (size_t i = 0; i < step_product_count; ++i)
+    if (ctx) attnmeta_device_free(ctx, run->dev_out[i]);
+  free(run->plan.qlens);
+  free(run->plan.context);
+}
+
+static void print_shape(const step_plan *p) {
+  const step_shape *s = &p->shape;
+  printf("shape:\n");
+  printf("  %-18s %d\n", "requests", s->reqs);
+  printf("  %-18s %d..%d per request (seed %d): %d real tokens\n", "query lengths", s->qlen_min,
+         s->qlen_max, s->seed, p->actual);
+  printf("  %-18s %d tokens, to %d%s\n", "padding", p->tokens - p->actual, p->tokens,
+         s->pad < 0 ? " (the next power of two)" : "");
+  printf("  %-18s %d\n", "capacity", p->capacity);
+  printf("  %-18s %d..%d tokens before the step's\n", "KV context", s->context_min,
+         s->context_max);
+  printf("  %-18s %d columns, block size %d\n", "block table", s->cols, s->block_size);
+  printf("  %-18s world %d, rank %d, interleave %d\n", "DCP", s->dcp_world, s->dcp_rank,
+         s->dcp_interleave);
+}
+
+static void print_values(const void *host, size_t elem, int64_t from, int64_t to) {
+  for (int64_t i = from; i < to; ++i) {
+    const long long v = elem == 8 ? (long long)((const int64_t *)host)[i]
+                                  : (long long)((const int32_t *)host)[i];
+    printf("%s%lld", i > from ? ", " : "", v);
+  }
+}
+
+/* A product's first entries (its first row for a [T][cols] one), and for a
+ * token-long product the entries around the last real token. */
+static int print_product(attnmeta_context *ctx, const step_run *run, size_t i) {
+  const step_product *out = &step_products[i];
+  const step_plan *p = &run->plan;
+  const int64_t n = out->count(p);
+  const int64_t row = out->row ? out->row(p) : 0;
+  const size_t bytes = bytes_of(n, out->elem_bytes);
+  void *host = malloc(bytes);
+  char type[48];
+  if (!host) {
+    fprintf(stderr, CMD ": out of host memory to read %s back\n", out->name);
+    return -1;
+  }
+  if (call(ctx, attnmeta_copy_to_host(ctx, host, run->dev_out[i], bytes), "copy back")) {
+    free(host);
+    return -1;
+  }
+  if (row)
+    snprintf(type, sizeof type, "int%d[%lld][%lld]", (int)out->elem_bytes * 8,
+             (long long)(n / row), (long long)row);
+  else
+    snprintf(type, sizeof type, "int%d[%lld]", (int)out->elem_bytes * 8, (long long)n);
+  printf("  %-16s %-16s %s", out->name, type, row ? "row 0: " : "");
+  {
+    const int64_t head = row ? (row < run->show ? row : run->show) : (n < run->show ? n : run->show);
+    print_values(host, out->elem_bytes, 0, head);
+    if (head < (row ? row : n)) printf(", ...");
+  }
+  /* the padding boundary of a token-long product: the last two real tokens, the first padding ones */
+  if (!row && n == p->tokens && p->tokens > p->actual && p->actual > run->show) {
+    const int64_t from = p->actual - 2, to = p->actual + 2 < n ? p->actual + 2 : n;
+    printf("  | t=%lld..%lld: ", (long long)from, (long long)to - 1);
+    print_values(host, out->elem_bytes, from, to);
+  }
+  printf("\n");
+  free(host);
+  return 0;
 }
 
 int cli_step(int argc, char **argv) {
   attnmeta_backend kind = ATTNMETA_BACKEND_AUTO;
-  int device = 0, iters = 1000, rc = 1;
+  int device = 0, iters = 1000, rc = CLI_EXIT_FAILED, any = 0;
+  int32_t error_word = 0;
   attnmeta_context *ctx = NULL;
-  buffers d;
   attnmeta_step step;
-  static int32_t qsl[REQS + 1], seq_lens[REQS], table[REQS * COLS], out[PADDED];
-  static int64_t out64[PADDED];
-  int32_t zero = 0, error_word = 0;
-  uint32_t seed = 12345;
+  step_run run;
+  cli_args a;
+  cli_progress progress;
+  char flags[256];
+  double t0, first, issued, total;
 
-  for (int i = 1; i < argc; ++i) {
-    if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc) {
-      if (cli_parse_backend(argv[++i], &kind)) {
-        fprintf(stderr, "attnmeta step: unknown backend '%s'\n", argv[i]);
-        return 2;
-      }
-    } else if (strcmp(argv[i], "--device") == 0 && i + 1 < argc) {
-      device = atoi(argv[++i]);
-    } else if (strcmp(argv[i], "--iters") == 0 && i + 1 < argc) {
-      iters = atoi(argv[++i]);
-      if (iters < 1) iters = 1;
-    } else {
-      fprintf(stderr, "attnmeta step: unknown option '%s'\n", argv[i]);
-      return 2;
+  if (step_product_count > sizeof run.want / sizeof run.want[0] ||
+      step_input_count > sizeof run.dev_in / sizeof run.dev_in[0]) {
+    fprintf(stderr, CMD ": more products or inputs than step_run holds\n");
+    return CLI_EXIT_FAILED;
+  }
+  memset(&run, 0, sizeof run);
+  step_shape_default(&run.plan.shape);
+  run.show = 8;
+  for (size_t i = 0; i < step_product_count; ++i) run.want[i] = 1;
+
+  cli_args_init(&a, CMD, argc, argv);
+  while (cli_next(&a)) {
+    int bad = 0;
+    if (cli_is_help(&a)) {
+      if (cli_flag(&a)) return CLI_EXIT_USAGE;
+      usage(stdout);
+      return CLI_EXIT_OK;
+    } else if (cli_is(&a, "--backend")) {
+      bad = cli_take_backend(&a, &kind);
+    } else if (cli_is(&a, "--device")) {
+      bad = cli_take_device(&a, &device);
+    } else if (cli_is(&a, "--iters")) {
+      bad = cli_take_int(&a, 0, MAX_ITERS, &iters);
+    } else if (cli_is(&a, "--show")) {
+      bad = cli_take_int(&a, 1, 64, &run.show);
+    } else if (cli_is(&a, "--products")) {
+      const char *v = cli_value(&a);
+      bad = !v || parse_products(v, run.want);
+    } else if (!take_shape_option(&a, &run.plan.shape, &bad)) {
+      return cli_unknown(&a);
     }
+    if (bad) return CLI_EXIT_USAGE;
+  }
+  for (size_t i = 0; i < step_product_count; ++i) any |= run.want[i];
+  if (!any) {
+    fprintf(stderr, CMD ": --products: no product named\n");
+    return CLI_EXIT_USAGE;
+  }
+  if (make_plan(&run.plan)) {
+    teardown(NULL, &run);
+    return CLI_EXIT_USAGE;
   }
 
-  qsl[0] = 0;
-  for (int r = 0; r < REQS; ++r) {
-    seed = seed * 1103515245u + 12345u;
-    const int qlen = 1 + (int)((seed >> 16) % 4);
-    qsl[r + 1] = qsl[r] + qlen;
-    seq_lens[r] = 1000 + (int)((seed >> 8) % 7000) + qlen;
-    for (int c = 0; c < COLS; ++c) table[r * COLS + c] = r * COLS + c;
+  if (cli_open_context(CMD, &ctx, kind, device)) {
+    teardown(NULL, &run);
+    return CLI_EXIT_USAGE;
+  }
+  if (setup(ctx, &run, &step)) {
+    rc = CLI_EXIT_USAGE; /* no memory for the step: the environment */
+    goto done;
   }
 
-  if (check(NULL, attnmeta_open(&ctx, kind, device), "open")) return 1;
-  memset(&d, 0, sizeof d);
-  if (alloc_all(ctx, &d)) goto done;
-  if (check(ctx, attnmeta_copy_to_device(ctx, d.qsl, qsl, sizeof qsl), "copy") ||
-      check(ctx, attnmeta_copy_to_device(ctx, d.seq_lens, seq_lens, sizeof seq_lens), "copy") ||
-      check(ctx, attnmeta_copy_to_device(ctx, d.table, table, sizeof table), "copy") ||
-      check(ctx, attnmeta_copy_to_device(ctx, d.error_word, &zero, 4), "copy"))
+  t0 = cli_now_s();
+  if (call(ctx, attnmeta_build_step(ctx, &step, NULL), "build step") ||
+      call(ctx, attnmeta_synchronize(ctx, NULL), "synchronize"))
     goto done;
-
-  attnmeta_step_init(&step);
-  step.query_start_loc = d.qsl;
-  step.num_reqs = REQS;
-  step.num_tokens = PADDED;
-  step.capacity = CAPACITY;
-  step.seq_lens = d.seq_lens;
-  step.block_table = d.table;
-  step.block_table_cols = COLS;
-  step.block_table_stride = COLS;
-  step.block_size = BLOCK;
-  step.token_to_req = d.token_to_req;
-  step.seq_lens_out = d.seq_out;
-  step.block_table_out = d.table_out;
-  step.block_table_out_stride = COLS;
-  step.decode_lens_out = d.decode_lens;
-  step.req_indices_out = d.indices;
-  step.per_req_lens_out = d.per_req;
-  step.positions = d.positions;
-  step.slot_mapping = d.slots;
-  step.error_word = d.error_word;
-
-  double t0 = now_us();
-  if (check(ctx, attnmeta_build_step(ctx, &step, NULL), "build step") ||
-      check(ctx, attnmeta_synchronize(ctx, NULL), "synchronize"))
-    goto done;
-  double first = now_us() - t0;
-  t0 = now_us();
-  for (int i = 0; i < iters; ++i)
-    if (check(ctx, attnmeta_build_step(ctx, &step, NULL), "build step")) goto done;
-  double issued = now_us() - t0;
-  if (check(ctx, attnmeta_synchronize(ctx, NULL), "synchronize")) goto done;
-  double total = now_us() - t0;
+  first = cli_now_s() - t0;
 
   printf("attnmeta step on %s (%s)\n", attnmeta_backend_name(attnmeta_context_backend(ctx)),
          attnmeta_context_device_name(ctx));
-  printf("  %d requests, %d real tokens padded to %d, capacity %d, %d-column block table, "
-         "block size %d\n",
-         REQS, qsl[REQS], PADDED, CAPACITY, COLS, BLOCK);
-  if (check(ctx, attnmeta_copy_to_host(ctx, out, d.token_to_req, sizeof out), "copy")) goto done;
-  print_row32("token_to_req", out, PADDED, 12);
-  if (check(ctx, attnmeta_copy_to_host(ctx, out, d.seq_out, sizeof out), "copy")) goto done;
-  print_row32("seq_lens_out", out, PADDED, 12);
-  if (check(ctx, attnmeta_copy_to_host(ctx, out, d.indices, sizeof out), "copy")) goto done;
-  print_row32("req_indices", out + qsl[REQS] - 4, PADDED - qsl[REQS] + 4, 8);
-  if (check(ctx, attnmeta_copy_to_host(ctx, out64, d.positions, sizeof out64), "copy")) goto done;
-  print_row64("positions", out64, PADDED, 8);
-  if (check(ctx, attnmeta_copy_to_host(ctx, out64, d.slots, sizeof out64), "copy")) goto done;
-  print_row64("slot_mapping", out64, PADDED, 8);
-  if (check(ctx, attnmeta_copy_to_host(ctx, &error_word, d.error_word, 4), "copy")) goto done;
-  char flags[256];
+  print_shape(&run.plan);
+  printf("products (first call):\n");
+  for (size_t i = 0; i < step_product_count; ++i)
+    if (run.want[i] && print_product(ctx, &run, i)) goto done;
+  if (call(ctx,
+           attnmeta_copy_to_host(ctx, &error_word, run.dev_in[step_input_count - 1],
+                                 sizeof error_word),
+           "copy back"))
+    goto done;
   attnmeta_error_flags_describe(error_word, flags, sizeof flags);
-  printf("  error word       0x%x (%s)\n", (unsigned)error_word, flags);
-  printf("  first call (with synchronize): %.1f us\n", first);
-  printf("  %d calls: %.2f us host time per call to issue, %.2f us per step to complete\n", iters,
-         issued / iters, total / iters);
-  rc = error_word != 0;
+  printf("  %-16s 0x%x (%s)\n", "error word", (unsigned)error_word, flags);
+  printf("timing:\n  %-18s %.1f us (with synchronize)\n", "first call", first * 1e6);
+  fflush(stdout);
+
+  if (iters > 0) {
+    cli_progress_start(&progress, CMD);
+    t0 = cli_now_s();
+    for (int i = 0; i < iters; ++i) {
+      if (call(ctx, attnmeta_build_step(ctx, &step, NULL), "build step")) goto done;
+      if ((i & 255) == 255) cli_progress_tick(&progress, "calls", i + 1, iters);
+    }
+    issued = cli_now_s() - t0;
+    if (call(ctx, attnmeta_synchronize(ctx, NULL), "synchronize")) goto done;
+    total = cli_now_s() - t0;
+    cli_progress_end(&progress, "calls", iters);
+    {
+      char label[32];
+      snprintf(label, sizeof label, "%d call%s", iters, iters == 1 ? "" : "s");
+      printf("  %-18s %.2f us host time per call to issue, %.2f us per step to complete\n", label,
+             issued * 1e6 / iters, total * 1e6 / iters);
+    }
+  }
+  rc = error_word != 0 ? CLI_EXIT_FAILED : CLI_EXIT_OK;
 
 done:
-  free_all(ctx, &d);
+  teardown(ctx, &run);
   attnmeta_close(ctx);
   return rc;
 }

@@ -112,10 +112,34 @@ static int32_t check_requests(const amr_input *in, int *well_formed) {
   return flags;
 }
 
+void amr_token(const amr_input *in, int64_t t, int32_t r, amr_token_out *o, int32_t *slot_flags) {
+  const int32_t R = in->R;
+  const int64_t actual = R > 0 ? clamp64(in->qsl[R], 0, in->T) : 0;
+  const int64_t mapped = in->num_mapped < 0 ? (int64_t)in->qsl[R] : (int64_t)in->num_mapped;
+  int64_t len = 0, position = 0;
+  o->valid = t < actual;
+  o->req = r;
+
+  /* section 1 */
+  o->token_to_req = (R > 0 && t < mapped) ? r : 0;
+
+  /* sections 2 and 3 */
+  if (o->valid && in->seq_lens) {
+    const int64_t qlen = (int64_t)in->qsl[r + 1] - in->qsl[r];
+    const int64_t off = t - in->qsl[r];
+    position = (int64_t)in->seq_lens[r] - qlen + off;
+    len = clamp64(position + 1, 0, INT32_MAX);
+  }
+  o->global_seq_len = (int32_t)len;
+  o->seq_len = (int32_t)(in->world > 1 ? dcp_local(len, in) : len);
+  o->decode_len = 1;
+  o->req_index = (int32_t)(o->valid ? r : R + (t - actual));
+  o->position = position;
+  o->slot = o->valid ? slot_of(in, r, position, slot_flags) : -1;
+}
+
 void amr_build(const amr_input *in, amr_output *o) {
   const int32_t R = in->R, T = in->T;
-  const int64_t actual = R > 0 ? clamp64(in->qsl[R], 0, T) : 0;
-  const int64_t mapped = in->num_mapped < 0 ? (int64_t)in->qsl[R] : (int64_t)in->num_mapped;
   int64_t t;
   int32_t r, c;
 
@@ -125,29 +149,18 @@ void amr_build(const amr_input *in, amr_output *o) {
   for (r = 0; r < R; r++) o->per_req_lens[r] = (int32_t)((int64_t)in->qsl[r + 1] - in->qsl[r]);
 
   for (t = 0; t < T; t++) {
-    const int valid = t < actual;
-    int64_t len = 0, position = 0;
-    r = valid ? amr_req(in->qsl, R, t) : -1;
-
-    /* section 1 */
-    o->token_to_req[t] = (R > 0 && t < mapped) ? amr_req(in->qsl, R, t) : 0;
-
-    /* sections 2 and 3 */
-    if (valid && in->seq_lens) {
-      const int64_t qlen = (int64_t)in->qsl[r + 1] - in->qsl[r];
-      const int64_t off = t - in->qsl[r];
-      position = (int64_t)in->seq_lens[r] - qlen + off;
-      len = clamp64(position + 1, 0, INT32_MAX);
-    }
-    o->global_seq_lens[t] = (int32_t)len;
-    o->seq_lens_out[t] = (int32_t)(in->world > 1 ? dcp_local(len, in) : len);
+    amr_token_out k;
+    amr_token(in, t, R > 0 ? amr_req(in->qsl, R, t) : 0, &k, &o->slot_flags);
+    o->token_to_req[t] = k.token_to_req;
+    o->global_seq_lens[t] = k.global_seq_len;
+    o->seq_lens_out[t] = k.seq_len;
     for (c = 0; c < in->cols; c++)
       o->block_table_out[t * in->cols + c] =
-          valid ? in->block_table[(int64_t)r * in->in_stride + c] : 0;
-    o->decode_lens[t] = 1;
-    o->req_indices[t] = (int32_t)(valid ? r : R + (t - actual));
-    o->positions[t] = position;
-    o->slots[t] = valid ? slot_of(in, r, position, &o->slot_flags) : -1;
+          k.valid ? in->block_table[(int64_t)k.req * in->in_stride + c] : 0;
+    o->decode_lens[t] = k.decode_len;
+    o->req_indices[t] = k.req_index;
+    o->positions[t] = k.position;
+    o->slots[t] = k.slot;
   }
   for (t = T; t < in->C; t++) {
     o->seq_lens_out[t] = 0;

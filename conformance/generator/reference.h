@@ -33,9 +33,21 @@ typedef struct amr_output {
   int well_formed;          /* qsl[0] == 0, non-decreasing, qsl[R] in [0, T] */
 } amr_output;
 
+/* The products of one token t in [0, T). */
+typedef struct amr_token_out {
+  int valid;        /* t < actual */
+  int32_t req;      /* the request given (its block-table row when valid) */
+  int32_t token_to_req, seq_len, global_seq_len, decode_len, req_index;
+  int64_t position, slot;
+} amr_token_out;
+
 amr_output *amr_alloc(const amr_input *in);
 void amr_free(amr_output *out);
 void amr_build(const amr_input *in, amr_output *out);
+/* Token t's products given r = req(t) (any value when R == 0), for callers
+ * that know req(t) without a scan (huge sparse batches); slot flags are
+ * OR-ed into *slot_flags. amr_build is this for every t. */
+void amr_token(const amr_input *in, int64_t t, int32_t r, amr_token_out *o, int32_t *slot_flags);
 
 /* req(t): smallest r in [0, R) with qsl[r + 1] > t, or R - 1. R >= 1. */
 int32_t amr_req(const int32_t *qsl, int32_t R, int64_t t);

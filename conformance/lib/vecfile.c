@@ -1,6 +1,7 @@
 /* Conformance vector files: parser and writer. See vecfile.h and docs/conformance.md. */
 #define _POSIX_C_SOURCE 200809L
 #include "attnmeta/conformance/vecfile.h"
+#include "attnmeta/conformance/vecfile_topk.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -208,6 +209,12 @@ static void values_free(amv_values *v) {
   v->n = 0;
 }
 
+/* hi - lo for lo <= hi, exact for any int64 pair, without wrapping. */
+static uint64_t distance(int64_t lo, int64_t hi) {
+  if (lo < 0 && hi >= 0) return (uint64_t)hi + (uint64_t)(-(lo + 1)) + 1;
+  return (uint64_t)(hi - lo);
+}
+
 /* Reads `count` values of [lo, hi] starting at *cur on the current line,
  * continuing on continuation lines. keep == 0: checks them, stores nothing. */
 static int parse_values(lexer *lx, const char **cur, int64_t count, int allow_unchecked, int64_t lo,
@@ -259,7 +266,7 @@ static int parse_values(lexer *lx, const char **cur, int64_t count, int allow_un
       const size_t left = (size_t)(dots - t.s);
       if (parse_int(t.s, left, &a) || parse_int(dots + 2, t.n - left - 2, &b))
         return fail(lx, "%s: bad range '%.*s'", what, (int)t.n, t.s);
-      span = b >= a ? (uint64_t)b - (uint64_t)a : (uint64_t)a - (uint64_t)b;
+      span = b >= a ? distance(a, b) : distance(b, a);
       if (span >= (uint64_t)(count - filled))
         return fail(lx, "%s: more values than the %lld declared", what, (long long)count);
       reps = (int64_t)span + 1;
@@ -498,6 +505,9 @@ static int close_rank(lexer *lx, vstate *vs, const amv_vector *v) {
 
 void amv_vector_free(amv_vector *v) {
   int i, o;
+  amv_topk_free(v->topk);
+  free(v->topk);
+  v->topk = NULL;
   for (i = 0; i < AMV_NUM_INPUTS; i++) values_free(&v->input[i]);
   for (i = 0; i < v->nranks; i++)
     for (o = 0; o < AMV_NUM_OUTPUTS; o++) values_free(&v->ranks[i].expect[o]);
@@ -555,9 +565,274 @@ static int nameset_add(nameset *s, const char *name) {
   return 0;
 }
 
+/* ------------------------------------------------------------- op topk
+ * Version 3's "op topk" vectors (spec/attnmeta-vectors-v3.md): the records
+ * after the "op topk" line, up to and including "end". */
+
+enum { TP_T, TP_K, TP_TOPK_STRIDE, TP_OUT_STRIDE, TP_R, TP_COLS, TP_TABLE_STRIDE, TP_BLOCK_SIZE,
+       TP_STRIDE_ROWS, TP_WORLD, TP_INTERLEAVE, TP_REQUEST, TP_PREFILL, TP_P, TP_TOKEN_SLOT,
+       TP_COUNT, TP_COMPACT, TP_MISALIGN, NTOPK_PARAMS };
+static const char *const topk_param_names[NTOPK_PARAMS] = {
+    "num_tokens",     "topk_count",      "topk_stride", "out_stride",  "num_reqs",
+    "block_table_cols", "block_table_stride", "block_size", "stride_rows", "dcp_world_size",
+    "dcp_interleave", "request",         "prefill",     "num_prefill", "token_slot",
+    "count",          "compact",         "misalign"};
+static const char *const topk_input_names[AMV_TOPK_NUM_INPUTS] = {
+    "topk", "query_start_loc", "req_id", "block_table", "prefill_req", "workspace_starts",
+    "token_slot"};
+
+const char *amv_topk_input_name(int input) { return topk_input_names[input]; }
+
+void amv_topk_free(amv_topk *k) {
+  int i;
+  if (!k) return;
+  for (i = 0; i < AMV_TOPK_NUM_INPUTS; i++) values_free(&k->input[i]);
+  for (i = 0; i < k->nranks; i++) {
+    values_free(&k->ranks[i].out);
+    values_free(&k->ranks[i].count);
+  }
+  free(k->ranks);
+  k->ranks = NULL;
+  k->nranks = 0;
+}
+
+static int topk_check_params(lexer *lx, const int64_t *p, unsigned seen, const char *name,
+                             amv_topk *k) {
+  int i;
+  for (i = 0; i < NTOPK_PARAMS; i++)
+    if (!(seen & (1u << i))) return fail(lx, "vector %s: param %s missing", name, topk_param_names[i]);
+  for (i = 0; i < NTOPK_PARAMS; i++)
+    if (i != TP_TOPK_STRIDE && i != TP_OUT_STRIDE && i != TP_TABLE_STRIDE &&
+        (p[i] < INT32_MIN || p[i] > INT32_MAX))
+      return fail(lx, "vector %s: param %s outside int32", name, topk_param_names[i]);
+  if (p[TP_T] < 0) return fail(lx, "num_tokens must be >= 0");
+  if (p[TP_K] < 1) return fail(lx, "topk_count must be >= 1");
+  if (p[TP_TOPK_STRIDE] < p[TP_K]) return fail(lx, "topk_stride must be >= topk_count");
+  if (p[TP_OUT_STRIDE] < p[TP_K]) return fail(lx, "out_stride must be >= topk_count");
+  if (p[TP_R] < 0) return fail(lx, "num_reqs must be >= 0");
+  if (p[TP_COLS] < 0) return fail(lx, "block_table_cols must be >= 0");
+  if (p[TP_TABLE_STRIDE] < p[TP_COLS])
+    return fail(lx, "block_table_stride must be >= block_table_cols");
+  if (p[TP_BLOCK_SIZE] < 1) return fail(lx, "block_size must be >= 1");
+  if (p[TP_STRIDE_ROWS] < 0) return fail(lx, "stride_rows must be >= 0");
+  if (p[TP_WORLD] < 1) return fail(lx, "dcp_world_size must be >= 1");
+  if (p[TP_INTERLEAVE] < 1) return fail(lx, "dcp_interleave must be >= 1");
+  for (i = TP_REQUEST; i <= TP_COMPACT; i++)
+    if (i != TP_P && p[i] != 0 && p[i] != 1)
+      return fail(lx, "%s must be 0 or 1", topk_param_names[i]);
+  if (p[TP_P] < 0 || (!p[TP_PREFILL] && p[TP_P] != 0))
+    return fail(lx, "num_prefill must be >= 0, and 0 without prefill");
+  if (p[TP_COMPACT] && !p[TP_COUNT]) return fail(lx, "compact needs count 1");
+  if (p[TP_MISALIGN] < 0 || p[TP_MISALIGN] > 3) return fail(lx, "misalign must be 0, 1, 2 or 3");
+  if (p[TP_TOPK_STRIDE] > AMV_MAX_ELEMS || p[TP_OUT_STRIDE] > AMV_MAX_ELEMS ||
+      p[TP_TABLE_STRIDE] > AMV_MAX_ELEMS || p[TP_R] >= AMV_MAX_ELEMS || p[TP_P] > AMV_MAX_ELEMS ||
+      p[TP_T] * p[TP_TOPK_STRIDE] > AMV_MAX_ELEMS || p[TP_T] * p[TP_OUT_STRIDE] > AMV_MAX_ELEMS ||
+      (p[TP_R] > 0 && (p[TP_R] - 1) * p[TP_TABLE_STRIDE] > AMV_MAX_ELEMS))
+    return fail(lx, "vector %s: sizes larger than this reader's limit of %lld elements per buffer",
+                name, (long long)AMV_MAX_ELEMS);
+  k->num_tokens = (int32_t)p[TP_T];
+  k->topk_count = (int32_t)p[TP_K];
+  k->topk_stride = p[TP_TOPK_STRIDE];
+  k->out_stride = p[TP_OUT_STRIDE];
+  k->num_reqs = (int32_t)p[TP_R];
+  k->cols = (int32_t)p[TP_COLS];
+  k->table_stride = p[TP_TABLE_STRIDE];
+  k->block_size = (int32_t)p[TP_BLOCK_SIZE];
+  k->stride_rows = (int32_t)p[TP_STRIDE_ROWS];
+  k->world = (int32_t)p[TP_WORLD];
+  k->interleave = (int32_t)p[TP_INTERLEAVE];
+  k->by_req_id = (int)p[TP_REQUEST];
+  k->prefill = (int)p[TP_PREFILL];
+  k->num_prefill = (int32_t)p[TP_P];
+  k->token_slot = (int)p[TP_TOKEN_SLOT];
+  k->count = (int)p[TP_COUNT];
+  k->compact = (int)p[TP_COMPACT];
+  k->misalign = (int)p[TP_MISALIGN];
+  return 0;
+}
+
+/* Whether the params call for input i, and its count (the block table: the
+ * least it may hold). */
+static int topk_input_wanted(const amv_topk *k, int i, int64_t *count) {
+  switch (i) {
+    case AMV_TOPK_INDICES: *count = (int64_t)k->num_tokens * k->topk_stride; return 1;
+    case AMV_TOPK_QUERY_START_LOC: *count = (int64_t)k->num_reqs + 1; return !k->by_req_id;
+    case AMV_TOPK_REQ_ID: *count = k->num_tokens; return k->by_req_id;
+    case AMV_TOPK_BLOCK_TABLE:
+      *count = k->cols == 0 ? 0 : (k->num_reqs == 0 ? 1 : (int64_t)(k->num_reqs - 1) * k->table_stride + k->cols);
+      return 1;
+    case AMV_TOPK_PREFILL_REQ: *count = k->num_tokens; return k->prefill;
+    case AMV_TOPK_WORKSPACE_STARTS: *count = k->num_prefill; return k->prefill;
+    default: *count = k->num_tokens; return k->token_slot;
+  }
+}
+
+static int topk_close_rank(lexer *lx, const amv_vector *v, unsigned expects, int flags_seen) {
+  const amv_topk *k = v->topk;
+  const int32_t rank = k->ranks[k->nranks - 1].rank;
+  if (!(expects & 1u)) return fail(lx, "vector %s rank %d: expect out missing", v->name, (int)rank);
+  if (k->count && !(expects & 2u))
+    return fail(lx, "vector %s rank %d: expect valid_count missing", v->name, (int)rank);
+  if (!flags_seen) return fail(lx, "vector %s rank %d: expect_flags missing", v->name, (int)rank);
+  return 0;
+}
+
+/* Parses the rest of an "op topk" vector into v (v->topk allocated here),
+ * through its "end" line. keep == 0: values are checked, not stored. */
+static int parse_topk(lexer *lx, amv_vector *v, int keep) {
+  enum { T_PARAMS, T_INPUTS, T_RANK } state = T_PARAMS;
+  int64_t param[NTOPK_PARAMS];
+  unsigned params_seen = 0, inputs_seen = 0, expects = 0;
+  int flags_seen = 0, i;
+  amv_topk *k = calloc(1, sizeof *k);
+  tok t;
+  const char *c;
+  if (!k) return fail(lx, "out of memory");
+  v->op = AMV_OP_TOPK;
+  v->topk = k;
+  memset(param, 0, sizeof param);
+  while (next_line(lx)) {
+    if (lx->le == lx->ls || blank(lx->ls, lx->le) || lx->ls[0] == '#') continue;
+    if (check_bytes(lx)) return -1;
+    if (is_space(lx->ls[0])) return fail(lx, "continuation line outside a value list");
+    c = lx->ls;
+    get_tok(&c, lx->le, &t);
+    if (tok_is(&t, "param")) {
+      tok key, val;
+      int p;
+      if (state != T_PARAMS) return fail(lx, "'param' lines come before the inputs");
+      if (!get_tok(&c, lx->le, &key) || !get_tok(&c, lx->le, &val) || get_tok(&c, lx->le, &t))
+        return fail(lx, "bad param line (expected 'param KEY VALUE')");
+      p = find_name(topk_param_names, NTOPK_PARAMS, &key);
+      if (p < 0) return fail(lx, "unknown param '%.*s' of op topk", (int)key.n, key.s);
+      if (params_seen & (1u << p)) return fail(lx, "param %s given twice", topk_param_names[p]);
+      if (parse_int(val.s, val.n, &param[p]))
+        return fail(lx, "param %s: bad value '%.*s'", topk_param_names[p], (int)val.n, val.s);
+      params_seen |= 1u << p;
+    } else if (tok_is(&t, "input")) {
+      tok name, cnt;
+      int in;
+      int64_t count, want;
+      if (state == T_PARAMS) {
+        if (topk_check_params(lx, param, params_seen, v->name, k)) return -1;
+        state = T_INPUTS;
+      }
+      if (state != T_INPUTS) return fail(lx, "'input' lines come before the first 'rank'");
+      if (!get_tok(&c, lx->le, &name) || !get_tok(&c, lx->le, &cnt))
+        return fail(lx, "bad input line (expected 'input NAME COUNT VALUES...')");
+      in = find_name(topk_input_names, AMV_TOPK_NUM_INPUTS, &name);
+      if (in < 0) return fail(lx, "unknown input '%.*s' of op topk", (int)name.n, name.s);
+      if (inputs_seen & (1u << in)) return fail(lx, "input %s given twice", topk_input_names[in]);
+      if (!topk_input_wanted(k, in, &want))
+        return fail(lx, "input %s: the params do not call for it", topk_input_names[in]);
+      if (parse_int(cnt.s, cnt.n, &count) ||
+          (in == AMV_TOPK_BLOCK_TABLE ? (count < want || count > AMV_MAX_ELEMS || (want == 0 && count != 0))
+                                      : count != want))
+        return fail(lx, "input %s: count '%.*s', the params make it %s%lld", topk_input_names[in],
+                    (int)cnt.n, cnt.s, in == AMV_TOPK_BLOCK_TABLE && want > 0 ? "at least " : "",
+                    (long long)want);
+      inputs_seen |= 1u << in;
+      if (parse_values(lx, &c, count, 0, in == AMV_TOPK_TOKEN_SLOT ? INT64_MIN : INT32_MIN,
+                       in == AMV_TOPK_TOKEN_SLOT ? INT64_MAX : INT32_MAX, topk_input_names[in],
+                       keep, &k->input[in]))
+        return -1;
+    } else if (tok_is(&t, "rank")) {
+      tok kt;
+      int64_t r;
+      amv_topk_rank *rk;
+      if (state == T_INPUTS || state == T_PARAMS) {
+        int64_t want;
+        if (state == T_PARAMS && topk_check_params(lx, param, params_seen, v->name, k)) return -1;
+        for (i = 0; i < AMV_TOPK_NUM_INPUTS; i++)
+          if (topk_input_wanted(k, i, &want) && !(inputs_seen & (1u << i)))
+            return fail(lx, "vector %s: input %s missing", v->name, topk_input_names[i]);
+      } else if (topk_close_rank(lx, v, expects, flags_seen)) {
+        return -1;
+      }
+      if (!get_tok(&c, lx->le, &kt) || parse_int(kt.s, kt.n, &r) || get_tok(&c, lx->le, &t))
+        return fail(lx, "bad rank line (expected 'rank K')");
+      if (r < 0 || r >= k->world)
+        return fail(lx, "rank %lld outside [0, dcp_world_size = %d)", (long long)r, (int)k->world);
+      for (i = 0; i < k->nranks; i++)
+        if (k->ranks[i].rank == r) return fail(lx, "rank %lld given twice", (long long)r);
+      rk = realloc(k->ranks, (size_t)(k->nranks + 1) * sizeof *rk);
+      if (!rk) return fail(lx, "out of memory");
+      k->ranks = rk;
+      rk = &k->ranks[k->nranks++];
+      memset(rk, 0, sizeof *rk);
+      rk->rank = (int32_t)r;
+      rk->line = lx->line;
+      expects = 0;
+      flags_seen = 0;
+      state = T_RANK;
+    } else if (tok_is(&t, "expect")) {
+      tok name, cnt;
+      int which;
+      int64_t count, want;
+      amv_topk_rank *rk = &k->ranks[k->nranks > 0 ? k->nranks - 1 : 0];
+      if (state != T_RANK) return fail(lx, "'expect' lines belong to a 'rank' block");
+      if (!get_tok(&c, lx->le, &name) || !get_tok(&c, lx->le, &cnt))
+        return fail(lx, "bad expect line (expected 'expect NAME COUNT VALUES...')");
+      which = tok_is(&name, "out") ? 1 : (tok_is(&name, "valid_count") ? 2 : 0);
+      if (!which || (which == 2 && !k->count))
+        return fail(lx, "expect '%.*s': op topk expects 'out'%s", (int)name.n, name.s,
+                    k->count ? " and 'valid_count'" : " (and 'valid_count' with count 1)");
+      if (expects & (unsigned)which)
+        return fail(lx, "expect %.*s given twice in rank %d", (int)name.n, name.s, (int)rk->rank);
+      want = which == 1 ? (int64_t)k->num_tokens * k->topk_count : k->num_tokens;
+      if (parse_int(cnt.s, cnt.n, &count) || count != want)
+        return fail(lx, "expect %.*s: count '%.*s', the sizes make it %lld", (int)name.n, name.s,
+                    (int)cnt.n, cnt.s, (long long)want);
+      expects |= (unsigned)which;
+      if (parse_values(lx, &c, count, 1, INT32_MIN, INT32_MAX, which == 1 ? "expect out" :
+                       "expect valid_count", keep, which == 1 ? &rk->out : &rk->count))
+        return -1;
+    } else if (tok_is(&t, "expect_flags")) {
+      tok f, mode;
+      amv_topk_rank *rk = &k->ranks[k->nranks > 0 ? k->nranks - 1 : 0];
+      if (state != T_RANK || flags_seen)
+        return fail(lx, "'expect_flags' belongs to a 'rank' block, once");
+      if (!get_tok(&c, lx->le, &f) || parse_hex(&f, &rk->flags) || !get_tok(&c, lx->le, &mode) ||
+          get_tok(&c, lx->le, &t) || !(tok_is(&mode, "exact") || tok_is(&mode, "at_least")))
+        return fail(lx, "bad expect_flags line (expected 'expect_flags 0xFLAGS exact|at_least', "
+                        "lower-case hex)");
+      rk->flags_exact = tok_is(&mode, "exact");
+      flags_seen = 1;
+    } else if (tok_is(&t, "end")) {
+      if (get_tok(&c, lx->le, &t)) return fail(lx, "'end' takes nothing after it");
+      if (state != T_RANK) return fail(lx, "vector %s ends before its first 'rank' block", v->name);
+      return topk_close_rank(lx, v, expects, flags_seen);
+    } else {
+      return fail(lx, "unknown keyword '%.*s' in an op topk vector", (int)t.n, t.s);
+    }
+  }
+  return fail(lx, "the file ends inside vector %s (no 'end' line)", v->name);
+}
+
 /* only == NULL: keep everything; only == HEADERS: every vector without its
  * values; else the vector of that name alone. */
 static const char HEADERS[] = "";
+
+/* A finished vector: appended to out (cur is then cleared), or freed when
+ * it is not one to keep. */
+static int store_vector(lexer *lx, const char *only, int keep, amv_file *out, amv_vector *cur,
+                        int *have, int *cap) {
+  if (!keep && only != HEADERS) {
+    amv_vector_free(cur);
+    return 0;
+  }
+  if (*have == *cap) {
+    const int ncap = *cap ? *cap * 2 : 16;
+    void *p = realloc(out->vectors, (size_t)ncap * sizeof(amv_vector));
+    if (!p) return fail(lx, "out of memory");
+    out->vectors = p;
+    *cap = ncap;
+  }
+  out->vectors[(*have)++] = *cur;
+  out->nvectors = *have;
+  memset(cur, 0, sizeof *cur);
+  return 0;
+}
 
 static int parse_body(lexer *lx, const char *only, amv_file *out) {
   amv_vector cur;
@@ -646,9 +921,17 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
         fail(lx, "bad op line (expected 'op step')");
         goto out;
       }
+      if (tok_is(&op, "topk") && version >= AMV_VERSION_TOPK) {
+        /* the whole vector, through its 'end' line */
+        if (parse_topk(lx, &cur, keep)) goto out;
+        vs.state = S_OUTSIDE;
+        if (store_vector(lx, only, keep, out, &cur, &have, &cap)) goto out;
+        if (keep && only && only != HEADERS) break;
+        continue;
+      }
       if (!tok_is(&op, "step")) {
-        fail(lx, "unknown op '%.*s' (format version %d knows 'step')", (int)op.n, op.s,
-             AMV_VERSION);
+        fail(lx, "unknown op '%.*s' (format version %d knows 'step'%s)", (int)op.n, op.s,
+             version, version >= AMV_VERSION_TOPK ? " and 'topk'" : "");
         goto out;
       }
       vs.state = S_PARAMS;
@@ -894,24 +1177,8 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
       }
       if (close_rank(lx, &vs, &cur)) goto out;
       vs.state = S_OUTSIDE;
-      if (!keep && only != HEADERS) {
-        amv_vector_free(&cur);
-        continue;
-      }
-      if (have == cap) {
-        const int ncap = cap ? cap * 2 : 16;
-        void *p = realloc(out->vectors, (size_t)ncap * sizeof(amv_vector));
-        if (!p) {
-          fail(lx, "out of memory");
-          goto out;
-        }
-        out->vectors = p;
-        cap = ncap;
-      }
-      out->vectors[have++] = cur;
-      out->nvectors = have;
-      memset(&cur, 0, sizeof cur);
-      if (only && only != HEADERS) break; /* names are unique: the rest is not needed */
+      if (store_vector(lx, only, keep, out, &cur, &have, &cap)) goto out;
+      if (keep && only && only != HEADERS) break; /* names are unique: the rest is not needed */
     } else {
       fail(lx, "unknown keyword '%.*s'", (int)t.n, t.s);
       goto out;
@@ -1151,6 +1418,30 @@ void amv_write_values(FILE *f, const char *keyword, const char *name, const amv_
   fputc('\n', f);
 }
 
+static void write_topk(FILE *f, const amv_vector *v) {
+  const amv_topk *k = v->topk;
+  const int64_t p[NTOPK_PARAMS] = {k->num_tokens, k->topk_count, k->topk_stride, k->out_stride,
+                                   k->num_reqs, k->cols, k->table_stride, k->block_size,
+                                   k->stride_rows, k->world, k->interleave, k->by_req_id,
+                                   k->prefill, k->num_prefill, k->token_slot, k->count,
+                                   k->compact, k->misalign};
+  int i;
+  fprintf(f, "vector %s\nop topk\n", v->name);
+  for (i = 0; i < NTOPK_PARAMS; i++) fprintf(f, "param %s %lld\n", topk_param_names[i], (long long)p[i]);
+  for (i = 0; i < AMV_TOPK_NUM_INPUTS; i++) {
+    int64_t count;
+    if (topk_input_wanted(k, i, &count)) amv_write_values(f, "input", topk_input_names[i], &k->input[i]);
+  }
+  for (i = 0; i < k->nranks; i++) {
+    const amv_topk_rank *rk = &k->ranks[i];
+    fprintf(f, "rank %d\n", (int)rk->rank);
+    amv_write_values(f, "expect", "out", &rk->out);
+    if (k->count) amv_write_values(f, "expect", "valid_count", &rk->count);
+    fprintf(f, "expect_flags 0x%x %s\n", (unsigned)rk->flags, rk->flags_exact ? "exact" : "at_least");
+  }
+  fprintf(f, "end\n");
+}
+
 /* Version 2's params of the families the vector builds. */
 static void write_dsv4_params(FILE *f, const amv_vector *v) {
   const unsigned fam = amv_families(v->products);
@@ -1188,6 +1479,10 @@ static void write_dsv4_params(FILE *f, const amv_vector *v) {
 void amv_write_vector(FILE *f, const amv_vector *v) {
   const unsigned fam = amv_families(v->products);
   int i, o;
+  if (v->op == AMV_OP_TOPK) {
+    write_topk(f, v);
+    return;
+  }
   fprintf(f, "vector %s\nop step\n", v->name);
   fprintf(f, "param num_reqs %d\n", (int)v->num_reqs);
   fprintf(f, "param num_tokens %d\n", (int)v->num_tokens);

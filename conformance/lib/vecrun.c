@@ -228,14 +228,14 @@ static void compare(run *ru) {
     const region *r = &ru->reg[g];
     int64_t e, first = 0, bad = 0;
     for (e = -GUARD; e < r->n + GUARD; e++) {
-      const size_t off = r->off + (size_t)(e * r->es);
+      const size_t off = (size_t)((int64_t)r->off + e * (int64_t)r->es); /* e < 0: the guard */
       if (!ru->h_care[off]) continue;
       if (load(ru->h_arena + off, r->es) != load(ru->h_expect + off, r->es)) {
         if (!bad++) first = e;
       }
     }
     if (bad) {
-      const size_t off = r->off + (size_t)(first * r->es);
+      const size_t off = (size_t)((int64_t)r->off + first * (int64_t)r->es);
       const int64_t want = load(ru->h_expect + off, r->es), got = load(ru->h_arena + off, r->es);
       const char *name = g == REG_ERR ? "error_word" : amv_output_name(g);
       char at[192];
@@ -385,7 +385,9 @@ static void run_step(run *ru, const char *variant, unsigned products, int use_er
   if (use_err) { /* the error word is checked here, not as an image */
     const size_t off = ru->reg[REG_ERR].off;
     const int32_t got = (int32_t)load(ru->h_arena + off, 4);
-    int32_t flags = rk->flags_requests | (give_seq ? rk->flags_seq_lens : 0);
+    /* the lengths' flags only when a wanted product reads seq_lens */
+    int32_t flags =
+        rk->flags_requests | ((products & need_seq) || fam ? rk->flags_seq_lens : 0);
     ru->h_care[off] = 0;
     if (products & (1u << AMV_SLOT_MAPPING)) flags |= rk->flags_slots;
     for (g = 0; g < AMV_GROUPS; g++)
@@ -480,6 +482,10 @@ void amv_run_vector(const amv_runner *opts, const amv_vector *v, amv_outcome *ou
   const amv_values *table = &v->input[AMV_BLOCK_TABLE];
   run ru;
   int k, c;
+  if (v->op == AMV_OP_TOPK) { /* vecrun_topk.c */
+    amv_run_topk(opts, v, out);
+    return;
+  }
 
   memset(out, 0, sizeof *out);
   out->result = AMV_PASS;

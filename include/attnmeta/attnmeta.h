@@ -61,26 +61,34 @@ typedef enum attnmeta_status {
 } attnmeta_status;
 
 typedef enum attnmeta_backend {
-  ATTNMETA_BACKEND_AUTO = 0, /* CUDA, then HIP, then CPU; env ATTNMETA_BACKEND overrides */
+  ATTNMETA_BACKEND_AUTO = 0, /* CUDA, then HIP, then CPU; env ATTNMETA_BACKEND overrides
+                                (ignored in set-user-ID / set-group-ID programs) */
   ATTNMETA_BACKEND_CPU = 1,
   ATTNMETA_BACKEND_CUDA = 2,
   ATTNMETA_BACKEND_HIP = 3
 } attnmeta_backend;
 
 /* Bits OR-ed into the optional device error word by the kernels when they
- * meet hostile device data. Outputs stay in bounds whatever the data. */
+ * meet hostile device data. Outputs stay in bounds whatever the data.
+ * Flags 1-4 are checked whenever an error word is given; 8 and 16 when a
+ * wanted product reads seq_lens (seq_lens_out, global_seq_lens_out,
+ * positions, slot_mapping, the DeepSeek-V3.2/V4 products); 32, 64 and 128
+ * only while a product computes slots (slot_mapping, a compressed group's
+ * slot_mapping, SWA rows, global C128A rows; 128 also SWA lengths), whose
+ * entry is then -1. */
 enum attnmeta_error_flag {
   ATTNMETA_FLAG_QSL_FIRST_NONZERO = 1 << 0,  /* query_start_loc[0] != 0 */
   ATTNMETA_FLAG_QSL_DECREASING = 1 << 1,     /* query_start_loc[r+1] < query_start_loc[r] */
   ATTNMETA_FLAG_TOTAL_OUT_OF_RANGE = 1 << 2, /* query_start_loc[R] < 0 or > num_tokens */
-  ATTNMETA_FLAG_SEQ_LEN_NEGATIVE = 1 << 3,   /* seq_lens[r] < 0 */
-  ATTNMETA_FLAG_SEQ_LEN_LT_QLEN = 1 << 4,    /* seq_lens[r] < query length of r */
-  ATTNMETA_FLAG_BLOCK_OUT_OF_TABLE = 1 << 5, /* a position's block index outside [0, cols) */
-  ATTNMETA_FLAG_BLOCK_ID_NEGATIVE = 1 << 6,  /* a block-table entry used for a slot is < 0 */
-  ATTNMETA_FLAG_POSITION_NEGATIVE = 1 << 7,  /* a valid token's position is < 0 */
-  /* 1 << 8 is reserved for the top-k operation's prefill workspace check */
+  ATTNMETA_FLAG_SEQ_LEN_NEGATIVE = 1 << 3,   /* seq_lens[r] < 0 (a product reads seq_lens) */
+  ATTNMETA_FLAG_SEQ_LEN_LT_QLEN = 1 << 4,    /* seq_lens[r] < query length of r (idem) */
+  ATTNMETA_FLAG_BLOCK_OUT_OF_TABLE = 1 << 5, /* a slot's block index outside [0, cols) */
+  ATTNMETA_FLAG_BLOCK_ID_NEGATIVE = 1 << 6,  /* the block-table entry of a slot is < 0 */
+  ATTNMETA_FLAG_POSITION_NEGATIVE = 1 << 7,  /* a valid token's position is < 0 where a slot
+                                                or an SWA row needs it */
+  ATTNMETA_FLAG_WORKSPACE_OUT_OF_RANGE = 1 << 8, /* top-k: a prefill_req entry >= num_prefill */
   ATTNMETA_FLAG_SLOT_OUT_OF_RANGE = 1 << 9   /* an int32 slot output would be outside
-                                                [0, INT32_MAX] (the entry is -1) */
+                                                 [0, INT32_MAX] (the entry is -1) */
 };
 
 /* Compressed KV-cache groups a step carries (DeepSeek-V4: ratio 4 and 128,
@@ -220,6 +228,53 @@ enum attnmeta_launch_flag {
   ATTNMETA_LAUNCH_EARLY_START = 1 << 0
 };
 
+/*
+ * Per-layer sparse top-k conversion (docs/contract.md, "Top-k indices to
+ * global KV slots"): each token's K request-local KV positions become
+ * global cache slots through its request's block table. Fill with
+ * attnmeta_topk_init() and set what you need. All pointers are device
+ * pointers; sizes are element counts, strides in elements. The struct
+ * grows only at its end, like attnmeta_step (docs/abi.md).
+ *
+ * T = num_tokens, K = topk_count, R = num_reqs, P = num_prefill.
+ */
+typedef struct attnmeta_topk {
+  size_t struct_size; /* the caller's sizeof(attnmeta_topk), set by attnmeta_topk_init */
+
+  /* ---- inputs ---- */
+  const int32_t *topk;            /* [T][topk_stride] request-local positions, -1 = none */
+  int64_t topk_stride;            /* >= K */
+  int32_t num_tokens;             /* T >= 0 */
+  int32_t topk_count;             /* K >= 1 */
+  /* The token's request: exactly one of the two. */
+  const int32_t *query_start_loc; /* [R + 1]: req(t) found on the device, as the step does;
+                                     tokens at or past query_start_loc[R] are padding */
+  const int32_t *req_id;          /* [T]: the request of each token, given */
+  int32_t num_reqs;               /* R >= 0 */
+  const int32_t *block_table;     /* [R][block_table_stride] (may be NULL if cols == 0) */
+  int32_t block_table_cols;       /* cols >= 0 */
+  int64_t block_table_stride;     /* >= cols */
+  int32_t block_size;             /* bs >= 1: positions per block */
+  int32_t stride_rows;            /* rows between consecutive blocks of a flat cache view;
+                                     0 = block_size */
+  int32_t dcp_world_size;         /* W >= 1 */
+  int32_t dcp_rank;               /* 0 <= k < W */
+  int32_t dcp_interleave;         /* I >= 1 */
+  /* Optional prefill workspace: prefill tokens map into a workspace, not the cache. */
+  const int32_t *prefill_req;     /* [T] or NULL: < 0 = decode token, else an index < P */
+  const int32_t *workspace_starts; /* [P], needed with prefill_req when P > 0 */
+  int32_t num_prefill;            /* P >= 0 */
+  const int64_t *token_slot;      /* [T] or NULL: a token whose slot is < 0 counts 0 valid */
+
+  /* ---- outputs ---- */
+  int32_t *out;                   /* [T][out_stride], required */
+  int64_t out_stride;             /* >= K */
+  int32_t *valid_count;           /* [T] or NULL: valid entries of each row */
+  int32_t compact;                /* 1: each row's valid slots first, in column order,
+                                     then -1 (needs valid_count); 0: in place */
+  int32_t *error_word;            /* [1] optional; flags are OR-ed in, never cleared */
+} attnmeta_topk;
+
 /* ---- version ---- */
 ATTNMETA_API int attnmeta_version(void);                 /* ATTNMETA_VERSION of the library */
 ATTNMETA_API const char *attnmeta_version_string(void);  /* "0.1.0" */
@@ -239,7 +294,9 @@ ATTNMETA_API const char *attnmeta_open_error(void);
 ATTNMETA_API attnmeta_status attnmeta_close(attnmeta_context *ctx); /* NULL is fine */
 ATTNMETA_API attnmeta_backend attnmeta_context_backend(const attnmeta_context *ctx);
 ATTNMETA_API int attnmeta_context_device(const attnmeta_context *ctx);
-/* Device description, e.g. "NVIDIA H200 (sm_90)" or "host CPU". */
+/* Device description, e.g. "NVIDIA H200 (sm_90, SASS sm_90)" (the CUDA backend
+ * adds which code the driver runs: machine code, or "PTX JIT from compute_XY")
+ * or "host CPU". */
 ATTNMETA_API const char *attnmeta_context_device_name(const attnmeta_context *ctx);
 /* Message of the last failed call on ctx made by the calling thread ("" after
  * a success). Kept per thread, so threads sharing a context never overwrite
@@ -252,10 +309,13 @@ typedef struct attnmeta_launch_config {
   int block;  /* threads per block; 0 = automatic. The CPU backend runs one
                  thread per block: 0 or 1 there */
   int grid;   /* blocks; 0 = automatic. Reduced to at most 2^31 threads
-                 in all (grid x block) */
-  int stage;  /* stage the boundaries in block-shared memory when they fit:
-                 -1 = automatic (currently never: measured slower), 0 = never,
-                 1 = whenever they fit */
+                 in all (grid x block); the CPU backend runs no more blocks
+                 than have work */
+  int stage;  /* stage the boundaries in block-shared memory when they fit
+                 (4095 requests on a GPU; 1 KiB on the CPU backend, whose
+                 stage is on the calling thread's stack): -1 = automatic
+                 (currently never: measured slower), 0 = never, 1 = whenever
+                 they fit */
   int vector; /* 16-byte block-table copies when pointers and strides allow:
                  -1 = automatic, 0 = never, 1 = whenever allowed */
   int lanes;  /* threads sharing one token's block-table row; 0 = automatic.
@@ -271,7 +331,8 @@ ATTNMETA_API attnmeta_status attnmeta_set_launch_config(attnmeta_context *ctx,
 /* ---- backends ---- */
 /* Number of devices `kind` finds (0 with no device or no module). */
 ATTNMETA_API attnmeta_status attnmeta_backend_device_count(attnmeta_backend kind, int *count);
-/* Architectures the backend module was built for, e.g. "sm_90 sm_100". */
+/* Architectures the backend module was built for, e.g. "sm_90 sm_100 compute_100"
+ * (sm_XY: machine code; compute_XY: PTX the driver compiles for newer GPUs). */
 ATTNMETA_API attnmeta_status attnmeta_backend_targets(attnmeta_backend kind, const char **targets);
 
 /* ---- operations ---- */
@@ -289,7 +350,9 @@ ATTNMETA_API attnmeta_status attnmeta_step_init_size(attnmeta_step *step, size_t
 ATTNMETA_API void attnmeta_step_init(attnmeta_step *step);
 #define attnmeta_step_init(step) ((void)attnmeta_step_init_size((step), sizeof(attnmeta_step)))
 
-/* Builds every output the step names in ONE kernel launch on `stream`. */
+/* Builds every output the step names in ONE kernel launch on `stream`.
+ * No output may share a byte with an input or another output: overlaps
+ * are refused (ATTNMETA_ERR_INVALID_ARGUMENT). */
 ATTNMETA_API attnmeta_status attnmeta_build_step(attnmeta_context *ctx, const attnmeta_step *step,
                                                  void *stream);
 
@@ -299,6 +362,18 @@ ATTNMETA_API attnmeta_status attnmeta_token_to_req(attnmeta_context *ctx,
                                                    const int32_t *query_start_loc, int32_t num_reqs,
                                                    int32_t num_mapped, int32_t num_tokens,
                                                    int32_t *out, void *stream);
+
+/* Initialises an operation of `size` bytes, the caller's
+ * sizeof(attnmeta_topk): zeroes it, sets struct_size = size and the
+ * defaults block_size = 1, stride_rows = 0 (= block_size),
+ * dcp_world_size = 1, dcp_rank = 0, dcp_interleave = 1, compact = 0.
+ * Returns as attnmeta_step_init_size does. */
+ATTNMETA_API attnmeta_status attnmeta_topk_init_size(attnmeta_topk *op, size_t size);
+#define attnmeta_topk_init(op) ((void)attnmeta_topk_init_size((op), sizeof(attnmeta_topk)))
+
+/* Converts one layer's top-k indices in ONE kernel launch on `stream`. */
+ATTNMETA_API attnmeta_status attnmeta_convert_topk(attnmeta_context *ctx, const attnmeta_topk *op,
+                                                   void *stream);
 
 /* ---- device memory utilities ----
  * For tools, tests and bindings that must run on any backend without linking

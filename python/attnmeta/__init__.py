@@ -12,6 +12,10 @@ Quick tour::
                              seq_lens_out=seq_out, block_table_out=table_out,
                              positions=pos, slot_mapping=slots, block_size=64)
     plan.build(num_reqs, num_tokens)
+    # one layer's sparse top-k indices -> global KV slots (engine arguments)
+    out, counts = attnmeta.convert_req_index_to_global_index(
+        req_id, block_table, topk_indices, BLOCK_SIZE=64, NUM_TOPK_TOKENS=2048,
+        return_valid_counts=True)
 
 The C library is found as described in ``attnmeta._lib`` (``$ATTNMETA_LIBRARY``
 first); ``attnmeta.library_path`` says which file was loaded.
@@ -39,6 +43,7 @@ from ._dsv4_dropins import (
     compute_swa_indices_and_lens,
     get_compressed_slot_mapping,
 )
+from ._topk import TopkPlan, convert_req_index_to_global_index, filter_and_convert_dcp_index
 from ._step import (
     IndexerDecodeMetadata,
     StepPlan,
@@ -65,13 +70,30 @@ __all__ = [
     "compute_c128a_indices_and_lens",
     "compute_swa_indices_and_lens",
     "compute_token_to_req_indices",
+    "convert_req_index_to_global_index",
     "describe_error_flags",
+    "filter_and_convert_dcp_index",
     "get_compressed_slot_mapping",
     "get_context",
     "library_candidates",
     "library_path",
     "status_string",
     "token_to_req",
+    "TopkPlan",
     "version",
     "version_string",
 ]
+
+# torch imported first: its custom operators (attnmeta.ops) are registered
+# now, so torch.compile finds them from the first call.
+def _register_torch_ops_if_imported():
+    import sys
+
+    from ._arrays import register_torch_ops
+
+    if "torch" in sys.modules:
+        register_torch_ops()
+
+
+_register_torch_ops_if_imported()
+del _register_torch_ops_if_imported

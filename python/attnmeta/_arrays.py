@@ -1,6 +1,7 @@
-"""Turning torch tensors and NumPy arrays into (pointer, device, sizes), with
-the checks that name the offending argument; streams; the current-device
-guard for several GPUs.
+"""Turning torch tensors, NumPy arrays, ``__cuda_array_interface__`` objects
+and DLPack producers into (pointer, device, sizes), with the checks that
+name the offending argument; streams; the current-device guard for several
+GPUs; the switch to torch custom operators inside ``torch.compile``.
 
 Neither torch nor NumPy is imported here: a buffer can only be a torch
 tensor if the caller imported torch, and likewise for NumPy, so both are
@@ -9,6 +10,7 @@ looked up in ``sys.modules`` when first met.
 
 import operator
 import sys
+from typing import Any, Callable, Dict, Tuple
 
 from ._lib import Backend
 
@@ -41,6 +43,46 @@ def int32(value, name):
 
 
 # ---------------------------------------------------------------------------
+# torch.compile: inside a compiled region the operations go through the
+# torch custom operators of attnmeta.ops (set up when it is imported);
+# elsewhere is_compiling() is False and they stay the direct ctypes call.
+
+
+def _never():
+    return False
+
+
+is_compiling = _never
+ops_module = None  # type: Any  # attnmeta.ops, once imported
+
+
+def set_compiling_hook(torch, module):
+    """Called by attnmeta.ops once its operators are registered."""
+    global is_compiling, ops_module
+    fn = getattr(getattr(torch, "compiler", None), "is_compiling", None)
+    if fn is None:
+        fn = getattr(getattr(torch, "_dynamo", None), "is_compiling", None)
+    if fn is not None:
+        ops_module = module
+        is_compiling = fn
+
+
+def register_torch_ops():
+    """Imports attnmeta.ops (registers the custom operators) when torch has
+    torch.library.custom_op; quietly nothing otherwise."""
+    if ops_module is not None:
+        return
+    try:
+        from . import ops  # noqa: F401
+    except ImportError:  # torch older than 2.4: the direct calls only
+        pass
+    except RuntimeError as exc:  # e.g. another copy of the package registered them first
+        import warnings
+
+        warnings.warn("attnmeta: torch custom operators not registered: %s" % exc, RuntimeWarning)
+
+
+# ---------------------------------------------------------------------------
 # torch
 
 
@@ -62,6 +104,7 @@ class _Torch:
         self.get_device = getattr(c, "_cuda_getDevice", None) or torch.cuda.current_device
         self.set_device = getattr(c, "_cuda_setDevice", None) or torch.cuda.set_device
         self._multi_gpu = None
+        register_torch_ops()
 
     def gpu_device(self, index):
         dev = self._gpu_devices.get(index)
@@ -196,6 +239,169 @@ def _numpy_table(x, name, out):
 
 
 # ---------------------------------------------------------------------------
+# __cuda_array_interface__ (CuPy, Numba, JAX, ...): CUDA device memory
+#
+# The interface names no device: the buffer is taken to be on the object's
+# own device (``x.device.id``, as CuPy has it), else torch's current device
+# when torch is in use, else device 0. Its ``stream`` entry (v3) is not
+# waited on: the launch goes on the stream given (or torch's current one),
+# which the caller orders after the producer's work, as with torch tensors.
+
+_CAI_TYPES = {I32: ("<i4", "|i4", "=i4"), I64: ("<i8", "|i8", "=i8")}
+
+
+def _cai_device(x):
+    index = getattr(getattr(x, "device", None), "id", None)
+    if not isinstance(index, int):
+        ts = torch_state()
+        index = ts.get_device() if ts is not None and ts.torch.cuda.is_initialized() else 0
+    return (Backend.CUDA, index)
+
+
+def _cai_common(x, name, dtype, ndim, out):
+    try:
+        cai = x.__cuda_array_interface__
+        shape = tuple(cai["shape"])
+        typestr = cai["typestr"]
+        ptr, readonly = cai["data"]
+        strides = cai.get("strides")
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        raise TypeError("%s has a malformed __cuda_array_interface__ (%s)" % (name, exc)) from None
+    if typestr not in _CAI_TYPES[dtype]:
+        raise TypeError("%s must hold little-endian %s, got typestr %r" % (name, dtype, typestr))
+    if len(shape) != ndim:
+        raise ValueError("%s must be %d-D, got shape %s" % (name, ndim, shape))
+    if out and readonly:
+        raise ValueError("%s is an output but the buffer is read-only" % name)
+    if cai.get("mask") is not None:
+        raise ValueError("%s is a masked array; attnmeta takes plain buffers" % name)
+    size = _ITEMSIZE[dtype]
+    if strides is None:  # C-contiguous
+        strides = tuple(size * _prod(shape[i + 1:]) for i in range(ndim))
+    if ptr % size:
+        raise ValueError("%s is not aligned to its %d-byte elements" % (name, size))
+    return ptr or 0, _cai_device(x), shape, tuple(strides)
+
+
+def _prod(values):
+    n = 1
+    for v in values:
+        n *= v
+    return n
+
+
+def _cai_vec(x, name, dtype, out):
+    ptr, dev, shape, strides = _cai_common(x, name, dtype, 1, out)
+    if shape[0] > 1 and strides[0] != _ITEMSIZE[dtype]:
+        raise ValueError("%s must be contiguous, got a stride of %d bytes" % (name, strides[0]))
+    return ptr, dev, shape[0]
+
+
+def _byte_table(name, ptr, dev, shape, strides):
+    rows, cols = shape
+    b0, b1 = strides
+    if (rows > 1 and b0 % 4) or (cols > 1 and b1 % 4):
+        raise ValueError("%s has strides %s (bytes) that are not whole int32 elements" % (name, strides))
+    elems = (b0 // 4, b1 // 4)
+    return ptr, dev, rows, cols, _row_stride(name, rows, cols, elems[0], elems[1], elems)
+
+
+def _cai_table(x, name, out):
+    ptr, dev, shape, strides = _cai_common(x, name, I32, 2, out)
+    return _byte_table(name, ptr, dev, shape, strides)
+
+
+# ---------------------------------------------------------------------------
+# DLPack (__dlpack__ / __dlpack_device__): JAX, CuPy, TensorFlow, PaddlePaddle,
+# MXNet, NumPy, ...
+#
+# The capsule is read, not consumed: the producer keeps ownership (the
+# capsule's destructor releases its reference), and the buffer stays valid
+# while the caller holds ``x``, as for every other buffer kind.
+
+import ctypes as _ct  # noqa: E402
+
+
+class _DLDevice(_ct.Structure):
+    _fields_ = [("device_type", _ct.c_int32), ("device_id", _ct.c_int32)]
+
+
+class _DLDataType(_ct.Structure):
+    _fields_ = [("code", _ct.c_uint8), ("bits", _ct.c_uint8), ("lanes", _ct.c_uint16)]
+
+
+class _DLTensor(_ct.Structure):
+    _fields_ = [
+        ("data", _ct.c_void_p),
+        ("device", _DLDevice),
+        ("ndim", _ct.c_int32),
+        ("dtype", _DLDataType),
+        ("shape", _ct.POINTER(_ct.c_int64)),
+        ("strides", _ct.POINTER(_ct.c_int64)),
+        ("byte_offset", _ct.c_uint64),
+    ]
+
+
+_capsule_pointer = _ct.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype = _ct.c_void_p
+_capsule_pointer.argtypes = [_ct.py_object, _ct.c_char_p]
+_capsule_valid = _ct.pythonapi.PyCapsule_IsValid
+_capsule_valid.restype = _ct.c_int
+_capsule_valid.argtypes = [_ct.py_object, _ct.c_char_p]
+
+# DLDeviceType: kDLCPU 1, kDLCUDA 2, kDLCUDAHost 3, kDLROCM 10,
+# kDLROCMHost 11, kDLCUDAManaged 13.
+_DL_KINDS = {1: Backend.CPU, 3: Backend.CPU, 11: Backend.CPU, 2: Backend.CUDA, 13: Backend.CUDA,
+             10: Backend.HIP}
+_DL_INT = 0  # kDLInt
+
+
+def _dlpack_common(x, name, dtype, ndim, out):
+    try:
+        capsule = x.__dlpack__()
+    except Exception as exc:  # the producer's own refusal (e.g. read-only)
+        raise TypeError("%s: __dlpack__() failed: %s" % (name, exc)) from None
+    if not _capsule_valid(capsule, b"dltensor"):
+        raise TypeError("%s: __dlpack__() returned no unused 'dltensor' capsule" % name)
+    t = _DLTensor.from_address(_capsule_pointer(capsule, b"dltensor"))
+    kind = _DL_KINDS.get(t.device.device_type)
+    if kind is None:
+        raise ValueError("%s is on DLPack device type %d; attnmeta serves CPU, CUDA and ROCm"
+                         % (name, t.device.device_type))
+    dev = CPU_DEVICE if kind == Backend.CPU else (kind, t.device.device_id)
+    want_bits = _ITEMSIZE[dtype] * 8
+    if t.dtype.code != _DL_INT or t.dtype.bits != want_bits or t.dtype.lanes != 1:
+        raise TypeError("%s must be a %s buffer, got DLPack dtype (code %d, %d bits, %d lanes)"
+                        % (name, dtype, t.dtype.code, t.dtype.bits, t.dtype.lanes))
+    if t.ndim != ndim:
+        raise ValueError("%s must be %d-D, got %d dimensions" % (name, ndim, t.ndim))
+    shape = tuple(t.shape[i] for i in range(ndim))
+    if t.strides:
+        elems = tuple(t.strides[i] for i in range(ndim))
+    else:
+        elems = tuple(_prod(shape[i + 1:]) for i in range(ndim))
+    ptr = (t.data or 0) + t.byte_offset
+    if ptr % _ITEMSIZE[dtype]:
+        raise ValueError("%s is not aligned to its %d-byte elements" % (name, _ITEMSIZE[dtype]))
+    if out and getattr(x, "flags", None) is not None and getattr(x.flags, "writeable", True) is False:
+        raise ValueError("%s is an output but the array is read-only" % name)
+    return ptr, dev, shape, elems
+
+
+def _dlpack_vec(x, name, dtype, out):
+    ptr, dev, shape, elems = _dlpack_common(x, name, dtype, 1, out)
+    if shape[0] > 1 and elems[0] != 1:
+        raise ValueError("%s must be contiguous, got a stride of %d elements" % (name, elems[0]))
+    return ptr, dev, shape[0]
+
+
+def _dlpack_table(x, name, out):
+    ptr, dev, shape, elems = _dlpack_common(x, name, I32, 2, out)
+    rows, cols = shape
+    return ptr, dev, rows, cols, _row_stride(name, rows, cols, elems[0], elems[1], elems)
+
+
+# ---------------------------------------------------------------------------
 # Shared
 
 
@@ -214,8 +420,8 @@ def _row_stride(name, rows, cols, s0, s1, shown):
     return s0
 
 
-_VEC = {}
-_TABLE = {}
+_VEC = {}  # type: Dict[type, Callable[..., Tuple[Any, ...]]]
+_TABLE = {}  # type: Dict[type, Callable[..., Tuple[Any, ...]]]
 
 
 def _classify(cls, name):
@@ -225,7 +431,14 @@ def _classify(cls, name):
     ns = numpy_state()
     if ns is not None and issubclass(cls, ns.ndarray):
         return _numpy_vec, _numpy_table
-    raise TypeError("%s must be a torch.Tensor or a numpy.ndarray, got %s" % (name, cls.__name__))
+    if hasattr(cls, "__cuda_array_interface__"):
+        return _cai_vec, _cai_table
+    if hasattr(cls, "__dlpack__"):
+        return _dlpack_vec, _dlpack_table
+    raise TypeError(
+        "%s must be a torch.Tensor, a numpy.ndarray, or an object with __cuda_array_interface__ "
+        "or __dlpack__, got %s" % (name, cls.__name__)
+    )
 
 
 def vec(x, name, dtype=I32, out=False):

@@ -28,6 +28,7 @@ import operator
 import os
 import sys
 import warnings
+from typing import List, Tuple
 
 __all__ = [
     "AttnmetaArgumentError",
@@ -86,6 +87,7 @@ class ErrorFlag(enum.IntFlag):
     BLOCK_OUT_OF_TABLE = 1 << 5
     BLOCK_ID_NEGATIVE = 1 << 6
     POSITION_NEGATIVE = 1 << 7
+    WORKSPACE_OUT_OF_RANGE = 1 << 8
     SLOT_OUT_OF_RANGE = 1 << 9
 
 
@@ -104,7 +106,7 @@ class AttnmetaError(RuntimeError):
     or ``attnmeta_open_error``), ``function`` the C function that failed.
     """
 
-    def __init__(self, status, message="", function=""):
+    def __init__(self, status: int, message: str = "", function: str = "") -> None:
         try:
             status = Status(status)
         except ValueError:
@@ -222,6 +224,38 @@ class Step(ctypes.Structure):
     ]
 
 
+class Topk(ctypes.Structure):
+    """ctypes mirror of ``attnmeta_topk``; pointer fields take ints (or None)."""
+
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("topk", _p),
+        ("topk_stride", _i64),
+        ("num_tokens", _i32),
+        ("topk_count", _i32),
+        ("query_start_loc", _p),
+        ("req_id", _p),
+        ("num_reqs", _i32),
+        ("block_table", _p),
+        ("block_table_cols", _i32),
+        ("block_table_stride", _i64),
+        ("block_size", _i32),
+        ("stride_rows", _i32),
+        ("dcp_world_size", _i32),
+        ("dcp_rank", _i32),
+        ("dcp_interleave", _i32),
+        ("prefill_req", _p),
+        ("workspace_starts", _p),
+        ("num_prefill", _i32),
+        ("token_slot", _p),
+        ("out", _p),
+        ("out_stride", _i64),
+        ("valid_count", _p),
+        ("compact", _i32),
+        ("error_word", _p),
+    ]
+
+
 class LaunchConfig(ctypes.Structure):
     """ctypes mirror of ``attnmeta_launch_config``."""
 
@@ -279,7 +313,7 @@ def _build_order(path):
     return (_sanitized(path), -_mtime(path))
 
 
-def library_candidates():
+def library_candidates() -> List[Tuple[str, str]]:
     """The places the library is looked for, in order, as (where, path)
     pairs; a bare file name means "ask the dynamic loader". With
     ``$ATTNMETA_LIBRARY`` set, it is the only candidate."""
@@ -408,6 +442,16 @@ def step_init(address):
     ``sizeof(Step)`` bytes and fills what this mirror has."""
     return step_init_size(address, ctypes.sizeof(Step))
 build_step = _prototype(_fast, "attnmeta_build_step", _cint, [_vp, _vp, _vp])
+topk_init_size = _prototype(_fast, "attnmeta_topk_init_size", _cint, [_vp, ctypes.c_size_t])
+
+
+def topk_init(address):
+    """attnmeta_topk_init for this binding's Topk (``sizeof(Topk)`` bytes)."""
+    return topk_init_size(address, ctypes.sizeof(Topk))
+
+
+
+convert_topk = _prototype(_fast, "attnmeta_convert_topk", _cint, [_vp, _vp, _vp])
 token_to_req = _prototype(
     _fast, "attnmeta_token_to_req", _cint, [_vp, _vp, _i32, _i32, _i32, _vp, _vp]
 )
@@ -427,22 +471,22 @@ copy_to_device = _prototype(_slow, "attnmeta_copy_to_device", _cint, [_vp, _vp, 
 copy_to_host = _prototype(_slow, "attnmeta_copy_to_host", _cint, [_vp, _vp, _vp, ctypes.c_size_t])
 
 
-def version_string():
+def version_string() -> str:
     """The library's version text, e.g. ``"0.1.0"``."""
     return _version_string().decode()
 
 
-def status_string(status):
+def status_string(status: int) -> str:
     """``attnmeta_status_string``: a short text for a status code."""
     return _status_string(int(status)).decode()
 
 
-def backend_name(kind):
+def backend_name(kind: int) -> str:
     """``attnmeta_backend_name``: "auto", "cpu", "cuda", "hip" or "unknown"."""
     return _backend_name(int(kind)).decode()
 
 
-def describe_error_flags(flags):
+def describe_error_flags(flags: int) -> str:
     """The text of the error-word bits in ``flags`` (``attnmeta_error_flags_describe``):
     ``"no error"`` for 0, else a ", "-separated list."""
     value = operator.index(flags)
@@ -466,6 +510,14 @@ def _check_layout():
             "attnmeta: %s refuses this binding's %d-byte attnmeta_step (%s): the binding "
             "(version %s) is newer than the library; use the binding of the library's version"
             % (library_path, ctypes.sizeof(Step), status_string(status), __version__)
+        )
+    scratch = ctypes.create_string_buffer(ctypes.sizeof(Topk))
+    status = topk_init(ctypes.addressof(scratch))
+    if status != 0:
+        raise ImportError(
+            "attnmeta: %s refuses this binding's %d-byte attnmeta_topk (%s): the binding "
+            "(version %s) is newer than the library; use the binding of the library's version"
+            % (library_path, ctypes.sizeof(Topk), status_string(status), __version__)
         )
 
 

@@ -3,6 +3,7 @@
 buffers (validate once, then each call sets the sizes and launches)."""
 
 import ctypes
+from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, TypeVar
 
 from . import _arrays, _lib
 from ._dsv4 import DSV4_ARGS, DSV4_OUTPUTS, setup_dsv4
@@ -18,6 +19,18 @@ __all__ = [
     "compute_token_to_req_indices",
     "token_to_req",
 ]
+
+if TYPE_CHECKING:
+    from ._context import Context
+
+# A buffer: a torch tensor, a NumPy array, or an object with
+# __cuda_array_interface__ or __dlpack__ (see _arrays).
+Buffer = Any
+BufferT = TypeVar("BufferT")
+# None (torch's current stream), an int handle (cudaStream_t), or a
+# torch.cuda.Stream.
+Stream = Any
+_INT32_MAX = 2**31 - 1
 
 # Outputs of T entries (int32 unless named in _INT64).
 _TOKEN_OUTPUTS = ("token_to_req", "global_seq_lens_out", "decode_lens_out", "req_indices_out", "positions")
@@ -115,43 +128,43 @@ class StepPlan:
 
     def __init__(
         self,
-        query_start_loc,
+        query_start_loc: Buffer,
         *,
-        seq_lens=None,
-        block_table=None,
-        token_to_req=None,
-        seq_lens_out=None,
-        global_seq_lens_out=None,
-        block_table_out=None,
-        decode_lens_out=None,
-        req_indices_out=None,
-        per_req_lens_out=None,
-        positions=None,
-        slot_mapping=None,
-        error_word=None,
-        capacity=None,
-        num_mapped=-1,
-        block_size=1,
-        dcp_world_size=1,
-        dcp_rank=0,
-        dcp_interleave=1,
-        context=None,
-        compressed_groups=(),
-        swa_indices=None,
-        swa_lens=None,
-        swa_block_table=None,
-        swa_block_size=64,
-        swa_window=None,
-        swa_width=None,
-        swa_causal=True,
-        c128a_rows=None,
-        c128a_lens=None,
-        c128a_block_table=None,
-        c128a_ratio=128,
-        c128a_block_size=2,
-        c128a_width=None,
-        c128a_local=False,
-    ):
+        seq_lens: Optional[Buffer] = None,
+        block_table: Optional[Buffer] = None,
+        token_to_req: Optional[Buffer] = None,
+        seq_lens_out: Optional[Buffer] = None,
+        global_seq_lens_out: Optional[Buffer] = None,
+        block_table_out: Optional[Buffer] = None,
+        decode_lens_out: Optional[Buffer] = None,
+        req_indices_out: Optional[Buffer] = None,
+        per_req_lens_out: Optional[Buffer] = None,
+        positions: Optional[Buffer] = None,
+        slot_mapping: Optional[Buffer] = None,
+        error_word: Optional[Buffer] = None,
+        capacity: Optional[int] = None,
+        num_mapped: int = -1,
+        block_size: int = 1,
+        dcp_world_size: int = 1,
+        dcp_rank: int = 0,
+        dcp_interleave: int = 1,
+        context: "Optional[Context]" = None,
+        compressed_groups: Sequence[Any] = (),
+        swa_indices: Optional[Buffer] = None,
+        swa_lens: Optional[Buffer] = None,
+        swa_block_table: Optional[Buffer] = None,
+        swa_block_size: int = 64,
+        swa_window: Optional[int] = None,
+        swa_width: Optional[int] = None,
+        swa_causal: bool = True,
+        c128a_rows: Optional[Buffer] = None,
+        c128a_lens: Optional[Buffer] = None,
+        c128a_block_table: Optional[Buffer] = None,
+        c128a_ratio: int = 128,
+        c128a_block_size: int = 2,
+        c128a_width: Optional[int] = None,
+        c128a_local: bool = False,
+    ) -> None:
         args = dict(locals())
         del args["self"]
         self._setup(args)
@@ -315,17 +328,22 @@ class StepPlan:
         else:
             ts = torch_state()
             self._gpu_index = dev[1]
-            self._raw_stream = ts.raw_stream
-            self._guard = ts.multi_gpu
+            # Without torch (__cuda_array_interface__ / DLPack buffers) the
+            # default stream, unless one is given; no device to give back.
+            self._raw_stream = ts.raw_stream if ts is not None else _no_stream
+            self._guard = ts.multi_gpu if ts is not None else False
 
     # ---- the hot path ----
 
-    def build(self, num_reqs, num_tokens, num_mapped=None, stream=None):
+    def build(self, num_reqs: int, num_tokens: int, num_mapped: Optional[int] = None,
+              stream: Stream = None) -> None:
         """Builds every output of the plan for R = ``num_reqs`` requests and
         T = ``num_tokens`` (padded) tokens, in one launch on ``stream``
         (default: torch's current stream of the buffers' device). Never
         synchronises or allocates; safe to capture in a CUDA graph.
         ``num_mapped`` overrides the plan's value for this call."""
+        if _arrays.is_compiling():
+            return self._build_op(num_reqs, num_tokens, num_mapped)
         if not 0 <= num_reqs <= self._max_reqs:
             raise _too_many("num_reqs", num_reqs, self._req_limits)
         if not 0 <= num_tokens <= self._max_tokens:
@@ -350,9 +368,29 @@ class StepPlan:
 
     __call__ = build
 
+    def _build_op(self, num_reqs, num_tokens, num_mapped):
+        """build() inside torch.compile: the custom operator over the plan's buffers."""
+        args = self._args
+        keep = self._keep
+        if args["compressed_groups"] or any(
+                args[name] is not None for name in DSV4_OUTPUTS["rows"] + DSV4_OUTPUTS["capacity"]):
+            # torch.ops.attnmeta.build_step carries the products of contract
+            # sections 1-4; never build a DSV4 plan without them silently.
+            raise NotImplementedError(
+                "StepPlan.build inside torch.compile covers the token map, indexer, position "
+                "and slot products; this plan also builds DeepSeek-V4 products (compressed "
+                "groups, SWA or C128A rows): call build() outside the compiled region")
+        _arrays.ops_module.build_step(
+            keep["query_start_loc"], num_tokens, num_reqs=num_reqs, capacity=self._capacity,
+            num_mapped=self._num_mapped if num_mapped is None else num_mapped,
+            block_size=args["block_size"], dcp_world_size=args["dcp_world_size"],
+            dcp_rank=args["dcp_rank"], dcp_interleave=args["dcp_interleave"],
+            seq_lens=keep.get("seq_lens"), block_table=keep.get("block_table"),
+            **{name: keep.get(name) for name in OUTPUT_NAMES})
+
     # ---- the rest ----
 
-    def replace(self, **changes):
+    def replace(self, **changes: Any) -> None:
         """Points the plan at other buffers or settings (any constructor
         argument), checking them as the constructor does. A graph captured
         earlier keeps the old pointers: capture again after this."""
@@ -364,38 +402,38 @@ class StepPlan:
         self._setup(args)
 
     @property
-    def context(self):
+    def context(self) -> "Context":
         return self._ctx
 
     @property
-    def backend(self):
+    def backend(self) -> Backend:
         return Backend(self._dev[0])
 
     @property
-    def device(self):
+    def device(self) -> int:
         return self._dev[1]
 
     @property
-    def capacity(self):
+    def capacity(self) -> Optional[int]:
         """C, or None when it follows num_tokens."""
         return self._capacity
 
     @property
-    def max_reqs(self):
+    def max_reqs(self) -> int:
         """The largest num_reqs the buffers hold."""
         return self._max_reqs
 
     @property
-    def max_tokens(self):
+    def max_tokens(self) -> int:
         """The largest num_tokens the buffers (and capacity) hold."""
         return self._max_tokens_held
 
     @property
-    def buffers(self):
+    def buffers(self) -> Dict[str, Buffer]:
         """The plan's buffers by argument name (a new dict)."""
         return dict(self._keep)
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Optional[Buffer]:
         # The buffers by name: plan.seq_lens_out, plan.block_table, ...
         if name in OUTPUT_NAMES or name in DSV4_ARGS or name in (
                 "query_start_loc", "seq_lens", "block_table"):
@@ -405,7 +443,7 @@ class StepPlan:
                 return None
         raise AttributeError("%s has no attribute %r" % (type(self).__name__, name))
 
-    def views(self, num_reqs, num_tokens):
+    def views(self, num_reqs: int, num_tokens: int) -> Dict[str, Buffer]:
         """The outputs cut to this step's sizes: per-token outputs to
         ``[:num_tokens]``, per_req_lens_out to ``[:num_reqs]`` (a dict; not
         for the hot path)."""
@@ -421,12 +459,13 @@ class StepPlan:
                 out[name] = buf
         return out
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         built = [n for n in OUTPUT_NAMES if n in self._keep]
         return "<attnmeta.%s on %s: %s>" % (type(self).__name__, device_str(self._dev), ", ".join(built))
 
 
-_INT32_MAX = 2**31 - 1
+def _no_stream(index):
+    return None
 
 
 def _guarded(fn, handle, addr, stream, index):
@@ -461,17 +500,17 @@ class IndexerDecodeMetadata(StepPlan):
 
     def __init__(
         self,
-        query_start_loc,
-        seq_lens,
-        block_table,
+        query_start_loc: Buffer,
+        seq_lens: Buffer,
+        block_table: Buffer,
         *,
-        seq_lens_out,
-        block_table_out,
-        decode_lens_out=None,
-        req_indices_out=None,
-        per_req_lens_out=None,
-        **more
-    ):
+        seq_lens_out: Buffer,
+        block_table_out: Buffer,
+        decode_lens_out: Optional[Buffer] = None,
+        req_indices_out: Optional[Buffer] = None,
+        per_req_lens_out: Optional[Buffer] = None,
+        **more: Any
+    ) -> None:
         super().__init__(
             query_start_loc,
             seq_lens=seq_lens,
@@ -485,11 +524,21 @@ class IndexerDecodeMetadata(StepPlan):
         )
 
 
-def build_step(query_start_loc, num_tokens, *, num_reqs=None, stream=None, **kwargs):
+def build_step(query_start_loc: Buffer, num_tokens: int, *, num_reqs: Optional[int] = None,
+               stream: Stream = None, **kwargs: Any) -> None:
     """Builds the named outputs of one step in one launch (see
     :class:`StepPlan` for the arguments); ``num_reqs`` defaults to
     ``len(query_start_loc) - 1``. Checks every buffer on each call: for a
-    step repeated over the same buffers, a :class:`StepPlan` costs less."""
+    step repeated over the same buffers, a :class:`StepPlan` costs less.
+    Inside ``torch.compile`` it is the custom operator of :mod:`attnmeta.ops`
+    (torch's current stream, the cached context)."""
+    if _arrays.is_compiling():
+        kwargs.pop("context", None)
+        return _arrays.ops_module.build_step(query_start_loc, num_tokens, num_reqs=num_reqs, **kwargs)
+    _build_step_direct(query_start_loc, num_tokens, num_reqs=num_reqs, stream=stream, **kwargs)
+
+
+def _build_step_direct(query_start_loc, num_tokens, *, num_reqs=None, stream=None, **kwargs):
     plan = StepPlan(query_start_loc, **kwargs)
     if num_reqs is None:
         num_reqs = plan._req_limits[0][0]
@@ -529,8 +578,11 @@ def _token_to_req(query_start_loc, out, num_tokens, num_reqs, num_mapped, stream
         status = _lib.token_to_req(ctx._handle, qptr, num_reqs, num_mapped, num_tokens, optr, None)
     else:
         ts = _arrays._torch_state
-        handle = stream_handle(stream, dev) if stream is not None else (ts.raw_stream(dev[1]) or None)
-        if ts.multi_gpu:
+        if stream is not None:
+            handle = stream_handle(stream, dev)
+        else:
+            handle = (ts.raw_stream(dev[1]) or None) if ts is not None else None
+        if ts is not None and ts.multi_gpu:
             previous = ts.get_device()
             try:
                 status = _lib.token_to_req(ctx._handle, qptr, num_reqs, num_mapped, num_tokens, optr,
@@ -546,8 +598,9 @@ def _token_to_req(query_start_loc, out, num_tokens, num_reqs, num_mapped, stream
     return olen
 
 
-def token_to_req(query_start_loc, out, num_tokens=None, *, num_reqs=None, num_mapped=-1,
-                 stream=None, context=None):
+def token_to_req(query_start_loc: Buffer, out: BufferT, num_tokens: Optional[int] = None, *,
+                 num_reqs: Optional[int] = None, num_mapped: int = -1, stream: Stream = None,
+                 context: "Optional[Context]" = None) -> BufferT:
     """The token -> request map (contract section 1) into ``out[:num_tokens]``
     in one launch: ``out[t]`` is the request of token t for t < num_mapped
     (``num_mapped < 0``: the device's ``query_start_loc[R]``), 0 after.
@@ -557,11 +610,19 @@ def token_to_req(query_start_loc, out, num_tokens=None, *, num_reqs=None, num_ma
     return out
 
 
-def compute_token_to_req_indices(query_start_loc, out, num_mapped_tokens, num_tokens):
+def compute_token_to_req_indices(query_start_loc: Buffer, out: BufferT,
+                                 num_mapped_tokens: Optional[int], num_tokens: int, *,
+                                 stream: Stream = None,
+                                 context: "Optional[Context]" = None) -> BufferT:
     """Drop-in token -> request map: R = ``len(query_start_loc) - 1``;
     ``out[t]`` = request of token t for t < ``num_mapped_tokens`` (None or a
     negative value: the device's ``query_start_loc[R]``), 0 for the rest of
-    ``[0, num_tokens)``. One launch on torch's current stream; returns
-    ``out[:num_tokens]`` (``out`` itself when it has num_tokens entries)."""
-    olen = _token_to_req(query_start_loc, out, num_tokens, None, num_mapped_tokens, None, None)
-    return out if num_tokens == olen else out[:num_tokens]
+    ``[0, num_tokens)``. One launch on ``stream`` (default: torch's current
+    stream); returns ``out[:num_tokens]`` (``out`` itself when it has
+    num_tokens entries). Inside ``torch.compile`` it is the custom operator
+    ``torch.ops.attnmeta.token_to_req_indices`` (:mod:`attnmeta.ops`)."""
+    if _arrays.is_compiling():
+        return _arrays.ops_module.compute_token_to_req_indices(
+            query_start_loc, out, num_mapped_tokens, num_tokens)
+    olen = _token_to_req(query_start_loc, out, num_tokens, None, num_mapped_tokens, stream, context)
+    return out if num_tokens == olen else out[:num_tokens]  # type: ignore[index]

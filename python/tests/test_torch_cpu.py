@@ -87,7 +87,7 @@ def test_torch_validation(attnmeta):
         attnmeta.token_to_req(qsl.to_sparse(), out)
     with pytest.raises(ValueError, match="is on device 'meta'"):
         attnmeta.token_to_req(qsl, torch.zeros(4, dtype=torch.int32, device="meta"))
-    with pytest.raises(TypeError, match="must be a torch.Tensor or a numpy.ndarray, got list"):
+    with pytest.raises(TypeError, match="must be a torch.Tensor, a numpy.ndarray, or an object with __cuda_array_interface__ or __dlpack__, got list"):
         attnmeta.token_to_req([0, 1], out)
 
 

@@ -88,12 +88,12 @@ def test_non_native_byte_order(attnmeta):
 
 @pytest.mark.parametrize("value", [[0, 1, 2, 3], (0, 1), 5, "qsl", None.__class__])
 def test_not_an_array(attnmeta, value):
-    _expect(attnmeta, TypeError, "query_start_loc must be a torch.Tensor or a numpy.ndarray",
+    _expect(attnmeta, TypeError, "query_start_loc must be a torch.Tensor, a numpy.ndarray",
             query_start_loc=value)
 
 
 def test_output_not_an_array(attnmeta):
-    _expect(attnmeta, TypeError, "slot_mapping must be a torch.Tensor or a numpy.ndarray",
+    _expect(attnmeta, TypeError, "slot_mapping must be a torch.Tensor, a numpy.ndarray",
             slot_mapping=[0] * C)
 
 
@@ -411,8 +411,10 @@ def test_open_errors(attnmeta):
     assert "unknown backend kind 99" in info.value.message
     with pytest.raises(ValueError, match="device .* does not fit in int32"):
         attnmeta.Context(attnmeta.Backend.CPU, 2**40)
-    with pytest.raises(TypeError, match="backend must be an integer"):
-        attnmeta.Context("cpu")
+    with pytest.raises(TypeError, match="backend must be an attnmeta.Backend, an integer or a name"):
+        attnmeta.Context(1.0)
+    with pytest.raises(ValueError, match="backend 'tpu' is not a backend name: one of auto, cpu, cuda, hip"):
+        attnmeta.Context("tpu")
 
 
 def test_open_error_env_override(attnmeta, monkeypatch):

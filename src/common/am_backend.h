@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "am_step_params.h"
+#include "am_topk_params.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -23,8 +24,10 @@ extern "C" {
  * speculation (what launch_step receives changed meaning) */
 /* 3: am_step_params grew the DeepSeek-V3.2/V4 products and AM_VARIANT_DSV4 */
 /* 4: vector_rows may be AM_ROWS_REALIGNED, variant may carry
- * AM_VARIANT_EARLY_START; cache_bytes appended */
-#define AM_BACKEND_ABI 4
+ * AM_VARIANT_EARLY_START; cache_bytes appended (right after copy_device) */
+/* 5: launch_topk appended after copy_device, cache_bytes after it (a
+ * module of ABI 4 has cache_bytes where launch_topk now is) */
+#define AM_BACKEND_ABI 5
 #define AM_BACKEND_ENTRY_SYMBOL "attnmeta_backend_entry"
 
 /* Backend functions return an attnmeta_status value and, on failure, put a
@@ -86,9 +89,26 @@ typedef struct am_backend_table {
   /* Device-to-device copy queued on `stream` (synchronous on the CPU). */
   int (*copy_device)(void *state, void *dst, const void *src, size_t bytes, void *stream,
                      char *msg, size_t msg_size);
+
+  /* ---- appended later: a module of this ABI built before has a shorter
+   * table. Read through am_backend_has(), never directly. ---- */
+  /* One launch of the top-k conversion kernel on `stream` (blocks of
+   * shape->lanes x shape->groups threads, shape->shared_bytes of scratch). */
+  int (*launch_topk)(void *state, const am_topk_params *params, const am_launch_shape *shape,
+                     void *stream, char *msg, size_t msg_size);
   /* Bytes of the device's last-level cache (the L2 of a GPU); 0 when unknown. */
   int64_t (*cache_bytes)(void *state);
 } am_backend_table;
+
+/* The size of the table up to copy_device: the smallest table the loader
+ * accepts. Later members are optional. */
+#define AM_BACKEND_TABLE_MIN_SIZE \
+  (offsetof(am_backend_table, copy_device) + sizeof(((am_backend_table *)0)->copy_device))
+
+/* Does `table` (of table->table_size bytes) hold a non-NULL `member`? */
+#define am_backend_has(table, member)                                                   \
+  ((table)->table_size >= offsetof(am_backend_table, member) + sizeof((table)->member) && \
+   (table)->member != NULL)
 
 typedef const am_backend_table *(*am_backend_entry_fn)(void);
 

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 
 #include "am_backend.h"
+#include "am_step_plan.h"
 #include "attnmeta/attnmeta.h"
 
 #define AM_MESSAGE_SIZE 512
@@ -20,19 +21,7 @@ struct attnmeta_context {
   char device_name[128];
 };
 
-/* The kernel's special paths, each switched off by its name in the
- * environment variable ATTNMETA_PATHS_OFF (comma-separated, read when a
- * context opens), so that `bench/paths_ab.sh` can show what each one wins
- * on a GPU against the same build without it. Results never change: each
- * path only replaces work by equivalent work. Not for production use. */
-enum {
-  AM_PATH_SPECULATE_FIRST = 1 << 0,  /* "speculate_first": row + length on the first guess */
-  AM_PATH_SPECULATE_SECOND = 1 << 1, /* "speculate_second": the same on the second guess */
-  AM_PATH_INDEXER_VARIANT = 1 << 2,  /* "indexer_variant": the compiled-in indexer product set */
-  AM_PATH_REALIGN = 1 << 3,          /* "realign": 16-byte copies of unaligned rows */
-  AM_PATH_TAIL_VECTORS = 1 << 4,     /* "tail_vectors": 16-byte stores of the seq_lens tail */
-  AM_PATH_ALIGNED_ROWS = 1 << 5      /* "aligned_rows": 16-byte copies of aligned rows */
-};
+/* Reads ATTNMETA_PATHS_OFF's names into AM_PATH_* bits (am_step_plan.h). */
 unsigned am_paths_off(const char *names);
 
 /* Records a formatted message on ctx and returns `status`. */
@@ -50,6 +39,14 @@ attnmeta_status am_succeed(attnmeta_context *ctx);
 char *am_message(const attnmeta_context *ctx);
 /* Forgets ctx as the owner of this thread's message (when it is closed). */
 void am_forget_message(const attnmeta_context *ctx);
+
+/* Longest path of a module file the loader tries (bytes, with the NUL). */
+#define AM_MODULE_PATH_MAX 4096
+
+/* The environment variable `name`, or NULL; NULL too in a process running
+ * with elevated privileges (set-user-ID, set-group-ID, capabilities), which
+ * must not let its caller choose what the library loads (secure_getenv). */
+const char *am_environment(const char *name);
 
 /* The backend table for `kind`, loading its module on first use. NULL with
  * a message in msg when it cannot be had. Thread-safe. */

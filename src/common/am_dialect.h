@@ -98,6 +98,17 @@
 
 #define AM_ALIGNED(n) __attribute__((aligned(n)))
 
+/* Unsigned arithmetic that wraps on purpose (modulo 2^32), through these
+ * helpers only, so that clang's unsigned-integer-overflow check (enabled by
+ * the host sanitizer and fuzz builds) skips exactly these operations. */
+#if defined(AM_TARGET_HOST) && defined(__clang__)
+#  define AM_WRAPS __attribute__((no_sanitize("unsigned-integer-overflow")))
+#else
+#  define AM_WRAPS
+#endif
+AM_DEVICE AM_WRAPS uint32_t am_wrapping_sub(uint32_t a, uint32_t b) { return a - b; }
+AM_DEVICE AM_WRAPS uint32_t am_wrapping_add(uint32_t a, uint32_t b) { return a + b; }
+
 /* Where a thread is. Blocks are two-dimensional: `lanes` threads along x
  * share one work item (a token's row), `groups` along y take different items.
  * The flat thread index and block size serve block-wide loops. 32-bit

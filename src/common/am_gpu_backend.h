@@ -15,6 +15,7 @@
 
 #include "am_backend.h"
 #include "am_step_kernel.h"
+#include "am_topk_kernel.h"
 #include "attnmeta/attnmeta.h"
 
 /* The largest block a kernel of this file is compiled for (and any GPU runs). */
@@ -66,6 +67,12 @@ AM_KERNEL void AM_MAX_BLOCK_THREADS(AM_GPU_MAX_BLOCK_THREADS) am_step_kernel_lea
 AM_KERNEL void AM_MAX_BLOCK_THREADS(AM_GPU_MAX_BLOCK_THREADS) am_step_kernel_indexer_early(am_step_params params) {
   am_step_body(&params, AM_THREAD_HERE(), (int32_t *)0,
                AM_VARIANT_INDEXER | AM_VARIANT_EARLY_START);
+}
+
+/* The top-k conversion; dynamic shared memory holds the prefix sum. */
+AM_KERNEL void AM_MAX_BLOCK_THREADS(AM_GPU_MAX_BLOCK_THREADS) am_topk_kernel(am_topk_params params) {
+  AM_RT_DYNAMIC_SHARED(int32_t, am_topk_scratch);
+  am_topk_body(&params, AM_THREAD_HERE(), am_topk_scratch);
 }
 
 /* The floor of the measurement API: a launch that does no work. */
@@ -144,8 +151,8 @@ int gpu_open(int device, void **state, char *name, size_t name_size, char *msg,
   if (!am_rt_kernel_loadable((const void *)am_step_kernel)) {
     am_rt_clear_error();
     snprintf(msg, msg_size,
-             "%s backend: device %d is %s, but this module was built for %s; rebuild with that "
-             "architecture in the target list",
+             "%s backend: device %d is %s, but this module was built for %s (neither machine "
+             "code nor PTX it can run); rebuild with that architecture in the target list",
              AM_RT_NAME, device, arch, AM_BUILD_TARGETS);
     return ATTNMETA_ERR_UNSUPPORTED_ARCH;
   }
@@ -158,8 +165,11 @@ int gpu_open(int device, void **state, char *name, size_t name_size, char *msg,
   s->processors = am_rt_processor_count(device);
   s->early_start = am_rt_supports_early_start(device);
   am_rt_device_name(device, name, name_size);
+  /* "NVIDIA H200 (sm_90, SASS sm_90)": which code the driver runs (CUDA). */
+  char code[64];
+  am_rt_code_kind(device, code, sizeof code);
   size_t used = strlen(name);
-  snprintf(name + used, name_size - used, " (%s)", arch);
+  snprintf(name + used, name_size - used, code[0] ? " (%s, %s)" : " (%s)", arch, code);
   *state = s;
   return ATTNMETA_OK;
 }
@@ -211,6 +221,25 @@ int gpu_launch_step(void *state, const am_step_params *params, const am_launch_s
   AM_RT_LAUNCH(kernel, grid, block, shared, (am_rt_stream)stream, *params);
   err = am_rt_get_last_error();
   if (err != AM_RT_SUCCESS) return fail(msg, msg_size, ATTNMETA_ERR_LAUNCH, "step kernel", err);
+  return ATTNMETA_OK;
+}
+
+int gpu_launch_topk(void *state, const am_topk_params *params, const am_launch_shape *shape,
+                    void *stream, char *msg, size_t msg_size) {
+  const gpu_state *s = (const gpu_state *)state;
+  device_guard guard(s->device);
+  am_rt_error err = guard.err;
+  if (err != AM_RT_SUCCESS) return fail(msg, msg_size, ATTNMETA_ERR_LAUNCH, "set device", err);
+  if ((int64_t)shape->lanes * shape->groups > AM_GPU_MAX_BLOCK_THREADS) {
+    snprintf(msg, msg_size, "top-k kernel: a block of %lld x %lld threads exceeds %d",
+             (long long)shape->lanes, (long long)shape->groups, AM_GPU_MAX_BLOCK_THREADS);
+    return ATTNMETA_ERR_LAUNCH;
+  }
+  const dim3 block((unsigned)shape->lanes, (unsigned)shape->groups);
+  AM_RT_LAUNCH(am_topk_kernel, dim3((unsigned)shape->grid), block, (size_t)shape->shared_bytes,
+               (am_rt_stream)stream, *params);
+  err = am_rt_get_last_error();
+  if (err != AM_RT_SUCCESS) return fail(msg, msg_size, ATTNMETA_ERR_LAUNCH, "top-k kernel", err);
   return ATTNMETA_OK;
 }
 
@@ -429,7 +458,8 @@ const am_backend_table gpu_table = {
     gpu_stream_create, gpu_stream_destroy, gpu_event_create, gpu_event_destroy, gpu_event_record,
     gpu_event_elapsed, gpu_capture_begin, gpu_capture_end, gpu_graph_node_count,
     gpu_graph_instantiate, gpu_graph_launch, gpu_graph_destroy, gpu_launch_empty, gpu_copy_device,
-    gpu_cache_bytes,
+    /* appended */
+    gpu_launch_topk, gpu_cache_bytes,
 };
 
 }  // namespace

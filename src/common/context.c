@@ -47,9 +47,10 @@ attnmeta_status am_succeed(attnmeta_context *ctx) {
 
 const char *attnmeta_open_error(void) { return open_message; }
 
-/* ATTNMETA_BACKEND=cpu|cuda|hip|auto forces what AUTO picks. */
+/* ATTNMETA_BACKEND=cpu|cuda|hip|auto forces what AUTO picks (not in a
+ * privileged process: am_environment). */
 static attnmeta_status backend_from_env(attnmeta_backend *kind) {
-  const char *env = getenv("ATTNMETA_BACKEND");
+  const char *env = am_environment("ATTNMETA_BACKEND");
   static const attnmeta_backend kinds[] = {ATTNMETA_BACKEND_AUTO, ATTNMETA_BACKEND_CPU,
                                            ATTNMETA_BACKEND_CUDA, ATTNMETA_BACKEND_HIP};
   size_t i;

@@ -10,6 +10,8 @@
 
 #include "am_backend.h"
 #include "am_step_kernel.h"
+#include "am_step_plan.h"
+#include "am_topk_kernel.h"
 #include "attnmeta/attnmeta.h"
 
 static int cpu_device_count(int *count, char *msg, size_t msg_size) {
@@ -35,8 +37,8 @@ static void cpu_close(void *state) { (void)state; }
 static int cpu_launch_step(void *state, const am_step_params *params, const am_launch_shape *shape,
                            void *stream, char *msg, size_t msg_size) {
   /* Stage scratch lives on this call's stack, so contexts and threads never
-   * share it; its size is bounded by AM_STAGE_MAX_REQS. */
-  int32_t stage[2 * (AM_STAGE_MAX_REQS + 1)];
+   * share it; the planner stages on the CPU only what fits (1 KiB). */
+  int32_t stage[AM_CPU_STAGE_WORDS];
   int64_t block;
   (void)state;
   (void)stream;
@@ -50,11 +52,29 @@ static int cpu_launch_step(void *state, const am_step_params *params, const am_l
              (long long)shape->shared_bytes, sizeof stage);
     return ATTNMETA_ERR_INTERNAL;
   }
-  /* grid <= 2^31 (step.c bounds it), so it fits the body's 32-bit indices */
+  /* grid <= 2^31 and no larger than the work (am_plan_launch bounds it), so
+   * it fits the body's 32-bit indices */
   for (block = 0; block < shape->grid; ++block) {
     am_step_body(params, am_make_thread((uint32_t)block, (uint32_t)shape->grid, 0, 1, 0, 1),
                  stage, params->variant | AM_VARIANT_ONE_LANE);
   }
+  return ATTNMETA_OK;
+}
+
+static int cpu_launch_topk(void *state, const am_topk_params *params, const am_launch_shape *shape,
+                           void *stream, char *msg, size_t msg_size) {
+  int32_t scratch[1]; /* the prefix sum's block-shared memory: one thread a block */
+  int64_t block;
+  (void)state;
+  (void)stream;
+  if (shape->lanes * shape->groups != 1) {
+    snprintf(msg, msg_size, "the CPU backend runs one thread per block; got %lld x %lld",
+             (long long)shape->lanes, (long long)shape->groups);
+    return ATTNMETA_ERR_NOT_SUPPORTED;
+  }
+  for (block = 0; block < shape->grid; ++block)
+    am_topk_body(params, am_make_thread((uint32_t)block, (uint32_t)shape->grid, 0, 1, 0, 1),
+                 scratch);
   return ATTNMETA_OK;
 }
 
@@ -261,7 +281,8 @@ static const am_backend_table cpu_table = {
     cpu_stream_create, cpu_stream_destroy, cpu_event_create, cpu_event_destroy, cpu_event_record,
     cpu_event_elapsed, cpu_capture_begin, cpu_capture_end, cpu_graph_node_count,
     cpu_graph_instantiate, cpu_graph_launch, cpu_graph_destroy, cpu_launch_empty, cpu_copy_device,
-    cpu_cache_bytes,
+    /* appended */
+    cpu_launch_topk, cpu_cache_bytes,
 };
 
 const am_backend_table *am_cpu_backend(void) { return &cpu_table; }

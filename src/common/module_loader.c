@@ -3,7 +3,9 @@
  * backends are modules loaded with dlopen on first use. Search order:
  *
  *  1. $ATTNMETA_MODULE_DIR, when set and not empty: that folder only (an
- *     explicit choice is never silently replaced by another copy);
+ *     explicit choice is never silently replaced by another copy); read
+ *     with secure_getenv, so a set-user-ID or set-group-ID program never
+ *     loads a module from a folder its caller names;
  *  2. <folder of this library>/attnmeta  (the installed layout:
  *     <libdir>/libattnmeta.so.0 and <libdir>/attnmeta/libattnmeta_cuda.so);
  *  3. <folder of this library>           (the build tree: everything in lib/);
@@ -13,7 +15,8 @@
  *
  * An installed library therefore finds the modules installed beside it and
  * never the build tree. A module is loaded once per process and never
- * unloaded.
+ * unloaded. A candidate path that does not fit the loader's buffer is
+ * refused, never cut short (a cut path could name another file).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -53,12 +56,17 @@ static void copy_text(char *dst, size_t size, const char *src) {
  * exists (a module that is there but cannot load says more than the ones
  * that are absent), else of the latest one. */
 static void *open_in(const char *dir, const char *file, char *why, size_t why_size, int *why_kept) {
-  char path[4096];
+  char path[AM_MODULE_PATH_MAX];
   void *handle;
-  if (dir && dir[0]) {
-    snprintf(path, sizeof path, "%s/%s", dir, file);
-  } else {
-    snprintf(path, sizeof path, "%s", file);
+  const int n = dir && dir[0] ? snprintf(path, sizeof path, "%s/%s", dir, file)
+                              : snprintf(path, sizeof path, "%s", file);
+  if (n < 0 || (size_t)n >= sizeof path) {
+    if (!*why_kept) {
+      snprintf(why, why_size, "the module path %.64s.../%s is longer than %zu bytes: refused",
+               dir ? dir : "", file, sizeof path - 1);
+      *why_kept = 1;
+    }
+    return NULL;
   }
   handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
@@ -71,19 +79,21 @@ static void *open_in(const char *dir, const char *file, char *why, size_t why_si
   return handle;
 }
 
+const char *am_environment(const char *name) { return secure_getenv(name); }
+
 static void *open_module(const char *file, char *why, size_t why_size) {
-  char own_dir[4096] = "";
-  char sub_dir[4096 + 16];
+  char own_dir[AM_MODULE_PATH_MAX] = "";
+  char sub_dir[AM_MODULE_PATH_MAX + 16];
   Dl_info info;
   void *handle;
   int why_kept = 0;
-  const char *env = getenv("ATTNMETA_MODULE_DIR");
+  const char *env = am_environment("ATTNMETA_MODULE_DIR");
   if (env && env[0]) return open_in(env, file, why, why_size, &why_kept);
   if (dladdr((void *)&attnmeta_version, &info) && info.dli_fname) {
     const char *slash = strrchr(info.dli_fname, '/');
-    if (slash) {
-      size_t n = (size_t)(slash - info.dli_fname);
-      if (n >= sizeof own_dir) n = sizeof own_dir - 1;
+    /* a folder too long for the buffer is skipped, never cut */
+    if (slash && (size_t)(slash - info.dli_fname) < sizeof own_dir) {
+      const size_t n = (size_t)(slash - info.dli_fname);
       memcpy(own_dir, info.dli_fname, n);
       own_dir[n] = '\0';
       snprintf(sub_dir, sizeof sub_dir, "%s/attnmeta", own_dir);
@@ -121,12 +131,13 @@ static void load_slot(module_slot *slot) {
   }
   table = entry();
   if (!table || table->abi_version != AM_BACKEND_ABI ||
-      table->table_size < sizeof(am_backend_table)) {
+      table->table_size < AM_BACKEND_TABLE_MIN_SIZE) {
     slot->status = ATTNMETA_ERR_ABI_MISMATCH;
     snprintf(slot->message, sizeof slot->message,
-             "%s has backend ABI %u (table of %u bytes); this library needs ABI %d (%zu bytes)",
+             "%s has backend ABI %u (table of %u bytes); this library needs ABI %d (at least "
+             "%zu bytes)",
              slot->file, table ? table->abi_version : 0u, table ? table->table_size : 0u,
-             AM_BACKEND_ABI, sizeof(am_backend_table));
+             AM_BACKEND_ABI, (size_t)AM_BACKEND_TABLE_MIN_SIZE);
     return;
   }
   slot->table = table;

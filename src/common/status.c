@@ -48,7 +48,8 @@ static const struct {
     {ATTNMETA_FLAG_BLOCK_OUT_OF_TABLE, "position past the block table"},
     {ATTNMETA_FLAG_BLOCK_ID_NEGATIVE, "negative block id in the block table"},
     {ATTNMETA_FLAG_POSITION_NEGATIVE, "negative position"},
-    {ATTNMETA_FLAG_SLOT_OUT_OF_RANGE, "slot past INT32_MAX in an int32 row"},
+    {ATTNMETA_FLAG_WORKSPACE_OUT_OF_RANGE, "prefill workspace index past workspace_starts"},
+    {ATTNMETA_FLAG_SLOT_OUT_OF_RANGE, "slot outside [0, INT32_MAX] in an int32 output"},
 };
 
 size_t attnmeta_error_flags_describe(int32_t flags, char *buf, size_t size) {

@@ -1,7 +1,7 @@
 /*
  * attnmeta_build_step: checks every host argument (writing nothing on
- * error), turns the public step into kernel parameters, picks the launch
- * shape, and makes the one launch.
+ * error), turns the public step into kernel parameters and a launch shape
+ * (am_step_translate.h, am_step_plan.h), and makes the one launch.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -9,14 +9,8 @@
 
 #include "am_context.h"
 #include "am_sized_struct.h"
-#include "am_step_choices.h"
-#include "am_step_translate.h"
-#include "am_step_kernel.h"
-
-#define AM_DEFAULT_GPU_BLOCK 256
-#define AM_WIDE_ROW_BLOCK 320
-#define AM_WARP_LANES 32
-#define AM_MAX_LANES 256
+#include "am_step_overlap.h"
+#include "am_step_plan.h"
 
 /* attnmeta_step as 0.1 released it: it ended with error_word. Members
  * appended later start at or past this offset (docs/abi.md). */
@@ -197,10 +191,14 @@ static attnmeta_status check_step(attnmeta_context *ctx, const attnmeta_step *s)
   const int wants_len = s->seq_lens_out || s->global_seq_lens_out;
   const int wants_seq = wants_len || s->positions || s->slot_mapping || wants_dsv4(s);
   const int wants_table = s->block_table_out || s->slot_mapping;
-  const void *outputs[] = {s->token_to_req, s->seq_lens_out, s->global_seq_lens_out,
-                           s->block_table_out, s->decode_lens_out, s->req_indices_out,
-                           s->per_req_lens_out, s->error_word, s->query_start_loc, s->seq_lens,
-                           s->block_table};
+  /* int32 buffers the step uses (an input no wanted product reads is not
+   * checked: docs/reliability.md) */
+  const void *int32_buffers[] = {s->token_to_req, s->seq_lens_out, s->global_seq_lens_out,
+                                 s->block_table_out, s->decode_lens_out, s->req_indices_out,
+                                 s->per_req_lens_out, s->error_word, s->query_start_loc,
+                                 wants_seq ? s->seq_lens : NULL,
+                                 wants_table ? s->block_table : NULL};
+  attnmeta_status st;
   size_t i;
 
   if (s->launch_flags & ~(uint32_t)ATTNMETA_LAUNCH_EARLY_START)
@@ -259,15 +257,17 @@ static attnmeta_status check_step(attnmeta_context *ctx, const attnmeta_step *s)
   if (s->slot_mapping && s->block_size < 1)
     return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "block_size (%d) must be >= 1",
                    s->block_size);
-  for (i = 0; i < sizeof outputs / sizeof outputs[0]; ++i) {
-    if (misaligned(outputs[i], 4))
+  for (i = 0; i < sizeof int32_buffers / sizeof int32_buffers[0]; ++i) {
+    if (misaligned(int32_buffers[i], 4))
       return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
-                     "an int32 buffer (%p) is not 4-byte aligned", outputs[i]);
+                     "an int32 buffer (%p) is not 4-byte aligned", int32_buffers[i]);
   }
   if (misaligned(s->positions, 8) || misaligned(s->slot_mapping, 8))
     return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
                    "positions or slot_mapping is not 8-byte aligned");
-  return check_dsv4(ctx, s);
+  st = check_dsv4(ctx, s);
+  if (st != ATTNMETA_OK) return st;
+  return am_check_overlaps(ctx, s);
 }
 
 unsigned am_paths_off(const char *names) {
@@ -294,109 +294,10 @@ unsigned am_paths_off(const char *names) {
   return off;
 }
 
-/* Largest power of two <= v (v >= 1). */
-static int64_t floor_pow2(int64_t v) {
-  int64_t p = 1;
-  while (p * 2 <= v) p *= 2;
-  return p;
-}
-
-static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-/* Smallest power of two >= v (1 <= v <= 2^62). */
-static int64_t ceil_pow2(int64_t v) {
-  const int64_t p = floor_pow2(v);
-  return p == v ? p : 2 * p;
-}
-
 static int has_work(const am_step_params *p) {
   return p->token_to_req || p->seq_lens_out || p->global_seq_lens_out || p->block_table_out ||
          p->decode_lens_out || p->req_indices_out || p->per_req_lens_out || p->positions ||
          p->slot_mapping || p->error_word || am_wants_dsv4(p);
-}
-
-/* Whether a wide-row output takes 16-byte stores. */
-static int wide_aligned(const am_wide_rows *w) {
-  return w->out && ((uintptr_t)w->out % 16) == 0 && w->out_stride % 4 == 0;
-}
-
-/* Picks the schedule: how many threads share a token (lanes) and how many
- * tokens a block takes at once (groups), whether rows move as 16-byte
- * vectors, whether boundaries are staged, and the grid. */
-static am_launch_shape plan_launch(const attnmeta_context *ctx, am_step_params *p) {
-  const attnmeta_launch_config *cfg = &ctx->config;
-  const int is_cpu = ctx->kind == ATTNMETA_BACKEND_CPU;
-  const unsigned off = ctx->paths_off;
-  const int aligned = ((uintptr_t)p->block_table % 16) == 0 &&
-                      ((uintptr_t)p->block_table_out % 16) == 0 &&
-                      p->block_table_stride % 4 == 0 && p->block_table_out_stride % 4 == 0;
-  int64_t block = cfg->block > 0 ? cfg->block : (is_cpu ? 1 : AM_DEFAULT_GPU_BLOCK);
-  am_launch_shape shape;
-  int64_t units, want, work_blocks;
-
-  /* Rows that are not all 16-byte aligned are realigned in registers when
-   * long enough to hold a vector (a column slice of a wider table, an odd
-   * stride); on the CPU backend one thread copies a row with a plain loop,
-   * for which the choice makes no difference. */
-  if (cfg->vector == 0 || p->cols == 0)
-    p->vector_rows = AM_ROWS_SCALAR;
-  else if (aligned)
-    p->vector_rows = (off & AM_PATH_ALIGNED_ROWS) ? AM_ROWS_SCALAR : AM_ROWS_ALIGNED;
-  else
-    p->vector_rows = p->cols >= AM_REALIGN_MIN_COLS && !(off & AM_PATH_REALIGN)
-                         ? AM_ROWS_REALIGNED
-                         : AM_ROWS_SCALAR;
-  /* Enough lanes that each moves its share of a row in one batch of four
-   * loads in flight: a power of two up to a warp (so groups pack into
-   * warps), whole warps beyond. Wide rows then get about 320 threads a
-   * block (measured on the H200: 128 x 2 x 2560 in 2.53 us instead of 2.86
-   * with two batches per lane; 65 columns in 2.54 instead of 2.73). */
-  units = p->vector_rows != AM_ROWS_SCALAR ? ceil_div(p->cols, 4) : p->cols;
-  p->swa.vector = wide_aligned(&p->swa) && cfg->vector != 0;
-  p->c128a.vector = wide_aligned(&p->c128a) && cfg->vector != 0;
-  /* wide rows take four entries a unit, vectors or not */
-  if (p->swa.out) units = am_max64(units, ceil_div(p->swa.width, 4));
-  if (p->c128a.out) units = am_max64(units, ceil_div(p->c128a.width, 4));
-  want = am_max64(ceil_div(units, 4), 1);
-  if (cfg->lanes > 0) {
-    shape.lanes = cfg->lanes;
-  } else if (want <= AM_WARP_LANES) {
-    shape.lanes = ceil_pow2(want);
-  } else {
-    /* capped first: a row wider than 4 x AM_MAX_LANES batches takes more
-     * batches a lane, never a block past what a GPU launches */
-    shape.lanes = am_min64(ceil_div(want, AM_WARP_LANES) * AM_WARP_LANES, AM_MAX_LANES);
-    if (cfg->block <= 0 && !is_cpu)
-      block = am_max64(AM_WIDE_ROW_BLOCK / shape.lanes, 1) * shape.lanes;
-  }
-  shape.lanes = am_clamp64(shape.lanes, 1, am_min64(block, AM_MAX_LANES));
-  shape.groups = block / shape.lanes;
-  /* Staging costs a block-wide load and a barrier before any work; it pays
-   * only when forced (kept for measurement). */
-  p->stage = cfg->stage > 0 && (int64_t)p->num_reqs + 1 <= AM_STAGE_MAX_REQS;
-  shape.shared_bytes = am_step_stage_words(p) * (int64_t)sizeof(int32_t);
-  am_pick_guess(p->num_reqs, p->num_tokens, &p->guess_mul, &p->guess_shift);
-  am_pick_speculation(p);
-  if (is_cpu) p->speculate = 0; /* hides GPU memory latency; on a CPU only extra work */
-  if (off & AM_PATH_SPECULATE_FIRST) p->speculate &= ~AM_SPECULATE_FIRST;
-  if (off & AM_PATH_SPECULATE_SECOND) p->speculate &= ~AM_SPECULATE_SECOND;
-  p->variant = am_pick_variant(p);
-  if ((off & AM_PATH_INDEXER_VARIANT) && p->variant == AM_VARIANT_INDEXER)
-    p->variant = AM_VARIANT_LEAN;
-  am_pick_tail(p);
-  if (off & AM_PATH_TAIL_VECTORS) p->tail_vec_begin = p->tail_vec_end = p->capacity;
-
-  work_blocks = am_max64(ceil_div(p->num_tokens, shape.groups),
-                         ceil_div((int64_t)p->capacity - p->num_tokens, block * 4));
-  work_blocks = am_max64(work_blocks, ceil_div(p->num_reqs, block));
-  if (cfg->grid > 0) { /* bounded so the body's 32-bit indices never wrap */
-    shape.grid = am_min64(cfg->grid, AM_MAX_GRID_THREADS / block);
-  } else if (is_cpu) {
-    shape.grid = 1;
-  } else {
-    shape.grid = am_clamp64(work_blocks, 1, (int64_t)ctx->processors * 32);
-  }
-  return shape;
 }
 
 attnmeta_status attnmeta_build_step(attnmeta_context *ctx, const attnmeta_step *step,
@@ -413,7 +314,8 @@ attnmeta_status attnmeta_build_step(attnmeta_context *ctx, const attnmeta_step *
   if (status != ATTNMETA_OK) return status;
   params = am_params_of(&full);
   if (!has_work(&params)) return am_succeed(ctx);
-  shape = plan_launch(ctx, &params);
+  shape = am_plan_launch_paths(&ctx->config, ctx->kind == ATTNMETA_BACKEND_CPU,
+                               ctx->processors, ctx->paths_off, &params);
   /* every backend runs the early-start body (tails first; the wait is a
    * no-op where the launch cannot start early): the same bytes */
   if (full.launch_flags & ATTNMETA_LAUNCH_EARLY_START) params.variant |= AM_VARIANT_EARLY_START;

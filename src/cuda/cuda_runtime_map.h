@@ -4,6 +4,7 @@
 
 #include <cuda_runtime.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #define AM_RT_NAME "CUDA"
 #define AM_RT_BACKEND_NAME "cuda"
@@ -97,6 +98,47 @@ static inline am_rt_error am_rt_launch_early(void (*kernel)(Arg), dim3 grid, dim
   config.attrs = attr;
   config.numAttrs = 1;
   return cudaLaunchKernelEx(&config, kernel, arg);
+}
+
+/* Which of the module's code the driver runs on `device`, written after
+ * the architecture in the device name: machine code (SASS) of the same
+ * major version and the highest minor not above the device's, else the
+ * newest PTX not above it, compiled by the driver at first load ("PTX JIT").
+ * The lists are the module's build targets (cmake/cuda_module.cmake);
+ * exact-device machine code ("90a") is given as a negative number. */
+#ifndef AM_CUDA_SASS_ARCHS
+#define AM_CUDA_SASS_ARCHS ""
+#endif
+#ifndef AM_CUDA_PTX_ARCHS
+#define AM_CUDA_PTX_ARCHS ""
+#endif
+/* The largest number of the space-separated `list` that `fits` cc. */
+static inline int am_rt_best_arch(const char *list, int cc, int sass) {
+  int best = 0;
+  for (const char *p = list; *p;) {
+    char *end = NULL;
+    const long v = strtol(p, &end, 10);
+    if (end == p) break;
+    p = end;
+    const int a = (int)(v < 0 ? -v : v);
+    const int fits = sass ? (v < 0 ? a == cc : (a / 10 == cc / 10 && a % 10 <= cc % 10)) : a <= cc;
+    if (a > 0 && fits && a > best) best = a;
+  }
+  return best;
+}
+static inline void am_rt_code_kind(int device, char *buf, size_t size) {
+  int major = 0, minor = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
+  const int cc = major * 10 + minor;
+  const int sass = am_rt_best_arch(AM_CUDA_SASS_ARCHS, cc, 1);
+  const int ptx = am_rt_best_arch(AM_CUDA_PTX_ARCHS, cc, 0);
+  if (sass)
+    snprintf(buf, size, "SASS sm_%d", sass);
+  else if (ptx)
+    snprintf(buf, size, "PTX JIT from compute_%d", ptx);
+  else
+    snprintf(buf, size, "%s", "");
 }
 
 /* ---- measurement (attnmeta_measure.h): streams, events, graphs ---- */

@@ -192,6 +192,12 @@ static inline am_rt_error am_rt_launch_early(void (*kernel)(Arg), dim3 grid, dim
   return hipGetLastError();
 }
 
+/* The module holds code objects for its targets only: nothing to add. */
+static inline void am_rt_code_kind(int device, char *buf, size_t size) {
+  (void)device;
+  if (size) buf[0] = '\0';
+}
+
 /* ---- measurement (attnmeta_measure.h): streams, events ---- */
 typedef hipEvent_t am_rt_event;
 

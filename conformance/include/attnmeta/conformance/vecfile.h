@@ -22,8 +22,9 @@ extern "C" {
 #endif
 
 #define AMV_MAGIC "attnmeta-vectors"
-#define AMV_VERSION 2    /* the newest format version this reader and writer know */
+#define AMV_VERSION 3    /* the newest format version this reader and writer know */
 #define AMV_VERSION_MIN 1 /* the oldest one it still reads (and writes) */
+#define AMV_VERSION_TOPK 3 /* version 3 adds "op topk" (spec/attnmeta-vectors-v3.md) */
 #define AMV_NAME_MAX 64                   /* vector names: at most 63 characters */
 #define AMV_MAX_ELEMS ((int64_t)1 << 26)  /* largest buffer a vector may declare */
 #define AMV_WRAP 100                      /* the writer's line width */
@@ -111,6 +112,11 @@ typedef struct amv_rank {
   int flags_exact;                    /* 1: exactly these; 0: at least these */
 } amv_rank;
 
+/* The operation of a vector. */
+enum amv_op { AMV_OP_STEP, AMV_OP_TOPK };
+
+struct amv_topk; /* vecfile_topk.h */
+
 typedef struct amv_vector {
   char name[AMV_NAME_MAX];
   int line; /* of its "vector" line */
@@ -122,8 +128,10 @@ typedef struct amv_vector {
   int version;    /* of the file it came from; the writer writes version-2 records only in 2 */
   amv_dsv4 dsv4;  /* version 2, for the families of its products */
   amv_values input[AMV_NUM_INPUTS]; /* those of its families (n = 0 for the others) */
-  int nranks;
+  int nranks;     /* op step */
   amv_rank *ranks;
+  int op;                 /* amv_op; the fields above are those of op step */
+  struct amv_topk *topk;  /* op topk: its sizes, inputs and ranks (vecfile_topk.h) */
 } amv_vector;
 
 typedef struct amv_file {
@@ -154,6 +162,8 @@ void amv_free_list(char **paths, int n);
 
 /* ---- writing (the generator) ---- */
 void amv_write_header(FILE *f); /* version 1 */
+/* The first line for a file of format `version` (AMV_VERSION_TOPK when it
+ * holds "op topk" vectors). */
 void amv_write_header_version(FILE *f, int version);
 /* Which families (bit per family) a product set builds. */
 unsigned amv_families(unsigned products);

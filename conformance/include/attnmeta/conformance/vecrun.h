@@ -70,6 +70,12 @@ typedef struct amv_outcome {
 } amv_outcome;
 
 void amv_run_vector(const amv_runner *runner, const amv_vector *vector, amv_outcome *outcome);
+/* The engine of "op topk" vectors (attnmeta_convert_topk), which
+ * amv_run_vector calls for them. Each (launch config, rank) runs the
+ * vector's mode twice: with an error word starting with bit 30 set (which
+ * must survive) and without one; `out` and `valid_count` lie between
+ * poisoned guard zones, the row-stride gaps of `out` must stay poisoned. */
+void amv_run_topk(const amv_runner *runner, const amv_vector *vector, amv_outcome *outcome);
 
 #ifdef __cplusplus
 }

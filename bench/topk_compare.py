@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+"""GPU timing of the per-layer sparse top-k conversion (contract section 6)
+on one GPU, in one process, on the same inputs:
+
+  attnmeta        attnmeta_convert_topk through the Python binding (TopkPlan),
+                  without counts, with counts, and compacted with counts;
+  triton          the engines' kernel re-implemented in bench/triton_topk.py,
+                  without counts, and with counts (counter zeroing + kernel,
+                  as the engines issue it);
+  copy            a device copy of the same T x K int32 (what the conversion
+                  must at least move: read the indices, write the slots).
+
+Cases: T in {1, 8, 64, 256, 1024} tokens x K in {512, 2048}, decode (one
+token a request), block size 64, requests of 8k to 64k positions, random
+positions. Each case is timed warm (one input set, L2-resident when it
+fits) and cold (input and output sets rotated so their footprint exceeds
+2 x L2 when at most MAX_SETS sets can do it; the footprint reached is
+recorded). Device time: STEPS calls captured in one CUDA graph, replayed
+between CUDA events, median over repeats (bench/compare.py's method).
+
+The copy bound of a case is its bytes (T x K x 4 read, the same written,
+plus T x 4 request ids) divided by the bandwidth of a 512 MiB device copy
+measured in the same run. Targets (issue tracker, issue 18): attnmeta
+<= 1.2 x the copy bound where memory-bound, <= 0.5 x the Triton kernel's
+time where latency-bound. Outputs are checked equal (attnmeta vs Triton,
+both modes) before timing; a mismatch fails the run.
+
+Usage: python3 bench/topk_compare.py [--json FILE] [--print-json] [--quick] [--library PATH]
+"""
+
+import argparse
+import datetime
+import json
+import math
+import os
+import statistics
+import sys
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+TOKENS = (1, 8, 64, 256, 1024)
+TOPK = (512, 2048)
+BLOCK = 64
+MAX_SETS = 1024
+POISON = -0x5A5A5A5B
+
+
+def load_attnmeta(library=None):
+    if library:
+        os.environ["ATTNMETA_LIBRARY"] = library
+    try:
+        import attnmeta  # noqa: F401
+    except Exception:
+        sys.path.insert(0, os.path.join(ROOT, "python"))
+    try:
+        import attnmeta
+        return attnmeta, None
+    except Exception as exc:
+        return None, "attnmeta binding not importable: %s" % exc
+
+
+def load_triton():
+    try:
+        sys.path.insert(0, HERE)
+        import triton_topk
+        return triton_topk, None
+    except Exception as exc:
+        return None, "triton not importable: %s" % exc
+
+
+def time_graph(torch, step, nsets, steps, repeats, target_ms):
+    """Device us per call: `steps` calls (set i % nsets) in one CUDA graph,
+    replayed between events; median/min/max of repeats."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for i in range(min(steps, 2 * nsets)):
+            step(i % nsets)
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for i in range(steps):
+            step(i % nsets)
+    graph.replay()
+    torch.cuda.synchronize()
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+
+    def run(replays):
+        start.record()
+        for _ in range(replays):
+            graph.replay()
+        stop.record()
+        stop.synchronize()
+        return start.elapsed_time(stop) * 1e3 / (replays * steps)
+
+    per = max(run(1), 1e-3)
+    replays = int(min(max(target_ms * 1e3 / (per * steps), 2), 10000))
+    samples = sorted(run(replays) for _ in range(repeats))
+    del graph
+    return dict(median=statistics.median(samples), min=samples[0], max=samples[-1],
+                replays=replays, steps=steps)
+
+
+def copy_bandwidth(torch, repeats):
+    """Bytes per us (read + write) of a 512 MiB device-to-device copy."""
+    n = 128 << 20
+    a = torch.ones(n, dtype=torch.int32, device="cuda")
+    b = torch.empty_like(a)
+    b.copy_(a)
+    torch.cuda.synchronize()
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    best = []
+    for _ in range(max(repeats, 3)):
+        start.record()
+        for _ in range(5):
+            b.copy_(a)
+        stop.record()
+        stop.synchronize()
+        best.append(start.elapsed_time(stop) * 1e3 / 5)
+    del a, b
+    us = statistics.median(best)
+    return 2 * 4 * n / us
+
+
+def make_case(torch, T, K, nsets, seed):
+    """Input/output sets of one case and the shared block table."""
+    gen = torch.Generator().manual_seed(seed)
+    R = T
+    seq = torch.randint(8192, 65536, (R,), generator=gen, dtype=torch.int64)
+    cols = int(math.ceil(65536 / BLOCK))
+    table = torch.randint(0, 1 << 20, (R, cols), generator=gen, dtype=torch.int32).cuda()
+    req = torch.arange(R, dtype=torch.int32)
+    sets = []
+    for _ in range(nsets):
+        x = (torch.rand((T, K), generator=gen) * seq[req.long()].unsqueeze(1).double()).to(torch.int32)
+        x[:, -K // 16:] = -1  # some rows end early, as the indexer pads short requests
+        sets.append(dict(req=req.cuda(), topk=x.cuda(),
+                         out=torch.full((T, K), POISON, dtype=torch.int32, device="cuda"),
+                         count=torch.zeros(T, dtype=torch.int32, device="cuda")))
+    return table, sets
+
+
+def run_case(torch, am, tr, T, K, cold, l2, bw, args):
+    set_bytes = 2 * T * K * 4 + 2 * T * 4
+    nsets = 1
+    if cold:
+        nsets = int(min(max(math.ceil(2.2 * l2 / set_bytes), 2), MAX_SETS))
+    table, sets = make_case(torch, T, K, nsets, seed=T * 7919 + K)
+    res = dict(T=T, K=K, mode="cold" if cold else "warm", sets=nsets,
+               footprint_bytes=nsets * set_bytes, footprint_over_l2=nsets * set_bytes / l2,
+               bytes=2 * T * K * 4 + T * 4)
+    res["copy_bound_us"] = res["bytes"] / bw
+    steps = max(args.steps, nsets)
+    impls = {}
+    if am is not None:
+        for name, kw in (("attnmeta", {}), ("attnmeta_counts", dict(count=True)),
+                         ("attnmeta_compact", dict(count=True, compact=True))):
+            plans = [am.TopkPlan(s["topk"], table, s["out"], req_id=s["req"], block_size=BLOCK,
+                                 valid_counts=s["count"] if kw.get("count") else None,
+                                 compact=kw.get("compact", False)) for s in sets]
+            impls[name] = (lambda ps: (lambda i: ps[i].convert()))(plans)
+    if tr is not None and K % 128 == 0:
+        for name, count in (("triton", False), ("triton_counts", True)):
+            ks = [tr.TritonTopk(s["req"], table, s["topk"], s["out"],
+                                s["count"] if count else None, block_size=BLOCK) for s in sets]
+            impls[name] = (lambda kk: (lambda i: kk[i].launch()))(ks)
+    copies = [(s["out"], s["topk"]) for s in sets]
+    impls["copy"] = lambda i: copies[i][0].copy_(copies[i][1])
+
+    # check: attnmeta and Triton agree, in both modes, on set 0
+    results = {}
+    for name in ("attnmeta", "triton", "attnmeta_counts", "triton_counts"):
+        if name in impls:
+            sets[0]["out"].fill_(POISON)
+            sets[0]["count"].fill_(POISON if name.startswith("attnmeta") else 0)
+            impls[name](0)
+            torch.cuda.synchronize()
+            results[name] = (sets[0]["out"].clone(), sets[0]["count"].clone())
+    res["check"] = "ok"
+    for a, b, counted in (("attnmeta", "triton", False), ("attnmeta_counts", "triton_counts", True)):
+        if a in results and b in results:
+            if not torch.equal(results[a][0], results[b][0]) or (
+                    counted and not torch.equal(results[a][1], results[b][1])):
+                res["check"] = "FAIL: %s and %s disagree" % (a, b)
+    for name, step in impls.items():
+        try:
+            res[name] = time_graph(torch, step, nsets, steps, args.repeats, args.target_ms)
+        except Exception as exc:
+            traceback.print_exc()
+            res[name] = dict(error=str(exc))
+    return res
+
+
+def fmt(v):
+    return "n/a" if v is None else ("%.2f" % v)
+
+
+def med(res, name):
+    r = res.get(name)
+    return r.get("median") if isinstance(r, dict) else None
+
+
+def print_table(report):
+    cols = ("attnmeta", "attnmeta_counts", "attnmeta_compact", "triton", "triton_counts", "copy")
+    print("\nsparse top-k conversion, GPU us per call (median); copy bound = bytes / %.0f GB/s"
+          % (report["copy_bandwidth_gbs"]))
+    print("%-5s %5s %5s %6s | %8s %8s %8s %8s %8s %8s | %6s | %9s %9s" % (
+        "mode", "T", "K", "sets", "attnmeta", "+counts", "compact", "triton", "+counts", "copy",
+        "bound", "am/bound", "am/triton"))
+    for r in report["cases"]:
+        am, trn = med(r, "attnmeta"), med(r, "triton")
+        amc, trc = med(r, "attnmeta_counts"), med(r, "triton_counts")
+        print("%-5s %5d %5d %6d | %s | %6.2f | %9s %9s  %s" % (
+            r["mode"], r["T"], r["K"], r["sets"],
+            " ".join("%8s" % fmt(med(r, c)) for c in cols), r["copy_bound_us"],
+            fmt(am / r["copy_bound_us"]) if am else "n/a",
+            ("%s/%s" % (fmt(am / trn) if am and trn else "n/a", fmt(amc / trc) if amc and trc else "n/a")),
+            r["check"]))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--json", help="write every number here")
+    ap.add_argument("--print-json", action="store_true", help="print every number as one JSON line")
+    ap.add_argument("--library")
+    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--steps", type=int, default=50)
+    ap.add_argument("--target-ms", type=float, default=10.0)
+    ap.add_argument("--quick", action="store_true", help="3 repeats of 3 ms")
+    args = ap.parse_args()
+    if args.quick:
+        args.repeats, args.target_ms = 3, 3.0
+    try:
+        import torch
+    except Exception as exc:
+        print("topk_compare.py: torch is not importable (%s)" % exc, file=sys.stderr)
+        return 2
+    if not torch.cuda.is_available():
+        print("topk_compare.py: torch sees no GPU", file=sys.stderr)
+        return 2
+    am, why_am = load_attnmeta(args.library)
+    tr, why_tr = load_triton()
+    for why in (why_am, why_tr):
+        if why:
+            print("topk_compare.py: %s" % why, file=sys.stderr)
+    props = torch.cuda.get_device_properties(0)
+    l2 = getattr(props, "L2_cache_size", 50 << 20) or (50 << 20)
+    bw = copy_bandwidth(torch, args.repeats)
+    report = dict(tool="bench/topk_compare.py",
+                  date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                  device_name=torch.cuda.get_device_name(), torch_version=torch.__version__,
+                  l2_bytes=l2, copy_bandwidth_gbs=bw / 1e3, block_size=BLOCK,
+                  notes=dict(attnmeta=why_am, triton=why_tr), cases=[])
+    failed = am is None
+    for cold in (False, True):
+        for K in TOPK:
+            for T in TOKENS:
+                print("  %s T=%d K=%d" % ("cold" if cold else "warm", T, K), file=sys.stderr, flush=True)
+                try:
+                    res = run_case(torch, am, tr, T, K, cold, l2, bw, args)
+                except Exception as exc:
+                    traceback.print_exc()
+                    res = dict(T=T, K=K, mode="cold" if cold else "warm", sets=0, copy_bound_us=0,
+                               check="FAIL: %s" % exc)
+                failed |= res["check"] != "ok"
+                report["cases"].append(res)
+                torch.cuda.empty_cache()
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(report, f, indent=1, default=str)
+    if args.print_json:
+        print("topk_compare.json: " + json.dumps(report, default=str))
+    print_table(report)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,62 @@
+"""A Triton re-implementation of the serving engines' sparse top-k
+conversion (request-local top-k indices to global KV slots), the kernel
+attnmeta_convert_topk is measured against in bench/topk_compare.py.
+
+It follows the engines' design: a 2-D grid of (token, column tile), each
+program loading its token's request id and a tile of BLOCK_N indices,
+gathering the block ids from the block table and storing the slots in
+place; the "with counts" mode adds each tile's number of valid entries to
+the row's counter with an atomic add, so the counters must be zeroed
+before the launch (the engines allocate them with torch.zeros: one more
+launch). No prefill workspace and no DCP: the decode path the benchmark
+times. Validity as the engines define it: x < 0 or a block past the table
+gives -1 (they do not check the request id, negative block ids or int32
+overflow; the benchmark's inputs have none of those).
+
+Imported only where Triton is installed; nothing else in the project needs it.
+"""
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _topk_to_slots(req_ptr, table_ptr, table_stride, idx_ptr, idx_stride, out_ptr, out_stride,
+                   count_ptr, cols, BLOCK_SIZE: tl.constexpr, BLOCK_N: tl.constexpr,
+                   COUNT: tl.constexpr):
+    row = tl.program_id(0)
+    tile = tl.program_id(1)
+    col = tile * BLOCK_N + tl.arange(0, BLOCK_N)
+    req = tl.load(req_ptr + row)
+    x = tl.load(idx_ptr + row * idx_stride + col)
+    blk = x // BLOCK_SIZE
+    ok = (x >= 0) & (blk < cols)
+    block_id = tl.load(table_ptr + req * table_stride + blk, mask=ok, other=0)
+    slot = tl.where(ok, block_id * BLOCK_SIZE + x % BLOCK_SIZE, -1)
+    tl.store(out_ptr + row * out_stride + col, slot)
+    if COUNT:
+        tl.atomic_add(count_ptr + row, tl.sum(ok.to(tl.int32), axis=0))
+
+
+class TritonTopk:
+    """One conversion over fixed buffers: ``launch()`` issues it (and, with
+    counts, the zeroing of the counters first), like the engines' call."""
+
+    def __init__(self, req_id, block_table, token_indices, out, counts=None, block_size=64,
+                 block_n=128):
+        T, K = token_indices.shape
+        if K % block_n:
+            raise ValueError("K (%d) must be a multiple of BLOCK_N (%d)" % (K, block_n))
+        self.args = (req_id, block_table, block_table.stride(0), token_indices,
+                     token_indices.stride(0), out, out.stride(0),
+                     counts if counts is not None else out, block_table.shape[1])
+        self.grid = (T, K // block_n)
+        self.counts = counts
+        self.block_size = block_size
+        self.block_n = block_n
+
+    def launch(self):
+        if self.counts is not None:
+            self.counts.zero_()
+        _topk_to_slots[self.grid](*self.args, BLOCK_SIZE=self.block_size, BLOCK_N=self.block_n,
+                                  COUNT=self.counts is not None)

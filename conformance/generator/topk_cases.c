@@ -1,0 +1,249 @@
+/* The top-k conversion's test cases. See topk_cases.h. */
+#include "topk_cases.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cases.h"
+
+/* How a row's indices are drawn. */
+enum {
+  FILL_ENGINE, /* random in-range positions with runs of -1 and runs past the table */
+  FILL_DENSE,  /* random in-range positions, few -1 (hundreds valid per row) */
+  FILL_SEQ     /* 0, 1, ..., seq_len - 1, then -1 */
+};
+
+/* Hostile data. */
+enum {
+  BAD_REQ_ID = 1,     /* req_id entries outside [0, R) */
+  BAD_WORKSPACE = 2,  /* prefill_req entries >= P */
+  NEG_BLOCKS = 4,     /* negative block ids */
+  OVERFLOW = 8,       /* block id x stride_rows past INT32_MAX, workspace sums past it */
+  NEG_SLOTS = 16,     /* token_slot < 0 for some tokens */
+  PADDING = 32,       /* qsl[R] < T: padding tokens */
+  BAD_QSL = 64,       /* decreasing boundaries, qsl[R] > T */
+  TOTAL_BIG = 128     /* qsl[R] > T */
+};
+
+typedef struct spec {
+  const char *name;
+  int32_t T, K, R, cols, bs, stride_rows, W, k, I;
+  int by_req_id;       /* the request from req_id[T], not qsl */
+  int fill, seq_len;
+  int topk_pad, out_pad, table_pad;
+  int prefill;         /* the engines' prefill-workspace layout */
+  int hostile;
+  int compact, count;
+} spec;
+
+#define ENGINE(bs_, k_) \
+  {"topk_engine_bs" #bs_ "_k" #k_, 8, k_, 4, 10, bs_, 0, 1, 0, 1, 0, FILL_ENGINE, 0, 0, 0, 0, 0, 0, 0, 1}
+#define DCP(i_, k_) \
+  {"topk_dcp_w2_i" #i_ "_k" #k_, 8, 1024, 4, 64, 16, 0, 2, k_, i_, 0, FILL_DENSE, 0, 0, 0, 0, 0, 0, 1, 1}
+
+static const spec specs[] = {
+    ENGINE(16, 128), ENGINE(16, 256), ENGINE(16, 512),
+    ENGINE(64, 128), ENGINE(64, 256), ENGINE(64, 512),
+    ENGINE(128, 128), ENGINE(128, 256), ENGINE(128, 512),
+    {"topk_engine_req_id", 8, 256, 4, 10, 64, 0, 1, 0, 1, 1, FILL_ENGINE, 0, 0, 0, 0, 0, 0, 1, 1},
+    {"topk_prefill_workspace", 12, 128, 4, 10, 16, 0, 1, 0, 1, 1, FILL_ENGINE, 0, 0, 0, 0, 1, 0, 0, 1},
+    {"topk_dcp_example", 1, 128, 1, 1, 4, 0, 2, 0, 1, 0, FILL_SEQ, 8, 0, 0, 0, 0, 0, 1, 1},
+    DCP(1, 0), DCP(1, 1), DCP(2, 0), DCP(2, 1),
+    {"topk_strides_odd_k", 7, 13, 3, 5, 4, 0, 1, 0, 1, 0, FILL_ENGINE, 0, 3, 5, 2, 0, 0, 1, 1},
+    {"topk_stride_rows", 8, 64, 4, 10, 16, 48, 1, 0, 1, 0, FILL_ENGINE, 0, 0, 0, 0, 0, 0, 0, 1},
+    {"topk_padding", 10, 64, 3, 10, 16, 0, 1, 0, 1, 0, FILL_ENGINE, 0, 0, 0, 0, 0, PADDING, 1, 1},
+    {"topk_total_past_t", 6, 64, 3, 10, 16, 0, 1, 0, 1, 0, FILL_ENGINE, 0, 0, 0, 0, 0, TOTAL_BIG, 0, 1},
+    {"topk_no_requests", 4, 32, 0, 0, 16, 0, 1, 0, 1, 1, FILL_ENGINE, 0, 0, 0, 0, 0, 0, 1, 1},
+    {"topk_token_slot", 8, 128, 4, 10, 16, 0, 1, 0, 1, 0, FILL_ENGINE, 0, 0, 0, 0, 0, NEG_SLOTS, 1, 1},
+    {"topk_hostile_req_id", 8, 64, 4, 10, 16, 0, 1, 0, 1, 1, FILL_ENGINE, 0, 0, 0, 0, 0, BAD_REQ_ID, 1, 1},
+    {"topk_hostile_workspace", 12, 64, 4, 10, 16, 0, 1, 0, 1, 1, FILL_ENGINE, 0, 0, 0, 0, 1, BAD_WORKSPACE, 1, 1},
+    {"topk_hostile_block_ids", 8, 128, 4, 10, 16, 0, 1, 0, 1, 0, FILL_ENGINE, 0, 0, 0, 0, 0, NEG_BLOCKS, 0, 1},
+    {"topk_hostile_overflow", 12, 64, 4, 10, 16, 4, 1, 0, 1, 1, FILL_ENGINE, 0, 0, 0, 0, 1, OVERFLOW, 1, 1},
+    {"topk_hostile_qsl", 8, 64, 4, 10, 16, 0, 1, 0, 1, 0, FILL_ENGINE, 0, 0, 0, 0, 0, BAD_QSL, 1, 1},
+};
+
+int amt_topk_num_cases(void) { return (int)(sizeof specs / sizeof specs[0]); }
+const char *amt_topk_case_name(int i) { return specs[i].name; }
+
+static uint64_t seed_of(const char *name) {
+  uint64_t h = 1469598103934665603ull; /* FNV-1a */
+  while (*name) h = (h ^ (unsigned char)*name++) * 1099511628211ull;
+  return h;
+}
+
+/* Row t of `topk`: positions of the request, local to it. */
+static void fill_row(const spec *s, uint64_t *rng, int32_t *row) {
+  const int32_t span = s->bs * s->cols * (s->W > 1 ? s->W : 1); /* positions the table covers */
+  int32_t j;
+  if (s->fill == FILL_SEQ) {
+    for (j = 0; j < s->K; j++) row[j] = j < s->seq_len ? j : -1;
+    return;
+  }
+  for (j = 0; j < s->K; j++) {
+    const int32_t u = amt_rand_range(rng, 0, 99);
+    if (s->fill == FILL_DENSE) {
+      row[j] = u < 3 ? -1 : amt_rand_range(rng, 0, span > 0 ? span - 1 : 0);
+    } else {
+      row[j] = amt_rand_range(rng, 0, span > 0 ? span - 1 : 0);
+      (void)u;
+    }
+  }
+  if (s->fill == FILL_ENGINE && s->K >= 8) {
+    /* a run of -1 and a run past the table, at random places */
+    const int32_t len = s->K / 8;
+    const int32_t a = amt_rand_range(rng, 0, s->K - len);
+    const int32_t b = amt_rand_range(rng, 0, s->K - len);
+    for (j = 0; j < len; j++) row[a + j] = -1;
+    for (j = 0; j < len; j++) row[b + j] = span + amt_rand_range(rng, 0, 3 * s->bs);
+    if (s->hostile & OVERFLOW) row[0] = INT32_MAX - 5; /* past the table */
+  }
+}
+
+amt_topk_batch *amt_topk_materialize(int i) {
+  const spec *s = &specs[i];
+  amt_topk_batch *b = calloc(1, sizeof *b);
+  uint64_t rng = seed_of(s->name);
+  const int64_t topk_stride = (int64_t)s->K + s->topk_pad;
+  const int64_t table_stride = (int64_t)s->cols + s->table_pad;
+  int32_t t, r, c;
+  if (!b) return NULL;
+  snprintf(b->name, sizeof b->name, "%s", s->name);
+  b->topk_elems = s->T * topk_stride;
+  b->table_elems = s->R * table_stride > 0 ? s->R * table_stride : 1;
+  b->topk = calloc((size_t)(b->topk_elems > 0 ? b->topk_elems : 1), sizeof(int32_t));
+  b->table = calloc((size_t)b->table_elems, sizeof(int32_t));
+  b->qsl = calloc((size_t)s->R + 1, sizeof(int32_t));
+  b->req_id = calloc((size_t)s->T + 1, sizeof(int32_t));
+  if (!b->topk || !b->table || !b->qsl || !b->req_id) {
+    amt_topk_batch_free(b);
+    return NULL;
+  }
+  b->expect_count0 = -1;
+  for (c = 0; c < 8; c++) b->expect_row0[c] = -1;
+
+  /* requests: tokens split as evenly as the count allows */
+  for (r = 0; r <= s->R; r++) b->qsl[r] = s->R ? (int32_t)((int64_t)s->T * r / s->R) : 0;
+  for (t = 0; t < s->T; t++) {
+    b->req_id[t] = 0;
+    for (r = 0; r < s->R; r++)
+      if (b->qsl[r + 1] > t) {
+        b->req_id[t] = r;
+        break;
+      }
+  }
+  if (s->hostile & PADDING) { /* the last 3 tokens are padding, the last request empty */
+    b->qsl[s->R] = s->T - 3;
+    b->qsl[s->R - 1] = s->T - 3;
+  }
+  if (s->hostile & TOTAL_BIG) b->qsl[s->R] = s->T + 5;
+  if (s->hostile & BAD_QSL) {
+    b->qsl[1] = 7;
+    b->qsl[2] = 1;
+    b->qsl[s->R] = s->T + 100;
+    b->values_unspecified = 1;
+  }
+  if (s->hostile & BAD_REQ_ID) {
+    b->req_id[1] = -1;
+    b->req_id[3] = s->R;
+    b->req_id[5] = INT32_MIN;
+    b->req_id[6] = INT32_MAX;
+  }
+
+  /* block table: distinct-ish ids in [0, 1000), gap columns poisoned */
+  for (r = 0; r < s->R; r++)
+    for (c = 0; c < (int32_t)table_stride; c++)
+      b->table[r * table_stride + c] = c < s->cols ? amt_rand_range(&rng, 0, 999) : AMT_GAP;
+  if (s->hostile & NEG_BLOCKS)
+    for (r = 0; r < s->R; r++) b->table[r * table_stride + (r * 3) % s->cols] = -1 - r;
+  if (s->hostile & OVERFLOW) {
+    b->table[0 * table_stride + 1] = 1 << 29;    /* x 4 = 2^31: one past INT32_MAX */
+    b->table[1 * table_stride + 2] = INT32_MAX;  /* x 4 overflows int32 */
+    b->table[2 * table_stride + 0] = (1 << 29) - 1; /* x 4 + 15 fits */
+  }
+  if (!strcmp(s->name, "topk_dcp_example")) b->table[0] = 10;
+
+  for (t = 0; t < s->T; t++) fill_row(s, &rng, b->topk + t * topk_stride);
+  for (t = 0; t < s->T; t++) /* stride gaps of topk hold values the kernel must not read */
+    for (c = s->K; c < (int32_t)topk_stride; c++) b->topk[t * topk_stride + c] = AMT_GAP;
+
+  if (s->prefill) { /* the engines' case: requests 2 and 3 are prefills into a workspace */
+    static const int32_t req12[12] = {0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3};
+    b->prefill_req = calloc((size_t)s->T, sizeof(int32_t));
+    b->workspace_starts = calloc(2, sizeof(int32_t));
+    if (!b->prefill_req || !b->workspace_starts) {
+      amt_topk_batch_free(b);
+      return NULL;
+    }
+    for (t = 0; t < s->T; t++) {
+      b->req_id[t] = req12[t];
+      b->prefill_req[t] = t < 6 ? -1 : (t < 9 ? 0 : 1);
+    }
+    b->workspace_starts[0] = 0;
+    b->workspace_starts[1] = 100;
+    if (s->hostile & BAD_WORKSPACE) {
+      b->prefill_req[6] = 2;          /* == P */
+      b->prefill_req[9] = INT32_MAX;
+      b->prefill_req[1] = -7;         /* any negative is a decode token */
+    }
+    if (s->hostile & OVERFLOW) {
+      b->workspace_starts[0] = INT32_MAX - 40; /* + x passes INT32_MAX for x > 40 */
+      b->workspace_starts[1] = -1000;          /* + x below 0 for x < 1000 */
+    }
+  }
+  if (s->hostile & NEG_SLOTS) {
+    b->token_slot = calloc((size_t)s->T, sizeof(int64_t));
+    if (!b->token_slot) {
+      amt_topk_batch_free(b);
+      return NULL;
+    }
+    for (t = 0; t < s->T; t++) b->token_slot[t] = (t % 3 == 1) ? -1 : (int64_t)t * 1000;
+    b->token_slot[s->T - 1] = INT64_MIN;
+  }
+  if (!strcmp(s->name, "topk_dcp_example")) { /* worked by hand: positions 0, 2, 4, 6 */
+    b->expect_count0 = 4;
+    b->expect_row0[0] = 40;
+    b->expect_row0[1] = 41;
+    b->expect_row0[2] = 42;
+    b->expect_row0[3] = 43;
+  }
+
+  b->in.topk = b->topk;
+  b->in.topk_stride = topk_stride;
+  b->in.num_tokens = s->T;
+  b->in.topk_count = s->K;
+  b->in.qsl = s->by_req_id ? NULL : b->qsl;
+  b->in.req_id = s->by_req_id ? b->req_id : NULL;
+  b->in.num_reqs = s->R;
+  b->in.table = b->table;
+  b->in.cols = s->cols;
+  b->in.table_stride = table_stride;
+  b->in.block_size = s->bs;
+  b->in.stride_rows = s->stride_rows > 0 ? s->stride_rows : s->bs;
+  b->in.world = s->W;
+  b->in.rank = s->k;
+  b->in.interleave = s->I;
+  b->in.prefill_req = b->prefill_req;
+  b->in.workspace_starts = b->workspace_starts;
+  b->in.num_prefill = b->workspace_starts ? 2 : 0;
+  b->in.token_slot = b->token_slot;
+  b->in.compact = s->compact;
+  b->count = s->count || s->compact;
+  b->out_stride = (int64_t)s->K + s->out_pad;
+  b->stride_rows_arg = s->stride_rows;
+  if (!strcmp(s->name, "topk_strides_odd_k")) b->misalign = 3;
+  if (!strcmp(s->name, "topk_engine_req_id")) b->misalign = 2;
+  return b;
+}
+
+void amt_topk_batch_free(amt_topk_batch *b) {
+  if (!b) return;
+  free(b->topk);
+  free(b->qsl);
+  free(b->req_id);
+  free(b->table);
+  free(b->prefill_req);
+  free(b->workspace_starts);
+  free(b->token_slot);
+  free(b);
+}

@@ -1,0 +1,342 @@
+"""The per-layer sparse top-k conversion (contract section 6): request-local
+top-k indices to global KV-cache slots, as a prepared plan over persistent
+buffers (checked once; each call sets the sizes and launches, safe to
+capture in a CUDA graph) and as the engines' functions (which allocate
+their outputs, like the engines' own)."""
+
+import ctypes
+import sys
+
+from . import _lib
+from ._arrays import I32, I64, device_str, int32, stream_handle, table, torch_state, vec
+from ._context import context_for
+from ._lib import Backend
+
+__all__ = [
+    "TopkPlan",
+    "convert_req_index_to_global_index",
+    "filter_and_convert_dcp_index",
+]
+
+_INT32_MAX = 2**31 - 1
+
+
+class TopkPlan:
+    """One layer's top-k conversion over persistent, caller-owned buffers.
+
+    ``token_indices`` [T, K] int32 (any row stride, unit column stride):
+    request-local KV positions, negative = none. The token's request comes
+    from ``req_id`` [>= T] or, found on the device as the step does, from
+    ``query_start_loc`` [>= R + 1] (exactly one of the two).
+    ``block_table`` [R, cols] (any row stride). ``out`` [>= T, >= K] int32.
+
+    Optional: ``valid_counts`` [>= T] (valid entries per row); ``compact``
+    (needs valid_counts): each row's valid slots first, in increasing column
+    order, then -1; ``prefill_workspace_request_ids`` [>= T] with
+    ``prefill_workspace_starts`` [P] (prefill tokens map to
+    ``starts[p] + x``); ``token_slot`` [>= T] int64 (a token whose slot is
+    negative counts 0); ``error_word`` [>= 1]; DCP ``dcp_size``,
+    ``dcp_rank``, ``cp_kv_cache_interleave_size``; ``stride_rows`` (cache
+    rows between consecutive blocks; default ``block_size``).
+
+    :meth:`convert` (or calling the plan) makes the one launch.
+    """
+
+    __slots__ = ("_args", "_keep", "_op", "_addr", "_ctx", "_dev", "_max_tokens", "_rows", "_raw_stream", "_guard")
+
+    def __init__(
+        self,
+        token_indices,
+        block_table,
+        out,
+        *,
+        req_id=None,
+        query_start_loc=None,
+        valid_counts=None,
+        compact=False,
+        block_size=64,
+        stride_rows=None,
+        prefill_workspace_request_ids=None,
+        prefill_workspace_starts=None,
+        token_slot=None,
+        dcp_size=1,
+        dcp_rank=0,
+        cp_kv_cache_interleave_size=1,
+        error_word=None,
+        context=None,
+    ):
+        args = dict(locals())
+        del args["self"]
+        self._setup(args)
+
+    def _setup(self, args):
+        op = _lib.Topk()
+        _lib.topk_init(ctypes.addressof(op))
+        keep = {}
+
+        ti = args["token_indices"]
+        tptr, dev, rows, k, tstride = table(ti, "token_indices")
+        if k < 1:
+            raise ValueError("token_indices must have at least one column (K >= 1)")
+        keep["token_indices"] = ti
+        op.topk = tptr
+        op.topk_stride = tstride
+        op.topk_count = int32(k, "K (token_indices columns)")
+        limits = [(rows, "token_indices")]
+
+        def check_dev(d, name):
+            if d != dev:
+                raise ValueError(
+                    "%s is on %s but token_indices is on %s" % (name, device_str(d), device_str(dev))
+                )
+
+        def vector(name, dtype=I32, out=False):
+            buf = args[name]
+            if buf is None:
+                return None, 0
+            ptr, d, n = vec(buf, name, dtype, out)
+            check_dev(d, name)
+            keep[name] = buf
+            return ptr, n
+
+        block_size = int32(args["block_size"], "block_size")
+        if block_size < 1:
+            raise ValueError("block_size (%d) must be >= 1" % block_size)
+        op.block_size = block_size
+        stride_rows = args["stride_rows"]
+        op.stride_rows = 0 if stride_rows is None else int32(stride_rows, "stride_rows")
+        if op.stride_rows < 0 or (stride_rows is not None and op.stride_rows == 0):
+            raise ValueError("stride_rows (%d) must be >= 1" % op.stride_rows)
+        world = int32(args["dcp_size"], "dcp_size")
+        rank = int32(args["dcp_rank"], "dcp_rank")
+        interleave = int32(args["cp_kv_cache_interleave_size"], "cp_kv_cache_interleave_size")
+        if world < 1:
+            raise ValueError("dcp_size (%d) must be >= 1" % world)
+        if not 0 <= rank < world:
+            raise ValueError("dcp_rank (%d) must be in [0, dcp_size = %d)" % (rank, world))
+        if interleave < 1:
+            raise ValueError("cp_kv_cache_interleave_size (%d) must be >= 1" % interleave)
+        op.dcp_world_size, op.dcp_rank, op.dcp_interleave = world, rank, interleave
+
+        bt = args["block_table"]
+        bptr, d, nreq, cols, bstride = table(bt, "block_table")
+        check_dev(d, "block_table")
+        keep["block_table"] = bt
+        op.block_table = bptr or None
+        op.block_table_cols = int32(cols, "block_table columns")
+        op.block_table_stride = bstride
+
+        if (args["req_id"] is None) == (args["query_start_loc"] is None):
+            raise ValueError("give exactly one of req_id and query_start_loc")
+        if args["req_id"] is not None:
+            ptr, n = vector("req_id")
+            op.req_id = ptr
+            limits.append((n, "req_id"))
+            op.num_reqs = int32(nreq, "block_table rows")
+        else:
+            ptr, n = vector("query_start_loc")
+            if n < 1:
+                raise ValueError("query_start_loc must hold at least one entry (R + 1)")
+            if n - 1 > nreq:
+                raise ValueError(
+                    "query_start_loc has %d requests, block_table only %d rows" % (n - 1, nreq)
+                )
+            op.query_start_loc = ptr
+            op.num_reqs = n - 1
+
+        pr, n = vector("prefill_workspace_request_ids")
+        if pr is not None:
+            limits.append((n, "prefill_workspace_request_ids"))
+            starts = args["prefill_workspace_starts"]
+            if starts is None:
+                raise ValueError("prefill_workspace_starts is required with prefill_workspace_request_ids")
+            sptr, p = vector("prefill_workspace_starts")
+            op.prefill_req = pr
+            op.workspace_starts = sptr or None
+            op.num_prefill = int32(p, "prefill_workspace_starts length")
+        elif args["prefill_workspace_starts"] is not None:
+            raise ValueError("prefill_workspace_starts given without prefill_workspace_request_ids")
+        ptr, n = vector("token_slot", I64)
+        if ptr is not None:
+            op.token_slot = ptr
+            limits.append((n, "token_slot"))
+
+        o = args["out"]
+        optr, d, orows, ocols, ostride = table(o, "out", out=True)
+        check_dev(d, "out")
+        if ocols < k:
+            raise ValueError("out has %d columns, fewer than token_indices' %d" % (ocols, k))
+        keep["out"] = o
+        op.out = optr
+        op.out_stride = ostride
+        limits.append((orows, "out"))
+        ptr, n = vector("valid_counts", I32, True)
+        if ptr is not None:
+            op.valid_count = ptr
+            limits.append((n, "valid_counts"))
+        op.compact = 1 if args["compact"] else 0
+        if op.compact and ptr is None:
+            raise ValueError("compact needs valid_counts")
+        ptr, n = vector("error_word", I32, True)
+        if ptr is not None:
+            if n < 1:
+                raise ValueError("error_word must hold at least one int32")
+            op.error_word = ptr
+
+        self._args = args
+        self._keep = keep
+        self._op = op
+        self._addr = ctypes.addressof(op)
+        self._ctx = context_for(dev, args["context"], "token_indices")
+        self._dev = dev
+        self._rows = rows
+        self._max_tokens = min(min(n for n, _ in limits), _INT32_MAX)
+        if dev[0] == Backend.CPU:
+            self._raw_stream = None
+            self._guard = False
+        else:
+            ts = torch_state()
+            self._raw_stream = ts.raw_stream
+            self._guard = ts.multi_gpu
+
+    def convert(self, num_tokens=None, stream=None):
+        """Converts rows ``[0, num_tokens)`` (default: every row of
+        token_indices) in one launch on ``stream`` (default: torch's current
+        stream of the buffers' device). Never synchronises or allocates."""
+        t = self._rows if num_tokens is None else num_tokens
+        if not 0 <= t <= self._max_tokens:
+            raise ValueError("num_tokens (%d) must be in [0, %d]" % (t, self._max_tokens))
+        op = self._op
+        op.num_tokens = t
+        if t == 0:
+            return
+        if self._raw_stream is None:
+            if stream is not None:
+                stream_handle(stream, self._dev)
+            status = _lib.convert_topk(self._ctx._handle, self._addr, None)
+        else:
+            index = self._dev[1]
+            handle = self._raw_stream(index) if stream is None else stream_handle(stream, self._dev)
+            ts = torch_state()
+            previous = ts.get_device() if self._guard else index
+            try:
+                status = _lib.convert_topk(self._ctx._handle, self._addr, handle)
+            finally:
+                if previous != index:
+                    ts.set_device(previous)
+        if status:
+            raise self._ctx.error(status, "attnmeta_convert_topk")
+
+    __call__ = convert
+
+    def replace(self, **changes):
+        """Points the plan at other buffers or settings (any constructor
+        argument). A graph captured earlier keeps the old pointers."""
+        unknown = set(changes) - set(self._args)
+        if unknown:
+            raise TypeError("replace() got unknown arguments: %s" % ", ".join(sorted(unknown)))
+        args = dict(self._args)
+        args.update(changes)
+        self._setup(args)
+
+    @property
+    def context(self):
+        return self._ctx
+
+    @property
+    def max_tokens(self):
+        return self._max_tokens
+
+    @property
+    def buffers(self):
+        return dict(self._keep)
+
+    def __repr__(self):
+        return "<attnmeta.TopkPlan on %s: K=%d>" % (device_str(self._dev), self._op.topk_count)
+
+
+def _empty_like(x, shape):
+    """A new int32 array of ``shape`` like ``x`` (torch on its device, or NumPy)."""
+    ts = torch_state()
+    if ts is not None and isinstance(x, ts.Tensor):
+        return ts.torch.empty(shape, dtype=ts.torch.int32, device=x.device)
+    np = sys.modules["numpy"]
+    return np.empty(shape, dtype=np.int32)
+
+
+def _run(req_id, block_table, token_indices, BLOCK_SIZE, NUM_TOPK_TOKENS, return_valid_counts,
+         compact, **more):
+    shape = tuple(token_indices.shape)
+    if len(shape) != 2 or shape[1] != NUM_TOPK_TOKENS:
+        raise ValueError(
+            "token_indices must be [num_tokens, NUM_TOPK_TOKENS = %d], got shape %s"
+            % (NUM_TOPK_TOKENS, shape)
+        )
+    out = _empty_like(token_indices, shape)
+    counts = _empty_like(token_indices, (shape[0],)) if (return_valid_counts or compact) else None
+    plan = TopkPlan(token_indices, block_table, out, req_id=req_id, valid_counts=counts,
+                    compact=compact, block_size=BLOCK_SIZE, **more)
+    plan.convert(shape[0])
+    return (out, counts) if return_valid_counts else out
+
+
+def convert_req_index_to_global_index(
+    req_id,
+    block_table,
+    token_indices,
+    BLOCK_SIZE=64,
+    NUM_TOPK_TOKENS=2048,
+    BLOCK_N=128,
+    HAS_PREFILL_WORKSPACE=False,
+    prefill_workspace_request_ids=None,
+    prefill_workspace_starts=None,
+    return_valid_counts=False,
+):
+    """The engines' conversion (same arguments and defaults)::
+
+        out[t, j] = block_table[req_id[t], x // BLOCK_SIZE] * BLOCK_SIZE + x % BLOCK_SIZE
+
+    for ``x = token_indices[t, j]``; -1 where ``x < 0``, where the block is
+    past the table (and, unlike the engines' kernel, where ``req_id`` is out
+    of range, a block id is negative or the slot overflows int32). With
+    ``HAS_PREFILL_WORKSPACE``, a token with
+    ``prefill_workspace_request_ids[t] = p >= 0`` maps to
+    ``prefill_workspace_starts[p] + x``. Returns ``out`` (new, like
+    token_indices), and with ``return_valid_counts`` also the valid count of
+    each row. ``BLOCK_N`` is the engines' tile width: accepted, not needed.
+    For graph capture over persistent buffers use :class:`TopkPlan`."""
+    del BLOCK_N
+    more = {}
+    if HAS_PREFILL_WORKSPACE:
+        if prefill_workspace_request_ids is None or prefill_workspace_starts is None:
+            raise ValueError(
+                "HAS_PREFILL_WORKSPACE needs prefill_workspace_request_ids and prefill_workspace_starts"
+            )
+        more = dict(prefill_workspace_request_ids=prefill_workspace_request_ids,
+                    prefill_workspace_starts=prefill_workspace_starts)
+    return _run(req_id, block_table, token_indices, BLOCK_SIZE, NUM_TOPK_TOKENS,
+                return_valid_counts, False, **more)
+
+
+def filter_and_convert_dcp_index(
+    req_id,
+    block_table,
+    token_indices,
+    dcp_size,
+    dcp_rank,
+    cp_kv_cache_interleave_size=1,
+    BLOCK_SIZE=64,
+    NUM_TOPK_TOKENS=2048,
+    BLOCK_N=128,
+    return_valid_counts=False,
+    compact_valid_to_front=True,
+):
+    """The engines' DCP conversion (same arguments and defaults): positions
+    this rank does not own become -1, the rest are converted at their
+    rank-local index; with ``compact_valid_to_front`` each row holds its
+    valid slots first, in increasing column order (the engines' order is
+    unspecified), then -1."""
+    del BLOCK_N
+    return _run(req_id, block_table, token_indices, BLOCK_SIZE, NUM_TOPK_TOKENS,
+                return_valid_counts, bool(compact_valid_to_front), dcp_size=dcp_size,
+                dcp_rank=dcp_rank, cp_kv_cache_interleave_size=cp_kv_cache_interleave_size)

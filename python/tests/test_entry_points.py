@@ -1,0 +1,138 @@
+"""What a new user meets first: backend names, stream= on the drop-in
+function, `python -m attnmeta`, the type-hint marker, the console script's
+message without a bundled tool, and attnmeta.ops without torch."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.mark.parametrize("name", ["cpu", "CPU", " Cpu "])
+def test_context_by_name(attnmeta, name):
+    with attnmeta.Context(name) as ctx:
+        assert ctx.backend == attnmeta.Backend.CPU and ctx.device == 0
+    assert attnmeta.get_context(name) is attnmeta.get_context(attnmeta.Backend.CPU, 0)
+
+
+def test_context_auto_by_name(attnmeta, monkeypatch):
+    monkeypatch.setenv("ATTNMETA_BACKEND", "cpu")
+    with attnmeta.Context("auto") as ctx:
+        assert ctx.backend == attnmeta.Backend.CPU
+
+
+def test_context_gpu_name_without_device(attnmeta):
+    """A GPU backend by name reaches the library, which says why it cannot open."""
+    for name, kind in (("cuda", attnmeta.Backend.CUDA), ("hip", attnmeta.Backend.HIP)):
+        if attnmeta.backend_device_count(kind):
+            continue
+        with pytest.raises(attnmeta.AttnmetaError) as info:
+            attnmeta.Context(name)
+        assert info.value.status in (attnmeta.Status.NO_DEVICE, attnmeta.Status.BACKEND_UNAVAILABLE)
+
+
+def test_compute_token_to_req_indices_stream_and_context(attnmeta):
+    qsl = np.array([0, 2, 3, 6], np.int32)
+    out = np.full(8, -7, np.int32)
+    with attnmeta.Context("cpu") as ctx:
+        got = attnmeta.compute_token_to_req_indices(qsl, out, -1, 6, stream=None, context=ctx)
+        assert got.tolist() == [0, 0, 1, 2, 2, 2] and out[6:].tolist() == [-7, -7]
+        got = attnmeta.compute_token_to_req_indices(qsl, out, 4, 8, stream=0, context=ctx)
+        assert got is out and out.tolist() == [0, 0, 1, 2, 0, 0, 0, 0]
+    with pytest.raises(TypeError, match="stream must be None, an int handle or a torch.cuda.Stream"):
+        attnmeta.compute_token_to_req_indices(qsl, out, -1, 8, stream="default")
+
+
+def _cli():
+    lib = os.environ.get("ATTNMETA_LIBRARY", "")
+    cli = os.path.join(os.path.dirname(os.path.dirname(lib)), "bin", "attnmeta") if lib else ""
+    return cli if cli and os.access(cli, os.X_OK) else None
+
+
+def test_python_m_attnmeta_is_attnmeta_info():
+    cli = _cli()
+    if cli is None:
+        pytest.skip("no attnmeta CLI beside $ATTNMETA_LIBRARY")
+    env = dict(os.environ, PYTHONPATH=PYTHON_DIR)
+    mine = subprocess.run([sys.executable, "-m", "attnmeta"], env=env, capture_output=True,
+                          text=True, timeout=120)
+    theirs = subprocess.run([cli, "info"], env=env, capture_output=True, text=True, timeout=120)
+    assert mine.returncode == 0, mine.stderr
+    assert theirs.returncode == 0, theirs.stderr
+    assert mine.stdout == theirs.stdout
+    assert mine.stdout.startswith("attnmeta ") and "\nbackend cpu " in mine.stdout
+
+
+def test_python_m_attnmeta_usage():
+    env = dict(os.environ, PYTHONPATH=PYTHON_DIR)
+    bad = subprocess.run([sys.executable, "-m", "attnmeta", "--bogus"], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "usage: python -m attnmeta" in bad.stderr
+    ok = subprocess.run([sys.executable, "-m", "attnmeta", "--help"], env=env,
+                        capture_output=True, text=True, timeout=120)
+    assert ok.returncode == 0 and "attnmeta info" in ok.stdout
+
+
+def test_typed_package(attnmeta):
+    assert os.path.isfile(os.path.join(os.path.dirname(attnmeta.__file__), "py.typed"))
+    hints = attnmeta.compute_token_to_req_indices.__annotations__
+    assert "stream" in hints and "num_tokens" in hints
+
+
+def test_console_script_without_bundled_tool(attnmeta, capsys):
+    from attnmeta import _cli
+
+    if _cli.cli_path():
+        pytest.skip("this package bundles the tool (an installed wheel)")
+    assert _cli.main() == 2
+    assert "no bundled command-line tool" in capsys.readouterr().err
+
+
+def test_ops_without_torch():
+    """Without torch, attnmeta.ops says what it needs; the package works."""
+    code = ("import sys, attnmeta\n"
+            "assert 'torch' not in sys.modules\n"
+            "try:\n"
+            "    import attnmeta.ops\n"
+            "except ImportError as e:\n"
+            "    print('ImportError', e)\n"
+            "else:\n"
+            "    print('imported')\n")
+    env = dict(os.environ, PYTHONPATH=PYTHON_DIR)
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr
+    try:
+        import torch  # noqa: F401
+        has_torch = True
+    except ImportError:
+        has_torch = False
+    if has_torch:
+        assert run.stdout.strip() in ("imported",) or "torch >= 2.4" in run.stdout
+    else:
+        assert run.stdout.startswith("ImportError") and "torch" in run.stdout
+
+
+# The modules whose type hints are checked (a new module joins the list once
+# it is annotated).
+TYPED_MODULES = ["__init__.py", "__main__.py", "_arrays.py", "_cli.py", "_context.py",
+                 "_devices.py", "_lib.py", "_step.py", "ops.py", "integrations/__init__.py",
+                 "integrations/vllm.py"]
+
+
+def test_type_hints_check():
+    """mypy (Debian's python3-mypy) finds no error in the annotated modules."""
+    try:
+        import mypy  # noqa: F401
+    except ImportError:
+        pytest.skip("mypy is not installed (python3-mypy)")
+    package = os.path.join(PYTHON_DIR, "attnmeta")
+    files = [os.path.join(package, name) for name in TYPED_MODULES]
+    run = subprocess.run([sys.executable, "-m", "mypy", "--ignore-missing-imports",
+                          "--follow-imports=silent", "--no-incremental", "--cache-dir", os.devnull]
+                         + files, cwd=PYTHON_DIR, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr

@@ -1,0 +1,213 @@
+"""The sparse top-k conversion (contract section 6) through the binding, NumPy
+on the CPU backend, against a naive reference written here from the
+contract: the engines' argument names and defaults, their test matrices,
+the prefill workspace, DCP with compaction, the prepared plan, hostile data
+and argument checks."""
+
+import numpy as np
+import pytest
+
+from conftest import CPU_CONFIGS
+
+INT32_MAX = 2**31 - 1
+
+
+def reference(topk, table, bs, req=None, qsl=None, R=None, stride_rows=None, W=1, k=0, I=1,
+              prefill=None, starts=None, token_slot=None, compact=False):
+    """(out, counts, flags) by the contract's steps, entry by entry."""
+    T, K = topk.shape
+    R = table.shape[0] if R is None else R
+    stride_rows = bs if stride_rows is None else stride_rows
+    out = np.full((T, K), -1, np.int64)
+    counts = np.zeros(T, np.int64)
+    flags = 0
+    for t in range(T):
+        if qsl is not None:
+            actual = min(max(int(qsl[R]), 0), T)
+            r = -1
+            if t < actual and R > 0:
+                r = next((i for i in range(R) if qsl[i + 1] > t), R - 1)
+        else:
+            r = int(req[t]) if 0 <= int(req[t]) < R else -1
+        row = []
+        for j in range(K):
+            x = int(topk[t, j])
+            v = -1
+            if r >= 0 and x >= 0 and (x // I) % W == k:
+                local = (x // (W * I)) * I + x % I
+                blk, o = local // bs, local % bs
+                if blk >= table.shape[1]:
+                    flags |= 32
+                elif prefill is not None and prefill[t] >= 0:
+                    p = int(prefill[t])
+                    if p >= len(starts):
+                        flags |= 256
+                    else:
+                        v = int(starts[p]) + x
+                else:
+                    bid = int(table[r, blk])
+                    if bid < 0:
+                        flags |= 64
+                    else:
+                        v = bid * stride_rows + o
+                if v != -1 and not 0 <= v <= INT32_MAX:
+                    flags |= 512
+                    v = -1
+            row.append(v)
+        n = sum(1 for v in row if v != -1)
+        if token_slot is not None and token_slot[t] < 0:
+            n = 0
+        counts[t] = n
+        if compact:
+            kept = [v for v in row if v != -1][:n]
+            out[t, : len(kept)] = kept
+        else:
+            out[t] = row
+    return out, counts, flags
+
+
+def engine_inputs(bs, K, T=8, R=4, blocks=10, seed=0):
+    rng = np.random.default_rng(seed)
+    table = rng.integers(0, 1000, size=(R, blocks)).astype(np.int32)
+    req = np.repeat(np.arange(R, dtype=np.int32), T // R)
+    topk = rng.integers(0, bs * blocks, size=(T, K)).astype(np.int32)
+    for t in range(T):  # a run of -1 and a run past the table
+        a, b = rng.integers(0, K - K // 8, size=2)
+        topk[t, a : a + K // 8] = -1
+        topk[t, b : b + K // 8] = bs * blocks + rng.integers(0, 3 * bs, size=K // 8)
+    return req, table, topk
+
+
+@pytest.mark.parametrize("K", [128, 256, 512])
+@pytest.mark.parametrize("bs", [16, 64, 128])
+def test_engine_matrix(attnmeta, bs, K):
+    req, table, topk = engine_inputs(bs, K, seed=bs * K)
+    out = attnmeta.convert_req_index_to_global_index(req, table, topk, BLOCK_SIZE=bs, NUM_TOPK_TOKENS=K)
+    want, counts, _ = reference(topk, table, bs, req=req)
+    np.testing.assert_array_equal(out, want)
+    out2, got_counts = attnmeta.convert_req_index_to_global_index(
+        req, table, topk, BLOCK_SIZE=bs, NUM_TOPK_TOKENS=K, BLOCK_N=64, return_valid_counts=True)
+    np.testing.assert_array_equal(out2, want)
+    np.testing.assert_array_equal(got_counts, counts)
+    # the engines' formula, written out for the valid entries
+    x = topk.astype(np.int64)
+    ok = (x >= 0) & (x < bs * table.shape[1])
+    blk = np.where(ok, x // bs, 0)
+    formula = table[req[:, None], blk].astype(np.int64) * bs + x % bs
+    np.testing.assert_array_equal(np.where(ok, formula, -1), out)
+
+
+def test_prefill_workspace(attnmeta):
+    bs, K = 16, 128
+    rng = np.random.default_rng(7)
+    req = np.array([0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3], np.int32)
+    prefill = np.array([-1] * 6 + [0, 0, 0, 1, 1, 1], np.int32)
+    starts = np.array([0, 100], np.int32)
+    table = rng.integers(0, 500, size=(4, 10)).astype(np.int32)
+    topk = rng.integers(-1, 160, size=(12, K)).astype(np.int32)
+    out = attnmeta.convert_req_index_to_global_index(
+        req, table, topk, BLOCK_SIZE=bs, NUM_TOPK_TOKENS=K, HAS_PREFILL_WORKSPACE=True,
+        prefill_workspace_request_ids=prefill, prefill_workspace_starts=starts)
+    want, _, _ = reference(topk, table, bs, req=req, prefill=prefill, starts=starts)
+    np.testing.assert_array_equal(out, want)
+    x = topk[9]
+    np.testing.assert_array_equal(out[9], np.where(x >= 0, 100 + x, -1))
+
+
+def test_dcp_example(attnmeta):
+    topk = np.full((1, 128), -1, np.int32)
+    topk[0, :8] = np.arange(8)
+    out, counts = attnmeta.filter_and_convert_dcp_index(
+        np.zeros(1, np.int32), np.array([[10]], np.int32), topk, 2, 0, BLOCK_SIZE=4,
+        NUM_TOPK_TOKENS=128, return_valid_counts=True)
+    assert counts.tolist() == [4]
+    assert out[0, :4].tolist() == [40, 41, 42, 43]
+    assert (out[0, 4:] == -1).all()
+
+
+@pytest.mark.parametrize("I", [1, 2])
+@pytest.mark.parametrize("rank", [0, 1])
+def test_dcp_compacted(attnmeta, I, rank):
+    bs, K, R = 16, 1024, 4
+    rng = np.random.default_rng(I * 10 + rank)
+    table = rng.integers(0, 1000, size=(R, 64)).astype(np.int32)
+    req = np.repeat(np.arange(R, dtype=np.int32), 2)
+    topk = rng.integers(0, bs * 64 * 2, size=(8, K)).astype(np.int32)
+    topk[:, ::37] = -1
+    out, counts = attnmeta.filter_and_convert_dcp_index(
+        req, table, topk, 2, rank, cp_kv_cache_interleave_size=I, BLOCK_SIZE=bs,
+        NUM_TOPK_TOKENS=K, return_valid_counts=True)
+    want, want_counts, _ = reference(topk, table, bs, req=req, W=2, k=rank, I=I, compact=True)
+    np.testing.assert_array_equal(counts, want_counts)
+    np.testing.assert_array_equal(out, want)
+    assert (counts > 300).all()  # hundreds valid a row
+
+
+@pytest.mark.parametrize("config", list(CPU_CONFIGS))
+def test_plan_qsl_token_slot_hostile(attnmeta, cpu_contexts, config):
+    bs, K, T, R = 16, 96, 9, 3
+    rng = np.random.default_rng(3)
+    qsl = np.array([0, 2, 5, 7], np.int32)  # tokens 7, 8 are padding
+    table = rng.integers(0, 1000, size=(R, 6)).astype(np.int32)
+    table[1, 2] = -3                  # a negative block id
+    table[2, 0] = 2**29               # x 4 rows past INT32_MAX
+    topk = rng.integers(-2, bs * 7, size=(T, K)).astype(np.int32)
+    slot = np.arange(T, dtype=np.int64)
+    slot[3] = -1
+    out = np.full((T + 1, K + 3), 77, np.int32)     # a row and columns the plan never writes
+    counts = np.full(T + 1, 77, np.int32)
+    err = np.zeros(1, np.int32)
+    plan = attnmeta.TopkPlan(topk, table, out, query_start_loc=qsl, valid_counts=counts,
+                             compact=True, block_size=bs, stride_rows=4, token_slot=slot,
+                             error_word=err, context=cpu_contexts[config])
+    plan.convert(T)
+    want, want_counts, flags = reference(topk, table, bs, qsl=qsl, stride_rows=4,
+                                         token_slot=slot, compact=True)
+    np.testing.assert_array_equal(out[:T, :K], want)
+    np.testing.assert_array_equal(counts[:T], want_counts)
+    assert (out[T] == 77).all() and (out[:, K:] == 77).all() and counts[T] == 77
+    assert err[0] == flags and flags & 32 and flags & 64 and flags & 512
+    assert attnmeta.ErrorFlag(int(err[0])) & attnmeta.ErrorFlag.SLOT_OUT_OF_RANGE
+
+
+def test_bad_req_id_and_workspace(attnmeta):
+    bs, K = 16, 64
+    req = np.array([0, -1, 4, 2**31 - 1, 1, 3], np.int32)
+    prefill = np.array([0, -1, -1, 0, 5, -9], np.int32)
+    starts = np.array([2**31 - 50], np.int32)
+    table = np.arange(40, dtype=np.int32).reshape(4, 10)
+    topk = np.tile(np.arange(0, 4 * K, 4, dtype=np.int32) % 160, (6, 1))
+    out = np.zeros((6, K), np.int32)
+    counts = np.zeros(6, np.int32)
+    err = np.zeros(1, np.int32)
+    attnmeta.TopkPlan(topk, table, out, req_id=req, valid_counts=counts, block_size=bs,
+                      prefill_workspace_request_ids=prefill, prefill_workspace_starts=starts,
+                      error_word=err)()
+    want, want_counts, flags = reference(topk, table, bs, req=req, prefill=prefill, starts=starts)
+    np.testing.assert_array_equal(out, want)
+    np.testing.assert_array_equal(counts, want_counts)
+    assert (out[1] == -1).all() and (out[2] == -1).all() and (out[3] == -1).all()
+    assert err[0] == flags == 256 | 512  # token 4's workspace index, token 0's sums
+    assert "workspace" in attnmeta.describe_error_flags(256)
+
+
+def test_argument_errors(attnmeta):
+    req, table, topk = engine_inputs(16, 128)
+    with pytest.raises(ValueError, match="NUM_TOPK_TOKENS"):
+        attnmeta.convert_req_index_to_global_index(req, table, topk, BLOCK_SIZE=16)
+    out = np.zeros((8, 128), np.int32)
+    with pytest.raises(ValueError, match="exactly one"):
+        attnmeta.TopkPlan(topk, table, out)
+    with pytest.raises(ValueError, match="compact needs"):
+        attnmeta.TopkPlan(topk, table, out, req_id=req, compact=True)
+    with pytest.raises(ValueError, match="fewer than"):
+        attnmeta.TopkPlan(topk, table, out[:, :100], req_id=req)
+    with pytest.raises(ValueError, match="dcp_rank"):
+        attnmeta.TopkPlan(topk, table, out, req_id=req, dcp_size=2, dcp_rank=2)
+    with pytest.raises(TypeError):
+        attnmeta.TopkPlan(topk.astype(np.int64), table, out, req_id=req)
+    plan = attnmeta.TopkPlan(topk, table, out, req_id=req[:4])
+    with pytest.raises(ValueError, match="num_tokens"):
+        plan.convert(8)
+    plan.convert(4)
+    plan.convert(0)

@@ -1,0 +1,139 @@
+"""The torch custom operators (attnmeta.ops) and torch.compile: each
+operator passes torch.library.opcheck (schema, fake implementation,
+mutation declared), and the package's own entry points compile with
+fullgraph=True (no graph break) and give the reference's results, on the
+GPU when torch sees one, else on torch CPU tensors. Eager calls stay the
+direct ctypes call. Skipped without torch >= 2.4."""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+if not hasattr(torch.library, "custom_op"):
+    pytest.skip("torch %s has no torch.library.custom_op (2.4+)" % torch.__version__,
+                allow_module_level=True)
+
+import reference  # noqa: E402
+
+DEVICE = torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
+QSL = [0, 2, 3, 6]
+SEQ = [5, 1, 3]
+T, COLS, BS = 8, 3, 2
+
+
+def i32(values):
+    return torch.tensor(values, dtype=torch.int32, device=DEVICE)
+
+
+def poisoned(n, dtype=torch.int32, cols=None):
+    shape = (n,) if cols is None else (n, cols)
+    return torch.full(shape, -7, dtype=dtype, device=DEVICE)
+
+
+@pytest.fixture(scope="module")
+def ops(attnmeta):
+    import attnmeta.ops as module
+
+    return module
+
+
+def _table():
+    return i32([[10, 11, 12], [20, 21, 22], [30, 31, 32]])
+
+
+def test_opcheck_token_to_req_indices(ops):
+    torch.library.opcheck(torch.ops.attnmeta.token_to_req_indices.default,
+                          (i32(QSL), poisoned(T), -1, T))
+
+
+def test_opcheck_build_step(ops):
+    args = [i32(QSL), i32(SEQ), _table(), poisoned(T), poisoned(T), None, poisoned(T, cols=COLS),
+            poisoned(T), poisoned(T), poisoned(3), poisoned(T, torch.int64),
+            poisoned(T, torch.int64), torch.zeros(1, dtype=torch.int32, device=DEVICE),
+            3, T, T, -1, BS, 1, 0, 1]
+    torch.library.opcheck(torch.ops.attnmeta.build_step.default, tuple(args))
+
+
+def test_compiled_token_map(attnmeta, ops):
+    @torch.compile(fullgraph=True)
+    def step(qsl, out):
+        return attnmeta.compute_token_to_req_indices(qsl, out, -1, T) + 0
+
+    qsl, out = i32(QSL), poisoned(T)
+    got = step(qsl, out)
+    assert got.tolist() == reference.token_map(QSL, 3, -1, T)
+    assert out.tolist() == got.tolist()  # the in-place write reached the caller's buffer
+    qsl2 = i32([0, 1, 4, 5])  # same shapes: no recompilation needed, new contents
+    assert step(qsl2, out).tolist() == reference.token_map([0, 1, 4, 5], 3, -1, T)
+
+
+def test_compiled_build_step(attnmeta, ops):
+    @torch.compile(fullgraph=True)
+    def step(qsl, seq, table, tok, pos, slots):
+        attnmeta.build_step(qsl, T, seq_lens=seq, block_table=table, token_to_req=tok,
+                            positions=pos, slot_mapping=slots, block_size=BS)
+        return slots * 1
+
+    tok, pos, slots = poisoned(T), poisoned(T, torch.int64), poisoned(T, torch.int64)
+    got = step(i32(QSL), i32(SEQ), _table(), tok, pos, slots)
+    positions = [3, 4, 0, 0, 1, 2]
+    rows = [0, 0, 1, 2, 2, 2]
+    table = [[10, 11, 12], [20, 21, 22], [30, 31, 32]]
+    want = [table[r][p // BS] * BS + p % BS for r, p in zip(rows, positions)] + [-1, -1]
+    assert got.tolist() == want and slots.tolist() == want
+    assert tok.tolist() == reference.token_map(QSL, 3, -1, T)
+    assert pos.tolist() == positions + [0, 0]
+
+
+def test_compiled_plan_build(attnmeta, ops):
+    """A prepared IndexerDecodeMetadata built inside a compiled function."""
+    seq_out, table_out = poisoned(T), poisoned(T, cols=COLS)
+    dec, req_idx, per_req = poisoned(T), poisoned(T), poisoned(3)
+    qsl, seq = i32(QSL), i32(SEQ)
+    meta = attnmeta.IndexerDecodeMetadata(qsl, seq, _table(), seq_lens_out=seq_out,
+                                          block_table_out=table_out, decode_lens_out=dec,
+                                          req_indices_out=req_idx, per_req_lens_out=per_req)
+
+    @torch.compile(fullgraph=True)
+    def step(qsl, seq):
+        meta.build(3, T)
+        return per_req + 0
+
+    assert step(qsl, seq).tolist() == [2, 1, 3]
+    assert req_idx.tolist() == [0, 0, 1, 2, 2, 2, 3, 4]
+    assert dec.tolist() == [1] * T
+    assert seq_out.tolist() == [4, 5, 1, 1, 2, 3, 0, 0]
+
+
+def test_eager_calls_stay_direct(attnmeta, ops, monkeypatch):
+    """Outside torch.compile the functions never touch the operators."""
+    from attnmeta import _arrays
+
+    class Refuse:
+        def __getattr__(self, name):
+            raise AssertionError("eager call went through attnmeta.ops.%s" % name)
+
+    monkeypatch.setattr(_arrays, "ops_module", Refuse())
+    out = poisoned(T)
+    attnmeta.compute_token_to_req_indices(i32(QSL), out, -1, T)
+    attnmeta.build_step(i32(QSL), T, token_to_req=out)
+    if DEVICE.type == "cuda":
+        torch.cuda.synchronize()
+    assert out.tolist() == reference.token_map(QSL, 3, -1, T)
+
+
+def test_compiled_plan_with_dsv4_products_refuses(attnmeta, ops):
+    """The operator does not carry the DeepSeek-V4 products: a plan that
+    builds them says so inside torch.compile instead of skipping them."""
+    qsl = i32(QSL)
+    plan = attnmeta.StepPlan(qsl, seq_lens=i32(SEQ), block_table=_table(),
+                             swa_lens=poisoned(T), swa_window=4, swa_width=4,
+                             swa_block_table=_table(), swa_block_size=BS)
+
+    def step():
+        plan.build(3, T)
+        return qsl + 0
+
+    # NotImplementedError itself, or torch.compile's report of it (versions differ).
+    with pytest.raises(Exception):
+        torch.compile(step, fullgraph=True)()
+    assert plan.swa_lens.tolist() == [-7] * T  # nothing was built halfway

@@ -1,0 +1,45 @@
+/*
+ * What one launch of the top-k conversion receives, by value. Built on the
+ * host from the public attnmeta_topk after every argument has been checked,
+ * so the kernel may trust the sizes, strides and alignments here (never the
+ * device data). Valid C11 and C++.
+ */
+#ifndef ATTNMETA_AM_TOPK_PARAMS_H
+#define ATTNMETA_AM_TOPK_PARAMS_H
+
+#include <stdint.h>
+
+typedef struct am_topk_params {
+  /* inputs */
+  const int32_t *topk;         /* [T][topk_stride] */
+  int64_t topk_stride;
+  const int32_t *qsl;          /* [R + 1], or NULL when req_id is given */
+  const int32_t *req_id;       /* [T], or NULL when qsl is given */
+  const int32_t *block_table;  /* [R][block_table_stride]; NULL when cols == 0 */
+  int64_t block_table_stride;
+  const int32_t *prefill_req;  /* [T] or NULL */
+  const int32_t *workspace_starts; /* [P] (NULL when P == 0) */
+  const int64_t *token_slot;   /* [T] or NULL */
+  /* outputs */
+  int32_t *out;                /* [T][out_stride] */
+  int64_t out_stride;
+  int32_t *valid_count;        /* [T] or NULL */
+  int32_t *error_word;         /* [1] or NULL */
+  /* sizes */
+  int32_t num_tokens;
+  int32_t topk_count;          /* K >= 1 */
+  int32_t num_reqs;
+  int32_t cols;
+  int32_t block_size;          /* >= 1 */
+  int32_t stride_rows;         /* >= 1 */
+  int32_t dcp_world_size;
+  int32_t dcp_rank;
+  int32_t dcp_interleave;
+  int32_t num_prefill;
+  int32_t compact;             /* 1: valid slots first, in column order (needs valid_count) */
+  /* schedule, chosen on the host; the body is correct for any values */
+  int32_t vector_in;           /* 1: topk rows load as 16-byte vectors (pointer, stride allow) */
+  int32_t vector_out;          /* 1: in-place rows store as 16-byte vectors */
+} am_topk_params;
+
+#endif /* ATTNMETA_AM_TOPK_PARAMS_H */

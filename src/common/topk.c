@@ -1,0 +1,251 @@
+/*
+ * attnmeta_convert_topk: checks every host argument (writing nothing on
+ * error), turns the public operation into kernel parameters, picks the
+ * launch shape, and makes the one launch.
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "am_context.h"
+#include "am_sized_struct.h"
+#include "am_topk_params.h"
+
+#define AM_TOPK_GPU_BLOCK 256
+#define AM_TOPK_MAX_LANES 256
+#define AM_TOPK_LANE_COLS 4
+
+static const attnmeta_topk topk_defaults = {
+    .struct_size = sizeof(attnmeta_topk),
+    .block_size = 1,
+    .stride_rows = 0,
+    .dcp_world_size = 1,
+    .dcp_rank = 0,
+    .dcp_interleave = 1,
+};
+
+/* New in this release: its present size is the only one accepted so far. */
+static const am_sized_type topk_type = {
+    .name = "topk",
+    .init_name = "attnmeta_topk_init",
+    .size = sizeof(attnmeta_topk),
+    .align = _Alignof(attnmeta_topk),
+    .oldest_size = sizeof(attnmeta_topk),
+    .defaults = &topk_defaults,
+};
+
+attnmeta_status attnmeta_topk_init_size(attnmeta_topk *op, size_t size) {
+  return am_sized_init(&topk_type, op, size);
+}
+
+static int misaligned(const void *ptr, uintptr_t align) {
+  return ptr && ((uintptr_t)ptr % align) != 0;
+}
+
+/* rows x stride int32 elements addressable with 64-bit byte offsets? */
+static int rows_overflow(int64_t rows, int64_t stride) {
+  return rows > 0 && stride > (INT64_MAX / 8) / rows;
+}
+
+static attnmeta_status check_sizes(attnmeta_context *ctx, const attnmeta_topk *op) {
+  if (op->num_tokens < 0)
+    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "topk.num_tokens (%d) must be >= 0",
+                   op->num_tokens);
+  if (op->topk_count < 1)
+    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "topk.topk_count (%d) must be >= 1",
+                   op->topk_count);
+  if (op->num_reqs < 0)
+    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "topk.num_reqs (%d) must be >= 0",
+                   op->num_reqs);
+  if (op->num_prefill < 0)
+    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "topk.num_prefill (%d) must be >= 0",
+                   op->num_prefill);
+  if (op->block_size < 1)
+    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "topk.block_size (%d) must be >= 1",
+                   op->block_size);
+  if (op->stride_rows < 0)
+    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                   "topk.stride_rows (%d) must be >= 1, or 0 for block_size", op->stride_rows);
+  if (op->dcp_world_size < 1)
+    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "topk.dcp_world_size (%d) must be >= 1",
+                   op->dcp_world_size);
+  if (op->dcp_interleave < 1)
+    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "topk.dcp_interleave (%d) must be >= 1",
+                   op->dcp_interleave);
+  if (op->dcp_rank < 0 || op->dcp_rank >= op->dcp_world_size)
+    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                   "topk.dcp_rank (%d) must be in [0, dcp_world_size = %d)", op->dcp_rank,
+                   op->dcp_world_size);
+  if (op->compact != 0 && op->compact != 1)
+    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "topk.compact (%d) must be 0 or 1",
+                   op->compact);
+  return ATTNMETA_OK;
+}
+
+static attnmeta_status check_buffers(attnmeta_context *ctx, const attnmeta_topk *op) {
+  const struct {
+    const void *ptr;
+    const char *name;
+  } int32s[] = {{op->topk, "topk"},
+                {op->query_start_loc, "query_start_loc"},
+                {op->req_id, "req_id"},
+                {op->block_table, "block_table"},
+                {op->prefill_req, "prefill_req"},
+                {op->workspace_starts, "workspace_starts"},
+                {op->out, "out"},
+                {op->valid_count, "valid_count"},
+                {op->error_word, "error_word"}};
+  size_t i;
+  if (!op->topk) return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER, "topk.topk is NULL");
+  if (!op->out) return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER, "topk.out is NULL");
+  if (op->topk_stride < op->topk_count)
+    return am_fail(ctx, ATTNMETA_ERR_STRIDE, "topk.topk_stride (%lld) < topk_count (%d)",
+                   (long long)op->topk_stride, op->topk_count);
+  if (op->out_stride < op->topk_count)
+    return am_fail(ctx, ATTNMETA_ERR_STRIDE, "topk.out_stride (%lld) < topk_count (%d)",
+                   (long long)op->out_stride, op->topk_count);
+  if (rows_overflow(op->num_tokens, op->topk_stride))
+    return am_fail(ctx, ATTNMETA_ERR_OVERFLOW,
+                   "topk.topk of %d rows x stride %lld overflows 64-bit byte offsets",
+                   op->num_tokens, (long long)op->topk_stride);
+  if (rows_overflow(op->num_tokens, op->out_stride))
+    return am_fail(ctx, ATTNMETA_ERR_OVERFLOW,
+                   "topk.out of %d rows x stride %lld overflows 64-bit byte offsets",
+                   op->num_tokens, (long long)op->out_stride);
+  if (!op->query_start_loc && !op->req_id)
+    return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER,
+                   "topk.query_start_loc and topk.req_id are both NULL: give one");
+  if (op->query_start_loc && op->req_id)
+    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                   "topk.query_start_loc and topk.req_id are both given: give one");
+  if (op->block_table_cols < 0)
+    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "topk.block_table_cols (%d) is negative",
+                   op->block_table_cols);
+  if (op->block_table_stride < op->block_table_cols)
+    return am_fail(ctx, ATTNMETA_ERR_STRIDE,
+                   "topk.block_table_stride (%lld) < block_table_cols (%d)",
+                   (long long)op->block_table_stride, op->block_table_cols);
+  if (!op->block_table && op->block_table_cols > 0)
+    return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER,
+                   "topk.block_table is NULL but block_table_cols is %d", op->block_table_cols);
+  if (rows_overflow(op->num_reqs, op->block_table_stride))
+    return am_fail(ctx, ATTNMETA_ERR_OVERFLOW,
+                   "topk.block_table of %d rows x stride %lld overflows 64-bit byte offsets",
+                   op->num_reqs, (long long)op->block_table_stride);
+  if (op->prefill_req && op->num_prefill > 0 && !op->workspace_starts)
+    return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER,
+                   "topk.workspace_starts is NULL but prefill_req is given with num_prefill %d",
+                   op->num_prefill);
+  if (op->compact && !op->valid_count)
+    return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER,
+                   "topk.compact is 1 but topk.valid_count is NULL: compaction needs the counts");
+  for (i = 0; i < sizeof int32s / sizeof int32s[0]; ++i)
+    if (misaligned(int32s[i].ptr, 4))
+      return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "topk.%s (%p) is not 4-byte aligned",
+                     int32s[i].name, int32s[i].ptr);
+  if (misaligned(op->token_slot, 8))
+    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "topk.token_slot (%p) is not 8-byte aligned",
+                   (const void *)op->token_slot);
+  return ATTNMETA_OK;
+}
+
+static attnmeta_status check_topk(attnmeta_context *ctx, const attnmeta_topk *op) {
+  const attnmeta_status st = check_sizes(ctx, op);
+  if (st != ATTNMETA_OK) return st;
+  return check_buffers(ctx, op);
+}
+
+static am_topk_params params_of(const attnmeta_topk *op) {
+  am_topk_params p;
+  memset(&p, 0, sizeof p);
+  p.topk = op->topk;
+  p.topk_stride = op->topk_stride;
+  p.qsl = op->query_start_loc;
+  p.req_id = op->req_id;
+  p.block_table = op->block_table_cols > 0 ? op->block_table : NULL;
+  p.block_table_stride = op->block_table_stride;
+  p.prefill_req = op->prefill_req;
+  p.workspace_starts = op->num_prefill > 0 ? op->workspace_starts : NULL;
+  p.token_slot = op->token_slot;
+  p.out = op->out;
+  p.out_stride = op->out_stride;
+  p.valid_count = op->valid_count;
+  p.error_word = op->error_word;
+  p.num_tokens = op->num_tokens;
+  p.topk_count = op->topk_count;
+  p.num_reqs = op->num_reqs;
+  p.cols = op->block_table_cols;
+  p.block_size = op->block_size;
+  p.stride_rows = op->stride_rows > 0 ? op->stride_rows : op->block_size;
+  p.dcp_world_size = op->dcp_world_size;
+  p.dcp_rank = op->dcp_rank;
+  p.dcp_interleave = op->dcp_interleave;
+  p.num_prefill = op->num_prefill;
+  p.compact = op->compact;
+  return p;
+}
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+static int64_t ceil_pow2(int64_t v) {
+  int64_t p = 1;
+  while (p < v) p *= 2;
+  return p;
+}
+
+/* Lanes enough that a row takes one chunk of four columns a lane (a power
+ * of two up to AM_TOPK_MAX_LANES), groups filling the block, a grid
+ * covering the rows (bounded on the GPUs, one block on the CPU). */
+static am_launch_shape plan_launch(const attnmeta_context *ctx, am_topk_params *p) {
+  const attnmeta_launch_config *cfg = &ctx->config;
+  const int is_cpu = ctx->kind == ATTNMETA_BACKEND_CPU;
+  const int64_t block = cfg->block > 0 ? cfg->block : (is_cpu ? 1 : AM_TOPK_GPU_BLOCK);
+  am_launch_shape shape;
+  int64_t lanes = cfg->lanes > 0 ? cfg->lanes : ceil_pow2(ceil_div(p->topk_count, AM_TOPK_LANE_COLS));
+  lanes = lanes < AM_TOPK_MAX_LANES ? lanes : AM_TOPK_MAX_LANES;
+  lanes = lanes < block ? lanes : block;
+  shape.lanes = lanes;
+  shape.groups = block / lanes;
+  shape.shared_bytes = p->valid_count ? (int64_t)sizeof(int32_t) * shape.lanes * shape.groups : 0;
+  p->vector_in = cfg->vector != 0 && ((uintptr_t)p->topk % 16) == 0 && p->topk_stride % 4 == 0;
+  p->vector_out = cfg->vector != 0 && !p->compact && ((uintptr_t)p->out % 16) == 0 &&
+                  p->out_stride % 4 == 0;
+  if (cfg->grid > 0) { /* bounded so the body's 32-bit indices never wrap */
+    const int64_t most = AM_MAX_GRID_THREADS / (shape.lanes * shape.groups);
+    shape.grid = cfg->grid < most ? cfg->grid : most;
+  } else if (is_cpu) {
+    shape.grid = 1;
+  } else {
+    const int64_t want = ceil_div(p->num_tokens, shape.groups);
+    const int64_t most = (int64_t)ctx->processors * 32;
+    shape.grid = want < 1 ? 1 : (want > most ? most : want);
+  }
+  return shape;
+}
+
+attnmeta_status attnmeta_convert_topk(attnmeta_context *ctx, const attnmeta_topk *op,
+                                      void *stream) {
+  attnmeta_status status;
+  attnmeta_topk full; /* the caller's operation, defaults past its struct_size */
+  am_topk_params params;
+  am_launch_shape shape;
+  if (!ctx) return ATTNMETA_ERR_INVALID_CONTEXT;
+  if (!op) return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER, "topk operation is NULL");
+  status = am_sized_import(ctx, &topk_type, op, &full);
+  if (status != ATTNMETA_OK) return status;
+  op = &full;
+  status = check_topk(ctx, op);
+  if (status != ATTNMETA_OK) return status;
+  if (!am_backend_has(ctx->table, launch_topk))
+    return am_fail(ctx, ATTNMETA_ERR_NOT_SUPPORTED,
+                   "the %s backend module predates the top-k operation (backend table of %u "
+                   "bytes, %zu needed): rebuild the module with this library",
+                   ctx->table->name, ctx->table->table_size,
+                   offsetof(am_backend_table, launch_topk) + sizeof ctx->table->launch_topk);
+  if (op->num_tokens == 0) return am_succeed(ctx);
+  params = params_of(op);
+  shape = plan_launch(ctx, &params);
+  status = (attnmeta_status)ctx->table->launch_topk(ctx->state, &params, &shape, stream,
+                                                    am_message(ctx), AM_MESSAGE_SIZE);
+  return status == ATTNMETA_OK ? am_succeed(ctx) : status;
+}

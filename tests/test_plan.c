@@ -1,0 +1,108 @@
+/*
+ * The host's launch plan (src/common/am_step_plan.h) on the CPU backend:
+ * what it runs is bounded whatever the caller's launch configuration asks.
+ *  - a forced grid is cut to the blocks that have work (a grid of 2 x 10^8
+ *    for one token would otherwise run 2 x 10^8 idle blocks, for seconds);
+ *  - staging (forced with stage = 1) happens only when the boundaries fit
+ *    the CPU backend's small stack buffer: a step of 2000 requests is not
+ *    staged, and runs on a thread with a 32 KiB stack (the stage used to be
+ *    a 32 KiB array on the stack of every launch).
+ */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "am_step_plan.h"
+#include "harness.h"
+
+static am_launch_shape plan_cpu(const attnmeta_launch_config *cfg, am_step_params *p) {
+  return am_plan_launch(cfg, 1, 1, p);
+}
+
+Test(plan, cpu_grid_bounded_by_the_work) {
+  static const int32_t qsl[2] = {0, 1};
+  static int32_t out[1];
+  attnmeta_launch_config cfg = attnmeta_launch_config_default();
+  am_step_params p;
+  am_launch_shape shape;
+  memset(&p, 0, sizeof p);
+  p.qsl = qsl;
+  p.num_reqs = 1;
+  p.num_tokens = 1;
+  p.capacity = 1;
+  p.token_to_req = out;
+  cfg.grid = 200000000;
+  shape = plan_cpu(&cfg, &p);
+  cr_expect_eq(shape.grid, 1, "a CPU grid of %lld blocks for one token", (long long)shape.grid);
+  p.num_tokens = p.capacity = 1000;
+  shape = plan_cpu(&cfg, &p);
+  cr_expect_eq(shape.grid, 1000, "%lld blocks for 1000 tokens", (long long)shape.grid);
+  cfg.grid = 7;
+  shape = plan_cpu(&cfg, &p);
+  cr_expect_eq(shape.grid, 7, "a grid below the work is honoured");
+}
+
+Test(plan, cpu_stage_bounded) {
+  static int32_t qsl[2001], seq[2000], out[2000];
+  attnmeta_launch_config cfg = attnmeta_launch_config_default();
+  am_step_params p;
+  am_launch_shape shape;
+  memset(&p, 0, sizeof p);
+  p.qsl = qsl;
+  p.seq_lens = seq;
+  p.num_reqs = 2000;
+  p.num_tokens = p.capacity = 2000;
+  p.seq_lens_out = out;
+  cfg.stage = 1;
+  shape = plan_cpu(&cfg, &p);
+  cr_expect(!p.stage && shape.shared_bytes == 0, "staged %lld bytes on the CPU",
+            (long long)shape.shared_bytes);
+  p.num_reqs = 100; /* 201 words: staged */
+  shape = plan_cpu(&cfg, &p);
+  cr_expect(p.stage && shape.shared_bytes == 201 * 4, "%lld bytes for 100 requests",
+            (long long)shape.shared_bytes);
+  /* a GPU stages up to its limit */
+  p.num_reqs = 2000;
+  shape = am_plan_launch(&cfg, 0, 132, &p);
+  cr_expect(p.stage && shape.shared_bytes == 4001 * 4);
+}
+
+/* A forced-stage step of 2000 requests on a thread with a 32 KiB stack. */
+typedef struct small_stack_job {
+  attnmeta_context *ctx;
+  attnmeta_step step;
+  attnmeta_status status;
+} small_stack_job;
+
+static void *run_job(void *arg) {
+  small_stack_job *job = (small_stack_job *)arg;
+  job->status = attnmeta_build_step(job->ctx, &job->step, NULL);
+  return NULL;
+}
+
+Test(plan, cpu_launch_on_a_small_stack) {
+  static int32_t qsl[2001], seq[2000], out[2000];
+  attnmeta_launch_config cfg = attnmeta_launch_config_default();
+  small_stack_job job;
+  pthread_attr_t attr;
+  pthread_t thread;
+  int i;
+  for (i = 0; i <= 2000; ++i) qsl[i] = i;
+  for (i = 0; i < 2000; ++i) seq[i] = 3;
+  job.ctx = amt_open_or_skip(ATTNMETA_BACKEND_CPU);
+  cfg.stage = 1;
+  cr_assert_eq(attnmeta_set_launch_config(job.ctx, &cfg), ATTNMETA_OK);
+  attnmeta_step_init(&job.step);
+  job.step.query_start_loc = qsl;
+  job.step.seq_lens = seq;
+  job.step.num_reqs = 2000;
+  job.step.num_tokens = job.step.capacity = 2000;
+  job.step.seq_lens_out = out;
+  cr_assert_eq(pthread_attr_init(&attr), 0);
+  cr_assert_eq(pthread_attr_setstacksize(&attr, 32 * 1024), 0);
+  cr_assert_eq(pthread_create(&thread, &attr, run_job, &job), 0);
+  cr_assert_eq(pthread_join(thread, NULL), 0);
+  cr_expect_eq(job.status, ATTNMETA_OK, "%s", attnmeta_last_error(job.ctx));
+  for (i = 0; i < 2000; ++i) cr_expect_eq(out[i], 3, "seq_lens_out[%d]", i);
+  attnmeta_close(job.ctx);
+}

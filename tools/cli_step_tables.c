@@ -1,0 +1,181 @@
+/* attnmeta step: the shape options, the inputs and the products (cli_step.h). */
+#include "cli_step.h"
+
+#include <stddef.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ shape options */
+
+#define FIELD(f) offsetof(step_shape, f)
+#define MAX_TOKENS_PER_REQ (1 << 16)
+
+const step_shape_option step_shape_options[] = {
+    {"--reqs", "N", "requests in the step (default 64)", FIELD(reqs), 0, 0, 1 << 20},
+    {"--qlen", "A..B", "query tokens of each request, drawn in [A, B]\n"
+     "(default 1..4: up to 3 speculative tokens)",
+     FIELD(qlen_min), FIELD(qlen_max), 0, MAX_TOKENS_PER_REQ},
+    {"--context", "A..B", "KV tokens of each request before the step's, drawn\n"
+     "in [A, B] (default 1000..7999)",
+     FIELD(context_min), FIELD(context_max), 0, 1 << 30},
+    {"--pad", "N", "padding tokens past the real ones (default: up to\n"
+     "the next power of two, as a captured graph's size)",
+     FIELD(pad), 0, 0, 1 << 24},
+    {"--capacity", "C", "length of the capacity-long products, >= the padded\n"
+     "tokens (default: past them to the next multiple of 512)",
+     FIELD(capacity), 0, 1, 1 << 26},
+    {"--cols", "N", "block-table columns (default 512)", FIELD(cols), 0, 0, 1 << 20},
+    {"--block-size", "N", "KV-cache block size (default 64)", FIELD(block_size), 0, 1, 1 << 20},
+    {"--dcp-world", "W", "decode context parallelism: ranks (default 1)", FIELD(dcp_world), 0, 1,
+     1 << 16},
+    {"--dcp-rank", "K", "this rank, < W (default 0)", FIELD(dcp_rank), 0, 0, (1 << 16) - 1},
+    {"--dcp-interleave", "I", "positions a rank owns in a row (default 1)", FIELD(dcp_interleave),
+     0, 1, 1 << 20},
+    {"--seed", "N", "seed of the drawn lengths (default 12345)", FIELD(seed), 0, 0, 0x7fffffff},
+};
+const size_t step_shape_option_count = sizeof step_shape_options / sizeof step_shape_options[0];
+
+void step_shape_default(step_shape *s) {
+  memset(s, 0, sizeof *s);
+  s->reqs = 64;
+  s->qlen_min = 1;
+  s->qlen_max = 4;
+  s->context_min = 1000;
+  s->context_max = 7999;
+  s->pad = -1;
+  s->capacity = 0;
+  s->cols = 512;
+  s->block_size = 64;
+  s->dcp_world = 1;
+  s->dcp_rank = 0;
+  s->dcp_interleave = 1;
+  s->seed = 12345;
+}
+
+/* ------------------------------------------------------------------ lengths */
+
+static int64_t len_reqs(const step_plan *p) { return p->shape.reqs; }
+static int64_t len_reqs_plus_one(const step_plan *p) { return (int64_t)p->shape.reqs + 1; }
+static int64_t len_table(const step_plan *p) { return (int64_t)p->shape.reqs * p->shape.cols; }
+static int64_t len_tokens(const step_plan *p) { return p->tokens; }
+static int64_t len_capacity(const step_plan *p) { return p->capacity; }
+static int64_t len_token_rows(const step_plan *p) { return (int64_t)p->tokens * p->shape.cols; }
+static int64_t len_one(const step_plan *p) {
+  (void)p;
+  return 1;
+}
+static int64_t row_cols(const step_plan *p) { return p->shape.cols; }
+
+/* ------------------------------------------------------------------- inputs */
+
+static void fill_qsl(const step_plan *p, void *host) {
+  int32_t *qsl = host;
+  qsl[0] = 0;
+  for (int r = 0; r < p->shape.reqs; ++r) qsl[r + 1] = qsl[r] + p->qlens[r];
+}
+
+/* KV length = the context before the step plus the step's own tokens. */
+static void fill_seq_lens(const step_plan *p, void *host) {
+  int32_t *seq = host;
+  for (int r = 0; r < p->shape.reqs; ++r) seq[r] = p->context[r] + p->qlens[r];
+}
+
+/* Distinct block ids, row after row. */
+static void fill_table(const step_plan *p, void *host) {
+  int32_t *table = host;
+  const int64_t n = len_table(p);
+  for (int64_t i = 0; i < n; ++i) table[i] = (int32_t)i;
+}
+
+static void fill_zero(const step_plan *p, void *host) {
+  (void)p;
+  *(int32_t *)host = 0;
+}
+
+static void in_qsl(attnmeta_step *s, const step_plan *p, void *d) {
+  (void)p;
+  s->query_start_loc = d;
+}
+static void in_seq_lens(attnmeta_step *s, const step_plan *p, void *d) {
+  (void)p;
+  s->seq_lens = d;
+}
+static void in_table(attnmeta_step *s, const step_plan *p, void *d) {
+  s->block_table = d;
+  s->block_table_cols = p->shape.cols;
+  s->block_table_stride = p->shape.cols;
+}
+static void in_error_word(attnmeta_step *s, const step_plan *p, void *d) {
+  (void)p;
+  s->error_word = d;
+}
+
+/* error_word must stay the last input: the driver reads it back. */
+const step_input step_inputs[] = {
+    {"query_start_loc", 4, len_reqs_plus_one, fill_qsl, in_qsl},
+    {"seq_lens", 4, len_reqs, fill_seq_lens, in_seq_lens},
+    {"block_table", 4, len_table, fill_table, in_table},
+    {"error_word", 4, len_one, fill_zero, in_error_word},
+};
+const size_t step_input_count = sizeof step_inputs / sizeof step_inputs[0];
+
+/* ----------------------------------------------------------------- products */
+
+static void out_token_to_req(attnmeta_step *s, const step_plan *p, void *d) {
+  (void)p;
+  s->token_to_req = d;
+}
+static void out_seq_lens(attnmeta_step *s, const step_plan *p, void *d) {
+  (void)p;
+  s->seq_lens_out = d;
+}
+static void out_global_seq_lens(attnmeta_step *s, const step_plan *p, void *d) {
+  (void)p;
+  s->global_seq_lens_out = d;
+}
+static void out_block_table(attnmeta_step *s, const step_plan *p, void *d) {
+  s->block_table_out = d;
+  s->block_table_out_stride = p->shape.cols;
+}
+static void out_decode_lens(attnmeta_step *s, const step_plan *p, void *d) {
+  (void)p;
+  s->decode_lens_out = d;
+}
+static void out_req_indices(attnmeta_step *s, const step_plan *p, void *d) {
+  (void)p;
+  s->req_indices_out = d;
+}
+static void out_per_req_lens(attnmeta_step *s, const step_plan *p, void *d) {
+  (void)p;
+  s->per_req_lens_out = d;
+}
+static void out_positions(attnmeta_step *s, const step_plan *p, void *d) {
+  (void)p;
+  s->positions = d;
+}
+static void out_slot_mapping(attnmeta_step *s, const step_plan *p, void *d) {
+  (void)p;
+  s->slot_mapping = d;
+}
+
+const step_product step_products[] = {
+    {"token_to_req", 4, len_tokens, NULL, out_token_to_req},
+    {"seq_lens_out", 4, len_capacity, NULL, out_seq_lens},
+    {"global_seq_lens", 4, len_tokens, NULL, out_global_seq_lens},
+    {"block_table_out", 4, len_token_rows, row_cols, out_block_table},
+    {"decode_lens", 4, len_tokens, NULL, out_decode_lens},
+    {"req_indices", 4, len_tokens, NULL, out_req_indices},
+    {"per_req_lens", 4, len_reqs, NULL, out_per_req_lens},
+    {"positions", 8, len_tokens, NULL, out_positions},
+    {"slot_mapping", 8, len_capacity, NULL, out_slot_mapping},
+};
+const size_t step_product_count = sizeof step_products / sizeof step_products[0];
+
+void step_configure(attnmeta_step *s, const step_plan *p) {
+  s->num_reqs = p->shape.reqs;
+  s->num_tokens = p->tokens;
+  s->capacity = p->capacity;
+  s->block_size = p->shape.block_size;
+  s->dcp_world_size = p->shape.dcp_world;
+  s->dcp_rank = p->shape.dcp_rank;
+  s->dcp_interleave = p->shape.dcp_interleave;
+}
