@@ -52,8 +52,10 @@ def _common(mods, xp, qsl, seq, tokens):
     R = len(seq)
     table = xp.i32([[100 * r + c + 1 for c in range(WIDTH)] for r in range(R)])
     cls = mods["vllm.v1.attention.backend"].CommonAttentionMetadata
-    return cls(xp.i32(qsl), np.array(qsl, np.int32),
-               xp.i32(seq), table, R, tokens)
+    # vLLM keeps a host copy of the boundaries: a CPU tensor under torch
+    qsl_cpu = (xp.torch.tensor(qsl, dtype=xp.torch.int32) if xp.torch is not None
+               else np.array(qsl, np.int32))
+    return cls(xp.i32(qsl), qsl_cpu, xp.i32(seq), table, R, tokens)
 
 
 def _run_token_map(mods, xp, qsl, seq, tokens):
