@@ -47,14 +47,20 @@ if command -v cuobjdump >/dev/null; then
   cuobjdump -sass "$b/build-ab/lib/libattnmeta_cuda.so" >"$raw/b.sass" 2>&1
 fi
 
+# Only the warm figures are compared: leave out the cold ones where the
+# tree's bench has them.
+warm_a=() warm_b=()
+"$a/build-ab/bin/attnmeta" bench --help 2>/dev/null | grep -q -- --warm-only && warm_a=(--warm-only)
+"$b/build-ab/bin/attnmeta" bench --help 2>/dev/null | grep -q -- --warm-only && warm_b=(--warm-only)
+
 status=0
 for ((i = 1; i <= rounds; i++)); do
   for side in a b; do
-    src=$a
-    [ $side = b ] && src=$b
+    src=$a warm=(${warm_a[@]+"${warm_a[@]}"})
+    [ $side = b ] && src=$b warm=(${warm_b[@]+"${warm_b[@]}"})
     echo "== round $i, $side ($src)" >>"$log"
     "$src/build-ab/bin/attnmeta" bench --backend cuda --quick --json "$raw/$side-$i.json" \
-      ${extra[@]+"${extra[@]}"} >>"$log" 2>&1 || { echo "ab_bench: bench $side failed" | tee -a "$log"; status=1; }
+      ${warm[@]+"${warm[@]}"} ${extra[@]+"${extra[@]}"} >>"$log" 2>&1 || { echo "ab_bench: bench $side failed" | tee -a "$log"; status=1; }
   done
 done
 

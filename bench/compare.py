@@ -50,6 +50,10 @@ ROOT = os.path.dirname(HERE)
 POISON = -0x5A5A5A5B  # 0xA5A5A5A5 as int32
 MAX_SETS = 8
 SET_BUDGET_BYTES = 16 << 20  # rotate input sets while all of them fit here
+# Cold figures: input sets rotated past 2 x L2 where that takes at most this
+# many sets (one graph step each), else an L2 scrub between steps whose own
+# time is measured alone and subtracted.
+COLD_MAX_SETS = 128
 
 # Anchors recorded in the design notes (performance.md, "Anchors, measured
 # side by side in one run": NVIDIA H200, CUDA 13.0, torch 2.11, Triton 3.6).
@@ -89,6 +93,13 @@ def make_cases():
         dict(name="256xmixed+31pad", label="256 x mixed 0..8 + 31 pad, 512",
              qlens=[next(mixed) % 9 for _ in range(256)], pad=31, cols=512),
         dict(name="skewed", label="skewed [0,257,1,0,3], 64", qlens=[0, 257, 1, 0, 3], pad=0, cols=64),
+        # the wide cases with the block table a column slice of a table 7
+        # columns wider, starting at its column 3: odd stride, rows starting
+        # at every offset modulo 16 bytes (as an engine slices its tables)
+        dict(name="128x2/odd", label="128 x 2, 2560 of 2567 from col 3", qlens=[2] * 128, pad=0,
+             cols=2560, table_cols=2567, col_offset=3),
+        dict(name="1024x1/odd", label="1024 x 1, 2560 of 2567 from col 3", qlens=[1] * 1024, pad=0,
+             cols=2560, table_cols=2567, col_offset=3),
     ]
 
 
@@ -289,10 +300,43 @@ def make_inputs(torch, case, dev):
         seq = torch.tensor(qlens, dtype=torch.int32) + 1000 + torch.randint(0, 7000, (R,), generator=gen, dtype=torch.int32)
         # distinct, non-zero block ids, different in every set
         table = (1 + s * R * cols + torch.arange(R * cols, dtype=torch.int64)).to(torch.int32).reshape(R, cols)
-        sets.append((q.to(dev), seq.to(dev), table.to(dev)))
+        sets.append((q.to(dev), seq.to(dev), place(torch, table, case, dev)))
     m["nsets"] = nsets
+    m["set_bytes"] = set_bytes
     m["bytes"] = 4 * (sum(1 for q in qlens if q > 0) * cols + T * cols + (R + 1) + R + T + m["C"] + T + T + R)
     return sets, m
+
+
+def place(torch, table, case, dev):
+    """The table on the device: as it is, or as the column slice [off, off +
+    cols) of a wider table (the columns around it hold -1, never read)."""
+    wide, off = case.get("table_cols"), case.get("col_offset", 0)
+    if not wide:
+        return table.to(dev)
+    full = torch.full((table.shape[0], wide), -1, dtype=torch.int32, device=dev)
+    full[:, off:off + table.shape[1]] = table.to(dev)
+    return full[:, off:off + table.shape[1]]
+
+
+def cold_sets(torch, case, dev, m, l2_bytes):
+    """Input sets for the cold figure: as many as make > 2 x L2 in all,
+    when that is at most COLD_MAX_SETS sets (the wide cases); else None
+    (the cold figure then comes from an L2 scrub between steps)."""
+    need = int(2 * l2_bytes // max(m["set_bytes"], 1)) + 1
+    if need > COLD_MAX_SETS:
+        return None
+    gen = torch.Generator().manual_seed(11 + m["R"] * 31 + m["cols"])
+    R, cols, qlens = m["R"], m["cols"], case["qlens"]
+    qsl = [0]
+    for q in qlens:
+        qsl.append(qsl[-1] + q)
+    sets = []
+    for s in range(need):
+        q = torch.tensor(qsl, dtype=torch.int32)
+        seq = torch.tensor(qlens, dtype=torch.int32) + 1000 + torch.randint(0, 7000, (R,), generator=gen, dtype=torch.int32)
+        table = (1 + s * R * cols + torch.arange(R * cols, dtype=torch.int64)).to(torch.int32).reshape(R, cols)
+        sets.append((q.to(dev), seq.to(dev), place(torch, table, case, dev)))
+    return sets
 
 
 def make_outputs(torch, m, dev):
@@ -322,9 +366,17 @@ def first_difference(a, b):
 # timing
 
 
-def time_graph(torch, step, nsets, steps, repeats, target_ms):
+def time_graph(torch, step, nsets, steps, repeats, target_ms, scrub=None):
     """Device us per step: `steps` calls captured in one CUDA graph (set i %
-    nsets for call i), replayed between events; median/min/max of repeats."""
+    nsets for call i), replayed between events; median/min/max of repeats.
+    With `scrub`, scrub() runs before each call (and is timed with it)."""
+    if scrub is not None:
+        inner = step
+
+        def step(i):
+            scrub()
+            inner(i)
+
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
@@ -354,6 +406,26 @@ def time_graph(torch, step, nsets, steps, repeats, target_ms):
     del graph
     return dict(median=statistics.median(samples), min=samples[0], max=samples[-1],
                 replays=replays, steps=steps)
+
+
+def time_cold(torch, step, nsets, repeats, target_ms, scrub_buf):
+    """Device us per step with the inputs out of L2: with rotation (scrub_buf
+    None) the graph cycles through all `nsets` sets (> 2 x L2 in all); else
+    each step follows a write of scrub_buf (2 x L2), and a graph of the
+    scrubs alone is subtracted."""
+    steps = max(nsets, 50)
+    if scrub_buf is None:
+        g = time_graph(torch, step, nsets, steps, repeats, target_ms)
+        g["method"] = "rotation of %d input sets" % nsets
+        return g
+    scrub = lambda: scrub_buf.fill_(1)  # noqa: E731
+    both = time_graph(torch, step, nsets, steps, repeats, target_ms, scrub=scrub)
+    alone = time_graph(torch, lambda i: None, 1, steps, repeats, target_ms, scrub=scrub)
+    return dict(median=both["median"] - alone["median"], min=both["min"] - alone["max"],
+                max=both["max"] - alone["min"], replays=both["replays"], steps=steps,
+                scrub_us=alone["median"],
+                method="L2 scrub of %d MB before each step, its time subtracted"
+                % (scrub_buf.numel() * 4 >> 20))
 
 
 def time_eager(torch, step, nsets, repeats, target_ms):
@@ -474,6 +546,21 @@ def print_table(report):
             fmt(h["attnmeta"], 1), fmt(ratio(h["attnmeta"], h["triton"])),
             fmt(n["torch"], 0), fmt(n["triton"], 0), fmt(n["attnmeta"], 0)))
     print("targets: attnmeta GPU <= 0.5 x triton; attnmeta host (binding) <= 0.35 x triton; 1 launch")
+    cold = [c for c in report["cases"] if not c.get("error") and any(
+        c.get(k, {}).get("gpu_us_cold") for k in IMPLS if isinstance(c.get(k), dict))]
+    if cold:
+        print()
+        print("cold: GPU us per step with the inputs out of L2 (L2 %s MB)" % fmt(
+            cold[0].get("l2_bytes", 0) / 2**20, 0))
+        print("%-32s %8s %8s %8s %7s | %8s  %s" % ("case", "torch", "triton", "attnmeta", "am/tri",
+                                                  "am warm", "how"))
+        for c in cold:
+            g = {k: ((c.get(k) or {}).get("gpu_us_cold") or {}).get("median") for k in IMPLS}
+            w = ((c.get("attnmeta") or {}).get("gpu_us") or {}).get("median")
+            how = ((c.get("attnmeta") or c.get("triton") or {}).get("gpu_us_cold") or {}).get("method", "")
+            print("%-32s %8s %8s %8s %7s | %8s  %s" % (
+                c["label"], fmt(g["torch"]), fmt(g["triton"]), fmt(g["attnmeta"]),
+                fmt(ratio(g["attnmeta"], g["triton"])), fmt(w), how))
 
 
 def draw(report, path):
@@ -559,6 +646,30 @@ def run_case(torch, case, impls, args):
         except Exception as exc:
             res[name] = dict(error="timing failed: %s" % exc)
             traceback.print_exc()
+    # Cold: the same steps with their inputs out of L2.
+    if not args.warm_only and steps:
+        l2 = torch.cuda.get_device_properties(dev).L2_cache_size
+        csets = cold_sets(torch, case, dev, m, l2)
+        scrub_buf = None if csets else torch.empty(int(2 * l2) // 4 + 1, dtype=torch.int32, device=dev)
+        nc = len(csets) if csets else m["nsets"]
+        res["l2_bytes"] = l2
+        for name, step in steps.items():
+            if not isinstance(res.get(name), dict) or res[name].get("error"):
+                continue
+            try:
+                if csets:
+                    if name == "attnmeta":
+                        cstep = attnmeta_factory(impls[name], csets, outs[name], m)
+                    else:
+                        cstep = (lambda fn, o: (lambda i: fn(torch, csets[i], o, m)))(impls[name], outs[name])
+                else:
+                    cstep = step
+                res[name]["gpu_us_cold"] = time_cold(torch, cstep, nc, args.repeats, args.target_ms,
+                                                     scrub_buf)
+            except Exception as exc:
+                res[name]["gpu_us_cold"] = dict(error="cold timing failed: %s" % exc)
+                traceback.print_exc()
+        del csets, scrub_buf
     # After all the timing, one more step of set 0 each: still in agreement.
     for name, step in steps.items():
         step(0)
@@ -581,6 +692,8 @@ def main():
     ap.add_argument("--target-ms", type=float, default=10.0, help="wall time a repeat aims at")
     ap.add_argument("--library", help="path of libattnmeta.so (sets ATTNMETA_LIBRARY)")
     ap.add_argument("--quick", action="store_true", help="3 repeats, 3 ms a repeat")
+    ap.add_argument("--warm-only", action="store_true",
+                    help="no cold figures (inputs out of L2: rotated past 2 x L2, or scrubbed)")
     ap.add_argument("--without", action="append", default=[], choices=["triton", "attnmeta"],
                     help="leave an implementation out, as if it were missing (repeatable)")
     args = ap.parse_args()

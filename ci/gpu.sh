@@ -23,6 +23,9 @@
 #   memcheck, racecheck, initcheck, synccheck
 #              compute-sanitizer over a subset of the Criterion suite (the
 #              hostile-data cases and several normal ones) and the graph test
+#              (which replays every scenario also with early start); under
+#              racecheck and synccheck also the suite's early-start
+#              comparison (early_start/same_bytes_on_every_backend) over five cases
 #   arch       the foreign-architecture module is refused with
 #              ATTNMETA_ERR_UNSUPPORTED_ARCH and a clear message; a module of
 #              older PTX only (80-virtual) opens through the driver's JIT and
@@ -383,8 +386,11 @@ expand_cases() {
     echo "${picked[*]}"
   )
 }
-san_cases=$(expand_cases "${ATTNMETA_SANITIZE_CASES:-hostile_*,seq_*,neg_block_ids*,past_table*,mixed_pad17,cols63_vec_misaligned,req257_among_empty,dcp_w4_i2_bs64}")
+san_cases=$(expand_cases "${ATTNMETA_SANITIZE_CASES:-hostile_*,seq_*,neg_block_ids*,past_table*,mixed_pad17,cols63_vec_misaligned,rows_in1_out3*,rows_in3_out1*,req257_among_empty,dcp_w4_i2_bs64}")
 san_filter=${ATTNMETA_SANITIZE_FILTER:-step/*}
+# The early-start comparison under racecheck and synccheck: a few normal
+# cases (padding, empty requests, misaligned and sliced rows, a long request)
+early_cases=$(expand_cases "mixed_pad17,cols63_vec_misaligned,rows_in1_out3*,req257_among_empty,cap_tail_5000")
 echo "cases under the sanitizers (ATTNMETA_TEST_CASES): $san_cases" >>"$san_log"
 grep -qs ATTNMETA_TEST_CASES "$root"/tests/*.c ||
   echo "note: the suite does not read ATTNMETA_TEST_CASES: all of $san_filter runs" >>"$san_log"
@@ -432,8 +438,22 @@ for tool in "${tools[@]}"; do
   run "$tmp/san_conf.log" $((share / 3 + 10)) "${san[@]}" "$bin/attnmeta" conformance \
     --backend cuda --config auto --config block96_lanes7 "$root/conformance/vectors"
   rc_conf=$?
+  # Early start (programmatic dependent launch) under the race and barrier
+  # checkers: the suite's comparison of every case with and without it (the
+  # graph test above also replays every scenario with it on).
+  : >"$tmp/san_early.log"
+  rc_early=0
+  if [ "$tool" = racecheck ] || [ "$tool" = synccheck ]; then
+    run "$tmp/san_early.log" $((share / 4 + 10)) env "${suite_env[@]}" "ATTNMETA_TEST_CASES=$early_cases" \
+      "${san[@]}" --target-processes all "$tests_bin" --color=never -j1 --verbose \
+      "--filter=early_start/same_bytes_on_every_backend"
+    rc_early=$?
+    errs_early=$(sanitizer_errors "$tmp/san_early.log")
+    if [ "$rc_early" = 0 ] && [ "$errs_early" != 0 ]; then rc_early=86; fi
+    if [ "$rc_early" = 0 ] && ! criterion_clean "$tmp/san_early.log"; then rc_early=1; fi
+  fi
   printf '\n########## %s ##########\n' "$tool" >>"$san_log"
-  cat "$tmp/san_suite.log" "$tmp/san_graph.log" "$tmp/san_conf.log" >>"$san_log"
+  cat "$tmp/san_suite.log" "$tmp/san_graph.log" "$tmp/san_conf.log" "$tmp/san_early.log" >>"$san_log"
   errs_conf=$(sanitizer_errors "$tmp/san_conf.log")
   errs_suite=$(sanitizer_errors "$tmp/san_suite.log")
   procs=$(grep -a -c -E '(ERROR|RACECHECK) SUMMARY:' "$tmp/san_suite.log")
@@ -441,8 +461,9 @@ for tool in "${tools[@]}"; do
   syn=$(synthesis "$tmp/san_suite.log")
   note="suite: $errs_suite errors in $procs processes, $syn; graph test: $errs_graph errors"
   note="$note; conformance: $errs_conf errors ($(ended $rc_conf))"
+  [ -s "$tmp/san_early.log" ] && note="$note; early start: $(synthesis "$tmp/san_early.log" | cut -c1-40) ($(ended $rc_early))"
   if [ "$rc_suite" = 0 ] && [ "$rc_graph" = 0 ] && [ "$errs_suite" = 0 ] && [ "$errs_graph" = 0 ] &&
-    [ "$rc_conf" = 0 ] && [ "$errs_conf" = 0 ] &&
+    [ "$rc_conf" = 0 ] && [ "$errs_conf" = 0 ] && [ "$rc_early" = 0 ] &&
     [ "$procs" -gt 0 ] && criterion_clean "$tmp/san_suite.log" && gpu_test_clean "$tmp/san_graph.log"; then
     record "$tool" PASS $((SECONDS - t0)) "$note"
   else

@@ -49,8 +49,8 @@ static void usage(FILE *out) {
   fprintf(out,
           "usage: attnmeta bench [--backend B] [--device N] [--config SPEC]...\n"
           "                      [--case NAME]... [--repeats N] [--steps N] [--sets N]\n"
-          "                      [--target-ms MS] [--copy-bytes N] [--quick] [--json FILE]\n"
-          "                      [--list]\n"
+          "                      [--target-ms MS] [--copy-bytes N] [--quick] [--warm-only]\n"
+          "                      [--cold-cache-bytes N] [--json FILE] [--list]\n"
           "  --config SPEC  a launch-config variant,\n"
           "                 \"block=B,grid=G,stage=S,vector=V,lanes=L\"\n"
           "                 (any subset; 0 / -1 = automatic) or \"default\"; repeatable.\n"
@@ -64,6 +64,11 @@ static void usage(FILE *out) {
           "  --copy-bytes N size of the copy the bandwidth floor is measured with,\n"
           "                 4 .. 2^36 (default 256 MiB on a GPU, 64 MiB on the CPU)\n"
           "  --quick        3 repeats, 5 ms a repeat\n"
+          "  --warm-only    no cold figures (on a GPU each case is also timed, at the first\n"
+          "                 variant, with its inputs out of L2: input sets rotated past 2 x\n"
+          "                 the L2 size, or an L2 scrub before each step, subtracted)\n"
+          "  --cold-cache-bytes N  the cache size the cold figures defeat, instead of the\n"
+          "                 device's, 1 .. 2^40; also gives the CPU backend cold figures\n"
           "  --json FILE    write every number, the date, the device and the version\n"
           "                 (opened first: a path that cannot be written fails at once)\n"
           "  --list         the case names, then exit\n"
@@ -130,6 +135,11 @@ int cli_bench(int argc, char **argv) {
       int64_t bytes = 0;
       bad = cli_take_int64(&a, 4, INT64_C(1) << 36, &bytes);
       o.copy_bytes = (size_t)bytes;
+    } else if (cli_is(&a, "--warm-only")) {
+      bad = cli_flag(&a);
+      o.warm_only = 1;
+    } else if (cli_is(&a, "--cold-cache-bytes")) {
+      bad = cli_take_int64(&a, 1, INT64_C(1) << 40, &o.cold_cache_bytes);
     } else if (cli_is(&a, "--quick")) {
       bad = cli_flag(&a);
       o.repeats = 3;
@@ -179,6 +189,8 @@ int cli_bench(int argc, char **argv) {
   if (attnmeta_backend_targets(attnmeta_context_backend(ctx), &ri.targets) != ATTNMETA_OK)
     ri.targets = "";
   if (!o.copy_bytes) o.copy_bytes = ri.is_gpu ? (size_t)256 << 20 : (size_t)64 << 20;
+  if (attnmeta_measure_cache_bytes(ctx, &ri.cache_bytes) != ATTNMETA_OK) ri.cache_bytes = 0;
+  if (o.cold_cache_bytes > 0) ri.cache_bytes = o.cold_cache_bytes;
   fprintf(stderr, "attnmeta bench: %s (%s), %d case(s), %d variant(s)\n", ri.backend,
           ri.device_name, ncases, nvariants);
 
@@ -233,14 +245,26 @@ int cli_bench(int argc, char **argv) {
       fprintf(stderr, " %s", res[vi][k].ok ? "." : res[vi][k].skipped ? "-" : "x");
       fflush(stderr);
     }
+    bench_case_free(&b);
+    /* the cold figure, at the first variant's launch config */
+    if ((ri.is_gpu || o.cold_cache_bytes > 0) && !o.warm_only && res[0][k].ok &&
+        c->topk_count == 0) { /* the top-k cases: warm only */
+      attnmeta_set_launch_config(ctx, &variants[0].config);
+      bench_run_cold(ctx, c, &o, ri.cache_bytes, &res[0][k].cold);
+      fprintf(stderr, " cold %s", res[0][k].cold.ok ? "." : "x");
+      if (!res[0][k].cold.ok) ++failures;
+    }
     fprintf(stderr, "\n");
     attnmeta_set_launch_config(ctx, NULL);
-    bench_case_free(&b);
   }
   for (int vi = 0; vi < nvariants; ++vi)
     for (int k = 0; k < ncases; ++k)
       if (!res[vi][k].ok) fprintf(stderr, "attnmeta bench: %s, %s: %s\n", variants[vi].label,
                                   cases[case_ids[k]].label, res[vi][k].error);
+  for (int k = 0; k < ncases; ++k)
+    if (res[0][k].ok && res[0][k].cold.error[0])
+      fprintf(stderr, "attnmeta bench: %s, cold: %s\n", cases[case_ids[k]].label,
+              res[0][k].cold.error);
 
   if (json.file && (bench_write_json(json.file, &ri, &o, cases, case_ids, ncases, variants,
                                      nvariants, res) |

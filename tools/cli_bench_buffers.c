@@ -54,6 +54,24 @@ static int upload(case_run *b, int32_t *dst, const int32_t *src, int64_t count) 
   return bench_report(b->ctx, attnmeta_copy_to_device(b->ctx, dst, src, (size_t)count * 4), "copy");
 }
 
+/* The R x cols table of a set on the device: as it is, or as the column
+ * slice [col_offset, col_offset + cols) of a table `stride` wide whose
+ * other columns hold -1 (never read). */
+static int upload_table(case_run *b, int32_t *dst, const int32_t *rows) {
+  const int64_t R = b->R, cols = b->cols, stride = b->stride;
+  int32_t *wide;
+  int rc;
+  if (stride == cols) return upload(b, dst, rows, R * cols);
+  wide = (int32_t *)malloc((size_t)(R > 0 ? R : 1) * (size_t)stride * 4);
+  if (!wide) return 1;
+  for (int64_t i = 0; i < R * stride; ++i) wide[i] = -1;
+  for (int64_t r = 0; r < R; ++r)
+    memcpy(wide + r * stride + b->bc->col_offset, rows + r * cols, (size_t)cols * 4);
+  rc = upload(b, dst, wide, R * stride);
+  free(wide);
+  return rc;
+}
+
 /* Builds the inputs of every set and the step structs; 0 on success. */
 int bench_case_setup(case_run *b, attnmeta_context *ctx, const bench_case *bc, int want_sets) {
   const int R = bc->num_reqs;
@@ -68,11 +86,12 @@ int bench_case_setup(case_run *b, attnmeta_context *ctx, const bench_case *bc, i
   b->T = b->actual + bc->pad;
   b->C = bench_case_capacity(b->T);
   b->cols = bc->cols;
+  b->stride = bc->table_cols > bc->cols ? bc->table_cols : bc->cols;
   set_bytes = 4.0 * ((double)R * bc->cols + 2.0 * R + 1);
   if (want_sets > 0) {
     b->nsets = want_sets > MAX_SETS ? MAX_SETS : want_sets;
   } else {
-    b->nsets = MAX_SETS * set_bytes <= SET_BUDGET_BYTES ? MAX_SETS : 1;
+    b->nsets = WARM_SETS * set_bytes <= SET_BUDGET_BYTES ? WARM_SETS : 1;
   }
   b->qsl_h = (int32_t *)malloc((size_t)(R + 1) * 4);
   if (!b->qsl_h) return 1;
@@ -92,9 +111,9 @@ int bench_case_setup(case_run *b, attnmeta_context *ctx, const bench_case *bc, i
             1 + (int32_t)(((int64_t)s * R + r) * bc->cols + c);
     }
     if (dalloc(b, &b->qsl_d[s], R + 1) || dalloc(b, &b->seq_d[s], R) ||
-        dalloc(b, &b->table_d[s], (int64_t)R * bc->cols) ||
+        dalloc(b, &b->table_d[s], (int64_t)R * b->stride) ||
         upload(b, b->qsl_d[s], b->qsl_h, R + 1) || upload(b, b->seq_d[s], b->seq_h[s], R) ||
-        upload(b, b->table_d[s], b->table_h[s], (int64_t)R * bc->cols))
+        upload_table(b, b->table_d[s], b->table_h[s]))
       return 1;
   }
   if (dalloc(b, &b->map_d, b->T) || dalloc(b, &b->seq_out_d, b->C) ||
@@ -110,9 +129,9 @@ int bench_case_setup(case_run *b, attnmeta_context *ctx, const bench_case *bc, i
     st->num_tokens = b->T;
     st->capacity = b->C;
     st->seq_lens = b->seq_d[s];
-    st->block_table = b->table_d[s];
+    st->block_table = b->table_d[s] + (b->stride > b->cols ? b->bc->col_offset : 0);
     st->block_table_cols = b->cols;
-    st->block_table_stride = b->cols;
+    st->block_table_stride = b->stride;
     st->token_to_req = b->map_d;
     st->seq_lens_out = b->seq_out_d;
     st->block_table_out = b->table_out_d;

@@ -37,26 +37,36 @@ int bench_make_cases(bench_case *c) {
   int n = 0, r;
   uint32_t seed = 2024;
   memset(c, 0, sizeof(bench_case) * MAX_CASES);
-  c[n] = (bench_case){"1x1", "1 x 1, 64", 1, {1}, 0, 64, 0, 0};
+  c[n] = (bench_case){"1x1", "1 x 1, 64", 1, {1}, 0, 64, 0, 0, 0, 0};
   ++n;
-  c[n] = (bench_case){"1x4", "1 x 4, 64", 1, {4}, 0, 64, 0, 0};
+  c[n] = (bench_case){"1x4", "1 x 4, 64", 1, {4}, 0, 64, 0, 0, 0, 0};
   ++n;
-  c[n] = (bench_case){"16x6", "16 x 6, 64", 16, {0}, 0, 64, 0, 0};
+  c[n] = (bench_case){"16x6", "16 x 6, 64", 16, {0}, 0, 64, 0, 0, 0, 0};
   for (r = 0; r < 16; ++r) c[n].qlens[r] = 6;
   ++n;
-  c[n] = (bench_case){"16x6+17pad", "16 x 6 + 17 pad, 65", 16, {0}, 17, 65, 0, 0};
+  c[n] = (bench_case){"16x6+17pad", "16 x 6 + 17 pad, 65", 16, {0}, 17, 65, 0, 0, 0, 0};
   for (r = 0; r < 16; ++r) c[n].qlens[r] = 6;
   ++n;
-  c[n] = (bench_case){"128x2", "128 x 2, 2560", 128, {0}, 0, 2560, 0, 0};
+  c[n] = (bench_case){"128x2", "128 x 2, 2560", 128, {0}, 0, 2560, 0, 0, 0, 0};
   for (r = 0; r < 128; ++r) c[n].qlens[r] = 2;
   ++n;
-  c[n] = (bench_case){"1024x1", "1024 x 1, 2560", 1024, {0}, 0, 2560, 0, 0};
+  c[n] = (bench_case){"1024x1", "1024 x 1, 2560", 1024, {0}, 0, 2560, 0, 0, 0, 0};
   for (r = 0; r < 1024; ++r) c[n].qlens[r] = 1;
   ++n;
-  c[n] = (bench_case){"256xmixed+31pad", "256 x mixed 0..8 + 31 pad, 512", 256, {0}, 31, 512, 0, 0};
+  c[n] = (bench_case){"256xmixed+31pad", "256 x mixed 0..8 + 31 pad, 512", 256, {0}, 31, 512, 0, 0, 0, 0};
   for (r = 0; r < 256; ++r) c[n].qlens[r] = (int)(bench_lcg(&seed) % 9u);
   ++n;
-  c[n] = (bench_case){"skewed", "skewed [0,257,1,0,3], 64", 5, {0, 257, 1, 0, 3}, 0, 64, 0, 0};
+  c[n] = (bench_case){"skewed", "skewed [0,257,1,0,3], 64", 5, {0, 257, 1, 0, 3}, 0, 64, 0, 0, 0, 0};
+  ++n;
+  /* The wide cases with the block table a column slice of a table 7
+   * columns wider, from its column 3 (as engines slice their tables): an
+   * odd stride, rows starting at every offset modulo 16 bytes. Goal: the
+   * aligned case's time within 1.1 x. */
+  c[n] = (bench_case){"128x2/odd", "128 x 2, 2560 of 2567 from col 3", 128, {0}, 0, 2560, 2567, 3, 0, 0};
+  for (r = 0; r < 128; ++r) c[n].qlens[r] = 2;
+  ++n;
+  c[n] = (bench_case){"1024x1/odd", "1024 x 1, 2560 of 2567 from col 3", 1024, {0}, 0, 2560, 2567, 3, 0, 0};
+  for (r = 0; r < 1024; ++r) c[n].qlens[r] = 1;
   ++n;
   /* The sparse top-k conversion (one launch per layer): T tokens x K, with
    * counts; block size 64, 1024 blocks a request. */
@@ -71,8 +81,8 @@ int bench_make_cases(bench_case *c) {
                 {"topk_t1024_k2048", "top-k T 1024 x K 2048, counts", 1024, 2048, 1},
                 {"topk_t1024_k2048_plain", "top-k T 1024 x K 2048", 1024, 2048, 0}};
     for (size_t i = 0; i < sizeof topk / sizeof topk[0]; ++i) {
-      c[n] = (bench_case){topk[i].name, topk[i].label, topk[i].T, {0}, 0, 1024, topk[i].K,
-                          topk[i].counts};
+      c[n] = (bench_case){topk[i].name, topk[i].label, topk[i].T, {0}, 0, 1024, 0, 0,
+                          topk[i].K, topk[i].counts};
       for (r = 0; r < topk[i].T; ++r) c[n].qlens[r] = 1;
       ++n;
     }

@@ -18,8 +18,9 @@
 
 #define MAX_REQS 1024
 #define MAX_VARIANTS 16
-#define MAX_CASES 24
-#define MAX_SETS 8
+#define MAX_CASES 32
+#define WARM_SETS 8  /* input sets rotated for the warm figure, when they fit below */
+#define MAX_SETS 128 /* most input sets a case holds (the cold figure's rotation) */
 #define POISON ((int32_t)0xA5A5A5A5u)
 #define SET_BUDGET_BYTES (16u << 20) /* rotate sets while all of them fit here */
 
@@ -38,6 +39,9 @@ typedef struct bench_case {
   int qlens[MAX_REQS];
   int pad; /* graph padding tokens past the real ones */
   int cols;
+  int table_cols; /* > cols: the block table is the column slice [col_offset, col_offset +
+                     cols) of a table this wide (an odd stride, rows at every 16-byte offset) */
+  int col_offset;
   /* > 0: a case of the top-k conversion (cli_bench_topk.c) with K =
    * topk_count, T = num_reqs decode tokens and `cols` blocks a request */
   int topk_count;
@@ -64,6 +68,7 @@ typedef struct case_run {
   attnmeta_context *ctx;
   const bench_case *bc;
   int R, actual, T, C, cols, nsets;
+  int64_t stride; /* of the input table: bc->table_cols, or cols */
   int32_t *qsl_h, *seq_h[MAX_SETS], *table_h[MAX_SETS]; /* host copies of the inputs */
   int32_t *qsl_d[MAX_SETS], *seq_d[MAX_SETS], *table_d[MAX_SETS];
   int32_t *map_d, *seq_out_d, *table_out_d, *decode_d, *indices_d, *per_req_d;
@@ -84,7 +89,22 @@ typedef struct options {
   const char *json;
   const char *only[MAX_CASES];
   int n_only;
+  int warm_only; /* no cold figures */
+  int64_t cold_cache_bytes; /* > 0: the cache size the cold figures defeat, instead of the
+                               device's (and cold figures on the CPU backend too) */
 } options;
+
+/* The cold figure of a case: device time per step with its inputs out of
+ * L2 (cli_bench_cold.c). */
+typedef struct cold_result {
+  int ok;
+  char error[256];  /* why there is none */
+  char method[128]; /* how the inputs were kept out of L2 */
+  int input_sets;
+  int64_t cache_bytes;
+  attnmeta_stat us_per_step;
+  double scrub_us; /* the subtracted scrub's own time per step, 0 with rotation */
+} cold_result;
 
 typedef struct result {
   int ok;          /* measured */
@@ -95,6 +115,7 @@ typedef struct result {
   attnmeta_graph_timing graph;
   attnmeta_eager_timing eager;
   attnmeta_copy_timing copy; /* memcpy / device copy of the same bytes (read + written) */
+  cold_result cold; /* the first variant only, on a GPU */
 } result;
 
 typedef struct run_info {
@@ -105,6 +126,7 @@ typedef struct run_info {
   int is_gpu;
   attnmeta_empty_timing empty;
   attnmeta_copy_timing peak_copy;
+  int64_t cache_bytes; /* the device's last-level cache, for the cold figures */
 } run_info;
 
 /* ---- the case table and the anchors (cli_bench_cases.c) ---- */
@@ -140,6 +162,13 @@ int bench_clampi(double v, int lo, int hi);
 attnmeta_status bench_timed_copy(attnmeta_context *ctx, size_t bytes, const options *o,
     attnmeta_copy_timing *c);
 void bench_run_case_variant(case_run *b, const variant *v, const options *o, result *res);
+
+/* ---- the cold figure (cli_bench_cold.c) ---- */
+
+/* Times the step of `bc` with its inputs out of the device's last-level
+ * cache of `cache_bytes`, at the context's current launch config. */
+void bench_run_cold(attnmeta_context *ctx, const bench_case *bc, const options *o,
+    int64_t cache_bytes, cold_result *out);
 
 /* ---- the JSON report and the tables (cli_bench_report.c) ---- */
 

@@ -130,6 +130,27 @@ int bench_write_json(FILE *f, const run_info *ri, const options *o,
                       ? r->eager.host_us_per_call.median / ri->empty.launch_host_us.median
                       : 0.0);
         }
+        if (vi == 0 && (r->cold.ok || r->cold.error[0])) {
+          fprintf(f, ",\n       \"cold\": {\"ok\": %d, \"cache_bytes\": %lld", r->cold.ok,
+                  (long long)r->cold.cache_bytes);
+          if (r->cold.ok) {
+            fprintf(f, ", ");
+            json_stat(f, "us_per_step", r->cold.us_per_step, 1.0);
+            fprintf(f, ", \"input_sets\": %d, \"scrub_us\": %.6g, \"ratio_to_warm\": %.6g, "
+                       "\"ratio_to_target\": %.6g, \"method\": ",
+                    r->cold.input_sets, r->cold.scrub_us,
+                    gpu > 0 ? r->cold.us_per_step.median / gpu : 0.0,
+                    ri->is_gpu ? r->cold.us_per_step.median / (1.3 * bound_us(ri, bytes)) : 0.0);
+            json_string(f, r->cold.method);
+            if (a && ri->is_gpu)
+              fprintf(f, ", \"ratio_to_triton_gpu\": %.6g",
+                      r->cold.us_per_step.median / a->triton_gpu_us);
+          } else {
+            fprintf(f, ", \"error\": ");
+            json_string(f, r->cold.error);
+          }
+          fprintf(f, "}");
+        }
         if (a && ri->is_gpu) {
           fprintf(f,
                   ",\n       \"anchor\": {\"floor_us\": %g, \"torch_gpu_us\": %g, "
@@ -147,6 +168,38 @@ int bench_write_json(FILE *f, const run_info *ri, const options *o,
   }
   fprintf(f, "  ]\n}\n");
   return ferror(f) != 0;
+}
+
+/* The cold figures of the first variant, after the warm tables. */
+static void print_cold_table(const run_info *ri, const bench_case *cases, const int *case_ids,
+                             int ncases, const variant *variants, result (*res)[MAX_CASES]) {
+  int any = 0;
+  for (int k = 0; k < ncases; ++k) any |= res[0][k].cold.ok || res[0][k].cold.error[0];
+  if (!any) return;
+  printf("\ncold (variant %s): inputs out of the %.0f MB L2; warm = the table above\n",
+         variants[0].label, (double)ri->cache_bytes / 1e6);
+  printf("%-34s %8s %8s %6s %7s %7s  %s\n", "case", "warm us", "cold us", "ratio", "/target",
+         "/triton", "how");
+  for (int k = 0; k < ncases; ++k) {
+    const bench_case *c = &cases[case_ids[k]];
+    const result *r = &res[0][k];
+    const anchor *a = bench_anchor_of(c->name);
+    const double bytes = bench_case_bytes(c);
+    char tri[16] = "-";
+    if (!r->ok) continue;
+    if (!r->cold.ok) {
+      printf("%-34s %8.2f %8s  %s\n", c->label, r->graph.us_per_step.median, "n/a", r->cold.error);
+      continue;
+    }
+    char target[16] = "-";
+    if (a && ri->is_gpu)
+      snprintf(tri, sizeof tri, "%.2f", r->cold.us_per_step.median / a->triton_gpu_us);
+    if (ri->is_gpu)
+      snprintf(target, sizeof target, "%.2f", r->cold.us_per_step.median / (1.3 * bound_us(ri, bytes)));
+    printf("%-34s %8.2f %8.2f %6.2f %7s %7s  %s\n", c->label, r->graph.us_per_step.median,
+           r->cold.us_per_step.median, r->cold.us_per_step.median / r->graph.us_per_step.median,
+           target, tri, r->cold.method);
+  }
 }
 
 void bench_print_gpu_table(const run_info *ri, const bench_case *cases, const int *case_ids,
@@ -191,6 +244,7 @@ void bench_print_gpu_table(const run_info *ri, const bench_case *cases, const in
              gpu > 0 ? bytes / (gpu * 1e-6) / 1e9 : 0.0, r->checked == 1 ? "ok" : "FAIL");
     }
   }
+  print_cold_table(ri, cases, case_ids, ncases, variants, res);
 }
 
 void bench_print_cpu_table(const run_info *ri, const bench_case *cases, const int *case_ids,
@@ -223,5 +277,5 @@ void bench_print_cpu_table(const run_info *ri, const bench_case *cases, const in
              mem > 0 ? 100.0 * bw / mem : 0.0, r->checked == 1 ? "ok" : "FAIL");
     }
   }
+  print_cold_table(ri, cases, case_ids, ncases, variants, res);
 }
-

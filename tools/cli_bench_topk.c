@@ -73,7 +73,7 @@ int bench_topk_setup(case_run *b, attnmeta_context *ctx, const bench_case *bc, i
   if (want_sets > 0)
     k->nsets = want_sets > MAX_SETS ? MAX_SETS : want_sets;
   else
-    k->nsets = MAX_SETS * 4.0 * T * K <= SET_BUDGET_BYTES ? MAX_SETS : 1;
+    k->nsets = WARM_SETS * 4.0 * T * K <= SET_BUDGET_BYTES ? WARM_SETS : 1;
   b->nsets = k->nsets;
   k->qsl_h = malloc((size_t)(T + 1) * 4);
   k->table_h = malloc((size_t)T * (size_t)cols * 4 + 4);

@@ -205,7 +205,29 @@ typedef struct attnmeta_step {
   int32_t *c128a_rows;              /* [T][c128a_rows_stride] */
   int64_t c128a_rows_stride;        /* >= c128a_width */
   int32_t *c128a_lens;              /* [C]  valid entries of each row; 0 in [T, C) */
+
+  /* ---- launch (appended: read only when struct_size covers it) ---- */
+  uint32_t launch_flags;          /* ATTNMETA_LAUNCH_* bits; 0 = an ordinary launch */
 } attnmeta_step;
+
+/* attnmeta_step.launch_flags. */
+enum attnmeta_launch_flag {
+  /* Early start: the step's kernel may begin while the kernel ahead of it
+   * on the stream is still running, hiding its launch and its
+   * input-independent work behind that kernel (CUDA programmatic dependent
+   * launch, on GPUs of compute capability 9.0 and later; HIP, the CPU
+   * backend and older GPUs ignore the flag and launch as usual). The
+   * kernel reads no input, and writes nothing derived from one, before
+   * the kernel ahead has finished and its writes are visible; but it
+   * clears the tails [T, C) of seq_lens_out and slot_mapping at once, so
+   * the kernel ahead must neither read nor write those two outputs (in a
+   * serving step it is the kernel producing query_start_loc or seq_lens).
+   * It also lets the kernel after it start early, where that kernel was
+   * launched the same way (that kernel must wait likewise, e.g. with
+   * cudaGridDependencySynchronize(), before reading this step's outputs).
+   * Results are identical with and without the flag. */
+  ATTNMETA_LAUNCH_EARLY_START = 1 << 0
+};
 
 /*
  * Per-layer sparse top-k conversion (docs/contract.md, "Top-k indices to

@@ -131,6 +131,11 @@ ATTNMETA_API attnmeta_status attnmeta_measure_copy(attnmeta_context *ctx, size_t
                                                    int iterations, int repeats,
                                                    attnmeta_copy_timing *result);
 
+/* Bytes of the device's last-level cache (the L2 of a GPU, the largest
+ * data cache the C library reports on the CPU backend), for sizing input
+ * rotations that defeat it; *bytes = 0 when the backend cannot tell. */
+ATTNMETA_API attnmeta_status attnmeta_measure_cache_bytes(attnmeta_context *ctx, int64_t *bytes);
+
 #ifdef __cplusplus
 }
 #endif

@@ -221,6 +221,7 @@ class Step(ctypes.Structure):
         ("c128a_rows", _p),
         ("c128a_rows_stride", _i64),
         ("c128a_lens", _p),
+        ("launch_flags", ctypes.c_uint32),
     ]
 
 

@@ -24,7 +24,11 @@ extern "C" {
 /* 2: am_step_params reordered, with kernel variants, guesses and
  * speculation (what launch_step receives changed meaning) */
 /* 3: am_step_params grew the DeepSeek-V3.2/V4 products and AM_VARIANT_DSV4 */
-#define AM_BACKEND_ABI 3
+/* 4: vector_rows may be AM_ROWS_REALIGNED, variant may carry
+ * AM_VARIANT_EARLY_START; cache_bytes appended (right after copy_device) */
+/* 5: launch_topk appended after copy_device, cache_bytes after it (a
+ * module of ABI 4 has cache_bytes where launch_topk now is) */
+#define AM_BACKEND_ABI 5
 #define AM_BACKEND_ENTRY_SYMBOL "attnmeta_backend_entry"
 
 /* Backend functions return an attnmeta_status value and, on failure, put a
@@ -93,6 +97,8 @@ typedef struct am_backend_table {
    * shape->lanes x shape->groups threads, shape->shared_bytes of scratch). */
   int (*launch_topk)(void *state, const am_topk_params *params, const am_launch_shape *shape,
                      void *stream, char *msg, size_t msg_size);
+  /* Bytes of the device's last-level cache (the L2 of a GPU); 0 when unknown. */
+  int64_t (*cache_bytes)(void *state);
 } am_backend_table;
 
 /* The size of the table up to copy_device: the smallest table the loader

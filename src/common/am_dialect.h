@@ -80,6 +80,23 @@
 #  define AM_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #endif
 
+/* Early start (AM_VARIANT_EARLY_START): a kernel launched to start before
+ * the kernel ahead of it on the stream has finished calls
+ * AM_WAIT_FOR_PRIOR_KERNELS() before its first read of anything that
+ * kernel may write: it returns once that kernel has finished and its
+ * writes are visible. AM_LET_NEXT_KERNEL_START() lets the kernel after it,
+ * when launched the same way, start now (it waits the same way before
+ * reading this kernel's outputs). Both are no-ops where the target has no
+ * such launch (HIP, the CPU, GPUs before compute capability 9.0), and on
+ * any launch that did not ask for it. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#  define AM_WAIT_FOR_PRIOR_KERNELS() asm volatile("griddepcontrol.wait;" ::: "memory")
+#  define AM_LET_NEXT_KERNEL_START() asm volatile("griddepcontrol.launch_dependents;" ::: "memory")
+#else
+#  define AM_WAIT_FOR_PRIOR_KERNELS() ((void)0)
+#  define AM_LET_NEXT_KERNEL_START() ((void)0)
+#endif
+
 #define AM_ALIGNED(n) __attribute__((aligned(n)))
 
 /* Unsigned arithmetic that wraps on purpose (modulo 2^32), through these

@@ -48,6 +48,28 @@ AM_KERNEL void AM_MAX_BLOCK_THREADS(AM_GPU_MAX_BLOCK_THREADS) am_step_kernel_dsv
   am_step_body(&params, AM_THREAD_HERE(), am_stage, AM_VARIANT_FULL | AM_VARIANT_DSV4);
 }
 
+/* The same four, launched to start before the kernel ahead of them on the
+ * stream ends (ATTNMETA_LAUNCH_EARLY_START). */
+AM_KERNEL void AM_MAX_BLOCK_THREADS(AM_GPU_MAX_BLOCK_THREADS) am_step_kernel_early(am_step_params params) {
+  AM_RT_DYNAMIC_SHARED(int32_t, am_stage);
+  am_step_body(&params, AM_THREAD_HERE(), am_stage, AM_VARIANT_FULL | AM_VARIANT_EARLY_START);
+}
+
+AM_KERNEL void AM_MAX_BLOCK_THREADS(AM_GPU_MAX_BLOCK_THREADS) am_step_kernel_dsv4_early(am_step_params params) {
+  AM_RT_DYNAMIC_SHARED(int32_t, am_stage);
+  am_step_body(&params, AM_THREAD_HERE(), am_stage,
+               AM_VARIANT_FULL | AM_VARIANT_DSV4 | AM_VARIANT_EARLY_START);
+}
+
+AM_KERNEL void AM_MAX_BLOCK_THREADS(AM_GPU_MAX_BLOCK_THREADS) am_step_kernel_lean_early(am_step_params params) {
+  am_step_body(&params, AM_THREAD_HERE(), (int32_t *)0, AM_VARIANT_LEAN | AM_VARIANT_EARLY_START);
+}
+
+AM_KERNEL void AM_MAX_BLOCK_THREADS(AM_GPU_MAX_BLOCK_THREADS) am_step_kernel_indexer_early(am_step_params params) {
+  am_step_body(&params, AM_THREAD_HERE(), (int32_t *)0,
+               AM_VARIANT_INDEXER | AM_VARIANT_EARLY_START);
+}
+
 /* The top-k conversion; dynamic shared memory holds the prefix sum. */
 AM_KERNEL void AM_MAX_BLOCK_THREADS(AM_GPU_MAX_BLOCK_THREADS) am_topk_kernel(am_topk_params params) {
   AM_RT_DYNAMIC_SHARED(int32_t, am_topk_scratch);
@@ -62,6 +84,7 @@ namespace {
 struct gpu_state {
   int device;
   int processors;
+  int early_start; /* the device can start a kernel before the one ahead ends */
 };
 
 int fail(char *msg, size_t msg_size, int status, const char *what, am_rt_error err) {
@@ -141,6 +164,7 @@ int gpu_open(int device, void **state, char *name, size_t name_size, char *msg,
   }
   s->device = device;
   s->processors = am_rt_processor_count(device);
+  s->early_start = am_rt_supports_early_start(device);
   am_rt_device_name(device, name, name_size);
   /* "NVIDIA H200 (sm_90, SASS sm_90)": which code the driver runs (CUDA). */
   char code[64];
@@ -166,25 +190,36 @@ int gpu_launch_step(void *state, const am_step_params *params, const am_launch_s
              (long long)shape->lanes, (long long)shape->groups, AM_GPU_MAX_BLOCK_THREADS);
     return ATTNMETA_ERR_LAUNCH;
   }
+  const dim3 grid((unsigned)shape->grid);
   const dim3 block((unsigned)shape->lanes, (unsigned)shape->groups);
-  switch (params->variant) {
+  const int early = (params->variant & AM_VARIANT_EARLY_START) != 0;
+  void (*kernel)(am_step_params);
+  size_t shared = 0;
+  switch (params->variant & ~AM_VARIANT_EARLY_START) {
     case AM_VARIANT_FULL:
-      AM_RT_LAUNCH(am_step_kernel, dim3((unsigned)shape->grid), block,
-                   (size_t)shape->shared_bytes, (am_rt_stream)stream, *params);
+      kernel = early ? am_step_kernel_early : am_step_kernel;
+      shared = (size_t)shape->shared_bytes;
       break;
     case AM_VARIANT_FULL | AM_VARIANT_DSV4:
-      AM_RT_LAUNCH(am_step_kernel_dsv4, dim3((unsigned)shape->grid), block,
-                   (size_t)shape->shared_bytes, (am_rt_stream)stream, *params);
+      kernel = early ? am_step_kernel_dsv4_early : am_step_kernel_dsv4;
+      shared = (size_t)shape->shared_bytes;
       break;
     case AM_VARIANT_INDEXER:
-      AM_RT_LAUNCH(am_step_kernel_indexer, dim3((unsigned)shape->grid), block, 0,
-                   (am_rt_stream)stream, *params);
+      kernel = early ? am_step_kernel_indexer_early : am_step_kernel_indexer;
       break;
     default:
-      AM_RT_LAUNCH(am_step_kernel_lean, dim3((unsigned)shape->grid), block, 0,
-                   (am_rt_stream)stream, *params);
+      kernel = early ? am_step_kernel_lean_early : am_step_kernel_lean;
       break;
   }
+  if (early && s->early_start) {
+    err = am_rt_launch_early(kernel, grid, block, shared, (am_rt_stream)stream, *params);
+    if (err != AM_RT_SUCCESS) {
+      am_rt_clear_error();
+      return fail(msg, msg_size, ATTNMETA_ERR_LAUNCH, "step kernel (early start)", err);
+    }
+    return ATTNMETA_OK;
+  }
+  AM_RT_LAUNCH(kernel, grid, block, shared, (am_rt_stream)stream, *params);
   err = am_rt_get_last_error();
   if (err != AM_RT_SUCCESS) return fail(msg, msg_size, ATTNMETA_ERR_LAUNCH, "step kernel", err);
   return ATTNMETA_OK;
@@ -250,6 +285,8 @@ int gpu_synchronize(void *state, void *stream, char *msg, size_t msg_size) {
 }
 
 int gpu_processor_count(void *state) { return ((const gpu_state *)state)->processors; }
+
+int64_t gpu_cache_bytes(void *state) { return am_rt_cache_bytes(((const gpu_state *)state)->device); }
 
 /* ---- measurement (attnmeta_measure.h) ---- */
 
@@ -423,7 +460,7 @@ const am_backend_table gpu_table = {
     gpu_event_elapsed, gpu_capture_begin, gpu_capture_end, gpu_graph_node_count,
     gpu_graph_instantiate, gpu_graph_launch, gpu_graph_destroy, gpu_launch_empty, gpu_copy_device,
     /* appended */
-    gpu_launch_topk,
+    gpu_launch_topk, gpu_cache_bytes,
 };
 
 }  // namespace

@@ -3,6 +3,17 @@
  * Copying one block-table row inside the kernel body: the lanes of a
  * token's group split the row, each moving its units in batches of four
  * loads in flight. Used by am_step_kernel.h only.
+ *
+ * Three ways to move a row (am_step_params.vector_rows, chosen on the host):
+ *  - AM_ROWS_SCALAR: one int32 per unit;
+ *  - AM_ROWS_ALIGNED: every row of both tables starts on 16 bytes (pointers
+ *    and strides allow it): 16-byte units, then a scalar remainder;
+ *  - AM_ROWS_REALIGNED: any row starts and strides (a column slice of a
+ *    wider table, an odd stride). Each row is planned on its own: a few
+ *    scalar elements at each edge, and between them 16-byte stores to
+ *    aligned output addresses, each built in registers from the two
+ *    aligned input vectors it straddles. Every vector load lies inside
+ *    the row's [0, cols) elements, so nothing outside the row is read.
  */
 #ifndef ATTNMETA_AM_ROW_COPY_H
 #define ATTNMETA_AM_ROW_COPY_H
@@ -10,8 +21,86 @@
 #include "am_dialect.h"
 #include "am_step_params.h"
 
-/* A lane's share of one row, moved four units at a time (a unit is a
- * 16-byte vector with vector_rows, else one int32 in .x): all four loads
+/* How one row moves: `n` units (16-byte output vectors, or int32 elements
+ * when scalar); with AM_ROWS_REALIGNED, output vector j holds the row's
+ * elements [head + 4j, head + 4j + 4), taken from the aligned input vectors
+ * in4[j] and in4[j + 1] (past the first `shift` elements of in4[j]; only
+ * in4[j] when shift is 0). Elements outside [head, head + 4n) are the
+ * scalar edges. */
+typedef struct am_row_plan {
+  uint32_t n;
+  uint32_t head;
+  uint32_t shift;
+  const am_i32x4 *in4;
+  am_i32x4 *out4;
+} am_row_plan;
+
+/* Element index of a 16-byte boundary's offset: (address / 4) % 4. */
+AM_DEVICE uint32_t am_words_past_16(const void *ptr) {
+  return (uint32_t)(((uintptr_t)ptr / 4) % 4);
+}
+
+/* The plan of a row of `cols` int32 from in_row to out_row. */
+AM_DEVICE am_row_plan am_plan_row(const int32_t *in_row, int32_t *out_row, uint32_t cols,
+                                  int vector_rows) {
+  am_row_plan r;
+  r.head = 0;
+  r.shift = 0;
+  r.in4 = (const am_i32x4 *)(const void *)in_row;
+  r.out4 = (am_i32x4 *)(void *)out_row;
+  if (vector_rows == AM_ROWS_REALIGNED) {
+    const uint32_t in_off = am_words_past_16(in_row);
+    uint32_t head = (4 - am_words_past_16(out_row)) % 4, pad;
+    r.shift = (in_off + head) % 4;
+    /* the first input vector must not start before the row */
+    if (head < r.shift) head += 4;
+    /* with a shift the last vector also reads the next input vector */
+    pad = r.shift ? 4 - r.shift : 0;
+    r.head = head;
+    r.n = cols >= head + pad ? (cols - head - pad) / 4 : 0;
+    r.in4 = (const am_i32x4 *)(const void *)(in_row + head - r.shift);
+    r.out4 = (am_i32x4 *)(void *)(out_row + head);
+  } else {
+    r.n = vector_rows ? cols / 4 : cols;
+  }
+  return r;
+}
+
+/* Output vector j of a realigned row, from its two input vectors. */
+AM_DEVICE am_i32x4 am_realign(am_i32x4 a, am_i32x4 b, uint32_t shift) {
+  am_i32x4 v;
+  v.x = shift == 0 ? a.x : shift == 1 ? a.y : shift == 2 ? a.z : a.w;
+  v.y = shift == 0 ? a.y : shift == 1 ? a.z : shift == 2 ? a.w : b.x;
+  v.z = shift == 0 ? a.z : shift == 1 ? a.w : shift == 2 ? b.x : b.y;
+  v.w = shift == 0 ? a.w : shift == 1 ? b.x : shift == 2 ? b.y : b.z;
+  return v;
+}
+
+/* Unit j (< plan->n) of a row, loaded. */
+AM_DEVICE am_i32x4 am_load_unit(const int32_t *AM_RESTRICT row, const am_row_plan *r, uint32_t j,
+                                int vector_rows) {
+  am_i32x4 v;
+  if (vector_rows == AM_ROWS_REALIGNED) {
+    return am_realign(r->in4[j], r->in4[j + (r->shift != 0)], r->shift);
+  } else if (vector_rows) {
+    v = r->in4[j];
+  } else {
+    v.x = row[j];
+    v.y = v.z = v.w = 0;
+  }
+  return v;
+}
+
+AM_DEVICE void am_store_unit(int32_t *AM_RESTRICT row, const am_row_plan *r, uint32_t j,
+                             int vector_rows, am_i32x4 v) {
+  if (vector_rows) {
+    r->out4[j] = v;
+  } else {
+    row[j] = v.x;
+  }
+}
+
+/* A lane's share of one row, moved four units at a time: all four loads
  * are issued before any store, so each thread keeps several loads in
  * flight. Lane `lane` of `lanes` takes units c, c + lanes, c + 2 lanes and
  * c + 3 lanes (those below n) of the batch starting at unit c. Loads past
@@ -21,61 +110,61 @@ typedef struct am_row_batch {
   am_i32x4 v[4];
 } am_row_batch;
 
-/* c < n (so n >= 1). */
-AM_DEVICE am_row_batch am_load_batch(const int32_t *AM_RESTRICT row, uint32_t c, uint32_t lanes,
-                                     uint32_t n, int vector_rows) {
-  const am_i32x4 *AM_RESTRICT row4 = (const am_i32x4 *)(const void *)row;
+/* c < r->n (so n >= 1). */
+AM_DEVICE am_row_batch am_load_batch(const int32_t *AM_RESTRICT row, const am_row_plan *r,
+                                     uint32_t c, uint32_t lanes, int vector_rows) {
   am_row_batch b;
   int k;
   for (k = 0; k < 4; ++k) {
-    const uint32_t j = c + k * lanes < n ? c + k * lanes : n - 1;
-    if (vector_rows) {
-      b.v[k] = row4[j];
-    } else {
-      b.v[k].x = row[j];
-      b.v[k].y = b.v[k].z = b.v[k].w = 0;
-    }
+    const uint32_t j = c + k * lanes < r->n ? c + k * lanes : r->n - 1;
+    b.v[k] = am_load_unit(row, r, j, vector_rows);
   }
   return b;
 }
 
-AM_DEVICE void am_store_batch(int32_t *AM_RESTRICT row, uint32_t c, uint32_t lanes, uint32_t n,
-                              int vector_rows, const am_row_batch *b) {
-  am_i32x4 *AM_RESTRICT row4 = (am_i32x4 *)(void *)row;
+AM_DEVICE void am_store_batch(int32_t *AM_RESTRICT row, const am_row_plan *r, uint32_t c,
+                              uint32_t lanes, int vector_rows, const am_row_batch *b) {
   int k;
   for (k = 0; k < 4; ++k) {
-    if (c + k * lanes >= n) continue;
-    if (vector_rows) {
-      row4[c + k * lanes] = b->v[k];
-    } else {
-      row[c + k * lanes] = b->v[k].x;
-    }
+    if (c + k * lanes >= r->n) continue;
+    am_store_unit(row, r, c + k * lanes, vector_rows, b->v[k]);
   }
 }
 
-/* Units of a row of `cols` int32. */
-AM_DEVICE uint32_t am_row_units(uint32_t cols, int vector_rows) {
-  return vector_rows ? cols / 4 : cols;
-}
-
-/* Copies one block-table row of `cols` int32, lanes [0, lanes) of the
- * token's group splitting it, this lane's units from batch start `c` on
- * (its earlier ones were stored by the caller); with vector_rows a scalar
- * remainder follows the vectors (none when the indexer variant says cols is
- * a multiple of 4). */
+/* Copies one block-table row of `cols` int32 planned as `r`, lanes [0,
+ * lanes) of the token's group splitting it, this lane's units from batch
+ * start `c` on (its earlier ones were stored by the caller); the scalar
+ * elements outside the vectors follow (none when the indexer variant says
+ * the rows are aligned and cols is a multiple of 4). */
 AM_DEVICE void am_copy_row(const int32_t *AM_RESTRICT in_row, int32_t *AM_RESTRICT out_row,
-                           uint32_t cols, uint32_t lane, uint32_t lanes, int vector_rows,
-                           int variant, uint32_t c) {
+                           const am_row_plan *r, uint32_t cols, uint32_t lane, uint32_t lanes,
+                           int vector_rows, int variant, uint32_t c) {
   const int indexer = variant & AM_VARIANT_INDEXER;
-  const uint32_t n = am_row_units(cols, vector_rows);
+  const uint32_t n = r->n;
   if (variant & AM_VARIANT_ONE_LANE) { /* a plain loop compilers vectorise */
-    for (c = vector_rows ? (c < n ? c : n) * 4 : c; c < cols; ++c) out_row[c] = in_row[c];
+    if (vector_rows == AM_ROWS_REALIGNED) c = 0; /* rewriting stored values is harmless */
+    for (c = vector_rows == AM_ROWS_ALIGNED ? (c < n ? c : n) * 4 : c; c < cols; ++c)
+      out_row[c] = in_row[c];
     return;
   }
   /* whole batches without index tests */
-  if (vector_rows) {
-    const am_i32x4 *AM_RESTRICT in4 = (const am_i32x4 *)(const void *)in_row;
-    am_i32x4 *AM_RESTRICT out4 = (am_i32x4 *)(void *)out_row;
+  if (vector_rows == AM_ROWS_REALIGNED) {
+    const am_i32x4 *AM_RESTRICT in4 = r->in4;
+    am_i32x4 *AM_RESTRICT out4 = r->out4;
+    const uint32_t s = r->shift, next = s != 0;
+    for (; c + 3 * lanes < n; c += 4 * lanes) {
+      const am_i32x4 a0 = in4[c], b0 = in4[c + next], a1 = in4[c + lanes],
+                     b1 = in4[c + lanes + next], a2 = in4[c + 2 * lanes],
+                     b2 = in4[c + 2 * lanes + next], a3 = in4[c + 3 * lanes],
+                     b3 = in4[c + 3 * lanes + next];
+      out4[c] = am_realign(a0, b0, s);
+      out4[c + lanes] = am_realign(a1, b1, s);
+      out4[c + 2 * lanes] = am_realign(a2, b2, s);
+      out4[c + 3 * lanes] = am_realign(a3, b3, s);
+    }
+  } else if (vector_rows) {
+    const am_i32x4 *AM_RESTRICT in4 = r->in4;
+    am_i32x4 *AM_RESTRICT out4 = r->out4;
     for (; c + 3 * lanes < n; c += 4 * lanes) {
       const am_i32x4 a = in4[c], b = in4[c + lanes], d = in4[c + 2 * lanes],
                      e = in4[c + 3 * lanes];
@@ -95,24 +184,35 @@ AM_DEVICE void am_copy_row(const int32_t *AM_RESTRICT in_row, int32_t *AM_RESTRI
     }
   }
   if (c < n) { /* the last, partial batch */
-    const am_row_batch b = am_load_batch(in_row, c, lanes, n, vector_rows);
-    am_store_batch(out_row, c, lanes, n, vector_rows, &b);
+    const am_row_batch b = am_load_batch(in_row, r, c, lanes, vector_rows);
+    am_store_batch(out_row, r, c, lanes, vector_rows, &b);
   }
-  if (vector_rows && !indexer)
+  if (vector_rows == AM_ROWS_REALIGNED) { /* the edges: [0, head) and [head + 4n, cols) */
+    const uint32_t edges = cols - 4 * n;
+    for (c = lane; c < edges; c += lanes) {
+      const uint32_t e = c < r->head ? c : c + 4 * n;
+      out_row[e] = in_row[e];
+    }
+  } else if (vector_rows && !indexer) {
     for (c = n * 4 + lane; c < cols; c += lanes) out_row[c] = in_row[c];
+  }
 }
 
 /* Clears one row of the block-table output (a padding token's). */
 AM_DEVICE void am_zero_row(int32_t *AM_RESTRICT out_row, uint32_t cols, uint32_t lane,
                            uint32_t lanes, int vector_rows) {
   uint32_t c = lane;
-  if (vector_rows) {
-    const uint32_t nvec = cols / 4;
-    am_i32x4 *AM_RESTRICT out4 = (am_i32x4 *)(void *)out_row;
+  if (vector_rows) { /* 16-byte stores from the first aligned element on */
+    const uint32_t head = vector_rows == AM_ROWS_REALIGNED
+                              ? (4 - am_words_past_16(out_row)) % 4
+                              : 0;
+    const uint32_t nvec = cols >= head ? (cols - head) / 4 : 0;
+    am_i32x4 *AM_RESTRICT out4 = (am_i32x4 *)(void *)(out_row + head);
     am_i32x4 zero;
     zero.x = zero.y = zero.z = zero.w = 0;
     for (; c < nvec; c += lanes) out4[c] = zero;
-    c = nvec * 4 + lane;
+    for (c = lane; c < cols - 4 * nvec; c += lanes) out_row[c < head ? c : c + 4 * nvec] = 0;
+    return;
   }
   for (; c < cols; c += lanes) out_row[c] = 0;
 }

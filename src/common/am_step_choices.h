@@ -44,8 +44,11 @@ static inline void am_pick_guess(int32_t num_reqs, int32_t num_tokens, uint32_t 
  * padding, and the kernel takes it only when the first guess's request
  * fits that picture. */
 static inline void am_pick_speculation(am_step_params *p) {
+  static const int32_t first_batch_cols[] = {1, 4, AM_REALIGN_MIN_COLS}; /* by AM_ROWS_* */
   p->speculate = 0;
-  if (!p->block_table_out || p->cols < (p->vector_rows ? 4 : 1)) return;
+  if (!p->block_table_out || p->vector_rows < 0 || p->vector_rows > AM_ROWS_REALIGNED ||
+      p->cols < first_batch_cols[p->vector_rows])
+    return;
   p->speculate = AM_SPECULATE_SECOND;
   if (am_equal_split_likely(p->num_reqs, p->num_tokens)) p->speculate |= AM_SPECULATE_FIRST;
 }
@@ -73,7 +76,8 @@ static inline int32_t am_pick_variant(const am_step_params *p) {
   if (p->stage || p->positions || p->slot_mapping || p->global_seq_lens_out ||
       p->dcp_world_size > 1)
     return AM_VARIANT_FULL;
-  if (p->token_to_req && p->seq_lens_out && p->block_table_out && p->vector_rows &&
+  if (p->token_to_req && p->seq_lens_out && p->block_table_out &&
+      p->vector_rows == AM_ROWS_ALIGNED &&
       p->cols % 4 == 0 && p->decode_lens_out && p->req_indices_out && p->per_req_lens_out &&
       !p->error_word)
     return AM_VARIANT_INDEXER;

@@ -80,13 +80,17 @@ AM_DEVICE void am_token_scalars(const am_step_params *p, int variant, uint32_t t
 }
 
 /* What a token speculates on guessed request g (< R): this lane's first
- * batch of g's block-table row, returned, and g's length, into *len. */
+ * batch of g's block-table row copied to token t's row, returned, and g's
+ * length, into *len. */
 AM_DEVICE am_row_batch am_load_guessed_row(const am_step_params *p,
                                            const int32_t *AM_RESTRICT seq_lens, uint32_t g,
-                                           uint32_t lane, uint32_t lanes, uint32_t units,
+                                           uint32_t t, uint32_t lane, uint32_t lanes,
                                            int vector_rows, int32_t *len) {
-  const am_row_batch b = am_load_batch(p->block_table + (int64_t)g * p->block_table_stride,
-                                       lane, lanes, units, vector_rows);
+  const int32_t *in_row = p->block_table + (int64_t)g * p->block_table_stride;
+  const am_row_plan r = am_plan_row(
+      in_row, p->block_table_out + (int64_t)t * p->block_table_out_stride, (uint32_t)p->cols,
+      vector_rows);
+  const am_row_batch b = am_load_batch(in_row, &r, lane, lanes, vector_rows);
   if (seq_lens) *len = seq_lens[g];
   return b;
 }
@@ -104,6 +108,33 @@ AM_DEVICE void am_check_request(const int32_t *AM_RESTRICT qsl,
   }
 }
 
+/* The tails [T, C) of the capacity-long outputs: seq_lens_out = 0 (16-byte
+ * stores where aligned), slot_mapping = -1. They depend on no input, so an
+ * early-started kernel clears them before it waits for the kernel ahead. */
+AM_DEVICE void am_clear_tails(const am_step_params *p, int variant, uint32_t rgid,
+                              uint32_t gstride) {
+  const uint32_t num_tokens = (uint32_t)p->num_tokens;
+  uint32_t i;
+  if (AM_WANTS(variant, p->seq_lens_out)) {
+    const uint32_t vb = (uint32_t)p->tail_vec_begin, ve = (uint32_t)p->tail_vec_end;
+    const uint32_t nvec = (ve - vb) / 4, head = vb - num_tokens;
+    const uint32_t items = nvec + head + ((uint32_t)p->capacity - ve);
+    am_i32x4 *AM_RESTRICT tail4 = (am_i32x4 *)(void *)(p->seq_lens_out + vb);
+    am_i32x4 zero;
+    zero.x = zero.y = zero.z = zero.w = 0;
+    for (i = rgid; i < items; i += gstride) {
+      if (i < nvec) {
+        tail4[i] = zero;
+      } else {
+        const uint32_t j = i - nvec; /* the few elements before and after the vectors */
+        p->seq_lens_out[j < head ? num_tokens + j : ve + (j - head)] = 0;
+      }
+    }
+  }
+  if (AM_WANTS_FULL(variant, p->slot_mapping))
+    for (i = num_tokens + rgid; i < (uint32_t)p->capacity; i += gstride) p->slot_mapping[i] = -1;
+}
+
 /* stage: block-shared scratch of am_step_stage_words(p) int32 (may be NULL
  * when p->stage is 0). `variant` (AM_VARIANT_*) is a compile-time constant
  * in each GPU kernel, so the tests it settles vanish from the machine code;
@@ -119,6 +150,7 @@ AM_DEVICE void am_check_request(const int32_t *AM_RESTRICT qsl,
  * tokens, finish sooner on small steps. */
 AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stage, int variant) {
   const int full = variant & AM_VARIANT_FULL;
+  const int early = variant & AM_VARIANT_EARLY_START;
   const uint32_t num_reqs = (uint32_t)p->num_reqs;
   const uint32_t num_tokens = (uint32_t)p->num_tokens;
   const uint32_t last = am_wrapping_sub(num_reqs, 1); /* used only when num_reqs > 0 */
@@ -126,13 +158,21 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
   const uint32_t rgid = gstride - 1 - (th.block * th.block_dim + th.thread);
   const uint32_t token_stride = th.grid_dim * th.groups;
   const uint32_t cols = (uint32_t)p->cols;
-  const int vector_rows = (variant & AM_VARIANT_INDEXER) || p->vector_rows;
+  const int vector_rows = (variant & AM_VARIANT_INDEXER) ? AM_ROWS_ALIGNED : p->vector_rows;
   int32_t *const error_word = (variant & AM_VARIANT_INDEXER) ? (int32_t *)0 : p->error_word;
   const int32_t *AM_RESTRICT qsl = p->qsl;
   const int32_t *AM_RESTRICT seq_lens = p->seq_lens;
   int32_t flags = 0;
   int32_t total;
   uint32_t actual, mapped, i, t;
+
+  if (early) { /* nothing before the wait reads an input */
+    am_clear_tails(p, variant, rgid, gstride);
+    AM_WAIT_FOR_PRIOR_KERNELS();
+    /* only now: a next kernel started early clears its tails while this
+     * one runs, never while the kernel ahead of this one still does */
+    AM_LET_NEXT_KERNEL_START();
+  }
 
   if (full && p->stage) { /* block-uniform: every thread reaches the barrier */
     for (i = th.thread; i <= num_reqs; i += th.block_dim) stage[i] = qsl[i];
@@ -163,10 +203,8 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
       uint32_t g = am_guess_req(t, p->guess_mul, p->guess_shift, last);
       int32_t gs = qsl[g], ge = qsl[g + 1];
       int spec = p->speculate & AM_SPECULATE_FIRST;
-      if (spec)
-        pre = am_load_guessed_row(p, seq_lens, g, th.lane, th.lanes,
-                                  am_row_units(cols, vector_rows), vector_rows, &pre_len);
-      if (AM_UNLIKELY((int32_t)t < total && !(gs <= (int32_t)t && (int32_t)t < ge))) {
+      if (spec) pre = am_load_guessed_row(p, seq_lens, g, t, th.lane, th.lanes, vector_rows, &pre_len);
+      if ((int32_t)t < total && !(gs <= (int32_t)t && (int32_t)t < ge)) {
         /* speculate again only where the first guess's request looks like
          * one of R equal ones making up the total (padding after an equal
          * split); elsewhere the second guess is seldom right */
@@ -177,8 +215,7 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
         gs = qsl[g];
         ge = qsl[g + 1];
         if (spec)
-        pre = am_load_guessed_row(p, seq_lens, g, th.lane, th.lanes,
-                                  am_row_units(cols, vector_rows), vector_rows, &pre_len);
+          pre = am_load_guessed_row(p, seq_lens, g, t, th.lane, th.lanes, vector_rows, &pre_len);
       }
       span = am_find_req(qsl, num_reqs, t, total, g, gs, ge);
       pre_hit = spec && (uint32_t)span.req == g;
@@ -187,13 +224,14 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
     if (AM_WANTS(variant, p->block_table_out)) {
       int32_t *out_row = p->block_table_out + (int64_t)t * p->block_table_out_stride;
       if (valid) {
+        const int32_t *in_row = p->block_table + (int64_t)span.req * p->block_table_stride;
+        const am_row_plan plan = am_plan_row(in_row, out_row, cols, vector_rows);
         uint32_t c = th.lane;
         if (pre_hit) { /* the speculated batch is this row's: store it */
-          am_store_batch(out_row, c, th.lanes, am_row_units(cols, vector_rows), vector_rows, &pre);
+          am_store_batch(out_row, &plan, c, th.lanes, vector_rows, &pre);
           c += 4 * th.lanes;
         }
-        am_copy_row(p->block_table + (int64_t)span.req * p->block_table_stride, out_row, cols,
-                    th.lane, th.lanes, vector_rows, variant, c);
+        am_copy_row(in_row, out_row, &plan, cols, th.lane, th.lanes, vector_rows, variant, c);
       } else {
         am_zero_row(out_row, cols, th.lane, th.lanes, vector_rows);
       }
@@ -204,25 +242,9 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
       am_dsv4_token(p, t, valid, span, seq_len, th.lane, th.lanes, &flags);
   }
 
-  /* 2. tail [T, C) of the capacity-long outputs */
-  if (AM_WANTS(variant, p->seq_lens_out)) {
-    const uint32_t vb = (uint32_t)p->tail_vec_begin, ve = (uint32_t)p->tail_vec_end;
-    const uint32_t nvec = (ve - vb) / 4, head = vb - num_tokens;
-    const uint32_t items = nvec + head + ((uint32_t)p->capacity - ve);
-    am_i32x4 *AM_RESTRICT tail4 = (am_i32x4 *)(void *)(p->seq_lens_out + vb);
-    am_i32x4 zero;
-    zero.x = zero.y = zero.z = zero.w = 0;
-    for (i = rgid; i < items; i += gstride) {
-      if (i < nvec) {
-        tail4[i] = zero;
-      } else {
-        const uint32_t j = i - nvec; /* the few elements before and after the vectors */
-        p->seq_lens_out[j < head ? num_tokens + j : ve + (j - head)] = 0;
-      }
-    }
-  }
-  if (AM_WANTS_FULL(variant, p->slot_mapping))
-    for (i = num_tokens + rgid; i < (uint32_t)p->capacity; i += gstride) p->slot_mapping[i] = -1;
+  /* 2. tail [T, C) of the capacity-long outputs (seq_lens_out and
+   * slot_mapping already cleared, when early) */
+  if (!early) am_clear_tails(p, variant, rgid, gstride);
   if (variant & AM_VARIANT_DSV4)
     for (i = num_tokens + rgid; i < (uint32_t)p->capacity; i += gstride) am_dsv4_tail(p, i);
 

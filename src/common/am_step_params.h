@@ -98,7 +98,7 @@ typedef struct am_step_params {
   int32_t dcp_interleave;
 
   /* schedule, chosen on the host; the body is correct for any values */
-  int32_t vector_rows;     /* 1: rows move as 16-byte vectors (pointers and strides allow it) */
+  int32_t vector_rows;     /* AM_ROWS_*: how block-table rows move (am_row_copy.h) */
   int32_t stage;           /* 1: boundaries (and seq_lens) staged in shared memory */
   int32_t variant;         /* AM_VARIANT_*: which compiled kernel runs the step */
 
@@ -111,6 +111,19 @@ typedef struct am_step_params {
   am_wide_rows swa;   /* section 7 (ratio unused) */
   am_wide_rows c128a; /* section 8 */
 } am_step_params;
+
+/* How block-table rows move (am_step_params.vector_rows). */
+enum {
+  AM_ROWS_SCALAR = 0,   /* one int32 at a time */
+  AM_ROWS_ALIGNED = 1,  /* 16-byte vectors: both tables' pointers and strides allow them */
+  AM_ROWS_REALIGNED = 2 /* 16-byte vectors over each row's aligned middle, any start and
+                           stride (rows of at least AM_REALIGN_MIN_COLS columns) */
+};
+
+/* The shortest row that holds a realigned vector whatever its start and
+ * its output's start (at most 7 edge elements before and after the
+ * vectors, am_plan_row), so a speculated first batch always exists. */
+#define AM_REALIGN_MIN_COLS 11
 
 /* Speculation bits (am_step_params.speculate). */
 enum {
@@ -136,7 +149,12 @@ enum {
   AM_VARIANT_ONE_LANE = 4,
   /* full, and the DeepSeek-V3.2/V4 products (compressed slots, SWA and
    * C128A rows) may be wanted */
-  AM_VARIANT_DSV4 = 8
+  AM_VARIANT_DSV4 = 8,
+  /* launched to start before the kernel ahead of it on the stream ends
+   * (ATTNMETA_LAUNCH_EARLY_START): the tails are cleared first, then the
+   * body waits for that kernel before reading any input; combines with
+   * the others */
+  AM_VARIANT_EARLY_START = 16
 };
 
 /* The launch shape the host picked for one step: blocks of lanes x groups

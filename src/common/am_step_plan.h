@@ -16,6 +16,20 @@
 #include "am_step_translate.h"
 #include "attnmeta/attnmeta.h"
 
+/* The kernel's special paths, each switched off by its name in the
+ * environment variable ATTNMETA_PATHS_OFF (comma-separated, read when a
+ * context opens), so that `bench/paths_ab.sh` can show what each one wins
+ * on a GPU against the same build without it. Results never change: each
+ * path only replaces work by equivalent work. Not for production use. */
+enum {
+  AM_PATH_SPECULATE_FIRST = 1 << 0,  /* "speculate_first": row + length on the first guess */
+  AM_PATH_SPECULATE_SECOND = 1 << 1, /* "speculate_second": the same on the second guess */
+  AM_PATH_INDEXER_VARIANT = 1 << 2,  /* "indexer_variant": the compiled-in indexer product set */
+  AM_PATH_REALIGN = 1 << 3,          /* "realign": 16-byte copies of unaligned rows */
+  AM_PATH_TAIL_VECTORS = 1 << 4,     /* "tail_vectors": 16-byte stores of the seq_lens tail */
+  AM_PATH_ALIGNED_ROWS = 1 << 5      /* "aligned_rows": 16-byte copies of aligned rows */
+};
+
 #define AM_DEFAULT_GPU_BLOCK 256
 #define AM_WIDE_ROW_BLOCK 320
 #define AM_WARP_LANES 32
@@ -49,8 +63,9 @@ static inline int am_wide_aligned(const am_wide_rows *w) {
  * vectors, whether boundaries are staged, and the grid. `is_cpu`: the CPU
  * backend (one thread per block); `processors`: the device's multiprocessor
  * count, which bounds the automatic grid. */
-static inline am_launch_shape am_plan_launch(const attnmeta_launch_config *cfg, int is_cpu,
-                                             int processors, am_step_params *p) {
+static inline am_launch_shape am_plan_launch_paths(const attnmeta_launch_config *cfg,
+                                                   int is_cpu, int processors, unsigned off,
+                                                   am_step_params *p) {
   const int aligned = ((uintptr_t)p->block_table % 16) == 0 &&
                       ((uintptr_t)p->block_table_out % 16) == 0 &&
                       p->block_table_stride % 4 == 0 && p->block_table_out_stride % 4 == 0;
@@ -58,13 +73,24 @@ static inline am_launch_shape am_plan_launch(const attnmeta_launch_config *cfg, 
   am_launch_shape shape;
   int64_t units, want, work_blocks;
 
-  p->vector_rows = aligned && cfg->vector != 0;
+  /* Rows that are not all 16-byte aligned are realigned in registers when
+   * long enough to hold a vector (a column slice of a wider table, an odd
+   * stride); on the CPU backend one thread copies a row with a plain loop,
+   * for which the choice makes no difference. */
+  if (cfg->vector == 0 || p->cols == 0)
+    p->vector_rows = AM_ROWS_SCALAR;
+  else if (aligned)
+    p->vector_rows = (off & AM_PATH_ALIGNED_ROWS) ? AM_ROWS_SCALAR : AM_ROWS_ALIGNED;
+  else
+    p->vector_rows = p->cols >= AM_REALIGN_MIN_COLS && !(off & AM_PATH_REALIGN)
+                         ? AM_ROWS_REALIGNED
+                         : AM_ROWS_SCALAR;
   /* Enough lanes that each moves its share of a row in one batch of four
    * loads in flight: a power of two up to a warp (so groups pack into
    * warps), whole warps beyond. Wide rows then get about 320 threads a
    * block (measured on the H200: 128 x 2 x 2560 in 2.53 us instead of 2.86
    * with two batches per lane; 65 columns in 2.54 instead of 2.73). */
-  units = p->vector_rows ? am_ceil_div(p->cols, 4) : p->cols;
+  units = p->vector_rows != AM_ROWS_SCALAR ? am_ceil_div(p->cols, 4) : p->cols;
   p->swa.vector = am_wide_aligned(&p->swa) && cfg->vector != 0;
   p->c128a.vector = am_wide_aligned(&p->c128a) && cfg->vector != 0;
   /* wide rows take four entries a unit, vectors or not */
@@ -92,8 +118,13 @@ static inline am_launch_shape am_plan_launch(const attnmeta_launch_config *cfg, 
   am_pick_guess(p->num_reqs, p->num_tokens, &p->guess_mul, &p->guess_shift);
   am_pick_speculation(p);
   if (is_cpu) p->speculate = 0; /* hides GPU memory latency; on a CPU only extra work */
+  if (off & AM_PATH_SPECULATE_FIRST) p->speculate &= ~AM_SPECULATE_FIRST;
+  if (off & AM_PATH_SPECULATE_SECOND) p->speculate &= ~AM_SPECULATE_SECOND;
   p->variant = am_pick_variant(p);
+  if ((off & AM_PATH_INDEXER_VARIANT) && p->variant == AM_VARIANT_INDEXER)
+    p->variant = AM_VARIANT_LEAN;
   am_pick_tail(p);
+  if (off & AM_PATH_TAIL_VECTORS) p->tail_vec_begin = p->tail_vec_end = p->capacity;
 
   work_blocks = am_max64(am_ceil_div(p->num_tokens, shape.groups),
                          am_ceil_div((int64_t)p->capacity - p->num_tokens, block * 4));
@@ -109,6 +140,12 @@ static inline am_launch_shape am_plan_launch(const attnmeta_launch_config *cfg, 
     shape.grid = am_clamp64(work_blocks, 1, (int64_t)processors * 32);
   }
   return shape;
+}
+
+/* The plan with every special path on (no ATTNMETA_PATHS_OFF switch). */
+static inline am_launch_shape am_plan_launch(const attnmeta_launch_config *cfg, int is_cpu,
+                                             int processors, am_step_params *p) {
+  return am_plan_launch_paths(cfg, is_cpu, processors, 0u, p);
 }
 
 #endif /* ATTNMETA_AM_STEP_PLAN_H */

@@ -63,7 +63,7 @@ AM_DEVICE am_req_span am_find_req(const int32_t *AM_RESTRICT qsl, uint32_t num_r
   const am_req_span guess = am_make_span((int32_t)g, gs, ge);
   uint32_t lo = 0, hi = last, mid;
   if ((int32_t)t >= total) return am_make_span((int32_t)last, 0, 0);
-  if (AM_LIKELY(am_span_holds(guess, t))) return guess;
+  if (am_span_holds(guess, t)) return guess;
   if (gs > (int32_t)t) {
     hi = g > 0 ? g - 1 : 0;
   } else {

@@ -85,6 +85,7 @@ static attnmeta_status open_on(attnmeta_context *ctx, attnmeta_backend kind, int
   ctx->table = table;
   ctx->processors = table->processor_count(ctx->state);
   ctx->config = attnmeta_launch_config_default();
+  ctx->paths_off = am_paths_off(getenv("ATTNMETA_PATHS_OFF"));
   return ATTNMETA_OK;
 }
 

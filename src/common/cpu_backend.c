@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "am_backend.h"
 #include "am_step_kernel.h"
@@ -259,6 +260,20 @@ static int cpu_copy_device(void *state, void *dst, const void *src, size_t bytes
   return ATTNMETA_OK;
 }
 
+/* The largest data cache the C library reports (glibc's sysconf names);
+ * 0 when it reports none. */
+static int64_t cpu_cache_bytes(void *state) {
+  long n = 0;
+  (void)state;
+#if defined(_SC_LEVEL3_CACHE_SIZE)
+  n = sysconf(_SC_LEVEL3_CACHE_SIZE);
+#endif
+#if defined(_SC_LEVEL2_CACHE_SIZE)
+  if (n <= 0) n = sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
+  return n > 0 ? (int64_t)n : 0;
+}
+
 static const am_backend_table cpu_table = {
     AM_BACKEND_ABI, sizeof(am_backend_table), "cpu", "host",
     cpu_device_count, cpu_open, cpu_close, cpu_launch_step, cpu_alloc, cpu_release, cpu_copy,
@@ -268,7 +283,7 @@ static const am_backend_table cpu_table = {
     cpu_event_elapsed, cpu_capture_begin, cpu_capture_end, cpu_graph_node_count,
     cpu_graph_instantiate, cpu_graph_launch, cpu_graph_destroy, cpu_launch_empty, cpu_copy_device,
     /* appended */
-    cpu_launch_topk,
+    cpu_launch_topk, cpu_cache_bytes,
 };
 
 const am_backend_table *am_cpu_backend(void) { return &cpu_table; }

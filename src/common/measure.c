@@ -372,3 +372,11 @@ attnmeta_status attnmeta_measure_copy(attnmeta_context *ctx, size_t bytes, int i
   if (dst) (void)t->release(ctx->state, dst, s.msg, sizeof s.msg);
   return session_close(&s, st);
 }
+
+attnmeta_status attnmeta_measure_cache_bytes(attnmeta_context *ctx, int64_t *bytes) {
+  if (!ctx) return ATTNMETA_ERR_INVALID_CONTEXT;
+  if (!bytes) return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER, "bytes is NULL");
+  /* an appended member: 0 (unknown) for a module without it */
+  *bytes = am_backend_has(ctx->table, cache_bytes) ? ctx->table->cache_bytes(ctx->state) : 0;
+  return am_succeed(ctx);
+}

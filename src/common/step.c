@@ -202,6 +202,10 @@ static attnmeta_status check_step(attnmeta_context *ctx, const attnmeta_step *s)
   attnmeta_status st;
   size_t i;
 
+  if (s->launch_flags & ~(uint32_t)ATTNMETA_LAUNCH_EARLY_START)
+    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                   "launch_flags (0x%x) has bits no ATTNMETA_LAUNCH_* flag defines",
+                   (unsigned)s->launch_flags);
   if (!s->query_start_loc)
     return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER, "query_start_loc is NULL");
   if (s->num_reqs < 0 || s->num_tokens < 0 || s->capacity < 0)
@@ -267,6 +271,30 @@ static attnmeta_status check_step(attnmeta_context *ctx, const attnmeta_step *s)
   return am_check_overlaps(ctx, s);
 }
 
+unsigned am_paths_off(const char *names) {
+  static const struct {
+    const char *name;
+    unsigned bit;
+  } paths[] = {{"speculate_first", AM_PATH_SPECULATE_FIRST},
+               {"speculate_second", AM_PATH_SPECULATE_SECOND},
+               {"indexer_variant", AM_PATH_INDEXER_VARIANT},
+               {"realign", AM_PATH_REALIGN},
+               {"tail_vectors", AM_PATH_TAIL_VECTORS},
+               {"aligned_rows", AM_PATH_ALIGNED_ROWS}};
+  unsigned off = 0;
+  size_t i;
+  if (!names) return 0;
+  for (i = 0; i < sizeof paths / sizeof paths[0]; ++i) {
+    const size_t n = strlen(paths[i].name);
+    const char *at = names;
+    while ((at = strstr(at, paths[i].name)) != NULL) {
+      if ((at == names || at[-1] == ',') && (at[n] == '\0' || at[n] == ',')) off |= paths[i].bit;
+      at += n;
+    }
+  }
+  return off;
+}
+
 static int has_work(const am_step_params *p) {
   return p->token_to_req || p->seq_lens_out || p->global_seq_lens_out || p->block_table_out ||
          p->decode_lens_out || p->req_indices_out || p->per_req_lens_out || p->positions ||
@@ -287,8 +315,11 @@ attnmeta_status attnmeta_build_step(attnmeta_context *ctx, const attnmeta_step *
   if (status != ATTNMETA_OK) return status;
   params = am_params_of(&full);
   if (!has_work(&params)) return am_succeed(ctx);
-  shape = am_plan_launch(&ctx->config, ctx->kind == ATTNMETA_BACKEND_CPU, ctx->processors,
-                         &params);
+  shape = am_plan_launch_paths(&ctx->config, ctx->kind == ATTNMETA_BACKEND_CPU,
+                               ctx->processors, ctx->paths_off, &params);
+  /* every backend runs the early-start body (tails first; the wait is a
+   * no-op where the launch cannot start early): the same bytes */
+  if (full.launch_flags & ATTNMETA_LAUNCH_EARLY_START) params.variant |= AM_VARIANT_EARLY_START;
   status = (attnmeta_status)ctx->table->launch_step(ctx->state, &params, &shape, stream,
                                                     am_message(ctx), AM_MESSAGE_SIZE);
   return status == ATTNMETA_OK ? am_succeed(ctx) : status;

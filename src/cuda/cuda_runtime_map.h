@@ -65,6 +65,42 @@ static inline int am_rt_kernel_loadable(const void *kernel) {
   return cudaFuncGetAttributes(&attr, kernel) == cudaSuccess;
 }
 
+static inline int64_t am_rt_cache_bytes(int device) {
+  int n = 0;
+  if (cudaDeviceGetAttribute(&n, cudaDevAttrL2CacheSize, device) != cudaSuccess) n = 0;
+  return n > 0 ? (int64_t)n : 0;
+}
+
+/* Whether `device` can start a kernel before the kernel ahead of it on the
+ * stream has finished (programmatic dependent launch: compute capability
+ * 9.0 and later). */
+static inline int am_rt_supports_early_start(int device) {
+  int major = 0;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess)
+    return 0;
+  return major >= 9;
+}
+
+/* Launches kernel(arg) allowed to start before the kernel ahead of it on
+ * `s` ends (programmatic stream serialisation); the kernel waits on the
+ * device (AM_WAIT_FOR_PRIOR_KERNELS) before reading what that kernel
+ * writes. Captured into a graph, the edge becomes a programmatic one. */
+template <typename Arg>
+static inline am_rt_error am_rt_launch_early(void (*kernel)(Arg), dim3 grid, dim3 block,
+                                             size_t shared, am_rt_stream s, Arg arg) {
+  cudaLaunchConfig_t config = {};
+  cudaLaunchAttribute attr[1] = {};
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = shared;
+  config.stream = s;
+  config.attrs = attr;
+  config.numAttrs = 1;
+  return cudaLaunchKernelEx(&config, kernel, arg);
+}
+
 /* Which of the module's code the driver runs on `device`, written after
  * the architecture in the device name: machine code (SASS) of the same
  * major version and the highest minor not above the device's, else the

@@ -42,6 +42,11 @@ static inline int am_rt_processor_count(int device) {
   if (hipGetDeviceProperties(&prop, device) != hipSuccess) return 1;
   return prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1;
 }
+/* No cache size to read. */
+static inline int64_t am_rt_cache_bytes(int device) {
+  (void)device;
+  return 0;
+}
 /* No gcnArchName: the "architecture" is the emulation itself. */
 static inline void am_rt_arch_name(int device, char *buf, size_t size) {
   (void)device;
@@ -100,6 +105,12 @@ static inline int am_rt_processor_count(int device) {
   int n = 0;
   if (hipDeviceGetAttribute(&n, hipDeviceAttributeMultiprocessorCount, device) != hipSuccess) n = 1;
   return n > 0 ? n : 1;
+}
+
+static inline int64_t am_rt_cache_bytes(int device) {
+  int n = 0;
+  if (hipDeviceGetAttribute(&n, hipDeviceAttributeL2CacheSize, device) != hipSuccess) n = 0;
+  return n > 0 ? (int64_t)n : 0;
 }
 
 static inline void am_rt_arch_name(int device, char *buf, size_t size) {
@@ -167,6 +178,19 @@ static inline void am_rt_device_name(int device, char *buf, size_t size) {
 static inline int am_rt_kernel_loadable(const void *kernel) {
   hipFuncAttributes attr;
   return hipFuncGetAttributes(&attr, kernel) == hipSuccess;
+}
+
+/* No early start here: ATTNMETA_LAUNCH_EARLY_START launches as usual. */
+static inline int am_rt_supports_early_start(int device) {
+  (void)device;
+  return 0;
+}
+
+template <typename Arg>
+static inline am_rt_error am_rt_launch_early(void (*kernel)(Arg), dim3 grid, dim3 block,
+                                             size_t shared, am_rt_stream s, Arg arg) {
+  AM_RT_LAUNCH(kernel, grid, block, shared, s, arg);
+  return hipGetLastError();
 }
 
 /* The module holds code objects for its targets only: nothing to add. */

@@ -102,7 +102,7 @@ expect 2 "attnmeta step: --show: 0 is out of range" step --show 0
 expect 2 "attnmeta bench: --repeats: 'many' is not a whole number" bench --repeats many
 expect 2 "attnmeta bench: --repeats: 0 is out of range" bench --repeats 0
 expect 2 "attnmeta bench: --steps: 99999999999 is out of range" bench --steps 99999999999
-expect 2 "attnmeta bench: --sets: 9 is out of range" bench --sets 9
+expect 2 "attnmeta bench: --sets: 129 is out of range" bench --sets 129
 expect 2 "attnmeta bench: --target-ms: 'fast' is not a number" bench --target-ms fast
 expect 2 "attnmeta bench: --target-ms: -1 is out of range" bench --target-ms -1
 expect 2 "attnmeta bench: --target-ms: 'inf' is not a finite number" bench --target-ms inf
@@ -110,6 +110,11 @@ expect 2 "attnmeta bench: --target-ms: 'nan' is not a finite number" bench --tar
 expect 2 "attnmeta bench: --copy-bytes: '1e9' is not a whole number" bench --copy-bytes 1e9
 expect 2 "attnmeta bench: --case: no case named 'nope'" bench --case nope
 expect 2 "attnmeta bench: option --quick takes no value" bench --quick=1
+expect 2 "attnmeta bench: option --warm-only takes no value" bench --warm-only=1
+expect 2 "attnmeta bench: --cold-cache-bytes: 0 is out of range" bench --cold-cache-bytes 0
+expect 2 "attnmeta bench: --cold-cache-bytes: '4M' is not a whole number" bench --cold-cache-bytes 4M
+expect 0 "--warm-only +no cold figures" bench --help
+also_check "bench --help documents --cold-cache-bytes" grep -q -- "--cold-cache-bytes N" "$work/out"
 
 # ---- one launch-config parser for bench and conformance ----
 for cmd in bench conformance; do

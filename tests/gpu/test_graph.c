@@ -13,7 +13,9 @@
  * total to the library), and every output is poisoned. After each replay all
  * outputs, and the entries that must stay unwritten, are compared with a
  * naive reference. The captured graphs are also counted: one kernel node for
- * each library call.
+ * each library call. Everything runs twice: as ordinary launches, then
+ * with the step started early (ATTNMETA_LAUNCH_EARLY_START: in the graph,
+ * a programmatic edge from the token map's kernel to the step's).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +69,8 @@ static const config configs[] = {
     {"block1024_grid3_stage1_vector1_lanes4", {1024, 3, 1, 1, 4}},
     {"block64_lanes1", {64, 0, -1, -1, 1}},
 };
+
+#define NCONFIGS ((int)(sizeof configs / sizeof configs[0]))
 
 static void qsl_of(const variant *v, int32_t *qsl) {
   int r;
@@ -122,7 +126,7 @@ static void check_kernel_nodes(cudaGraph_t graph, size_t want, const char *what)
 int main(void) {
   attnmeta_context *ctx;
   cudaStream_t stream;
-  int d, c, v, r, col;
+  int d, k, v, r, col;
   amg_require_device(NAME);
   ctx = amg_open_cuda(NAME);
   printf("%s: %s\n", NAME, attnmeta_context_device_name(ctx));
@@ -149,26 +153,30 @@ int main(void) {
     d_seq = amg_upload(seq_lens, sizeof seq_lens);
     d_table = amg_upload(table, sizeof table);
 
-    for (c = 0; c < (int)(sizeof configs / sizeof configs[0]); c++) {
-      const attnmeta_step step = amg_step_of(&shape, d_qsl, d_seq, d_table, &dev);
-      char what[160];
+    /* every launch config, then each again with the step started early */
+    for (k = 0; k < 2 * NCONFIGS; k++) {
+      const int c = k % NCONFIGS, early = k / NCONFIGS;
+      attnmeta_step step = amg_step_of(&shape, d_qsl, d_seq, d_table, &dev);
+      char what[160], name[80];
       cudaGraph_t graph;
       cudaGraphExec_t exec = NULL;
       attnmeta_status st = attnmeta_set_launch_config(ctx, &configs[c].config);
       if (!AMG_CHECK(st == ATTNMETA_OK, "set_launch_config %s: %s", configs[c].name,
                      attnmeta_last_error(ctx)))
         continue;
+      step.launch_flags = early ? ATTNMETA_LAUNCH_EARLY_START : 0;
+      snprintf(name, sizeof name, "%s%s", configs[c].name, early ? "+early_start" : "");
 
-      snprintf(what, sizeof what, "%s/%s/token_map_only", dcps[d].name, configs[c].name);
+      snprintf(what, sizeof what, "%s/%s/token_map_only", dcps[d].name, name);
       graph = capture(ctx, stream, &step, CALL_MAP, what);
       check_kernel_nodes(graph, 1, what);
       if (graph) cudaGraphDestroy(graph);
-      snprintf(what, sizeof what, "%s/%s/step_only", dcps[d].name, configs[c].name);
+      snprintf(what, sizeof what, "%s/%s/step_only", dcps[d].name, name);
       graph = capture(ctx, stream, &step, CALL_STEP, what);
       check_kernel_nodes(graph, 1, what);
       if (graph) cudaGraphDestroy(graph);
 
-      snprintf(what, sizeof what, "%s/%s/token_map+step", dcps[d].name, configs[c].name);
+      snprintf(what, sizeof what, "%s/%s/token_map+step", dcps[d].name, name);
       graph = capture(ctx, stream, &step, CALL_MAP | CALL_STEP, what);
       check_kernel_nodes(graph, 2, what);
       if (!graph || !AMG_CUDA(cudaGraphInstantiate(&exec, graph, 0))) {
@@ -176,7 +184,7 @@ int main(void) {
         continue;
       }
       for (v = 0; v < NV; v++) {
-        snprintf(what, sizeof what, "%s/%s/replay %d %s", dcps[d].name, configs[c].name, v,
+        snprintf(what, sizeof what, "%s/%s/replay %d %s", dcps[d].name, name, v,
                  variants[v].name);
         /* The new split reaches the graph through device memory alone. */
         AMG_CUDA(cudaMemcpyAsync(d_qsl, d_variants + v * (R + 1), sizeof(int32_t) * (R + 1),

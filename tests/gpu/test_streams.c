@@ -14,6 +14,8 @@
  *    ran on another stream fails this (the host function gives up after 10 s,
  *    so a wrong library cannot hang the test).
  * 3. The same as 1 from two host threads, each opening its own context.
+ * 1 and 2 run again with every step started early
+ * (ATTNMETA_LAUNCH_EARLY_START), on poisoned outputs.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -38,6 +40,7 @@ typedef struct lane {
   int32_t *h_qsl[SETS], *h_seq[SETS], *h_table;
   int32_t *d_qsl[SETS], *d_seq[SETS], *d_table;
   amg_outputs dev[SETS];
+  uint32_t launch_flags; /* attnmeta_step.launch_flags of every step */
 } lane;
 
 /* Inputs of every set (totals <= T, every position inside the table),
@@ -87,8 +90,9 @@ static void lane_free(lane *l) {
 }
 
 static attnmeta_status lane_enqueue(lane *l, int set) {
-  const attnmeta_step step =
+  attnmeta_step step =
       amg_step_of(&l->shape, l->d_qsl[set], l->d_seq[set], l->d_table, &l->dev[set]);
+  step.launch_flags = l->launch_flags;
   return attnmeta_build_step(l->ctx, &step, l->stream);
 }
 
@@ -270,6 +274,7 @@ static void threaded(void) {
 int main(void) {
   attnmeta_context *ca, *cb;
   lane a, b;
+  int i;
   amg_require_device(NAME);
   ca = amg_open_cuda(NAME);
   cb = amg_open_cuda(NAME);
@@ -281,6 +286,17 @@ int main(void) {
   interleaved(&a, &b);
   held_stream(&a, &b);
   held_stream(&b, &a);
+  /* again with every step started early (ATTNMETA_LAUNCH_EARLY_START): each
+   * step may start while the one ahead of it on its stream still runs */
+  a.name = "A(R6,T40,cols9)+early_start";
+  b.name = "B(R11,T100,cols70,dcp2)+early_start";
+  a.launch_flags = b.launch_flags = ATTNMETA_LAUNCH_EARLY_START;
+  for (i = 0; i < SETS; i++) {
+    amg_poison_async(&a.dev[i], &a.z, a.stream);
+    amg_poison_async(&b.dev[i], &b.z, b.stream);
+  }
+  interleaved(&a, &b);
+  held_stream(&a, &b);
 
   lane_free(&a);
   lane_free(&b);

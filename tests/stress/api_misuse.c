@@ -329,6 +329,7 @@ static void measure_cases(void) {
   attnmeta_eager_timing e;
   attnmeta_empty_timing z;
   attnmeta_copy_timing c;
+  int64_t cache = -1;
   const attnmeta_status NUL = ATTNMETA_ERR_NULL_POINTER, INV = ATTNMETA_ERR_INVALID_ARGUMENT,
                         CTX = ATTNMETA_ERR_INVALID_CONTEXT;
   ST_EXPECT(attnmeta_measure_graph(NULL, enqueue_ok, NULL, 1, 1, 1, &g) == CTX, "measure_graph(NULL)");
@@ -348,6 +349,10 @@ static void measure_cases(void) {
   ST_EXPECT(attnmeta_measure_copy(ctx, 0, 1, 1, &c) == INV, "measure_copy(0 bytes)");
   ST_EXPECT(attnmeta_measure_copy(ctx, 64, 1, 0, &c) == INV, "measure_copy(repeats 0)");
   ST_EXPECT(attnmeta_last_error(ctx)[0] != '\0', "measure: no message after a refusal");
+  ST_EXPECT(attnmeta_measure_cache_bytes(NULL, &cache) == CTX, "measure_cache_bytes(NULL)");
+  ST_EXPECT(attnmeta_measure_cache_bytes(ctx, NULL) == NUL, "measure_cache_bytes(bytes NULL)");
+  ST_EXPECT(attnmeta_measure_cache_bytes(ctx, &cache) == ATTNMETA_OK && cache >= 0,
+            "measure_cache_bytes: %s, %lld bytes", attnmeta_last_error(ctx), (long long)cache);
   /* small valid runs on the CPU backend, and a callback that fails */
   enqueue_calls = 0;
   ST_EXPECT(attnmeta_measure_graph(ctx, enqueue_ok, NULL, 2, 3, 2, &g) == ATTNMETA_OK && enqueue_calls > 0,
