@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/paths_ab.sh OUTDIR BUILD_DIR [ROUNDS]
 #
 # What each special path of the kernel wins, on one GPU, in one run: the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench/pdl_chain.cu: attnmeta inside a modelled serving step, with and
 // without early start (ATTNMETA_LAUNCH_EARLY_START, programmatic dependent
 // launch).

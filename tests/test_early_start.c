@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * ATTNMETA_LAUNCH_EARLY_START changes how the step's kernel is launched and
  * orders its work (tails before the wait for the kernel ahead), never a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The kernel's row copy (src/common/am_row_copy.h) under emulated launch
  * shapes: every start of the input and output row modulo 16 bytes, row

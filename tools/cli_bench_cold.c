@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* attnmeta bench: the cold figure of a case, its step timed with the inputs
  * out of the device's last-level cache (a serving step reads a block table
  * the host or another kernel wrote in between, not one left in L2 by the
