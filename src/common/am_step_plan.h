@@ -73,16 +73,20 @@ static inline am_launch_shape am_plan_launch_paths(const attnmeta_launch_config 
   am_launch_shape shape;
   int64_t units, want, work_blocks;
 
-  /* Rows that are not all 16-byte aligned are realigned in registers when
-   * long enough to hold a vector (a column slice of a wider table, an odd
-   * stride); on the CPU backend one thread copies a row with a plain loop,
-   * for which the choice makes no difference. */
+  /* Rows that are not all 16-byte aligned (a column slice of a wider
+   * table, an odd stride) are realigned in registers only when the launch
+   * configuration asks for vectors (vector = 1): automatically they take
+   * the scalar copy, because on the H200 (2026-11-30, bench/NOTES.md) the
+   * realigned copy was slower (65 columns: 3.75 us against 2.56; 2560 of
+   * 2567 columns: 9.69 against 6.97). On the CPU backend one thread copies
+   * a row with a plain loop, for which the choice makes no difference. */
   if (cfg->vector == 0 || p->cols == 0)
     p->vector_rows = AM_ROWS_SCALAR;
   else if (aligned)
     p->vector_rows = (off & AM_PATH_ALIGNED_ROWS) ? AM_ROWS_SCALAR : AM_ROWS_ALIGNED;
   else
-    p->vector_rows = p->cols >= AM_REALIGN_MIN_COLS && !(off & AM_PATH_REALIGN)
+    p->vector_rows = cfg->vector > 0 && p->cols >= AM_REALIGN_MIN_COLS &&
+                             !(off & AM_PATH_REALIGN)
                          ? AM_ROWS_REALIGNED
                          : AM_ROWS_SCALAR;
   /* Enough lanes that each moves its share of a row in one batch of four
