@@ -107,11 +107,17 @@ typedef struct vector_report {
   int64_t failures;
   int kept;
   amv_failure details[MAX_DETAILS];
+  char variants[MAX_DETAILS][64]; /* a failure's variant name lives only during the callback */
 } vector_report;
 
 static void collect(void *user, const amv_failure *f) {
   vector_report *r = user;
-  if (r->kept < MAX_DETAILS) r->details[r->kept++] = *f;
+  if (r->kept < MAX_DETAILS) {
+    snprintf(r->variants[r->kept], sizeof r->variants[r->kept], "%s", f->variant);
+    r->details[r->kept] = *f;
+    r->details[r->kept].variant = r->variants[r->kept];
+    r->kept++;
+  }
   r->failures++;
 }
 

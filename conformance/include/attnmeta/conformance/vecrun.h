@@ -50,6 +50,8 @@ typedef struct amv_failure {
   char text[640];      /* the whole failure on one line */
 } amv_failure;
 
+/* The failure and the strings it points to are valid only during the call:
+ * a callback that keeps one copies what it needs. */
 typedef void (*amv_report_fn)(void *user, const amv_failure *failure);
 
 typedef struct amv_runner {
