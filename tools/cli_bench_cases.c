@@ -27,6 +27,10 @@ const anchor *bench_anchor_of(const char *name) {
   return NULL;
 }
 
+/* a linear congruential generator: wraps modulo 2^32 on purpose */
+#if defined(__clang__)
+__attribute__((no_sanitize("unsigned-integer-overflow")))
+#endif
 uint32_t bench_lcg(uint32_t *seed) {
   *seed = *seed * 1103515245u + 12345u;
   return *seed >> 8;

@@ -117,6 +117,10 @@ static int64_t next_power_of_two(int64_t n) {
   return p;
 }
 
+/* a linear congruential generator: wraps modulo 2^32 on purpose */
+#if defined(__clang__)
+__attribute__((no_sanitize("unsigned-integer-overflow")))
+#endif
 static uint32_t lcg(uint32_t *seed) {
   *seed = *seed * 1103515245u + 12345u;
   return *seed >> 8;

@@ -67,6 +67,10 @@ static const spec specs[] = {
 int amt_topk_num_cases(void) { return (int)(sizeof specs / sizeof specs[0]); }
 const char *amt_topk_case_name(int i) { return specs[i].name; }
 
+/* FNV-1a wraps modulo 2^64 on purpose (clang's unsigned-overflow check) */
+#if defined(__clang__)
+__attribute__((no_sanitize("unsigned-integer-overflow")))
+#endif
 static uint64_t seed_of(const char *name) {
   uint64_t h = 1469598103934665603ull; /* FNV-1a */
   while (*name) h = (h ^ (unsigned char)*name++) * 1099511628211ull;
