@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Runs conformance vectors on a backend. See vecrun.h. */
 #include "attnmeta/conformance/vecrun.h"
+#include "vecrun_failure.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -75,12 +76,8 @@ static void report(run *ru, const char *product, int64_t index, int64_t expected
 static void report(run *ru, const char *product, int64_t index, int64_t expected, int64_t got,
                    int64_t wrong, const char *where, const char *fmt, ...) {
   amv_failure f;
-  char what[512];
   va_list ap;
   memset(&f, 0, sizeof f);
-  va_start(ap, fmt);
-  vsnprintf(what, sizeof what, fmt, ap);
-  va_end(ap);
   f.vector = ru->v->name;
   f.rank = ru->rk ? ru->rk->rank : 0;
   f.config = ru->config;
@@ -91,10 +88,19 @@ static void report(run *ru, const char *product, int64_t index, int64_t expected
   f.got = got;
   f.wrong = wrong;
   snprintf(f.where, sizeof f.where, "%s", where ? where : "");
-  snprintf(f.text, sizeof f.text, "vector=%s rank=%d config=%s variant=%s %s", f.vector,
-           (int)f.rank, f.config, f.variant, what);
-  ru->out->failures++;
-  if (ru->opts->report) ru->opts->report(ru->opts->user, &f);
+  va_start(ap, fmt);
+  amv_deliver_failure(ru->opts, ru->out, &f, fmt, ap);
+  va_end(ap);
+}
+
+void amv_deliver_failure(const amv_runner *opts, amv_outcome *out, amv_failure *f,
+                         const char *fmt, va_list ap) {
+  char what[512];
+  vsnprintf(what, sizeof what, fmt, ap);
+  snprintf(f->text, sizeof f->text, "vector=%s rank=%d config=%s variant=%s %s", f->vector,
+           (int)f->rank, f->config, f->variant, what);
+  out->failures++;
+  if (opts->report) opts->report(opts->user, f);
 }
 
 static void call_failed(run *ru, const char *call, attnmeta_status st) {

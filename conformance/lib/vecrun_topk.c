@@ -17,6 +17,7 @@
 
 #include "attnmeta/conformance/vecfile_topk.h"
 #include "attnmeta/conformance/vecrun.h"
+#include "vecrun_failure.h"
 
 #define GUARD 64
 #define POISON ((int32_t)0x5A5A5A5A)
@@ -43,12 +44,8 @@ static void treport(trun *r, const char *product, int64_t index, int64_t expecte
 static void treport(trun *r, const char *product, int64_t index, int64_t expected, int64_t got,
                     const char *fmt, ...) {
   amv_failure f;
-  char what[512];
   va_list ap;
   memset(&f, 0, sizeof f);
-  va_start(ap, fmt);
-  vsnprintf(what, sizeof what, fmt, ap);
-  va_end(ap);
   f.vector = r->v->name;
   f.rank = r->rk ? r->rk->rank : 0;
   f.config = r->config;
@@ -58,10 +55,9 @@ static void treport(trun *r, const char *product, int64_t index, int64_t expecte
   f.expected = expected;
   f.got = got;
   f.wrong = 1;
-  snprintf(f.text, sizeof f.text, "vector=%s rank=%d config=%s variant=%s %s", f.vector,
-           (int)f.rank, f.config, f.variant, what);
-  r->out->failures++;
-  if (r->opts->report) r->opts->report(r->opts->user, &f);
+  va_start(ap, fmt);
+  amv_deliver_failure(r->opts, r->out, &f, fmt, ap);
+  va_end(ap);
 }
 
 static void *talloc(trun *r, size_t bytes) {

@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Internal to the conformance runner: one failure, filled and delivered the
+ * same way by the step engine (vecrun.c) and the top-k engine (vecrun_topk.c). */
+#ifndef ATTNMETA_CONFORMANCE_VECRUN_FAILURE_H
+#define ATTNMETA_CONFORMANCE_VECRUN_FAILURE_H
+
+#include <stdarg.h>
+
+#include "attnmeta/conformance/vecrun.h"
+
+/* Fills *f (the identity of the run and the mismatch), formats its text from
+ * fmt/ap, counts it in *out and hands it to opts->report. */
+void amv_deliver_failure(const amv_runner *opts, amv_outcome *out, amv_failure *f,
+                         const char *fmt, va_list ap) __attribute__((format(printf, 4, 0)));
+
+#endif
