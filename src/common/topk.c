@@ -207,7 +207,8 @@ static am_launch_shape plan_launch(const attnmeta_context *ctx, am_topk_params *
   lanes = lanes < block ? lanes : block;
   shape.lanes = lanes;
   shape.groups = block / lanes;
-  shape.shared_bytes = p->valid_count ? (int64_t)sizeof(int32_t) * shape.lanes * shape.groups : 0;
+  shape.shared_bytes =
+      p->valid_count ? (int64_t)sizeof(int32_t) * AM_TOPK_SCRATCH_INTS(shape.lanes, shape.groups) : 0;
   p->vector_in = cfg->vector != 0 && ((uintptr_t)p->topk % 16) == 0 && p->topk_stride % 4 == 0;
   p->vector_out = cfg->vector != 0 && !p->compact && ((uintptr_t)p->out % 16) == 0 &&
                   p->out_stride % 4 == 0;
