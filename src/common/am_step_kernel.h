@@ -90,7 +90,7 @@ AM_DEVICE am_row_batch am_load_guessed_row(const am_step_params *p,
   const am_row_plan r = am_plan_row(
       in_row, p->block_table_out + (int64_t)t * p->block_table_out_stride, (uint32_t)p->cols,
       vector_rows);
-  const am_row_batch b = am_load_batch(in_row, &r, lane, lanes, vector_rows);
+  const am_row_batch b = am_load_batch(in_row, &r, lane, lanes, vector_rows, 1);
   if (seq_lens) *len = seq_lens[g];
   return b;
 }
@@ -228,7 +228,7 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
         const am_row_plan plan = am_plan_row(in_row, out_row, cols, vector_rows);
         uint32_t c = th.lane;
         if (pre_hit) { /* the speculated batch is this row's: store it */
-          am_store_batch(out_row, &plan, c, th.lanes, vector_rows, &pre);
+          am_store_batch(out_row, &plan, c, th.lanes, vector_rows, 1, &pre);
           c += 4 * th.lanes;
         }
         am_copy_row(in_row, out_row, &plan, cols, th.lane, th.lanes, vector_rows, variant, c);
