@@ -80,33 +80,56 @@ AM_DEVICE am_topk_row am_topk_row_of(const am_topk_params *p, uint32_t t) {
   return row;
 }
 
+/* How a request-local position splits into its table block and the
+ * offset in it: a shift and a mask when the block size is a power of two
+ * (the usual case), a division otherwise. Found once per thread. */
+typedef struct am_topk_split {
+  uint32_t block_size;
+  uint32_t shift; /* log2(block_size) when pow2 */
+  int pow2;
+} am_topk_split;
+
+AM_DEVICE am_topk_split am_topk_split_of(const am_topk_params *p) {
+  am_topk_split d;
+  d.block_size = (uint32_t)p->block_size;
+  d.pow2 = (d.block_size & (d.block_size - 1)) == 0;
+  d.shift = am_ctz32(d.block_size);
+  return d;
+}
+
 /* Slots of a lane's four request-local positions x[0..3] of a row, -1
  * where there is none (with a flag into *flags where the contract names
  * one). The four block-table loads depend on the positions alone, never on
  * each other, so they are in flight together; a column in the same table
- * block as the column before it takes that column's id. 64-bit arithmetic
- * throughout: no product or sum can overflow. */
+ * block as the column before it takes that column's id. 32-bit arithmetic
+ * where the values allow it (positions, blocks and offsets are below
+ * 2^31), one 32 x 32 -> 64-bit product for the slot, so no product or sum
+ * can overflow. */
 AM_DEVICE void am_topk_convert4(const am_topk_params *p, const am_topk_row *row,
-                                const int32_t x[AM_TOPK_LANE_COLS],
+                                am_topk_split d, const int32_t x[AM_TOPK_LANE_COLS],
                                 int32_t v[AM_TOPK_LANE_COLS], int32_t *flags) {
-  int64_t local[AM_TOPK_LANE_COLS], blk[AM_TOPK_LANE_COLS], id[AM_TOPK_LANE_COLS];
+  uint32_t blk[AM_TOPK_LANE_COLS], off[AM_TOPK_LANE_COLS];
+  int32_t id[AM_TOPK_LANE_COLS];
   int in_table[AM_TOPK_LANE_COLS];
   int i;
   for (i = 0; i < AM_TOPK_LANE_COLS; ++i) {
+    uint32_t local = (uint32_t)x[i];
     v[i] = -1;
     in_table[i] = 0;
-    blk[i] = -1;
+    blk[i] = off[i] = 0;
     id[i] = 0;
-    local[i] = x[i];
     if (!row->live || x[i] < 0) continue;
     if (p->dcp_world_size > 1) { /* rank (x / I) % W owns x; floor(floor(x / I) / W) = x / (W I) */
-      const int64_t by_interleave = am_udiv32(x[i], p->dcp_interleave);
-      const int64_t column = am_udiv32(by_interleave, p->dcp_world_size);
-      if (by_interleave - column * p->dcp_world_size != p->dcp_rank) continue;
-      local[i] = column * p->dcp_interleave + (x[i] - by_interleave * p->dcp_interleave);
+      const uint32_t interleave = (uint32_t)p->dcp_interleave;
+      const uint32_t world = (uint32_t)p->dcp_world_size;
+      const uint32_t by_interleave = local / interleave;
+      const uint32_t column = by_interleave / world;
+      if (by_interleave - column * world != (uint32_t)p->dcp_rank) continue;
+      local = column * interleave + (local - by_interleave * interleave);
     }
-    blk[i] = am_udiv32(local[i], p->block_size);
-    if (blk[i] >= p->cols) {
+    blk[i] = d.pow2 ? local >> d.shift : local / d.block_size;
+    off[i] = local - blk[i] * d.block_size;
+    if (blk[i] >= (uint32_t)p->cols) {
       *flags |= ATTNMETA_FLAG_BLOCK_OUT_OF_TABLE;
       continue;
     }
@@ -117,30 +140,34 @@ AM_DEVICE void am_topk_convert4(const am_topk_params *p, const am_topk_row *row,
     for (i = 0; i < AM_TOPK_LANE_COLS; ++i)
       load[i] = in_table[i] && !(i > 0 && in_table[i - 1] && blk[i] == blk[i - 1]);
     for (i = 0; i < AM_TOPK_LANE_COLS; ++i)
-      id[i] = load[i] ? p->block_table[row->table_off + blk[i]] : 0;
+      if (load[i]) id[i] = p->block_table[row->table_off + blk[i]];
     for (i = 1; i < AM_TOPK_LANE_COLS; ++i)
       if (in_table[i] && !load[i]) id[i] = id[i - 1];
   }
   for (i = 0; i < AM_TOPK_LANE_COLS; ++i) {
-    int64_t slot;
     if (!in_table[i]) continue;
     if (row->prefill == 0) {
+      uint64_t slot;
       if (id[i] < 0) {
         *flags |= ATTNMETA_FLAG_BLOCK_ID_NEGATIVE;
         continue;
       }
-      slot = id[i] * p->stride_rows + (local[i] - blk[i] * p->block_size);
+      slot = (uint64_t)(uint32_t)id[i] * (uint32_t)p->stride_rows + off[i];
+      if (slot > INT32_MAX) {
+        *flags |= ATTNMETA_FLAG_SLOT_OUT_OF_RANGE;
+        continue;
+      }
+      v[i] = (int32_t)slot;
     } else if (row->prefill == 1) {
-      slot = row->ws_start + x[i];
+      const int64_t slot = row->ws_start + x[i];
+      if (slot < 0 || slot > INT32_MAX) {
+        *flags |= ATTNMETA_FLAG_SLOT_OUT_OF_RANGE;
+        continue;
+      }
+      v[i] = (int32_t)slot;
     } else {
       *flags |= ATTNMETA_FLAG_WORKSPACE_OUT_OF_RANGE;
-      continue;
     }
-    if (slot < 0 || slot > INT32_MAX) {
-      *flags |= ATTNMETA_FLAG_SLOT_OUT_OF_RANGE;
-      continue;
-    }
-    v[i] = (int32_t)slot;
   }
 }
 
@@ -225,6 +252,7 @@ AM_DEVICE void am_topk_body(const am_topk_params *p, am_thread th, int32_t *scra
   const uint32_t k = (uint32_t)p->topk_count;
   const uint32_t chunk = th.lanes * AM_TOPK_LANE_COLS;
   const int counting = p->valid_count != 0; /* compact implies it (host check) */
+  const am_topk_split split = am_topk_split_of(p);
   int32_t flags = 0;
   uint32_t first, phase = 0;
 
@@ -251,7 +279,7 @@ AM_DEVICE void am_topk_body(const am_topk_params *p, am_thread th, int32_t *scra
       int i;
       /* the next chunk's positions are in flight while this one converts */
       am_topk_load(p, in, active && c0 + chunk < k, j0 + chunk, next);
-      am_topk_convert4(p, &row, x, v, &flags);
+      am_topk_convert4(p, &row, split, x, v, &flags);
       if (active && j0 < k && !p->compact) am_topk_store(p, out, j0, v);
       if (row.counted)
         for (i = 0; i < AM_TOPK_LANE_COLS; ++i) n += v[i] >= 0;
