@@ -99,76 +99,79 @@ AM_DEVICE am_topk_split am_topk_split_of(const am_topk_params *p) {
 
 /* Slots of a lane's four request-local positions x[0..3] of a row, -1
  * where there is none (with a flag into *flags where the contract names
- * one). The four block-table loads depend on the positions alone, never on
- * each other, so they are in flight together; a column in the same table
- * block as the column before it takes that column's id. 32-bit arithmetic
- * where the values allow it (positions, blocks and offsets are below
- * 2^31), one 32 x 32 -> 64-bit product for the slot, so no product or sum
- * can overflow. */
+ * one). Branch-free over the four columns (selects and predicated loads;
+ * the branches left are uniform over a row), so the four columns'
+ * instructions interleave: a row of few tokens is a chain of dependent
+ * instructions, not of memory. The four block-table loads depend on the
+ * positions alone, never on each other; a column in the same table block
+ * as the column before it takes that column's id. 32-bit arithmetic where
+ * the values allow it (positions, blocks and offsets are below 2^31), one
+ * 32 x 32 -> 64-bit product for the slot: no product or sum overflows. */
 AM_DEVICE void am_topk_convert4(const am_topk_params *p, const am_topk_row *row,
                                 am_topk_split d, const int32_t x[AM_TOPK_LANE_COLS],
                                 int32_t v[AM_TOPK_LANE_COLS], int32_t *flags) {
-  uint32_t blk[AM_TOPK_LANE_COLS], off[AM_TOPK_LANE_COLS];
-  int32_t id[AM_TOPK_LANE_COLS];
-  int in_table[AM_TOPK_LANE_COLS];
+  uint32_t local[AM_TOPK_LANE_COLS], blk[AM_TOPK_LANE_COLS], off[AM_TOPK_LANE_COLS];
+  int ok[AM_TOPK_LANE_COLS]; /* a position this rank looks up in the row's table */
+  int32_t f = 0;
   int i;
   for (i = 0; i < AM_TOPK_LANE_COLS; ++i) {
-    uint32_t local = (uint32_t)x[i];
-    v[i] = -1;
-    in_table[i] = 0;
-    blk[i] = off[i] = 0;
-    id[i] = 0;
-    if (!row->live || x[i] < 0) continue;
-    if (p->dcp_world_size > 1) { /* rank (x / I) % W owns x; floor(floor(x / I) / W) = x / (W I) */
-      const uint32_t interleave = (uint32_t)p->dcp_interleave;
-      const uint32_t world = (uint32_t)p->dcp_world_size;
-      const uint32_t by_interleave = local / interleave;
-      const uint32_t column = by_interleave / world;
-      if (by_interleave - column * world != (uint32_t)p->dcp_rank) continue;
-      local = column * interleave + (local - by_interleave * interleave);
-    }
-    blk[i] = d.pow2 ? local >> d.shift : local / d.block_size;
-    off[i] = local - blk[i] * d.block_size;
-    if (blk[i] >= (uint32_t)p->cols) {
-      *flags |= ATTNMETA_FLAG_BLOCK_OUT_OF_TABLE;
-      continue;
-    }
-    in_table[i] = 1;
+    local[i] = (uint32_t)x[i];
+    ok[i] = row->live && x[i] >= 0;
   }
-  if (row->prefill == 0) {
-    int load[AM_TOPK_LANE_COLS];
-    for (i = 0; i < AM_TOPK_LANE_COLS; ++i)
-      load[i] = in_table[i] && !(i > 0 && in_table[i - 1] && blk[i] == blk[i - 1]);
-    for (i = 0; i < AM_TOPK_LANE_COLS; ++i)
-      if (load[i]) id[i] = p->block_table[row->table_off + blk[i]];
-    for (i = 1; i < AM_TOPK_LANE_COLS; ++i)
-      if (in_table[i] && !load[i]) id[i] = id[i - 1];
+  if (p->dcp_world_size > 1) { /* rank (x / I) % W owns x; floor(floor(x / I) / W) = x / (W I) */
+    const uint32_t interleave = (uint32_t)p->dcp_interleave;
+    const uint32_t world = (uint32_t)p->dcp_world_size;
+    for (i = 0; i < AM_TOPK_LANE_COLS; ++i) {
+      const uint32_t by_interleave = local[i] / interleave;
+      const uint32_t column = by_interleave / world;
+      ok[i] = ok[i] && by_interleave - column * world == (uint32_t)p->dcp_rank;
+      local[i] = column * interleave + (local[i] - by_interleave * interleave);
+    }
+  }
+  if (d.pow2) {
+    for (i = 0; i < AM_TOPK_LANE_COLS; ++i) {
+      blk[i] = local[i] >> d.shift;
+      off[i] = local[i] & (d.block_size - 1);
+    }
+  } else {
+    for (i = 0; i < AM_TOPK_LANE_COLS; ++i) {
+      blk[i] = local[i] / d.block_size;
+      off[i] = local[i] - blk[i] * d.block_size;
+    }
   }
   for (i = 0; i < AM_TOPK_LANE_COLS; ++i) {
-    if (!in_table[i]) continue;
-    if (row->prefill == 0) {
-      uint64_t slot;
-      if (id[i] < 0) {
-        *flags |= ATTNMETA_FLAG_BLOCK_ID_NEGATIVE;
-        continue;
-      }
-      slot = (uint64_t)(uint32_t)id[i] * (uint32_t)p->stride_rows + off[i];
-      if (slot > INT32_MAX) {
-        *flags |= ATTNMETA_FLAG_SLOT_OUT_OF_RANGE;
-        continue;
-      }
-      v[i] = (int32_t)slot;
-    } else if (row->prefill == 1) {
-      const int64_t slot = row->ws_start + x[i];
-      if (slot < 0 || slot > INT32_MAX) {
-        *flags |= ATTNMETA_FLAG_SLOT_OUT_OF_RANGE;
-        continue;
-      }
-      v[i] = (int32_t)slot;
-    } else {
-      *flags |= ATTNMETA_FLAG_WORKSPACE_OUT_OF_RANGE;
-    }
+    const int past = ok[i] && blk[i] >= (uint32_t)p->cols;
+    f |= past ? ATTNMETA_FLAG_BLOCK_OUT_OF_TABLE : 0;
+    ok[i] = ok[i] && !past;
+    v[i] = -1;
   }
+  if (row->prefill == 0) { /* uniform over the row */
+    int32_t id[AM_TOPK_LANE_COLS];
+    int load[AM_TOPK_LANE_COLS];
+    for (i = 0; i < AM_TOPK_LANE_COLS; ++i)
+      load[i] = ok[i] && !(i > 0 && ok[i - 1] && blk[i] == blk[i - 1]);
+    for (i = 0; i < AM_TOPK_LANE_COLS; ++i)
+      id[i] = load[i] ? p->block_table[row->table_off + blk[i]] : 0;
+    for (i = 1; i < AM_TOPK_LANE_COLS; ++i) id[i] = load[i] ? id[i] : id[i - 1];
+    for (i = 0; i < AM_TOPK_LANE_COLS; ++i) {
+      const uint64_t slot = (uint64_t)(uint32_t)id[i] * (uint32_t)p->stride_rows + off[i];
+      const int negative = ok[i] && id[i] < 0;
+      const int over = ok[i] && !negative && slot > INT32_MAX;
+      f |= (negative ? ATTNMETA_FLAG_BLOCK_ID_NEGATIVE : 0) |
+           (over ? ATTNMETA_FLAG_SLOT_OUT_OF_RANGE : 0);
+      v[i] = ok[i] && !negative && !over ? (int32_t)slot : -1;
+    }
+  } else if (row->prefill == 1) {
+    for (i = 0; i < AM_TOPK_LANE_COLS; ++i) {
+      const int64_t slot = row->ws_start + x[i];
+      const int over = ok[i] && (slot < 0 || slot > INT32_MAX);
+      f |= over ? ATTNMETA_FLAG_SLOT_OUT_OF_RANGE : 0;
+      v[i] = ok[i] && !over ? (int32_t)slot : -1;
+    }
+  } else {
+    for (i = 0; i < AM_TOPK_LANE_COLS; ++i) f |= ok[i] ? ATTNMETA_FLAG_WORKSPACE_OUT_OF_RANGE : 0;
+  }
+  *flags |= f;
 }
 
 /* Exclusive prefix sum of `n` over the lanes of the calling thread's group,
