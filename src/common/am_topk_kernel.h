@@ -249,15 +249,18 @@ AM_DEVICE void am_topk_store(const am_topk_params *p, int32_t *AM_RESTRICT out, 
 }
 
 /* scratch: block-shared, AM_TOPK_SCRATCH_INTS(lanes, groups) int32 (used
- * only when rows are counted). */
-AM_DEVICE void am_topk_body(const am_topk_params *p, am_thread th, int32_t *scratch) {
+ * only when rows are counted). `two_groups`: a compile-time constant on the
+ * GPUs (a kernel each, so the one-group kernel keeps its fewer registers),
+ * p->lane_vectors == 2 where it is not. */
+AM_DEVICE void am_topk_body(const am_topk_params *p, am_thread th, int32_t *scratch,
+                            int two_groups) {
   const uint32_t num_tokens = (uint32_t)p->num_tokens;
   const uint32_t k = (uint32_t)p->topk_count;
   /* two: each lane takes a second group of four columns, half a chunk on
    * (rows of many tokens: half the threads, twice the loads in flight per
    * thread); never with compaction, whose prefix sum wants a lane's
    * columns consecutive */
-  const int two = p->lane_vectors == 2 && !p->compact;
+  const int two = two_groups && !p->compact;
   const uint32_t half = th.lanes * AM_TOPK_LANE_COLS;
   const uint32_t chunk = two ? 2 * half : half;
   const int counting = p->valid_count != 0; /* compact implies it (host check) */

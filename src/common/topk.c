@@ -15,7 +15,7 @@
 #define AM_TOPK_GPU_BLOCK 256
 #define AM_TOPK_MAX_LANES 512
 #define AM_TOPK_LANE_COLS 4
-#define AM_TOPK_TWO_VECTORS_FROM ((int64_t)1 << 20) /* rows x K */
+#define AM_TOPK_TWO_VECTORS_FROM ((int64_t)1 << 19) /* rows x K */
 
 static const attnmeta_topk topk_defaults = {
     .struct_size = sizeof(attnmeta_topk),
