@@ -108,9 +108,13 @@ asan_test() {
 # corpus with each input also run on HIP-CPU. About 2 minutes on 2 cores.
 # HIP-CPU runs a block's threads as fibers on stacks of its own, which
 # ASan's fake stacks for use-after-return cannot follow (false reports):
-# that one check is off here.
+# that one check is off here. Those stacks are 7168 bytes each, next to
+# each other in memory: a kernel frame (ASan's redzones make them large)
+# that outgrows one runs into the neighbouring fiber's stack, so the kernels' frame sizes are checked
+# first (ci/hip_cpu_fiber_frames.sh).
 asan_hip_cpu_test() {
   local start=$SECONDS
+  bash "$root/ci/hip_cpu_fiber_frames.sh" "$build/hip-cpu/libattnmeta_hip.so" || return 1
   ASAN_OPTIONS=$ASAN_OPTIONS:detect_stack_use_after_return=0 \
   ATTNMETA_MODULE_DIR=$build/hip-cpu LSAN_OPTIONS=suppressions=$root/tests/hip_cpu/lsan.supp \
     "$build/bin/attnmeta" conformance --backend hip --config block32_grid2_stage1 \
