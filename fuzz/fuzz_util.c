@@ -217,6 +217,7 @@ int fz_sparse_alloc(fz_sparse *s, size_t bytes) {
 
 void fz_sparse_free(fz_sparse *s) {
   if (s->map) raw_munmap(s->map, s->map_bytes);
+  free(s->pages);
   memset(s, 0, sizeof *s);
 }
 
@@ -234,6 +235,17 @@ void fz_sparse_touched(const fz_sparse *s, void (*visit)(void *arg, size_t begin
   unsigned char vec[CHUNK];
   unsigned char *first, *stop;
   if (!s->bytes) return;
+  if (s->tracked) { /* the pages the tracker saw touched: no scan */
+    size_t i;
+    stop = s->data + s->bytes;
+    for (i = 0; i < s->npages; ++i) {
+      unsigned char *lo = (unsigned char *)s->pages[i], *hi = lo + page;
+      if (lo < s->data) lo = s->data;
+      if (hi > stop) hi = stop;
+      if (lo < hi) visit(arg, (size_t)(lo - s->data), (size_t)(hi - s->data));
+    }
+    return;
+  }
   first = s->map + page; /* page-aligned start of the data's pages */
   stop = s->data + s->bytes;
   while (first < stop) {

@@ -127,6 +127,12 @@ typedef struct fz_sparse {
   size_t map_bytes;
   unsigned char *data;
   size_t bytes;
+  /* tracked = 1: the pages touched during the last tracked launch
+   * (fz_track.h) are exactly pages[0, npages), sorted page starts;
+   * 0: they must be found by scanning the mapping */
+  uintptr_t *pages;
+  size_t npages;
+  int tracked;
 } fz_sparse;
 
 /* 0 when the address space cannot be had (the caller skips the input). */
@@ -135,7 +141,10 @@ void fz_sparse_free(fz_sparse *s);
 /* Makes the buffer read-only (an input: any write faults). */
 void fz_sparse_freeze(fz_sparse *s);
 /* Calls visit(arg, begin, end) for every byte range [begin, end) of the data
- * that lies on a page the process has touched (mincore), in order. */
+ * that lies on a page the process has touched, in order: the pages written
+ * during the last tracked launch (fz_track.h) when the buffer was tracked,
+ * else every resident page of the mapping (mincore over all of it: slow
+ * for a large reservation). */
 void fz_sparse_touched(const fz_sparse *s, void (*visit)(void *arg, size_t begin, size_t end),
                        void *arg);
 
