@@ -49,8 +49,8 @@ static void copy_row(bufs *b, uint32_t in_off, uint32_t out_off, uint32_t cols, 
   for (lane = 0; lane < lanes; ++lane) {
     uint32_t c = lane;
     if (speculate && plan.n > 0) {
-      const am_row_batch batch = am_load_batch(in_row, &plan, lane, lanes, mode);
-      am_store_batch(out_row, &plan, lane, lanes, mode, &batch);
+      const am_row_batch batch = am_load_batch(in_row, &plan, lane, lanes, mode, 1);
+      am_store_batch(out_row, &plan, lane, lanes, mode, 1, &batch);
       c += 4 * lanes;
     }
     am_copy_row(in_row, out_row, &plan, cols, lane, lanes, mode, variant, c);

@@ -65,7 +65,7 @@ static void launch(const am_topk_params *p, const shape *s) {
   const uint32_t n = s->lanes * s->groups;
   pthread_t *tid = malloc(n * sizeof *tid);
   worker *w = malloc(n * sizeof *w);
-  int32_t *scratch = malloc(n * sizeof *scratch);
+  int32_t *scratch = malloc(AM_TOPK_SCRATCH_INTS(s->lanes, s->groups) * sizeof *scratch);
   pthread_barrier_t barrier;
   uint32_t i;
   cr_assert(tid && w && scratch);

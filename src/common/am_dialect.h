@@ -99,6 +99,13 @@
 
 #define AM_ALIGNED(n) __attribute__((aligned(n)))
 
+/* Trailing zero bits of v (v != 0). */
+#if defined(AM_TARGET_CUDA)
+AM_DEVICE uint32_t am_ctz32(uint32_t v) { return (uint32_t)(__ffs((int)v) - 1); }
+#else
+AM_DEVICE uint32_t am_ctz32(uint32_t v) { return (uint32_t)__builtin_ctz(v); }
+#endif
+
 /* Unsigned arithmetic that wraps on purpose (modulo 2^32), through these
  * helpers only, so that clang's unsigned-integer-overflow check (enabled by
  * the host sanitizer and fuzz builds) skips exactly these operations. */

@@ -65,6 +65,15 @@ AM_KERNEL void AM_MAX_BLOCK_THREADS(AM_GPU_MAX_BLOCK_THREADS) am_step_kernel_lea
   am_step_body(&params, AM_THREAD_HERE(), (int32_t *)0, AM_VARIANT_LEAN | AM_VARIANT_EARLY_START);
 }
 
+AM_KERNEL void AM_MAX_BLOCK_THREADS(AM_REALIGNED_MAX_BLOCK) am_step_kernel_realigned(am_step_params params) {
+  am_step_body(&params, AM_THREAD_HERE(), (int32_t *)0, AM_VARIANT_LEAN | AM_VARIANT_REALIGNED);
+}
+
+AM_KERNEL void AM_MAX_BLOCK_THREADS(AM_REALIGNED_MAX_BLOCK) am_step_kernel_realigned_early(am_step_params params) {
+  am_step_body(&params, AM_THREAD_HERE(), (int32_t *)0,
+               AM_VARIANT_LEAN | AM_VARIANT_REALIGNED | AM_VARIANT_EARLY_START);
+}
+
 AM_KERNEL void AM_MAX_BLOCK_THREADS(AM_GPU_MAX_BLOCK_THREADS) am_step_kernel_indexer_early(am_step_params params) {
   am_step_body(&params, AM_THREAD_HERE(), (int32_t *)0,
                AM_VARIANT_INDEXER | AM_VARIANT_EARLY_START);
@@ -206,6 +215,14 @@ int gpu_launch_step(void *state, const am_step_params *params, const am_launch_s
       break;
     case AM_VARIANT_INDEXER:
       kernel = early ? am_step_kernel_indexer_early : am_step_kernel_indexer;
+      break;
+    case AM_VARIANT_LEAN | AM_VARIANT_REALIGNED:
+      if ((int64_t)shape->lanes * shape->groups > AM_REALIGNED_MAX_BLOCK) {
+        snprintf(msg, msg_size, "step kernel for realigned rows: a block of %lld x %lld threads exceeds %d",
+                 (long long)shape->lanes, (long long)shape->groups, AM_REALIGNED_MAX_BLOCK);
+        return ATTNMETA_ERR_LAUNCH;
+      }
+      kernel = early ? am_step_kernel_realigned_early : am_step_kernel_realigned;
       break;
     default:
       kernel = early ? am_step_kernel_lean_early : am_step_kernel_lean;

@@ -14,6 +14,9 @@
  *    aligned output addresses, each built in registers from the two
  *    aligned input vectors it straddles. Every vector load lies inside
  *    the row's [0, cols) elements, so nothing outside the row is read.
+ *    A lane's first two edge elements load with its first batch and its
+ *    stores wait for them, so a row costs one round of dependent loads
+ *    (the edges after the vectors cost a second round: +1 us on the H200).
  */
 #ifndef ATTNMETA_AM_ROW_COPY_H
 #define ATTNMETA_AM_ROW_COPY_H
@@ -29,6 +32,7 @@
  * scalar edges. */
 typedef struct am_row_plan {
   uint32_t n;
+  uint32_t edges; /* scalar elements outside the vectors (realigned rows only) */
   uint32_t head;
   uint32_t shift;
   const am_i32x4 *in4;
@@ -46,6 +50,7 @@ AM_DEVICE am_row_plan am_plan_row(const int32_t *in_row, int32_t *out_row, uint3
   am_row_plan r;
   r.head = 0;
   r.shift = 0;
+  r.edges = 0;
   r.in4 = (const am_i32x4 *)(const void *)in_row;
   r.out4 = (am_i32x4 *)(void *)out_row;
   if (vector_rows == AM_ROWS_REALIGNED) {
@@ -58,12 +63,19 @@ AM_DEVICE am_row_plan am_plan_row(const int32_t *in_row, int32_t *out_row, uint3
     pad = r.shift ? 4 - r.shift : 0;
     r.head = head;
     r.n = cols >= head + pad ? (cols - head - pad) / 4 : 0;
+    r.edges = cols - 4 * r.n;
     r.in4 = (const am_i32x4 *)(const void *)(in_row + head - r.shift);
     r.out4 = (am_i32x4 *)(void *)(out_row + head);
   } else {
     r.n = vector_rows ? cols / 4 : cols;
   }
   return r;
+}
+
+/* Element index of edge e (< r->edges) of a realigned row: [0, head), then
+ * [head + 4n, cols). */
+AM_DEVICE uint32_t am_edge_at(const am_row_plan *r, uint32_t e) {
+  return e < r->head ? e : e + 4 * r->n;
 }
 
 /* Output vector j of a realigned row, from its two input vectors. */
@@ -108,39 +120,61 @@ AM_DEVICE void am_store_unit(int32_t *AM_RESTRICT row, const am_row_plan *r, uin
  * loads are what lets the compiler issue all four before the first store. */
 typedef struct am_row_batch {
   am_i32x4 v[4];
+  int32_t edge[2]; /* edges `lane` and `lane + lanes` of a realigned row (first batch) */
 } am_row_batch;
 
-/* c < r->n (so n >= 1). */
+/* Edges lane and lane + lanes of a realigned row (those that exist). */
+AM_DEVICE void am_load_edges(const int32_t *AM_RESTRICT row, const am_row_plan *r,
+                             uint32_t lane, uint32_t lanes, int32_t edge[2]) {
+  edge[0] = lane < r->edges ? row[am_edge_at(r, lane)] : 0;
+  edge[1] = lane + lanes < r->edges ? row[am_edge_at(r, lane + lanes)] : 0;
+}
+
+AM_DEVICE void am_store_edges(int32_t *AM_RESTRICT row, const am_row_plan *r, uint32_t lane,
+                              uint32_t lanes, const int32_t edge[2]) {
+  if (lane < r->edges) row[am_edge_at(r, lane)] = edge[0];
+  if (lane + lanes < r->edges) row[am_edge_at(r, lane + lanes)] = edge[1];
+}
+
+/* c < r->n (so n >= 1). `first`: this is the lane's first batch (c is the
+ * lane), and a realigned row's first two edges of the lane come with it. */
 AM_DEVICE am_row_batch am_load_batch(const int32_t *AM_RESTRICT row, const am_row_plan *r,
-                                     uint32_t c, uint32_t lanes, int vector_rows) {
+                                     uint32_t c, uint32_t lanes, int vector_rows, int first) {
   am_row_batch b;
   int k;
   for (k = 0; k < 4; ++k) {
     const uint32_t j = c + k * lanes < r->n ? c + k * lanes : r->n - 1;
     b.v[k] = am_load_unit(row, r, j, vector_rows);
   }
+  b.edge[0] = b.edge[1] = 0;
+  if (first && vector_rows == AM_ROWS_REALIGNED) am_load_edges(row, r, c, lanes, b.edge);
   return b;
 }
 
 AM_DEVICE void am_store_batch(int32_t *AM_RESTRICT row, const am_row_plan *r, uint32_t c,
-                              uint32_t lanes, int vector_rows, const am_row_batch *b) {
+                              uint32_t lanes, int vector_rows, int first,
+                              const am_row_batch *b) {
   int k;
   for (k = 0; k < 4; ++k) {
     if (c + k * lanes >= r->n) continue;
     am_store_unit(row, r, c + k * lanes, vector_rows, b->v[k]);
   }
+  if (first && vector_rows == AM_ROWS_REALIGNED) am_store_edges(row, r, c, lanes, b->edge);
 }
 
 /* Copies one block-table row of `cols` int32 planned as `r`, lanes [0,
  * lanes) of the token's group splitting it, this lane's units from batch
- * start `c` on (its earlier ones were stored by the caller); the scalar
- * elements outside the vectors follow (none when the indexer variant says
- * the rows are aligned and cols is a multiple of 4). */
+ * start `c` on (its earlier ones, and with them a realigned row's first
+ * edges, were stored by the caller when c > lane); the scalar elements
+ * outside the vectors follow (none when the indexer variant says the rows
+ * are aligned and cols is a multiple of 4). */
 AM_DEVICE void am_copy_row(const int32_t *AM_RESTRICT in_row, int32_t *AM_RESTRICT out_row,
                            const am_row_plan *r, uint32_t cols, uint32_t lane, uint32_t lanes,
                            int vector_rows, int variant, uint32_t c) {
   const int indexer = variant & AM_VARIANT_INDEXER;
   const uint32_t n = r->n;
+  const int first = c == lane; /* nothing of this lane's share stored yet */
+  int32_t edge[2] = {0, 0};
   if (variant & AM_VARIANT_ONE_LANE) { /* a plain loop compilers vectorise */
     if (vector_rows == AM_ROWS_REALIGNED) c = 0; /* rewriting stored values is harmless */
     for (c = vector_rows == AM_ROWS_ALIGNED ? (c < n ? c : n) * 4 : c; c < cols; ++c)
@@ -150,6 +184,7 @@ AM_DEVICE void am_copy_row(const int32_t *AM_RESTRICT in_row, int32_t *AM_RESTRI
   /* whole batches without index tests */
   if (vector_rows == AM_ROWS_REALIGNED) {
     const am_i32x4 *AM_RESTRICT in4 = r->in4;
+    if (first) am_load_edges(in_row, r, lane, lanes, edge); /* in flight with the vectors */
     am_i32x4 *AM_RESTRICT out4 = r->out4;
     const uint32_t s = r->shift, next = s != 0;
     for (; c + 3 * lanes < n; c += 4 * lanes) {
@@ -184,13 +219,13 @@ AM_DEVICE void am_copy_row(const int32_t *AM_RESTRICT in_row, int32_t *AM_RESTRI
     }
   }
   if (c < n) { /* the last, partial batch */
-    const am_row_batch b = am_load_batch(in_row, r, c, lanes, vector_rows);
-    am_store_batch(out_row, r, c, lanes, vector_rows, &b);
+    const am_row_batch b = am_load_batch(in_row, r, c, lanes, vector_rows, 0);
+    am_store_batch(out_row, r, c, lanes, vector_rows, 0, &b);
   }
   if (vector_rows == AM_ROWS_REALIGNED) { /* the edges: [0, head) and [head + 4n, cols) */
-    const uint32_t edges = cols - 4 * n;
-    for (c = lane; c < edges; c += lanes) {
-      const uint32_t e = c < r->head ? c : c + 4 * n;
+    if (first) am_store_edges(out_row, r, lane, lanes, edge);
+    for (c = lane + 2 * lanes; c < r->edges; c += lanes) {
+      const uint32_t e = am_edge_at(r, c);
       out_row[e] = in_row[e];
     }
   } else if (vector_rows && !indexer) {

@@ -90,7 +90,7 @@ AM_DEVICE am_row_batch am_load_guessed_row(const am_step_params *p,
   const am_row_plan r = am_plan_row(
       in_row, p->block_table_out + (int64_t)t * p->block_table_out_stride, (uint32_t)p->cols,
       vector_rows);
-  const am_row_batch b = am_load_batch(in_row, &r, lane, lanes, vector_rows);
+  const am_row_batch b = am_load_batch(in_row, &r, lane, lanes, vector_rows, 1);
   if (seq_lens) *len = seq_lens[g];
   return b;
 }
@@ -158,7 +158,12 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
   const uint32_t rgid = gstride - 1 - (th.block * th.block_dim + th.thread);
   const uint32_t token_stride = th.grid_dim * th.groups;
   const uint32_t cols = (uint32_t)p->cols;
-  const int vector_rows = (variant & AM_VARIANT_INDEXER) ? AM_ROWS_ALIGNED : p->vector_rows;
+  /* a compile-time constant but in the lean and full kernels, whose rows
+   * are aligned or scalar (realigned only in the kernel for them) */
+  const int vector_rows = (variant & AM_VARIANT_INDEXER)      ? AM_ROWS_ALIGNED
+                          : (variant & AM_VARIANT_REALIGNED)  ? AM_ROWS_REALIGNED
+                          : p->vector_rows == AM_ROWS_ALIGNED ? AM_ROWS_ALIGNED
+                                                              : AM_ROWS_SCALAR;
   int32_t *const error_word = (variant & AM_VARIANT_INDEXER) ? (int32_t *)0 : p->error_word;
   const int32_t *AM_RESTRICT qsl = p->qsl;
   const int32_t *AM_RESTRICT seq_lens = p->seq_lens;
@@ -202,14 +207,17 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
        * bounds whatever the data: g < R, and a first batch exists. */
       uint32_t g = am_guess_req(t, p->guess_mul, p->guess_shift, last);
       int32_t gs = qsl[g], ge = qsl[g + 1];
-      int spec = p->speculate & AM_SPECULATE_FIRST;
+      /* not in the realigned-rows kernel: a speculated batch held across
+       * the request search made it spill */
+      const int may_speculate = !(variant & AM_VARIANT_REALIGNED);
+      int spec = may_speculate && (p->speculate & AM_SPECULATE_FIRST);
       if (spec) pre = am_load_guessed_row(p, seq_lens, g, t, th.lane, th.lanes, vector_rows, &pre_len);
       if ((int32_t)t < total && !(gs <= (int32_t)t && (int32_t)t < ge)) {
         /* speculate again only where the first guess's request looks like
          * one of R equal ones making up the total (padding after an equal
          * split); elsewhere the second guess is seldom right */
         const int64_t len = (int64_t)ge - gs;
-        spec = (p->speculate & AM_SPECULATE_SECOND) && len * num_reqs == total &&
+        spec = may_speculate && (p->speculate & AM_SPECULATE_SECOND) && len * num_reqs == total &&
                len * g == gs;
         g = am_total_guess(t, num_reqs, total);
         gs = qsl[g];
@@ -228,7 +236,7 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
         const am_row_plan plan = am_plan_row(in_row, out_row, cols, vector_rows);
         uint32_t c = th.lane;
         if (pre_hit) { /* the speculated batch is this row's: store it */
-          am_store_batch(out_row, &plan, c, th.lanes, vector_rows, &pre);
+          am_store_batch(out_row, &plan, c, th.lanes, vector_rows, 1, &pre);
           c += 4 * th.lanes;
         }
         am_copy_row(in_row, out_row, &plan, cols, th.lane, th.lanes, vector_rows, variant, c);

@@ -74,21 +74,28 @@ static inline am_launch_shape am_plan_launch_paths(const attnmeta_launch_config 
   int64_t units, want, work_blocks;
 
   /* Rows that are not all 16-byte aligned (a column slice of a wider
-   * table, an odd stride) are realigned in registers only when the launch
-   * configuration asks for vectors (vector = 1): automatically they take
-   * the scalar copy, because on the H200 (2026-11-30, bench/NOTES.md) the
-   * realigned copy was slower (65 columns: 3.75 us against 2.56; 2560 of
-   * 2567 columns: 9.69 against 6.97). On the CPU backend one thread copies
-   * a row with a plain loop, for which the choice makes no difference. */
+   * table, an odd stride) are realigned in registers (16-byte stores, each
+   * from two aligned 16-byte loads) when the launch configuration asks for
+   * vectors (vector = 1), and automatically when a scalar copy would take
+   * more than one batch of four loads a lane (cols > 4 x AM_MAX_LANES):
+   * narrower rows move in one round of scalar loads either way, with more
+   * lanes. Blocks past AM_REALIGNED_MAX_BLOCK threads copy them as
+   * scalars (the realigned kernel's launch bound). On the CPU backend one
+   * thread copies a row with a plain loop, for which the choice makes no
+   * difference. */
   if (cfg->vector == 0 || p->cols == 0)
     p->vector_rows = AM_ROWS_SCALAR;
   else if (aligned)
     p->vector_rows = (off & AM_PATH_ALIGNED_ROWS) ? AM_ROWS_SCALAR : AM_ROWS_ALIGNED;
   else
-    p->vector_rows = cfg->vector > 0 && p->cols >= AM_REALIGN_MIN_COLS &&
-                             !(off & AM_PATH_REALIGN)
+    p->vector_rows = (cfg->vector > 0 ? p->cols >= AM_REALIGN_MIN_COLS
+                                      : p->cols > 4 * AM_MAX_LANES) &&
+                             cfg->block <= AM_REALIGNED_MAX_BLOCK && !(off & AM_PATH_REALIGN)
                          ? AM_ROWS_REALIGNED
                          : AM_ROWS_SCALAR;
+  /* realigned rows have a kernel of their own, lean only (AM_VARIANT_REALIGNED) */
+  if (p->vector_rows == AM_ROWS_REALIGNED && am_pick_variant(p) != AM_VARIANT_LEAN)
+    p->vector_rows = AM_ROWS_SCALAR;
   /* Enough lanes that each moves its share of a row in one batch of four
    * loads in flight: a power of two up to a warp (so groups pack into
    * warps), whole warps beyond. Wide rows then get about 320 threads a
@@ -127,6 +134,7 @@ static inline am_launch_shape am_plan_launch_paths(const attnmeta_launch_config 
   p->variant = am_pick_variant(p);
   if ((off & AM_PATH_INDEXER_VARIANT) && p->variant == AM_VARIANT_INDEXER)
     p->variant = AM_VARIANT_LEAN;
+  if (p->vector_rows == AM_ROWS_REALIGNED) p->variant |= AM_VARIANT_REALIGNED;
   am_pick_tail(p);
   if (off & AM_PATH_TAIL_VECTORS) p->tail_vec_begin = p->tail_vec_end = p->capacity;
 

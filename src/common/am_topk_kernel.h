@@ -7,13 +7,18 @@
  *
  * Work split: a group of `lanes` threads (the block's x dimension) owns one
  * token's row; the row is walked in chunks of lanes x 4 columns, each lane
- * taking four consecutive columns (one 16-byte load where aligned). For
- * compaction the group's lanes add up their valid entries with a prefix
- * sum in block-shared memory, chunk after chunk, so a row's valid slots go
- * in increasing column order on every backend and launch shape; counts
- * alone need one sum over the lanes per row. Rows are taken in block-uniform rounds (every thread of a
- * block runs the same number of rounds and chunks), so the barriers of the
- * prefix sum are reached by all threads. Correct for any block and grid.
+ * taking four consecutive columns (one 16-byte load where aligned). The
+ * schedule keeps a row's dependent loads few and overlapped: the first
+ * chunk's positions load together with the request lookup, the next
+ * chunk's while this one converts, and a lane's four block-table loads
+ * together. For compaction the group's lanes add up their valid entries
+ * with a two-level prefix sum in block-shared memory (two barriers a
+ * chunk), so a row's valid slots go in increasing column order on every
+ * backend and launch shape; counts alone need one such sum per row, and a
+ * plain conversion needs no barrier. Rows are taken in block-uniform
+ * rounds (every thread of a block runs the same number of rounds and
+ * chunks), so the barriers are reached by all threads. Correct for any
+ * block and grid.
  */
 #ifndef ATTNMETA_AM_TOPK_KERNEL_H
 #define ATTNMETA_AM_TOPK_KERNEL_H
@@ -33,13 +38,6 @@ typedef struct am_topk_row {
   int64_t table_off; /* r * block_table_stride (decode tokens) */
   int64_t ws_start;  /* workspace_starts[p] (workspace tokens) */
 } am_topk_row;
-
-/* The block-table entry a lane read last: consecutive positions of one
- * block read the table once. */
-typedef struct am_topk_cache {
-  int64_t blk;
-  int64_t id;
-} am_topk_cache;
 
 /* The request of token t, or -1 when t is padding or its request is not in
  * [0, R). With qsl: req(t) for t < clamp(qsl[R], 0, T), as the step finds it. */
@@ -82,77 +80,146 @@ AM_DEVICE am_topk_row am_topk_row_of(const am_topk_params *p, uint32_t t) {
   return row;
 }
 
-/* The slot of request-local position x of a live row, or -1 (with a flag
- * into *flags where the contract names one). 64-bit arithmetic throughout:
- * no product or sum can overflow. */
-AM_DEVICE int32_t am_topk_convert(const am_topk_params *p, const am_topk_row *row, int32_t x,
-                                  am_topk_cache *cache, int32_t *flags) {
-  int64_t local = x, blk, v;
-  if (x < 0) return -1;
+/* How a request-local position splits into its table block and the
+ * offset in it: a shift and a mask when the block size is a power of two
+ * (the usual case), a division otherwise. Found once per thread. */
+typedef struct am_topk_split {
+  uint32_t block_size;
+  uint32_t shift; /* log2(block_size) when pow2 */
+  int pow2;
+} am_topk_split;
+
+AM_DEVICE am_topk_split am_topk_split_of(const am_topk_params *p) {
+  am_topk_split d;
+  d.block_size = (uint32_t)p->block_size;
+  d.pow2 = (d.block_size & (d.block_size - 1)) == 0;
+  d.shift = am_ctz32(d.block_size);
+  return d;
+}
+
+/* Slots of a lane's four request-local positions x[0..3] of a row, -1
+ * where there is none (with a flag into *flags where the contract names
+ * one). Branch-free over the four columns (selects and predicated loads;
+ * the branches left are uniform over a row), so the four columns'
+ * instructions interleave: a row of few tokens is a chain of dependent
+ * instructions, not of memory. The four block-table loads depend on the
+ * positions alone, never on each other; a column in the same table block
+ * as the column before it takes that column's id. 32-bit arithmetic where
+ * the values allow it (positions, blocks and offsets are below 2^31), one
+ * 32 x 32 -> 64-bit product for the slot: no product or sum overflows. */
+AM_DEVICE void am_topk_convert4(const am_topk_params *p, const am_topk_row *row,
+                                am_topk_split d, const int32_t x[AM_TOPK_LANE_COLS],
+                                int32_t v[AM_TOPK_LANE_COLS], int32_t *flags) {
+  uint32_t local[AM_TOPK_LANE_COLS], blk[AM_TOPK_LANE_COLS], off[AM_TOPK_LANE_COLS];
+  int ok[AM_TOPK_LANE_COLS]; /* a position this rank looks up in the row's table */
+  int32_t f = 0;
+  int i;
+  for (i = 0; i < AM_TOPK_LANE_COLS; ++i) {
+    local[i] = (uint32_t)x[i];
+    ok[i] = row->live && x[i] >= 0;
+  }
   if (p->dcp_world_size > 1) { /* rank (x / I) % W owns x; floor(floor(x / I) / W) = x / (W I) */
-    const int64_t by_interleave = am_udiv32(x, p->dcp_interleave);
-    const int64_t column = am_udiv32(by_interleave, p->dcp_world_size);
-    if (by_interleave - column * p->dcp_world_size != p->dcp_rank) return -1;
-    local = column * p->dcp_interleave + (x - by_interleave * p->dcp_interleave);
-  }
-  blk = am_udiv32(local, p->block_size);
-  if (blk >= p->cols) {
-    *flags |= ATTNMETA_FLAG_BLOCK_OUT_OF_TABLE;
-    return -1;
-  }
-  if (row->prefill == 0) {
-    if (blk != cache->blk) {
-      cache->blk = blk;
-      cache->id = p->block_table[row->table_off + blk];
+    const uint32_t interleave = (uint32_t)p->dcp_interleave;
+    const uint32_t world = (uint32_t)p->dcp_world_size;
+    for (i = 0; i < AM_TOPK_LANE_COLS; ++i) {
+      const uint32_t by_interleave = local[i] / interleave;
+      const uint32_t column = by_interleave / world;
+      ok[i] = ok[i] && by_interleave - column * world == (uint32_t)p->dcp_rank;
+      local[i] = column * interleave + (local[i] - by_interleave * interleave);
     }
-    if (cache->id < 0) {
-      *flags |= ATTNMETA_FLAG_BLOCK_ID_NEGATIVE;
-      return -1;
+  }
+  if (d.pow2) {
+    for (i = 0; i < AM_TOPK_LANE_COLS; ++i) {
+      blk[i] = local[i] >> d.shift;
+      off[i] = local[i] & (d.block_size - 1);
     }
-    v = cache->id * p->stride_rows + (local - blk * p->block_size);
-  } else if (row->prefill == 1) {
-    v = row->ws_start + x;
   } else {
-    *flags |= ATTNMETA_FLAG_WORKSPACE_OUT_OF_RANGE;
-    return -1;
+    for (i = 0; i < AM_TOPK_LANE_COLS; ++i) {
+      blk[i] = local[i] / d.block_size;
+      off[i] = local[i] - blk[i] * d.block_size;
+    }
   }
-  if (v < 0 || v > INT32_MAX) {
-    *flags |= ATTNMETA_FLAG_SLOT_OUT_OF_RANGE;
-    return -1;
+  for (i = 0; i < AM_TOPK_LANE_COLS; ++i) {
+    const int past = ok[i] && blk[i] >= (uint32_t)p->cols;
+    f |= past ? ATTNMETA_FLAG_BLOCK_OUT_OF_TABLE : 0;
+    ok[i] = ok[i] && !past;
+    v[i] = -1;
   }
-  return (int32_t)v;
+  if (row->prefill == 0) { /* uniform over the row */
+    int32_t id[AM_TOPK_LANE_COLS];
+    int load[AM_TOPK_LANE_COLS];
+    for (i = 0; i < AM_TOPK_LANE_COLS; ++i)
+      load[i] = ok[i] && !(i > 0 && ok[i - 1] && blk[i] == blk[i - 1]);
+    for (i = 0; i < AM_TOPK_LANE_COLS; ++i)
+      id[i] = load[i] ? p->block_table[row->table_off + blk[i]] : 0;
+    for (i = 1; i < AM_TOPK_LANE_COLS; ++i) id[i] = load[i] ? id[i] : id[i - 1];
+    for (i = 0; i < AM_TOPK_LANE_COLS; ++i) {
+      const uint64_t slot = (uint64_t)(uint32_t)id[i] * (uint32_t)p->stride_rows + off[i];
+      const int negative = ok[i] && id[i] < 0;
+      const int over = ok[i] && !negative && slot > INT32_MAX;
+      f |= (negative ? ATTNMETA_FLAG_BLOCK_ID_NEGATIVE : 0) |
+           (over ? ATTNMETA_FLAG_SLOT_OUT_OF_RANGE : 0);
+      v[i] = ok[i] && !negative && !over ? (int32_t)slot : -1;
+    }
+  } else if (row->prefill == 1) {
+    for (i = 0; i < AM_TOPK_LANE_COLS; ++i) {
+      const int64_t slot = row->ws_start + x[i];
+      const int over = ok[i] && (slot < 0 || slot > INT32_MAX);
+      f |= over ? ATTNMETA_FLAG_SLOT_OUT_OF_RANGE : 0;
+      v[i] = ok[i] && !over ? (int32_t)slot : -1;
+    }
+  } else {
+    for (i = 0; i < AM_TOPK_LANE_COLS; ++i) f |= ok[i] ? ATTNMETA_FLAG_WORKSPACE_OUT_OF_RANGE : 0;
+  }
+  *flags |= f;
 }
 
 /* Exclusive prefix sum of `n` over the lanes of the calling thread's group,
- * in lane order; *total receives the group's sum. Hillis-Steele in
- * block-shared `scratch` (block_dim int32): every thread of the block must
- * call it (it holds barriers). */
-AM_DEVICE uint32_t am_topk_group_scan(int32_t *scratch, am_thread th, uint32_t n,
+ * in lane order; *total receives the group's sum. Two levels in
+ * block-shared `scratch` (AM_TOPK_SCRATCH_INTS ints): every lane posts n,
+ * the first lane of each segment of AM_TOPK_SCAN_SEGMENT lanes adds its
+ * segment, and every lane adds the segments before its own and its
+ * segment's lanes before it. Two barriers a call, where a lane-by-lane
+ * scan would need two per doubling step. Calls alternate between two
+ * halves of scratch (`phase` counts them): the next call writes the other
+ * half, and the one after it comes after the next call's first barrier, by
+ * which every lane has read this one. Every thread of the block must call
+ * it (it holds barriers). */
+AM_DEVICE uint32_t am_topk_group_scan(int32_t *scratch, am_thread th, uint32_t *phase, uint32_t n,
                                       uint32_t *total) {
-  int32_t *seg = scratch + th.group * th.lanes;
-  uint32_t off, incl;
-  seg[th.lane] = (int32_t)n;
-  for (off = 1; off < th.lanes; off <<= 1) {
-    int32_t add;
-    AM_BARRIER();
-    add = th.lane >= off ? seg[th.lane - off] : 0;
-    AM_BARRIER();
-    seg[th.lane] += add;
+  const uint32_t segs = (th.lanes + AM_TOPK_SCAN_SEGMENT - 1) / AM_TOPK_SCAN_SEGMENT;
+  int32_t *half = scratch + (*phase & 1) * (th.block_dim + th.groups * segs);
+  int32_t *posted = half + th.group * th.lanes;
+  int32_t *seg_sum = half + th.block_dim + th.group * segs;
+  const uint32_t mine = th.lane / AM_TOPK_SCAN_SEGMENT;
+  uint32_t i, excl = 0, sum = 0;
+  *phase += 1;
+  posted[th.lane] = (int32_t)n;
+  AM_BARRIER();
+  if (th.lane % AM_TOPK_SCAN_SEGMENT == 0) {
+    const uint32_t end = th.lane + AM_TOPK_SCAN_SEGMENT < th.lanes ? th.lane + AM_TOPK_SCAN_SEGMENT : th.lanes;
+    uint32_t s = 0;
+    for (i = th.lane; i < end; ++i) s += (uint32_t)posted[i];
+    seg_sum[mine] = (int32_t)s;
   }
   AM_BARRIER();
-  incl = (uint32_t)seg[th.lane];
-  *total = (uint32_t)seg[th.lanes - 1];
-  AM_BARRIER(); /* the next chunk overwrites scratch */
-  return incl - n;
+  for (i = 0; i < segs; ++i) {
+    const uint32_t s = (uint32_t)seg_sum[i];
+    sum += s;
+    if (i < mine) excl += s;
+  }
+  for (i = mine * AM_TOPK_SCAN_SEGMENT; i < th.lane; ++i) excl += (uint32_t)posted[i];
+  *total = sum;
+  return excl;
 }
 
 /* Loads this lane's (up to) four columns [j0, j0 + 4) of a row; columns at
- * or past K read as -1. */
-AM_DEVICE void am_topk_load(const am_topk_params *p, const int32_t *AM_RESTRICT in, uint32_t j0,
-                            int32_t x[AM_TOPK_LANE_COLS]) {
+ * or past K, and every column of an inactive thread, read as -1. */
+AM_DEVICE void am_topk_load(const am_topk_params *p, const int32_t *AM_RESTRICT in, int active,
+                            uint32_t j0, int32_t x[AM_TOPK_LANE_COLS]) {
   const uint32_t k = (uint32_t)p->topk_count;
   int i;
-  if (p->vector_in && j0 + AM_TOPK_LANE_COLS <= k) {
+  if (active && p->vector_in && j0 + AM_TOPK_LANE_COLS <= k) {
     const am_i32x4 q = *(const am_i32x4 *)(const void *)(in + j0);
     x[0] = q.x;
     x[1] = q.y;
@@ -160,7 +227,7 @@ AM_DEVICE void am_topk_load(const am_topk_params *p, const int32_t *AM_RESTRICT 
     x[3] = q.w;
     return;
   }
-  for (i = 0; i < AM_TOPK_LANE_COLS; ++i) x[i] = j0 + i < k ? in[j0 + i] : -1;
+  for (i = 0; i < AM_TOPK_LANE_COLS; ++i) x[i] = active && j0 + i < k ? in[j0 + i] : -1;
 }
 
 /* Stores this lane's columns [j0, j0 + 4) of a row in place (those < K). */
@@ -181,14 +248,16 @@ AM_DEVICE void am_topk_store(const am_topk_params *p, int32_t *AM_RESTRICT out, 
     if (j0 + i < k) out[j0 + i] = v[i];
 }
 
-/* scratch: block-shared, block_dim int32 (used only when rows are counted). */
+/* scratch: block-shared, AM_TOPK_SCRATCH_INTS(lanes, groups) int32 (used
+ * only when rows are counted). */
 AM_DEVICE void am_topk_body(const am_topk_params *p, am_thread th, int32_t *scratch) {
   const uint32_t num_tokens = (uint32_t)p->num_tokens;
   const uint32_t k = (uint32_t)p->topk_count;
   const uint32_t chunk = th.lanes * AM_TOPK_LANE_COLS;
   const int counting = p->valid_count != 0; /* compact implies it (host check) */
+  const am_topk_split split = am_topk_split_of(p);
   int32_t flags = 0;
-  uint32_t first;
+  uint32_t first, phase = 0;
 
   /* Rounds are block-uniform: the whole block runs every round and every
    * chunk, threads without a row included, so the barriers line up. */
@@ -197,31 +266,31 @@ AM_DEVICE void am_topk_body(const am_topk_params *p, am_thread th, int32_t *scra
     const int active = t < num_tokens;
     const int32_t *AM_RESTRICT in = p->topk + (active ? (int64_t)t * p->topk_stride : 0);
     int32_t *AM_RESTRICT out = p->out + (active ? (int64_t)t * p->out_stride : 0);
+    int32_t x[AM_TOPK_LANE_COLS];
     am_topk_row row;
-    am_topk_cache cache;
     uint32_t c0, total = 0, lane_count = 0;
-    row.live = row.counted = 0;
+    /* the first chunk's positions load before the row's request is known:
+     * the two sets of loads are in flight together */
+    am_topk_load(p, in, active, th.lane * AM_TOPK_LANE_COLS, x);
+    row.live = row.counted = row.prefill = 0;
+    row.table_off = row.ws_start = 0;
     if (active) row = am_topk_row_of(p, t);
-    cache.blk = -1;
-    cache.id = 0;
     for (c0 = 0; c0 < k; c0 += chunk) {
       const uint32_t j0 = c0 + th.lane * AM_TOPK_LANE_COLS;
-      int32_t x[AM_TOPK_LANE_COLS], v[AM_TOPK_LANE_COLS];
+      int32_t next[AM_TOPK_LANE_COLS], v[AM_TOPK_LANE_COLS];
       uint32_t n = 0, excl, sum;
       int i;
-      for (i = 0; i < AM_TOPK_LANE_COLS; ++i) v[i] = -1;
-      if (active && j0 < k) {
-        am_topk_load(p, in, j0, x);
-        if (row.live)
-          for (i = 0; i < AM_TOPK_LANE_COLS; ++i) v[i] = am_topk_convert(p, &row, x[i], &cache, &flags);
-        if (!p->compact) am_topk_store(p, out, j0, v);
-        if (row.counted)
-          for (i = 0; i < AM_TOPK_LANE_COLS; ++i) n += v[i] >= 0;
-      }
+      /* the next chunk's positions are in flight while this one converts */
+      am_topk_load(p, in, active && c0 + chunk < k, j0 + chunk, next);
+      am_topk_convert4(p, &row, split, x, v, &flags);
+      if (active && j0 < k && !p->compact) am_topk_store(p, out, j0, v);
+      if (row.counted)
+        for (i = 0; i < AM_TOPK_LANE_COLS; ++i) n += v[i] >= 0;
+      for (i = 0; i < AM_TOPK_LANE_COLS; ++i) x[i] = next[i];
       lane_count += n;
       if (!p->compact) continue; /* uniform: a launch parameter */
       /* compaction: where this lane's slots go needs the lanes before it */
-      excl = am_topk_group_scan(scratch, th, n, &sum);
+      excl = am_topk_group_scan(scratch, th, &phase, n, &sum);
       if (n > 0) {
         uint32_t at = total + excl; /* < K by construction; checked all the same */
         for (i = 0; i < AM_TOPK_LANE_COLS; ++i)
@@ -230,7 +299,7 @@ AM_DEVICE void am_topk_body(const am_topk_params *p, am_thread th, int32_t *scra
       total += sum;
     }
     /* counts without compaction: one sum over the lanes for the whole row */
-    if (counting && !p->compact) (void)am_topk_group_scan(scratch, th, lane_count, &total);
+    if (counting && !p->compact) (void)am_topk_group_scan(scratch, th, &phase, lane_count, &total);
     if (active && p->compact)
       for (c0 = total + th.lane; c0 < k; c0 += th.lanes) out[c0] = -1;
     if (active && counting && th.lane == 0) p->valid_count[t] = (int32_t)total;

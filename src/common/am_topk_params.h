@@ -43,4 +43,11 @@ typedef struct am_topk_params {
   int32_t vector_out;          /* 1: in-place rows store as 16-byte vectors */
 } am_topk_params;
 
+/* The kernel's block-shared prefix sum (am_topk_kernel.h): lanes posted
+ * per segment, and the int32 it needs for a block of lanes x groups (two
+ * halves, each a value per thread and a sum per segment). */
+#define AM_TOPK_SCAN_SEGMENT 16
+#define AM_TOPK_SCRATCH_INTS(lanes, groups) \
+  (2 * ((lanes) * (groups) + (groups) * (((lanes) + AM_TOPK_SCAN_SEGMENT - 1) / AM_TOPK_SCAN_SEGMENT)))
+
 #endif /* ATTNMETA_AM_TOPK_PARAMS_H */

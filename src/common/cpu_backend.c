@@ -64,7 +64,7 @@ static int cpu_launch_step(void *state, const am_step_params *params, const am_l
 
 static int cpu_launch_topk(void *state, const am_topk_params *params, const am_launch_shape *shape,
                            void *stream, char *msg, size_t msg_size) {
-  int32_t scratch[1]; /* the prefix sum's block-shared memory: one thread a block */
+  int32_t scratch[AM_TOPK_SCRATCH_INTS(1, 1)]; /* the prefix sum's block-shared memory: one thread a block */
   int64_t block;
   (void)state;
   (void)stream;

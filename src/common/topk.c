@@ -14,7 +14,7 @@
 #include "am_topk_params.h"
 
 #define AM_TOPK_GPU_BLOCK 256
-#define AM_TOPK_MAX_LANES 256
+#define AM_TOPK_MAX_LANES 512
 #define AM_TOPK_LANE_COLS 4
 
 static const attnmeta_topk topk_defaults = {
@@ -224,14 +224,19 @@ static int64_t ceil_pow2(int64_t v) {
 static am_launch_shape plan_launch(const attnmeta_context *ctx, am_topk_params *p) {
   const attnmeta_launch_config *cfg = &ctx->config;
   const int is_cpu = ctx->kind == ATTNMETA_BACKEND_CPU;
-  const int64_t block = cfg->block > 0 ? cfg->block : (is_cpu ? 1 : AM_TOPK_GPU_BLOCK);
   am_launch_shape shape;
   int64_t lanes = cfg->lanes > 0 ? cfg->lanes : ceil_pow2(ceil_div(p->topk_count, AM_TOPK_LANE_COLS));
+  int64_t block;
   lanes = lanes < AM_TOPK_MAX_LANES ? lanes : AM_TOPK_MAX_LANES;
+  /* automatic blocks grow to a whole row's lanes: a row is one chunk up
+   * to K = 4 x AM_TOPK_MAX_LANES, one round of loads */
+  block = cfg->block > 0 ? cfg->block
+                         : (is_cpu ? 1 : (lanes > AM_TOPK_GPU_BLOCK ? lanes : AM_TOPK_GPU_BLOCK));
   lanes = lanes < block ? lanes : block;
   shape.lanes = lanes;
   shape.groups = block / lanes;
-  shape.shared_bytes = p->valid_count ? (int64_t)sizeof(int32_t) * shape.lanes * shape.groups : 0;
+  shape.shared_bytes =
+      p->valid_count ? (int64_t)sizeof(int32_t) * AM_TOPK_SCRATCH_INTS(shape.lanes, shape.groups) : 0;
   p->vector_in = cfg->vector != 0 && ((uintptr_t)p->topk % 16) == 0 && p->topk_stride % 4 == 0;
   p->vector_out = cfg->vector != 0 && !p->compact && ((uintptr_t)p->out % 16) == 0 &&
                   p->out_stride % 4 == 0;
