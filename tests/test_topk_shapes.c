@@ -8,8 +8,8 @@
  * nothing but the outputs' disjoint rows and the error word). The cases of
  * the top-k case table that test_topk.c's CPU runs cannot reach this way
  * (a barrier is slow here: the larger cases are left to the GPU runs), in
- * place, counted and compacted, with 16-byte vectors on and off, against
- * the naive reference.
+ * place, counted and compacted, with 16-byte vectors on and off, one and
+ * two groups of four columns a lane, against the naive reference.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
@@ -53,7 +53,7 @@ static void *run_thread(void *arg) {
   block_barrier = w->barrier;
   for (b = 0; b < w->th.grid_dim; b++) {
     w->th.block = b;
-    am_topk_body(w->p, w->th, w->scratch);
+    am_topk_body(w->p, w->th, w->scratch, w->p->lane_vectors == 2);
     pthread_barrier_wait(w->barrier); /* the next block reuses the scratch */
   }
   return NULL;
@@ -152,6 +152,7 @@ ParameterizedTest(int *c, topk_shapes, cases) {
         p.compact = mode == 2;
         p.vector_in = vec && ((uintptr_t)b->topk % 16) == 0 && b->in.topk_stride % 4 == 0;
         p.vector_out = vec && !p.compact && S % 4 == 0;
+        p.lane_vectors = (combo + (int)si) % 2 ? 2 : 1; /* both ways across the shapes */
         launch(&p, s);
         rin.compact = mode == 2;
         amr_topk(&rin, ref, ref_count, &flags);

@@ -317,8 +317,10 @@ typedef struct attnmeta_launch_config {
                  stage is on the calling thread's stack): -1 = automatic
                  (currently never: measured slower), 0 = never, 1 = whenever
                  they fit */
-  int vector; /* 16-byte block-table copies when pointers and strides allow:
-                 -1 = automatic, 0 = never, 1 = whenever allowed */
+  int vector; /* 16-byte block-table copies: -1 = automatic (rows that all
+                 start on 16 bytes; unaligned rows realigned in registers
+                 when wider than 1024 columns), 0 = never, 1 = whenever
+                 possible (unaligned rows of 11 columns and more realigned) */
   int lanes;  /* threads sharing one token's block-table row; 0 = automatic.
                  A block is lanes x (block / lanes) threads */
 } attnmeta_launch_config;

@@ -28,7 +28,8 @@ extern "C" {
  * AM_VARIANT_EARLY_START; cache_bytes appended (right after copy_device) */
 /* 5: launch_topk appended after copy_device, cache_bytes after it (a
  * module of ABI 4 has cache_bytes where launch_topk now is) */
-#define AM_BACKEND_ABI 5
+/* 6: am_topk_params grew lane_vectors; variant may carry AM_VARIANT_REALIGNED */
+#define AM_BACKEND_ABI 6
 #define AM_BACKEND_ENTRY_SYMBOL "attnmeta_backend_entry"
 
 /* Backend functions return an attnmeta_status value and, on failure, put a

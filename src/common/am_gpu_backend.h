@@ -79,10 +79,16 @@ AM_KERNEL void AM_MAX_BLOCK_THREADS(AM_GPU_MAX_BLOCK_THREADS) am_step_kernel_ind
                AM_VARIANT_INDEXER | AM_VARIANT_EARLY_START);
 }
 
-/* The top-k conversion; dynamic shared memory holds the prefix sum. */
+/* The top-k conversion; dynamic shared memory holds the prefix sum. A
+ * kernel for each number of column groups a lane takes (lane_vectors). */
 AM_KERNEL void AM_MAX_BLOCK_THREADS(AM_GPU_MAX_BLOCK_THREADS) am_topk_kernel(am_topk_params params) {
   AM_RT_DYNAMIC_SHARED(int32_t, am_topk_scratch);
-  am_topk_body(&params, AM_THREAD_HERE(), am_topk_scratch);
+  am_topk_body(&params, AM_THREAD_HERE(), am_topk_scratch, 0);
+}
+
+AM_KERNEL void AM_MAX_BLOCK_THREADS(AM_GPU_MAX_BLOCK_THREADS) am_topk_kernel_two(am_topk_params params) {
+  AM_RT_DYNAMIC_SHARED(int32_t, am_topk_scratch);
+  am_topk_body(&params, AM_THREAD_HERE(), am_topk_scratch, 1);
 }
 
 /* The floor of the measurement API: a launch that does no work. */
@@ -254,8 +260,13 @@ int gpu_launch_topk(void *state, const am_topk_params *params, const am_launch_s
     return ATTNMETA_ERR_LAUNCH;
   }
   const dim3 block((unsigned)shape->lanes, (unsigned)shape->groups);
-  AM_RT_LAUNCH(am_topk_kernel, dim3((unsigned)shape->grid), block, (size_t)shape->shared_bytes,
-               (am_rt_stream)stream, *params);
+  if (params->lane_vectors == 2) {
+    AM_RT_LAUNCH(am_topk_kernel_two, dim3((unsigned)shape->grid), block,
+                 (size_t)shape->shared_bytes, (am_rt_stream)stream, *params);
+  } else {
+    AM_RT_LAUNCH(am_topk_kernel, dim3((unsigned)shape->grid), block, (size_t)shape->shared_bytes,
+                 (am_rt_stream)stream, *params);
+  }
   err = am_rt_get_last_error();
   if (err != AM_RT_SUCCESS) return fail(msg, msg_size, ATTNMETA_ERR_LAUNCH, "top-k kernel", err);
   return ATTNMETA_OK;

@@ -155,7 +155,8 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
   const uint32_t num_tokens = (uint32_t)p->num_tokens;
   const uint32_t last = am_wrapping_sub(num_reqs, 1); /* used only when num_reqs > 0 */
   const uint32_t gstride = th.grid_dim * th.block_dim;
-  const uint32_t rgid = gstride - 1 - (th.block * th.block_dim + th.thread);
+  const uint32_t gid = th.block * th.block_dim + th.thread;
+  const uint32_t rgid = p->forward_order ? gid : gstride - 1 - gid;
   const uint32_t token_stride = th.grid_dim * th.groups;
   const uint32_t cols = (uint32_t)p->cols;
   /* a compile-time constant but in the lean and full kernels, whose rows

@@ -110,6 +110,12 @@ typedef struct am_step_params {
   am_group_params groups[AM_MAX_GROUPS];
   am_wide_rows swa;   /* section 7 (ratio unused) */
   am_wide_rows c128a; /* section 8 */
+
+  /* 1: the block-wide work (tails, per-request products) walks the threads
+   * in order instead of in reverse (for measurement only: the switch
+   * ATTNMETA_PATHS_OFF=reverse_order; results are the same) */
+  int32_t forward_order;
+  int32_t order_pad;
 } am_step_params;
 
 /* How block-table rows move (am_step_params.vector_rows). */

@@ -27,7 +27,8 @@ enum {
   AM_PATH_INDEXER_VARIANT = 1 << 2,  /* "indexer_variant": the compiled-in indexer product set */
   AM_PATH_REALIGN = 1 << 3,          /* "realign": 16-byte copies of unaligned rows */
   AM_PATH_TAIL_VECTORS = 1 << 4,     /* "tail_vectors": 16-byte stores of the seq_lens tail */
-  AM_PATH_ALIGNED_ROWS = 1 << 5      /* "aligned_rows": 16-byte copies of aligned rows */
+  AM_PATH_ALIGNED_ROWS = 1 << 5,     /* "aligned_rows": 16-byte copies of aligned rows */
+  AM_PATH_REVERSE_ORDER = 1 << 6     /* "reverse_order": block-wide work on the threads in reverse */
 };
 
 #define AM_DEFAULT_GPU_BLOCK 256
@@ -136,6 +137,7 @@ static inline am_launch_shape am_plan_launch_paths(const attnmeta_launch_config 
     p->variant = AM_VARIANT_LEAN;
   if (p->vector_rows == AM_ROWS_REALIGNED) p->variant |= AM_VARIANT_REALIGNED;
   am_pick_tail(p);
+  p->forward_order = (off & AM_PATH_REVERSE_ORDER) != 0;
   if (off & AM_PATH_TAIL_VECTORS) p->tail_vec_begin = p->tail_vec_end = p->capacity;
 
   work_blocks = am_max64(am_ceil_div(p->num_tokens, shape.groups),

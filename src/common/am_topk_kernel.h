@@ -249,11 +249,20 @@ AM_DEVICE void am_topk_store(const am_topk_params *p, int32_t *AM_RESTRICT out, 
 }
 
 /* scratch: block-shared, AM_TOPK_SCRATCH_INTS(lanes, groups) int32 (used
- * only when rows are counted). */
-AM_DEVICE void am_topk_body(const am_topk_params *p, am_thread th, int32_t *scratch) {
+ * only when rows are counted). `two_groups`: a compile-time constant on the
+ * GPUs (a kernel each, so the one-group kernel keeps its fewer registers),
+ * p->lane_vectors == 2 where it is not. */
+AM_DEVICE void am_topk_body(const am_topk_params *p, am_thread th, int32_t *scratch,
+                            int two_groups) {
   const uint32_t num_tokens = (uint32_t)p->num_tokens;
   const uint32_t k = (uint32_t)p->topk_count;
-  const uint32_t chunk = th.lanes * AM_TOPK_LANE_COLS;
+  /* two: each lane takes a second group of four columns, half a chunk on
+   * (rows of many tokens: half the threads, twice the loads in flight per
+   * thread); never with compaction, whose prefix sum wants a lane's
+   * columns consecutive */
+  const int two = two_groups && !p->compact;
+  const uint32_t half = th.lanes * AM_TOPK_LANE_COLS;
+  const uint32_t chunk = two ? 2 * half : half;
   const int counting = p->valid_count != 0; /* compact implies it (host check) */
   const am_topk_split split = am_topk_split_of(p);
   int32_t flags = 0;
@@ -266,27 +275,36 @@ AM_DEVICE void am_topk_body(const am_topk_params *p, am_thread th, int32_t *scra
     const int active = t < num_tokens;
     const int32_t *AM_RESTRICT in = p->topk + (active ? (int64_t)t * p->topk_stride : 0);
     int32_t *AM_RESTRICT out = p->out + (active ? (int64_t)t * p->out_stride : 0);
-    int32_t x[AM_TOPK_LANE_COLS];
+    int32_t x[AM_TOPK_LANE_COLS], y[AM_TOPK_LANE_COLS];
     am_topk_row row;
     uint32_t c0, total = 0, lane_count = 0;
     /* the first chunk's positions load before the row's request is known:
      * the two sets of loads are in flight together */
     am_topk_load(p, in, active, th.lane * AM_TOPK_LANE_COLS, x);
+    am_topk_load(p, in, active && two, half + th.lane * AM_TOPK_LANE_COLS, y);
     row.live = row.counted = row.prefill = 0;
     row.table_off = row.ws_start = 0;
     if (active) row = am_topk_row_of(p, t);
     for (c0 = 0; c0 < k; c0 += chunk) {
-      const uint32_t j0 = c0 + th.lane * AM_TOPK_LANE_COLS;
-      int32_t next[AM_TOPK_LANE_COLS], v[AM_TOPK_LANE_COLS];
+      const uint32_t j0 = c0 + th.lane * AM_TOPK_LANE_COLS, j1 = j0 + half;
+      int32_t next[AM_TOPK_LANE_COLS], next_y[AM_TOPK_LANE_COLS];
+      int32_t v[AM_TOPK_LANE_COLS], w[AM_TOPK_LANE_COLS];
       uint32_t n = 0, excl, sum;
       int i;
       /* the next chunk's positions are in flight while this one converts */
       am_topk_load(p, in, active && c0 + chunk < k, j0 + chunk, next);
+      am_topk_load(p, in, active && two && c0 + chunk < k, j1 + chunk, next_y);
       am_topk_convert4(p, &row, split, x, v, &flags);
+      for (i = 0; i < AM_TOPK_LANE_COLS; ++i) w[i] = -1;
+      if (two) am_topk_convert4(p, &row, split, y, w, &flags);
       if (active && j0 < k && !p->compact) am_topk_store(p, out, j0, v);
+      if (two && active && j1 < k) am_topk_store(p, out, j1, w);
       if (row.counted)
-        for (i = 0; i < AM_TOPK_LANE_COLS; ++i) n += v[i] >= 0;
-      for (i = 0; i < AM_TOPK_LANE_COLS; ++i) x[i] = next[i];
+        for (i = 0; i < AM_TOPK_LANE_COLS; ++i) n += (v[i] >= 0) + (w[i] >= 0);
+      for (i = 0; i < AM_TOPK_LANE_COLS; ++i) {
+        x[i] = next[i];
+        y[i] = next_y[i];
+      }
       lane_count += n;
       if (!p->compact) continue; /* uniform: a launch parameter */
       /* compaction: where this lane's slots go needs the lanes before it */

@@ -41,6 +41,7 @@ typedef struct am_topk_params {
   /* schedule, chosen on the host; the body is correct for any values */
   int32_t vector_in;           /* 1: topk rows load as 16-byte vectors (pointer, stride allow) */
   int32_t vector_out;          /* 1: in-place rows store as 16-byte vectors */
+  int32_t lane_vectors;        /* 1 or 2: groups of four columns a lane takes a chunk */
 } am_topk_params;
 
 /* The kernel's block-shared prefix sum (am_topk_kernel.h): lanes posted

@@ -16,6 +16,7 @@
 #define AM_TOPK_GPU_BLOCK 256
 #define AM_TOPK_MAX_LANES 512
 #define AM_TOPK_LANE_COLS 4
+#define AM_TOPK_TWO_VECTORS_FROM ((int64_t)1 << 19) /* rows x K */
 
 static const attnmeta_topk topk_defaults = {
     .struct_size = sizeof(attnmeta_topk),
@@ -225,8 +226,17 @@ static am_launch_shape plan_launch(const attnmeta_context *ctx, am_topk_params *
   const attnmeta_launch_config *cfg = &ctx->config;
   const int is_cpu = ctx->kind == ATTNMETA_BACKEND_CPU;
   am_launch_shape shape;
-  int64_t lanes = cfg->lanes > 0 ? cfg->lanes : ceil_pow2(ceil_div(p->topk_count, AM_TOPK_LANE_COLS));
-  int64_t block;
+  int64_t lanes, block;
+  /* Two groups of four columns a lane for many rows without compaction:
+   * half the threads, twice the loads in flight per thread (H200: 1024 x
+   * 2048 in fewer waves). Few rows keep one group: the shorter chain a
+   * thread runs is what their time is. */
+  p->lane_vectors = !is_cpu && !p->compact && p->topk_count >= 2 * AM_TOPK_LANE_COLS &&
+                            (int64_t)p->num_tokens * p->topk_count >= AM_TOPK_TWO_VECTORS_FROM
+                        ? 2
+                        : 1;
+  lanes = cfg->lanes > 0 ? cfg->lanes
+                         : ceil_pow2(ceil_div(p->topk_count, AM_TOPK_LANE_COLS * p->lane_vectors));
   lanes = lanes < AM_TOPK_MAX_LANES ? lanes : AM_TOPK_MAX_LANES;
   /* automatic blocks grow to a whole row's lanes: a row is one chunk up
    * to K = 4 x AM_TOPK_MAX_LANES, one round of loads */
