@@ -374,7 +374,11 @@ ATTNMETA_API attnmeta_status attnmeta_token_to_req(attnmeta_context *ctx,
 ATTNMETA_API attnmeta_status attnmeta_topk_init_size(attnmeta_topk *op, size_t size);
 #define attnmeta_topk_init(op) ((void)attnmeta_topk_init_size((op), sizeof(attnmeta_topk)))
 
-/* Converts one layer's top-k indices in ONE kernel launch on `stream`. */
+/* Converts one layer's top-k indices in ONE kernel launch on `stream`.
+ * No output (out, valid_count, error_word) may share a byte with an input
+ * or another output: overlaps are refused (ATTNMETA_ERR_INVALID_ARGUMENT).
+ * Only the bytes a buffer covers count: K entries of each of the T rows of
+ * topk and out, the table's cols entries of each of its R rows. */
 ATTNMETA_API attnmeta_status attnmeta_convert_topk(attnmeta_context *ctx, const attnmeta_topk *op,
                                                    void *stream);
 
