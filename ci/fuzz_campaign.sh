@@ -28,6 +28,8 @@
 #   ATTNMETA_FUZZ_WORKERS    parallel workers per harness (default: nproc)
 #   ATTNMETA_FUZZ_MAX_RUNS   executions per harness in all (default 10500000)
 #   ATTNMETA_FUZZ_HARNESSES  which harnesses (default "fuzz_step fuzz_args")
+#   ATTNMETA_COMMIT          commit to report (default: the checkout's HEAD);
+#                            say which commit the harnesses were built from
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -94,7 +96,7 @@ summary=$out/fuzz-summary.txt
   echo "attnmeta fuzz campaign"
   echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
   echo "host: $(uname -srm), $(nproc 2>/dev/null || echo '?') processors"
-  echo "commit: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  echo "commit: ${ATTNMETA_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)}"
   echo "build: $build"
   echo "workers per harness: $workers; at most ${seconds}s and $max_runs executions per harness"
 } >"$summary"
