@@ -14,6 +14,7 @@
 #   ATTNMETA_FUZZ_BUILD_DIR  build folder (default build-fuzz)
 #   ATTNMETA_FUZZ_CC         clang to use (default clang, else clang-14)
 #   ATTNMETA_FUZZ_JOBS       parallel fuzzing processes per harness (default 1)
+#   ATTNMETA_FUZZ_BUILD_ONLY 1: build the harnesses and stop (ci/fuzz_campaign.sh)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -21,7 +22,7 @@ seconds=${1:-60}
 build=${ATTNMETA_FUZZ_BUILD_DIR:-$root/build-fuzz}
 case $build in /*) ;; *) build=$root/$build ;; esac
 jobs=${ATTNMETA_FUZZ_JOBS:-1}
-harnesses=(fuzz_step fuzz_args fuzz_dsv4)
+harnesses=(fuzz_step fuzz_args)
 
 case $seconds in
   '' | *[!0-9]*) echo "usage: $0 [SECONDS]" >&2; exit 2 ;;
@@ -62,6 +63,10 @@ if ! grep -qx "ATTNMETA_FUZZ:BOOL=ON" "$build/CMakeCache.txt"; then
   exit 1
 fi
 cmake --build "$build" -j"$(nproc 2>/dev/null || echo 2)" --target "${harnesses[@]}" || exit 1
+if [ "${ATTNMETA_FUZZ_BUILD_ONLY:-0}" = 1 ]; then
+  echo "ci/fuzz.sh: harnesses built in $build/fuzz"
+  exit 0
+fi
 
 artifacts=$build/fuzz-artifacts
 mkdir -p "$artifacts"

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * fuzz_args: host argument validation of the whole public API.
+ * An input whose first byte is 0xF0 or above is an attnmeta_convert_topk
+ * call; the first byte of the others picks the entry point (modulo 16).
  *
  * The input bytes pick an entry point and arguments drawn towards the edges:
  * negative, zero and INT32-limit sizes, strides near the INT64 limits and
@@ -38,19 +40,20 @@ static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo :
 /* What the inputs were, for docs/reliability.md: printed at exit when the
  * environment has ATTNMETA_FUZZ_STATS=1. */
 static struct {
-  long runs, op[8], refused, accepted_ran, skipped, status[16], aliased, small_struct;
+  long runs, op[9], refused, accepted_ran, skipped, status[16], aliased, small_struct;
 } stats;
 
 static void print_stats(void) {
-  static const char *const ops[8] = {"build_step", "token_to_req", "launch_config", "describe",
-                                     "names", "open", "memory", "null_context"};
+  static const char *const ops[9] = {"build_step", "token_to_req", "launch_config", "describe",
+                                     "names",      "open",         "memory",        "null_context",
+                                     "convert_topk"};
   int i;
   fprintf(stderr,
           "fuzz_args inputs: %ld runs; step and token-map calls: %ld breaking a rule (all "
           "refused), %ld valid and run, %ld valid but larger than the buffers (skipped)\n  by entry "
           "point:",
           stats.runs, stats.refused, stats.accepted_ran, stats.skipped);
-  for (i = 0; i < 8; ++i) fprintf(stderr, " %s:%ld", ops[i], stats.op[i]);
+  for (i = 0; i < 9; ++i) fprintf(stderr, " %s:%ld", ops[i], stats.op[i]);
   fprintf(stderr, "\n  steps with an output placed on another buffer: %ld; steps in an exact-size "
           "struct smaller than the header's: %ld", stats.aliased, stats.small_struct);
   fprintf(stderr, "\n  statuses returned by refused calls:");
@@ -239,6 +242,97 @@ static void fuzz_build_step(fz_reader *rd) {
   } else {
     FZ_CHECK(attnmeta_last_error(ctx)[0] == '\0', "a successful call left a message");
     check_guards("attnmeta_build_step");
+  }
+}
+
+/* attnmeta_convert_topk: sizes, strides, request sources, pointers and
+ * struct sizes drawn towards the edges, sometimes an output placed on
+ * another buffer; the rules are fz_topk_rules. */
+static void fuzz_convert_topk(fz_reader *rd) {
+  static const size_t sizes[] = {0, 1, sizeof(attnmeta_topk) - 8, sizeof(attnmeta_topk) - 1,
+                                 sizeof(attnmeta_topk) + 1, sizeof(attnmeta_topk) + 8, (size_t)-1};
+  attnmeta_topk op;
+  uint32_t required, optional;
+  attnmeta_status st;
+  int fits, aliased = 0;
+  attnmeta_topk_init(&op);
+  if (fz_chance(rd, 1, 16)) op.struct_size = sizes[fz_u8(rd) % 7];
+  op.num_tokens = pick_size(rd, 64);
+  op.topk_count = fz_chance(rd, 3, 4) ? (int32_t)fz_range(rd, 1, 16) : fz_edge32(rd);
+  op.topk = (const int32_t *)pick_ptr(rd, in_table.data, 4);
+  op.topk_stride = pick_stride(rd, op.topk_count, op.num_tokens);
+  switch (fz_u8(rd) % 8) { /* the request source: one of the two, or neither, or both */
+    case 0: break;
+    case 1: op.query_start_loc = (const int32_t *)pick_ptr(rd, in_qsl.data, 4);
+            op.req_id = (const int32_t *)pick_ptr(rd, in_seq.data, 4); break;
+    case 2: case 3: case 4: op.req_id = (const int32_t *)pick_ptr(rd, in_seq.data, 4); break;
+    default: op.query_start_loc = (const int32_t *)pick_ptr(rd, in_qsl.data, 4); break;
+  }
+  op.num_reqs = pick_size(rd, 32);
+  op.block_table = (const int32_t *)pick_ptr(rd, in_table.data, 4);
+  op.block_table_cols = pick_size(rd, 16);
+  op.block_table_stride = pick_stride(rd, op.block_table_cols, op.num_reqs);
+  op.block_size = fz_chance(rd, 1, 2) ? fz_edge32(rd) : (int32_t)fz_range(rd, 1, 64);
+  op.stride_rows = fz_chance(rd, 1, 2) ? 0 : fz_edge32(rd);
+  op.dcp_world_size = fz_chance(rd, 1, 4) ? fz_edge32(rd) : (int32_t)fz_range(rd, 1, 4);
+  op.dcp_rank = fz_chance(rd, 1, 4) ? fz_edge32(rd) : (int32_t)fz_range(rd, 0, 3);
+  op.dcp_interleave = fz_chance(rd, 1, 4) ? fz_edge32(rd) : (int32_t)fz_range(rd, 1, 4);
+  if (fz_chance(rd, 1, 3)) {
+    op.prefill_req = (const int32_t *)pick_ptr(rd, in_seq.data, 4);
+    op.workspace_starts = (const int32_t *)pick_ptr(rd, in_seq.data, 4);
+    op.num_prefill = fz_chance(rd, 1, 2) ? (int32_t)fz_range(rd, 0, 4) : fz_edge32(rd);
+  }
+  if (fz_chance(rd, 1, 3)) op.token_slot = (const int64_t *)pick_ptr(rd, in_qsl.data, 8);
+  op.out = fz_u8(rd) < 232 ? (int32_t *)outs[B_BT].data : (int32_t *)pick_out(rd, B_BT);
+  op.out_stride = pick_stride(rd, op.topk_count, op.num_tokens);
+  op.valid_count = (int32_t *)pick_out(rd, B_DEC);
+  op.compact = fz_chance(rd, 3, 4) ? (int32_t)fz_range(rd, 0, 1) : fz_edge32(rd);
+  op.error_word = (int32_t *)pick_out(rd, B_ERR);
+  if (fz_chance(rd, 1, 8)) { /* an output on another buffer, a few elements off */
+    int32_t **outs_of[] = {&op.out, &op.valid_count, &op.error_word};
+    const void *on[] = {op.topk, op.query_start_loc, op.req_id, op.block_table, op.prefill_req,
+                        op.workspace_starts, op.token_slot, op.out, op.valid_count, op.error_word};
+    const char *target = (const char *)on[fz_range(rd, 0, 9)];
+    if (target) {
+      *outs_of[fz_range(rd, 0, 2)] = (int32_t *)(uintptr_t)(target + 4 * fz_range(rd, -3, 3));
+      aliased = 1;
+      stats.aliased++;
+    }
+  }
+
+  fz_topk_rules(&op, &required, &optional);
+  if (aliased && !required) { /* buffers that share an allocation: not run */
+    count_call(0, 0, ATTNMETA_OK);
+    return;
+  }
+  fits = op.num_tokens >= 0 && op.num_tokens <= BUF / 2 && op.num_reqs >= 0 &&
+         op.num_reqs < BUF && op.num_prefill >= 0 && op.num_prefill <= BUF &&
+         table_fits(op.num_tokens, op.topk_stride, op.topk_count) &&
+         table_fits(op.num_tokens, op.out_stride, op.topk_count) &&
+         table_fits(op.num_reqs, op.block_table_stride, op.block_table_cols);
+  if (!required && !fits) { /* a valid call with buffers smaller than it says */
+    count_call(0, 0, ATTNMETA_OK);
+    return;
+  }
+  poison_outputs();
+  st = attnmeta_convert_topk(ctx, &op, NULL);
+  count_call(required, 1, st);
+  FZ_CHECK(fz_message_ok(attnmeta_last_error(ctx), 512), "last error is not terminated");
+  if (required)
+    FZ_CHECK(st != ATTNMETA_OK && (BIT(st) & (required | optional)),
+             "attnmeta_convert_topk returned %d (%s), the rules allow 0x%x (required 0x%x): %s",
+             (int)st, attnmeta_status_string(st), required | optional, required,
+             attnmeta_last_error(ctx));
+  else
+    FZ_CHECK(st == ATTNMETA_OK || (BIT(st) & optional),
+             "attnmeta_convert_topk returned %d (%s) for a valid call: %s", (int)st,
+             attnmeta_status_string(st), attnmeta_last_error(ctx));
+  if (st != ATTNMETA_OK) {
+    FZ_CHECK(attnmeta_last_error(ctx)[0] != '\0', "a failed call left no message");
+    check_outputs_untouched("attnmeta_convert_topk", st);
+  } else {
+    FZ_CHECK(attnmeta_last_error(ctx)[0] == '\0', "a successful call left a message");
+    check_guards("attnmeta_convert_topk");
   }
 }
 
@@ -501,6 +595,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!ctx) LLVMFuzzerInitialize(NULL, NULL);
   fz_reader_init(&rd, data, size);
   stats.runs++;
+  if (size > 0 && data[0] >= 0xF0) { /* the committed seeds of the others start below */
+    fz_u8(&rd);
+    stats.op[8]++;
+    fuzz_convert_topk(&rd);
+    return 0;
+  }
   switch (fz_u8(&rd) % 16) {
     case 0: case 1: case 2: case 3: case 4: case 5: case 6: case 7:
       stats.op[0]++;

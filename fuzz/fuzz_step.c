@@ -47,6 +47,7 @@
 #include "am_step_plan.h" /* the library's launch planning, for the emulated GPU shapes */
 #include "attnmeta/attnmeta.h"
 #include "fuzz_hip_cpu.h"
+#include "fuzz_ops.h"
 #include "fuzz_step_large.h"
 #include "fuzz_util.h"
 #include "reference.h"
@@ -374,6 +375,8 @@ static struct {
   long gpu_wide, gpu_large_grid, gpu_too_large, exact, op[8];
 } stats;
 
+static void print_operation_counts(void);
+
 static void print_stats(void) {
   int i;
   long broken = 0;
@@ -391,8 +394,7 @@ static void print_stats(void) {
   fprintf(stderr, "\n  emulated GPU launches with more than 32 lanes: %ld, more than 64 blocks: %ld; "
           "too large to emulate (skipped): %ld; well-formed steps with exact-size outputs: %ld\n",
           stats.gpu_wide, stats.gpu_large_grid, stats.gpu_too_large, stats.exact);
-  fprintf(stderr, "  by operation: build_step %ld, build_step_large %ld\n", stats.op[0],
-          stats.op[1]);
+  print_operation_counts();
   fz_large_print_stats();
 }
 
@@ -965,24 +967,41 @@ static void op_build_step(fz_reader *rd) {
 }
 
 /* ---- the operations ----
- * One entry per operation the harness fuzzes: its decoding, its calls and
+ * One row per operation the harness fuzzes: its decoding, its calls and
  * its checks behind one function of the input. An input whose first byte
  * is below 0xF0 is the first operation (the committed corpus was written
- * for it); 0xF0 and above pick one of the others and are consumed. A new
- * operation (another product of the step, a new entry point) is one more
- * line here. */
+ * for it); a first byte b >= 0xF0 is consumed and picks row
+ * 1 + (b - 0xF0) mod (rows - 1): 0xF0 the second row, 0xF1 the third, ...
+ * The committed seeds of the other rows start with the byte of their row
+ * (0xF0 + row - 1); a new row goes at the end, and the seeds whose first
+ * byte then picks another row are given their row's byte. The rest of the
+ * input is the operation's own: its reader hashes only those bytes. */
 typedef struct fz_operation {
   const char *name;
   void (*run)(fz_reader *rd);
 } fz_operation;
 
 static void op_build_step_large(fz_reader *rd) { fz_op_step_large(rd, ctx); }
+static void op_dsv4(fz_reader *rd) { fz_op_dsv4(rd, ctx); }
+static void op_topk(fz_reader *rd) { fz_op_topk(rd, ctx); }
 
 static const fz_operation operations[] = {
-    {"build_step", op_build_step},
-    {"build_step_large", op_build_step_large},
+    {"build_step", op_build_step},            /* first byte < 0xF0 */
+    {"build_step_large", op_build_step_large}, /* 0xF0 */
+    {"build_step_dsv4", op_dsv4},              /* 0xF1 */
+    {"convert_topk", op_topk},                 /* 0xF2 */
 };
 #define NUM_OPERATIONS (sizeof operations / sizeof operations[0])
+
+_Static_assert(NUM_OPERATIONS <= sizeof stats.op / sizeof stats.op[0], "a counter per operation");
+
+static void print_operation_counts(void) {
+  size_t i;
+  fprintf(stderr, "  by operation:");
+  for (i = 0; i < NUM_OPERATIONS; ++i)
+    fprintf(stderr, "%s %s %ld", i ? "," : "", operations[i].name, stats.op[i]);
+  fprintf(stderr, "\n");
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

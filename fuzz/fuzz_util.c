@@ -217,6 +217,7 @@ int fz_sparse_alloc(fz_sparse *s, size_t bytes) {
 
 void fz_sparse_free(fz_sparse *s) {
   if (s->map) raw_munmap(s->map, s->map_bytes);
+  free(s->pages);
   memset(s, 0, sizeof *s);
 }
 
@@ -234,6 +235,17 @@ void fz_sparse_touched(const fz_sparse *s, void (*visit)(void *arg, size_t begin
   unsigned char vec[CHUNK];
   unsigned char *first, *stop;
   if (!s->bytes) return;
+  if (s->tracked) { /* the pages the tracker saw touched: no scan */
+    size_t i;
+    stop = s->data + s->bytes;
+    for (i = 0; i < s->npages; ++i) {
+      unsigned char *lo = (unsigned char *)s->pages[i], *hi = lo + page;
+      if (lo < s->data) lo = s->data;
+      if (hi > stop) hi = stop;
+      if (lo < hi) visit(arg, (size_t)(lo - s->data), (size_t)(hi - s->data));
+    }
+    return;
+  }
   first = s->map + page; /* page-aligned start of the data's pages */
   stop = s->data + s->bytes;
   while (first < stop) {
@@ -434,6 +446,96 @@ void fz_step_rules(const attnmeta_step *s, uint32_t *required, uint32_t *optiona
     if (overlap == 1) opt |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
   }
 
+  *required = req;
+  *optional = opt;
+}
+
+/* The overlap part of fz_topk_rules: 0 none, 2 an overlap, 1 cannot say. */
+static int topk_overlap(const attnmeta_topk *op) {
+  const __int128 T = op->num_tokens, R = op->num_reqs, K = op->topk_count;
+  struct {
+    const void *ptr;
+    __int128 rows, width, pitch;
+    int output;
+  } b[10] = {
+      {op->topk, T, K * 4, (__int128)op->topk_stride * 4, 0},
+      {op->query_start_loc, 1, (R + 1) * 4, (R + 1) * 4, 0},
+      {op->req_id, 1, T * 4, T * 4, 0},
+      {op->block_table, R, (__int128)op->block_table_cols * 4, (__int128)op->block_table_stride * 4, 0},
+      {op->prefill_req, 1, T * 4, T * 4, 0},
+      {op->prefill_req ? op->workspace_starts : NULL, 1, (__int128)op->num_prefill * 4,
+       (__int128)op->num_prefill * 4, 0},
+      {op->token_slot, 1, T * 8, T * 8, 0},
+      {op->out, T, K * 4, (__int128)op->out_stride * 4, 1},
+      {op->valid_count, 1, T * 4, T * 4, 1},
+      {op->error_word, 1, 4, 4, 1}};
+  fz_span sp[10];
+  int n = 0, i, j, worst = 0;
+  for (i = 0; i < 10; ++i) {
+    if (!b[i].ptr || b[i].rows <= 0 || b[i].width <= 0) continue;
+    sp[n].base = (__int128)(uintptr_t)b[i].ptr;
+    sp[n].rows = b[i].rows;
+    sp[n].width = b[i].width;
+    sp[n].pitch = b[i].pitch;
+    sp[n].output = b[i].output;
+    ++n;
+  }
+  for (i = 0; i < n; ++i)
+    for (j = i + 1; j < n; ++j)
+      if (sp[i].output || sp[j].output) {
+        const int m = fz_spans_meet(&sp[i], &sp[j]);
+        if (m > worst) worst = m;
+      }
+  return worst;
+}
+
+/* A strided buffer of `rows` rows: overflow rules (stride >= cols given). */
+static void rows_rules(int64_t rows, int64_t stride, int64_t cols, uint32_t *req, uint32_t *opt) {
+  if (rows <= 0 || cols < 0 || stride < cols) return;
+  if (truly_overflows(rows, stride, cols)) *req |= FZ_BIT(ATTNMETA_ERR_OVERFLOW);
+  else if (may_overflow(rows, stride)) *opt |= FZ_BIT(ATTNMETA_ERR_OVERFLOW);
+}
+
+void fz_topk_rules(const attnmeta_topk *op, uint32_t *required, uint32_t *optional) {
+  uint32_t req = 0, opt = 0;
+  const int uses_ws = op->prefill_req && op->num_prefill > 0;
+  /* new in this release: its present size only */
+  if (op->struct_size > sizeof *op) req |= FZ_BIT(ATTNMETA_ERR_NOT_SUPPORTED);
+  else if (op->struct_size < sizeof *op) req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+  if (op->num_tokens < 0 || op->topk_count < 1 || op->num_reqs < 0 || op->num_prefill < 0 ||
+      op->block_size < 1 || op->stride_rows < 0 || op->dcp_world_size < 1 ||
+      op->dcp_interleave < 1 || op->dcp_rank < 0 || op->dcp_rank >= op->dcp_world_size ||
+      (op->compact != 0 && op->compact != 1))
+    req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+  if (!op->topk || !op->out) req |= FZ_BIT(ATTNMETA_ERR_NULL_POINTER);
+  if (op->topk_stride < op->topk_count || op->out_stride < op->topk_count)
+    req |= FZ_BIT(ATTNMETA_ERR_STRIDE);
+  rows_rules(op->num_tokens, op->topk_stride, op->topk_count, &req, &opt);
+  rows_rules(op->num_tokens, op->out_stride, op->topk_count, &req, &opt);
+  if (!op->query_start_loc && !op->req_id) req |= FZ_BIT(ATTNMETA_ERR_NULL_POINTER);
+  if (op->query_start_loc && op->req_id) req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+  if (op->block_table_cols < 0) req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+  if (op->block_table_stride < op->block_table_cols) req |= FZ_BIT(ATTNMETA_ERR_STRIDE);
+  if (!op->block_table && op->block_table_cols > 0) req |= FZ_BIT(ATTNMETA_ERR_NULL_POINTER);
+  /* the table's rows even with no column: the library bounds rows x stride */
+  rows_rules(op->num_reqs, op->block_table_stride, op->block_table_cols, &req, &opt);
+  if (uses_ws && !op->workspace_starts) req |= FZ_BIT(ATTNMETA_ERR_NULL_POINTER);
+  if (op->compact == 1 && !op->valid_count) req |= FZ_BIT(ATTNMETA_ERR_NULL_POINTER);
+  if (misaligned(op->topk, 4) || misaligned(op->query_start_loc, 4) || misaligned(op->req_id, 4) ||
+      misaligned(op->prefill_req, 4) || misaligned(op->out, 4) ||
+      misaligned(op->valid_count, 4) || misaligned(op->error_word, 4) ||
+      misaligned(op->token_slot, 8))
+    req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+  /* buffers the call does not read: the library may check them anyway */
+  if (misaligned(op->block_table, 4))
+    *(op->block_table_cols > 0 ? &req : &opt) |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+  if (misaligned(op->workspace_starts, 4))
+    *(uses_ws ? &req : &opt) |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+  if (!req) { /* sizes sound: which bytes meet */
+    const int m = topk_overlap(op);
+    if (m == 2) req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+    else if (m == 1) opt |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+  }
   *required = req;
   *optional = opt;
 }

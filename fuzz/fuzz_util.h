@@ -127,6 +127,12 @@ typedef struct fz_sparse {
   size_t map_bytes;
   unsigned char *data;
   size_t bytes;
+  /* tracked = 1: the pages touched during the last tracked launch
+   * (fz_track.h) are exactly pages[0, npages), sorted page starts;
+   * 0: they must be found by scanning the mapping */
+  uintptr_t *pages;
+  size_t npages;
+  int tracked;
 } fz_sparse;
 
 /* 0 when the address space cannot be had (the caller skips the input). */
@@ -135,7 +141,10 @@ void fz_sparse_free(fz_sparse *s);
 /* Makes the buffer read-only (an input: any write faults). */
 void fz_sparse_freeze(fz_sparse *s);
 /* Calls visit(arg, begin, end) for every byte range [begin, end) of the data
- * that lies on a page the process has touched (mincore), in order. */
+ * that lies on a page the process has touched, in order: the pages written
+ * during the last tracked launch (fz_track.h) when the buffer was tracked,
+ * else every resident page of the mapping (mincore over all of it: slow
+ * for a large reservation). */
 void fz_sparse_touched(const fz_sparse *s, void (*visit)(void *arg, size_t begin, size_t end),
                        void *arg);
 
@@ -152,6 +161,10 @@ void fz_step_rules(const attnmeta_step *s, uint32_t *required, uint32_t *optiona
  * 2 yes, 1 cannot say cheaply (the library may refuse). Part of
  * fz_step_rules, for steps whose sizes are otherwise sound. */
 uint32_t fz_overlap_rule(const attnmeta_step *s);
+
+/* The same for attnmeta_convert_topk (its header comment and the
+ * contract's section 6), overlaps included. */
+void fz_topk_rules(const attnmeta_topk *op, uint32_t *required, uint32_t *optional);
 
 /* Launch config rules of attnmeta_set_launch_config on a CPU context. */
 uint32_t fz_config_rules(const attnmeta_launch_config *c);

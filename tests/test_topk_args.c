@@ -121,6 +121,12 @@ static const bad_arg bad_args[] = {
     {"table_overflow", 25, ATTNMETA_ERR_OVERFLOW, "block_table"},
     {"num_prefill_negative", 26, ATTNMETA_ERR_INVALID_ARGUMENT, "num_prefill"},
     {"out_overflow", 27, ATTNMETA_ERR_OVERFLOW, "topk.out"},
+    /* no output may share a byte with an input or another output */
+    {"out_on_topk", 28, ATTNMETA_ERR_INVALID_ARGUMENT, "overlaps"},
+    {"counts_in_out", 29, ATTNMETA_ERR_INVALID_ARGUMENT, "overlaps"},
+    {"error_word_on_qsl", 30, ATTNMETA_ERR_INVALID_ARGUMENT, "overlaps"},
+    {"error_word_in_counts", 31, ATTNMETA_ERR_INVALID_ARGUMENT, "overlaps"},
+    {"out_on_table_row", 32, ATTNMETA_ERR_INVALID_ARGUMENT, "overlaps"},
 };
 
 static void apply(attnmeta_topk *op, int field) {
@@ -153,6 +159,11 @@ static void apply(attnmeta_topk *op, int field) {
     case 25: op->block_table_stride = INT64_MAX / 4; break;
     case 26: op->num_prefill = -1; break;
     case 27: op->out_stride = INT64_MAX / 2; break;
+    case 28: op->out = (int32_t *)(void *)(uintptr_t)op->topk; break;
+    case 29: op->valid_count = op->out + 28; break; /* row 3 of out */
+    case 30: op->error_word = (int32_t *)(void *)(uintptr_t)(op->query_start_loc + 2); break;
+    case 31: op->error_word = op->valid_count + 3; break;
+    case 32: op->out = (int32_t *)(void *)(uintptr_t)(op->block_table + 2); break;
   }
 }
 
@@ -216,6 +227,23 @@ Test(topk_args, fixture_runs) {
   for (i = 0; i < 32; i++) cr_expect(out[i] == expect[i], "out[%d] = %d, expected %d", i, out[i], expect[i]);
   for (i = 0; i < 4; i++) cr_expect(cnt[i] == counts[i], "count[%d] = %d, expected %d", i, cnt[i], counts[i]);
   cr_expect(err == 0x5A5A5A5A, "error word 0x%x: no flag expected", (unsigned)err);
+  fixture_close(&f);
+}
+
+/* Only the bytes a buffer covers count: counts in the gap columns of the
+ * rows of `out` (stride 16, K = 8) are accepted, and right. */
+Test(topk_args, counts_in_out_gap) {
+  static const int32_t counts[4] = {7, 8, 8, 3};
+  fixture f;
+  int32_t cnt[4];
+  int i;
+  fixture_open(&f, ATTNMETA_BACKEND_CPU);
+  f.op.out_stride = 16;
+  f.op.valid_count = f.op.out + 8; /* row 0, columns 8..11: nobody's bytes */
+  cr_assert(attnmeta_convert_topk(f.ctx, &f.op, NULL) == ATTNMETA_OK, "%s",
+            attnmeta_last_error(f.ctx));
+  amt_to_host(f.ctx, cnt, f.op.valid_count, sizeof cnt);
+  for (i = 0; i < 4; i++) cr_expect(cnt[i] == counts[i], "count[%d] = %d, expected %d", i, cnt[i], counts[i]);
   fixture_close(&f);
 }
 

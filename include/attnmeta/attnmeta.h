@@ -317,8 +317,10 @@ typedef struct attnmeta_launch_config {
                  stage is on the calling thread's stack): -1 = automatic
                  (currently never: measured slower), 0 = never, 1 = whenever
                  they fit */
-  int vector; /* 16-byte block-table copies when pointers and strides allow:
-                 -1 = automatic, 0 = never, 1 = whenever allowed */
+  int vector; /* 16-byte block-table copies: -1 = automatic (rows that all
+                 start on 16 bytes; unaligned rows realigned in registers
+                 when wider than 1024 columns), 0 = never, 1 = whenever
+                 possible (unaligned rows of 11 columns and more realigned) */
   int lanes;  /* threads sharing one token's block-table row; 0 = automatic.
                  A block is lanes x (block / lanes) threads */
 } attnmeta_launch_config;
@@ -372,7 +374,11 @@ ATTNMETA_API attnmeta_status attnmeta_token_to_req(attnmeta_context *ctx,
 ATTNMETA_API attnmeta_status attnmeta_topk_init_size(attnmeta_topk *op, size_t size);
 #define attnmeta_topk_init(op) ((void)attnmeta_topk_init_size((op), sizeof(attnmeta_topk)))
 
-/* Converts one layer's top-k indices in ONE kernel launch on `stream`. */
+/* Converts one layer's top-k indices in ONE kernel launch on `stream`.
+ * No output (out, valid_count, error_word) may share a byte with an input
+ * or another output: overlaps are refused (ATTNMETA_ERR_INVALID_ARGUMENT).
+ * Only the bytes a buffer covers count: K entries of each of the T rows of
+ * topk and out, the table's cols entries of each of its R rows. */
 ATTNMETA_API attnmeta_status attnmeta_convert_topk(attnmeta_context *ctx, const attnmeta_topk *op,
                                                    void *stream);
 

@@ -39,18 +39,14 @@ static inline void am_pick_guess(int32_t num_reqs, int32_t num_tokens, uint32_t 
 }
 
 /* The host's choice of speculation (after vector_rows is set): on the
- * first guess where an equal split is likely (it is then exact), on the
- * second, from the total, always: it is exact for equal lengths behind
- * padding, and the kernel takes it only when the first guess's request
- * fits that picture. */
+ * first guess where an equal split is likely (it is then exact). */
 static inline void am_pick_speculation(am_step_params *p) {
   static const int32_t first_batch_cols[] = {1, 4, AM_REALIGN_MIN_COLS}; /* by AM_ROWS_* */
   p->speculate = 0;
   if (!p->block_table_out || p->vector_rows < 0 || p->vector_rows > AM_ROWS_REALIGNED ||
       p->cols < first_batch_cols[p->vector_rows])
     return;
-  p->speculate = AM_SPECULATE_SECOND;
-  if (am_equal_split_likely(p->num_reqs, p->num_tokens)) p->speculate |= AM_SPECULATE_FIRST;
+  if (am_equal_split_likely(p->num_reqs, p->num_tokens)) p->speculate = AM_SPECULATE_FIRST;
 }
 
 /* The host's choice of the vector part of the seq_lens_out tail. */

@@ -214,17 +214,13 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
       int spec = may_speculate && (p->speculate & AM_SPECULATE_FIRST);
       if (spec) pre = am_load_guessed_row(p, seq_lens, g, t, th.lane, th.lanes, vector_rows, &pre_len);
       if ((int32_t)t < total && !(gs <= (int32_t)t && (int32_t)t < ge)) {
-        /* speculate again only where the first guess's request looks like
-         * one of R equal ones making up the total (padding after an equal
-         * split); elsewhere the second guess is seldom right */
-        const int64_t len = (int64_t)ge - gs;
-        spec = may_speculate && (p->speculate & AM_SPECULATE_SECOND) && len * num_reqs == total &&
-               len * g == gs;
+        /* the first guess missed: what it speculated is not this token's
+         * (speculating on the second guess too showed no win on the H200:
+         * bench/NOTES.md, round three) */
+        spec = 0;
         g = am_total_guess(t, num_reqs, total);
         gs = qsl[g];
         ge = qsl[g + 1];
-        if (spec)
-          pre = am_load_guessed_row(p, seq_lens, g, t, th.lane, th.lanes, vector_rows, &pre_len);
       }
       span = am_find_req(qsl, num_reqs, t, total, g, gs, ge);
       pre_hit = spec && (uint32_t)span.req == g;

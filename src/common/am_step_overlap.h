@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The host's check that no output of a step overlaps an input or another
- * output (contract: "Errors and bad input"). */
+ * output (contract: "Errors and bad input"); the comparison is overlap.c's. */
 #ifndef ATTNMETA_AM_STEP_OVERLAP_H
 #define ATTNMETA_AM_STEP_OVERLAP_H
 

@@ -139,8 +139,7 @@ enum {
 
 /* Speculation bits (am_step_params.speculate). */
 enum {
-  AM_SPECULATE_FIRST = 1, /* on the first guess (t / (T / R)) */
-  AM_SPECULATE_SECOND = 2 /* on the second guess (t * R / total), after a first miss */
+  AM_SPECULATE_FIRST = 1 /* on the first guess (t / (T / R)) */
 };
 
 /* Kernel variants: facts the host guarantees about a step, compiled in so

@@ -23,7 +23,7 @@
  * path only replaces work by equivalent work. Not for production use. */
 enum {
   AM_PATH_SPECULATE_FIRST = 1 << 0,  /* "speculate_first": row + length on the first guess */
-  AM_PATH_SPECULATE_SECOND = 1 << 1, /* "speculate_second": the same on the second guess */
+  /* 1 << 1 was "speculate_second": the path is gone (no win measured) */
   AM_PATH_INDEXER_VARIANT = 1 << 2,  /* "indexer_variant": the compiled-in indexer product set */
   AM_PATH_REALIGN = 1 << 3,          /* "realign": 16-byte copies of unaligned rows */
   AM_PATH_TAIL_VECTORS = 1 << 4,     /* "tail_vectors": 16-byte stores of the seq_lens tail */
@@ -131,7 +131,6 @@ static inline am_launch_shape am_plan_launch_paths(const attnmeta_launch_config 
   am_pick_speculation(p);
   if (is_cpu) p->speculate = 0; /* hides GPU memory latency; on a CPU only extra work */
   if (off & AM_PATH_SPECULATE_FIRST) p->speculate &= ~AM_SPECULATE_FIRST;
-  if (off & AM_PATH_SPECULATE_SECOND) p->speculate &= ~AM_SPECULATE_SECOND;
   p->variant = am_pick_variant(p);
   if ((off & AM_PATH_INDEXER_VARIANT) && p->variant == AM_VARIANT_INDEXER)
     p->variant = AM_VARIANT_LEAN;

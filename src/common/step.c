@@ -276,7 +276,6 @@ unsigned am_paths_off(const char *names) {
     const char *name;
     unsigned bit;
   } paths[] = {{"speculate_first", AM_PATH_SPECULATE_FIRST},
-               {"speculate_second", AM_PATH_SPECULATE_SECOND},
                {"indexer_variant", AM_PATH_INDEXER_VARIANT},
                {"realign", AM_PATH_REALIGN},
                {"tail_vectors", AM_PATH_TAIL_VECTORS},

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "am_context.h"
+#include "am_overlap.h"
 #include "am_sized_struct.h"
 #include "am_topk_params.h"
 
@@ -151,10 +152,33 @@ static attnmeta_status check_buffers(attnmeta_context *ctx, const attnmeta_topk 
   return ATTNMETA_OK;
 }
 
+/* No output may share a byte with an input or another output (overlap.c):
+ * each buffer with exactly the bytes the conversion reads or writes. */
+static attnmeta_status check_overlaps(attnmeta_context *ctx, const attnmeta_topk *op) {
+  const int64_t T = op->num_tokens, R = op->num_reqs, K = op->topk_count;
+  am_extent list[10];
+  int n = 0;
+  am_extent_add(list, &n, "topk", op->topk, T, K, op->topk_stride, 4, 0);
+  am_extent_add_array(list, &n, "query_start_loc", op->query_start_loc, R + 1, 4, 0);
+  am_extent_add_array(list, &n, "req_id", op->req_id, T, 4, 0);
+  am_extent_add(list, &n, "block_table", op->block_table, R, op->block_table_cols,
+                op->block_table_stride, 4, 0);
+  am_extent_add_array(list, &n, "prefill_req", op->prefill_req, T, 4, 0);
+  if (op->prefill_req)
+    am_extent_add_array(list, &n, "workspace_starts", op->workspace_starts, op->num_prefill, 4, 0);
+  am_extent_add_array(list, &n, "token_slot", op->token_slot, T, 8, 0);
+  am_extent_add(list, &n, "out", op->out, T, K, op->out_stride, 4, 1);
+  am_extent_add_array(list, &n, "valid_count", op->valid_count, T, 4, 1);
+  am_extent_add_array(list, &n, "error_word", op->error_word, 1, 4, 1);
+  return am_check_extents(ctx, list, n);
+}
+
 static attnmeta_status check_topk(attnmeta_context *ctx, const attnmeta_topk *op) {
-  const attnmeta_status st = check_sizes(ctx, op);
+  attnmeta_status st = check_sizes(ctx, op);
   if (st != ATTNMETA_OK) return st;
-  return check_buffers(ctx, op);
+  st = check_buffers(ctx, op);
+  if (st != ATTNMETA_OK) return st;
+  return check_overlaps(ctx, op);
 }
 
 static am_topk_params params_of(const attnmeta_topk *op) {

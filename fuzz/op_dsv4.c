@@ -1,0 +1,368 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * fuzz_step's DSV4 operation: the DeepSeek-V3.2/V4 products of
+ * attnmeta_build_step (contract sections 5, 7, 8) on the CPU backend
+ * against the naive reference of conformance/generator/reference_dsv4.c.
+ *
+ * The input bytes decide a step (R requests, T tokens, capacity C, DCP W / k
+ * / I), up to four compressed groups, the SWA rows and the C128A rows (each
+ * with its own table, sizes, strides, misalignment and mode), the device
+ * data (well formed, or hostile: raw boundaries, negative and huge lengths,
+ * negative and huge block ids) and an emulated GPU launch shape.
+ *
+ * Checked on every input:
+ *  - memory safety: inputs are exact-size allocations, outputs sit between
+ *    poisoned guards that must stay intact, row-stride gaps stay poisoned,
+ *    and the sanitizers watch every access and every arithmetic operation;
+ *  - well-formed boundaries: every output and the error word equal the
+ *    reference; otherwise the tails [T, C) and the compressed lengths (the
+ *    values the contract defines for any data) do;
+ *  - the kernel body run for the emulated GPU shape (lanes x groups threads
+ *    a block, several blocks, every thread in turn) gives the same bytes as
+ *    the CPU backend.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "am_step_kernel.h"    /* the kernel body, for the emulated GPU shape */
+#include "am_step_translate.h" /* the host's parameters of a step */
+#include "attnmeta/attnmeta.h"
+#include "fuzz_ops.h"
+#include "fuzz_util.h"
+#include "reference.h"
+#include "reference_dsv4.h"
+
+#define MAX_R 12
+#define NFAM 6 /* groups 0..3, SWA, C128A */
+
+typedef struct table {
+  int32_t cols;
+  int64_t stride;
+  int32_t *ids; /* [rows used: (R - 1) * stride + cols] */
+  int64_t n;
+} table;
+
+typedef struct scenario {
+  int32_t R, T, C, W, k, I;
+  int32_t qsl[MAX_R + 1], seq[MAX_R];
+  int ngroups;
+  int32_t ratio[4], gbs[4];
+  int want_slots[4], want_lens[4];
+  table tab[NFAM];
+  int swa, swa_rows, swa_lens;
+  int32_t swa_bs, swa_window, swa_width, swa_mode;
+  int64_t swa_stride;
+  int c128a, c128a_rows, c128a_lens;
+  int32_t c_ratio, c_bs, c_width, c_mode;
+  int64_t c_stride;
+  int shift; /* rows' misalignment, in int32 */
+  uint32_t lanes, groups, grid;
+  int vector;
+} scenario;
+
+/* Outputs: group slots and lengths, SWA rows and lengths, C128A rows and lengths, error word. */
+enum { B_SLOTS, B_LENS = 4, B_SWA = 8, B_SWA_LENS, B_C128A, B_C128A_LENS, B_ERR, NBUF };
+
+static int32_t pick_block(fz_reader *rd, int32_t I, int W) {
+  static const int32_t sizes[] = {1, 2, 4, 8, 16, 64};
+  int32_t bs = sizes[fz_range(rd, 0, 5)];
+  if (W > 1 && bs % I) bs = I * (int32_t)fz_range(rd, 1, 4);
+  return bs;
+}
+
+static void pick_table(fz_reader *rd, scenario *sc, table *t, int hostile) {
+  int64_t i;
+  t->cols = (int32_t)fz_range(rd, 0, 40);
+  t->stride = t->cols + fz_range(rd, 0, 3);
+  t->n = t->cols == 0 ? 0 : sc->R > 0 ? (int64_t)(sc->R - 1) * t->stride + t->cols : 1;
+  t->ids = calloc((size_t)(t->n > 0 ? t->n : 1), sizeof(int32_t));
+  if (!t->ids) fz_fail("out of memory");
+  for (i = 0; i < t->n; i++) {
+    t->ids[i] = (int32_t)fz_rand_range(rd, 0, 5000);
+    if (hostile && fz_rand_range(rd, 0, 15) == 0) t->ids[i] = fz_edge32(rd);
+  }
+}
+
+static void decode(fz_reader *rd, scenario *sc) {
+  static const int32_t ratios[] = {1, 2, 4, 32, 128, 3};
+  const int hostile = fz_chance(rd, 1, 4);
+  int32_t r, g;
+  memset(sc, 0, sizeof *sc);
+  sc->R = (int32_t)fz_range(rd, 0, MAX_R);
+  for (r = 0; r < sc->R; r++) {
+    const int32_t q = (int32_t)fz_range(rd, 0, 6);
+    sc->qsl[r + 1] = sc->qsl[r] + q;
+    sc->seq[r] = q + (int32_t)fz_range(rd, 0, 3000);
+  }
+  sc->T = (sc->R > 0 ? sc->qsl[sc->R] : 0) + (int32_t)fz_range(rd, 0, 5);
+  sc->C = sc->T + (int32_t)fz_range(rd, 0, 4);
+  if (hostile) { /* raw boundaries and lengths */
+    for (r = 0; r <= sc->R; r++)
+      if (fz_chance(rd, 1, 3)) sc->qsl[r] = fz_chance(rd, 1, 2) ? fz_edge32(rd) : (int32_t)fz_range(rd, -3, 40);
+    for (r = 0; r < sc->R; r++)
+      if (fz_chance(rd, 1, 3)) sc->seq[r] = fz_edge32(rd);
+  }
+  sc->W = fz_chance(rd, 1, 3) ? (int32_t)fz_range(rd, 2, 4) : 1;
+  sc->k = (int32_t)fz_range(rd, 0, sc->W - 1);
+  sc->I = sc->W > 1 ? (int32_t)fz_range(rd, 1, 3) : 1;
+  sc->ngroups = (int)fz_range(rd, 0, 4);
+  for (g = 0; g < sc->ngroups; g++) {
+    sc->ratio[g] = ratios[fz_range(rd, 0, 5)];
+    sc->gbs[g] = pick_block(rd, sc->I, sc->W);
+    sc->want_slots[g] = fz_chance(rd, 3, 4);
+    sc->want_lens[g] = !sc->want_slots[g] || fz_chance(rd, 1, 2);
+    pick_table(rd, sc, &sc->tab[g], hostile);
+  }
+  sc->swa = fz_chance(rd, 2, 3);
+  if (sc->swa) {
+    sc->swa_rows = fz_chance(rd, 3, 4);
+    sc->swa_lens = !sc->swa_rows || fz_chance(rd, 1, 2);
+    sc->swa_bs = pick_block(rd, 1, 1);
+    sc->swa_window = (int32_t)fz_range(rd, 1, 24);
+    sc->swa_width = sc->swa_window + (int32_t)fz_range(rd, 0, 9);
+    sc->swa_mode = (int32_t)fz_range(rd, 0, 1);
+    sc->swa_stride = sc->swa_width + fz_range(rd, 0, 4);
+    pick_table(rd, sc, &sc->tab[4], hostile);
+  }
+  sc->c128a = fz_chance(rd, 2, 3);
+  if (sc->c128a) {
+    sc->c128a_rows = fz_chance(rd, 3, 4);
+    sc->c128a_lens = !sc->c128a_rows || fz_chance(rd, 1, 2);
+    sc->c_ratio = ratios[fz_range(rd, 0, 5)];
+    sc->c_bs = pick_block(rd, sc->I, sc->W);
+    sc->c_width = (int32_t)fz_range(rd, 0, 70);
+    sc->c_mode = (int32_t)fz_range(rd, 0, 1);
+    sc->c_stride = sc->c_width + fz_range(rd, 0, 4);
+    pick_table(rd, sc, &sc->tab[5], hostile);
+  }
+  sc->shift = (int)fz_range(rd, 0, 1);
+  sc->lanes = (uint32_t)fz_range(rd, 1, 40);
+  sc->groups = (uint32_t)fz_range(rd, 1, 4);
+  sc->grid = (uint32_t)fz_range(rd, 1, 3);
+  sc->vector = fz_chance(rd, 1, 2);
+}
+
+typedef struct outputs {
+  fz_buf b[NBUF];
+} outputs;
+
+static void outputs_alloc(outputs *o, const scenario *sc) {
+  int g;
+  memset(o, 0, sizeof *o);
+  for (g = 0; g < 4; g++) { /* groups past ngroups: empty buffers, never passed */
+    fz_buf_alloc(&o->b[B_SLOTS + g], 8, g < sc->ngroups && sc->want_slots[g] ? sc->C : 0, 0);
+    fz_buf_alloc(&o->b[B_LENS + g], 4, g < sc->ngroups && sc->want_lens[g] ? sc->R : 0, 0);
+  }
+  fz_buf_alloc(&o->b[B_SWA], 4, sc->swa_rows ? sc->T * sc->swa_stride : 0, 4 * (size_t)sc->shift);
+  fz_buf_alloc(&o->b[B_SWA_LENS], 4, sc->swa_lens ? sc->C : 0, 0);
+  fz_buf_alloc(&o->b[B_C128A], 4, sc->c128a_rows ? sc->T * sc->c_stride : 0, 4 * (size_t)sc->shift);
+  fz_buf_alloc(&o->b[B_C128A_LENS], 4, sc->c128a_lens ? sc->C : 0, 0);
+  fz_buf_alloc(&o->b[B_ERR], 4, 1, 0);
+  *(int32_t *)o->b[B_ERR].data = 0;
+}
+
+static void outputs_free(outputs *o) {
+  int i;
+  for (i = 0; i < NBUF; i++) fz_buf_free(&o->b[i]);
+}
+
+static void fill_step(attnmeta_step *s, const scenario *sc, fz_in *in, outputs *o) {
+  int g;
+  attnmeta_step_init(s);
+  s->query_start_loc = in[0].data;
+  s->num_reqs = sc->R;
+  s->num_tokens = sc->T;
+  s->capacity = sc->C;
+  s->seq_lens = in[1].data;
+  s->dcp_world_size = sc->W;
+  s->dcp_rank = sc->k;
+  s->dcp_interleave = sc->I;
+  s->error_word = o->b[B_ERR].data;
+  for (g = 0; g < sc->ngroups; g++) {
+    attnmeta_compressed_group *cg = &s->compressed_groups[g];
+    cg->block_table = sc->tab[g].n ? in[2 + g].data : NULL;
+    cg->block_table_cols = sc->tab[g].cols;
+    cg->block_table_stride = sc->tab[g].stride;
+    cg->ratio = sc->ratio[g];
+    cg->block_size = sc->gbs[g];
+    if (sc->want_slots[g]) cg->slot_mapping = o->b[B_SLOTS + g].data;
+    if (sc->want_lens[g]) cg->seq_lens_out = o->b[B_LENS + g].data;
+  }
+  if (sc->swa) {
+    s->swa_block_table = sc->tab[4].n ? in[6].data : NULL;
+    s->swa_block_table_cols = sc->tab[4].cols;
+    s->swa_block_table_stride = sc->tab[4].stride;
+    s->swa_block_size = sc->swa_bs;
+    s->swa_window = sc->swa_window;
+    s->swa_width = sc->swa_width;
+    s->swa_mode = sc->swa_mode;
+    s->swa_indices_stride = sc->swa_stride;
+    if (sc->swa_rows) s->swa_indices = o->b[B_SWA].data;
+    if (sc->swa_lens) s->swa_lens = o->b[B_SWA_LENS].data;
+  }
+  if (sc->c128a) {
+    s->c128a_block_table = sc->tab[5].n ? in[7].data : NULL;
+    s->c128a_block_table_cols = sc->tab[5].cols;
+    s->c128a_block_table_stride = sc->tab[5].stride;
+    s->c128a_ratio = sc->c_ratio;
+    s->c128a_block_size = sc->c_bs;
+    s->c128a_width = sc->c_width;
+    s->c128a_mode = sc->c_mode;
+    s->c128a_rows_stride = sc->c_stride;
+    if (sc->c128a_rows) s->c128a_rows = o->b[B_C128A].data;
+    if (sc->c128a_lens) s->c128a_lens = o->b[B_C128A_LENS].data;
+  }
+}
+
+/* The kernel body for the emulated GPU shape, every thread in turn. */
+static void emulate(const attnmeta_step *s, const scenario *sc) {
+  am_step_params p = am_params_of(s);
+  int32_t stage[1];
+  uint32_t block, t;
+  p.swa.vector = sc->vector && p.swa.out && (uintptr_t)p.swa.out % 16 == 0 && p.swa.out_stride % 4 == 0;
+  p.c128a.vector = sc->vector && p.c128a.out && (uintptr_t)p.c128a.out % 16 == 0 &&
+                   p.c128a.out_stride % 4 == 0;
+  am_pick_guess(p.num_reqs, p.num_tokens, &p.guess_mul, &p.guess_shift);
+  am_pick_speculation(&p);
+  p.variant = am_pick_variant(&p);
+  am_pick_tail(&p);
+  for (block = 0; block < sc->grid; ++block)
+    for (t = 0; t < sc->lanes * sc->groups; ++t)
+      am_step_body(&p, am_make_thread(block, sc->grid, t % sc->lanes, sc->lanes, t / sc->lanes, sc->groups),
+                   stage, p.variant);
+}
+
+static void expect_eq(const char *what, int64_t i, int64_t want, int64_t got) {
+  FZ_CHECK(want == got, "%s[%lld]: expected %lld, got %lld", what, (long long)i, (long long)want,
+           (long long)got);
+}
+
+/* The row buffer's rows against the reference's dense rows, gaps poisoned. */
+static void check_rows(const char *what, const fz_buf *b, const int32_t *ref, int32_t T,
+                       int32_t width, int64_t stride, int exact) {
+  const int32_t *row = b->data;
+  int64_t t, j;
+  for (t = 0; t < T; t++)
+    for (j = 0; j < stride; j++) {
+      if (j >= width) expect_eq(what, t * stride + j, FZ_POISON32, row[t * stride + j]);
+      else if (exact) expect_eq(what, t * stride + j, ref[t * width + j], row[t * stride + j]);
+    }
+}
+
+void fz_op_dsv4(fz_reader *rd, attnmeta_context *ctx) {
+  scenario sc;
+  fz_in in[8];
+  outputs o, e;
+  attnmeta_step s;
+  attnmeta_status st;
+  amr_input ri;
+  amr_output *p1;
+  amr_dsv4_input di;
+  amr_dsv4_output *ref;
+  int32_t flags, req_flags, got;
+  int i, g, wf;
+  int64_t t;
+
+  decode(rd, &sc);
+  memset(in, 0, sizeof in);
+  fz_in_alloc(&in[0], sc.qsl, sc.R + 1, 0);
+  fz_in_alloc(&in[1], sc.seq, sc.R, 0);
+  for (i = 0; i < NFAM; i++) fz_in_alloc(&in[2 + i], sc.tab[i].ids, sc.tab[i].n, 0);
+  outputs_alloc(&o, &sc);
+  fill_step(&s, &sc, in, &o);
+  st = attnmeta_build_step(ctx, &s, NULL);
+  FZ_CHECK(st == ATTNMETA_OK, "attnmeta_build_step: %s (%s)", attnmeta_status_string(st),
+           attnmeta_last_error(ctx));
+
+  /* the reference */
+  memset(&ri, 0, sizeof ri);
+  ri.qsl = sc.qsl;
+  ri.R = sc.R;
+  ri.T = sc.T;
+  ri.C = sc.C;
+  ri.seq_lens = sc.seq;
+  ri.num_mapped = -1;
+  ri.block_size = 1;
+  ri.world = sc.W;
+  ri.rank = sc.k;
+  ri.interleave = sc.I;
+  p1 = amr_alloc(&ri);
+  amr_build(&ri, p1);
+  wf = p1->well_formed;
+  memset(&di, 0, sizeof di);
+  di.ngroups = sc.ngroups;
+  for (g = 0; g < sc.ngroups; g++) {
+    di.groups[g].table.ids = sc.tab[g].ids;
+    di.groups[g].table.cols = sc.tab[g].cols;
+    di.groups[g].table.stride = sc.tab[g].stride;
+    di.groups[g].ratio = sc.ratio[g];
+    di.groups[g].block_size = sc.gbs[g];
+  }
+  di.swa_width = sc.swa ? sc.swa_width : -1;
+  di.swa_table.ids = sc.tab[4].ids;
+  di.swa_table.cols = sc.tab[4].cols;
+  di.swa_table.stride = sc.tab[4].stride;
+  di.swa_block_size = sc.swa_bs;
+  di.swa_window = sc.swa_window;
+  di.swa_mode = sc.swa_mode;
+  di.c128a_width = sc.c128a ? sc.c_width : -1;
+  di.c128a_table.ids = sc.tab[5].ids;
+  di.c128a_table.cols = sc.tab[5].cols;
+  di.c128a_table.stride = sc.tab[5].stride;
+  di.c128a_ratio = sc.c_ratio;
+  di.c128a_block_size = sc.c_bs;
+  di.c128a_mode = sc.c_mode;
+  ref = amr_dsv4_alloc(&ri, &di);
+  amr_dsv4_build(&ri, &di, ref);
+
+  /* guards everywhere; values where the contract defines them */
+  for (i = 0; i < NBUF; i++) FZ_CHECK(fz_buf_guards_intact(&o.b[i]), "buffer %d: guard written", i);
+  for (g = 0; g < sc.ngroups; g++) {
+    const int64_t *slots = o.b[B_SLOTS + g].data;
+    const int32_t *lens = o.b[B_LENS + g].data;
+    for (t = 0; sc.want_slots[g] && t < sc.C; t++)
+      if (wf || t >= sc.T) expect_eq("group slot", t, ref->cslots[g][t], slots[t]);
+    for (t = 0; sc.want_lens[g] && t < sc.R; t++) expect_eq("group lens", t, ref->clens[g][t], lens[t]);
+  }
+  for (t = 0; sc.swa_lens && t < sc.C; t++)
+    if (wf || t >= sc.T) expect_eq("swa_lens", t, ref->swa_lens[t], ((int32_t *)o.b[B_SWA_LENS].data)[t]);
+  for (t = 0; sc.c128a_lens && t < sc.C; t++)
+    if (wf || t >= sc.T)
+      expect_eq("c128a_lens", t, ref->c128a_lens[t], ((int32_t *)o.b[B_C128A_LENS].data)[t]);
+  if (sc.swa_rows) check_rows("swa_indices", &o.b[B_SWA], ref->swa, sc.T, sc.swa_width, sc.swa_stride, wf);
+  if (sc.c128a_rows)
+    check_rows("c128a_rows", &o.b[B_C128A], ref->c128a, sc.T, sc.c_width, sc.c_stride, wf);
+  got = *(int32_t *)o.b[B_ERR].data;
+  /* the seq_lens checks run when a wanted product reads seq_lens */
+  req_flags = p1->request_flags;
+  if (!sc.ngroups && !sc.swa && !sc.c128a) req_flags &= ~FZ_SEQ_FLAGS;
+  flags = req_flags;
+  for (g = 0; g < sc.ngroups; g++)
+    if (sc.want_slots[g]) flags |= ref->group_flags[g];
+  if (sc.swa) flags |= ref->swa_flags & (sc.swa_rows ? ~0 : ATTNMETA_FLAG_POSITION_NEGATIVE);
+  if (sc.c128a_rows) flags |= ref->c128a_flags;
+  if (wf)
+    FZ_CHECK(got == flags, "error word 0x%x, expected 0x%x", (unsigned)got, (unsigned)flags);
+  else
+    FZ_CHECK((got & req_flags) == req_flags &&
+                 !(got & ~(FZ_ALL_FLAGS | ATTNMETA_FLAG_SLOT_OUT_OF_RANGE)),
+             "error word 0x%x, expected at least 0x%x", (unsigned)got, (unsigned)req_flags);
+
+  /* the emulated GPU shape gives the same bytes */
+  outputs_alloc(&e, &sc);
+  fill_step(&s, &sc, in, &e);
+  emulate(&s, &sc);
+  for (i = 0; i < NBUF; i++)
+    FZ_CHECK(o.b[i].total == e.b[i].total &&
+                 memcmp(o.b[i].base, e.b[i].base, o.b[i].total) == 0,
+             "buffer %d: the emulated %u x %u x %u launch differs from the CPU backend", i,
+             sc.lanes, sc.groups, sc.grid);
+
+  outputs_free(&e);
+  amr_dsv4_free(ref);
+  amr_free(p1);
+  outputs_free(&o);
+  for (i = 0; i < 8; i++) fz_in_free(&in[i]);
+  for (i = 0; i < NFAM; i++) free(sc.tab[i].ids);
+}

@@ -1,0 +1,541 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * fuzz_step's top-k operation: attnmeta_convert_topk (contract section 6)
+ * on the CPU backend against the naive reference of
+ * conformance/generator/topk_reference.c, through the public API only.
+ *
+ * The input bytes decide T, K, the strides, the request source (query
+ * boundaries or req_id), the block table, block size and stride_rows, DCP
+ * (W, k, I), an optional prefill workspace and token_slot, which outputs
+ * are wanted (valid_count, compaction, the error word) and two launch
+ * configurations, and the device data:
+ *  - valid: monotone boundaries, req_id in [0, R), block ids >= 0, indices
+ *    mostly inside the table;
+ *  - hostile: req_id out of range, non-monotone or edge boundaries,
+ *    negative and huge block ids (block x stride_rows past INT32_MAX),
+ *    indices past the table, workspace indices at or past P, workspace
+ *    starts that overflow, negative token slots.
+ *
+ * Checked on every input:
+ *  - memory: every input and output is an exact-size mapping whose last
+ *    byte lies flush against an inaccessible page (fz_sparse), inputs are
+ *    read-only, so a read or write past an end or a write to an input
+ *    faults in any build; the outputs' leading bytes in their first page
+ *    and the gap columns of `out` rows are poisoned and must stay so;
+ *  - the call returns OK (the host arguments are valid by construction);
+ *  - the request of each token well defined (req_id, or non-decreasing
+ *    boundaries): every byte of out and valid_count and the error word
+ *    equal the reference's;
+ *  - otherwise (non-monotone boundaries): the padding rows (t at or past
+ *    the clamped qsl[R]) are all -1 with count 0, every other row is the
+ *    reference's row for some request r in [0, R) or all -1 (the device
+ *    search picks some request), and the error word holds only the flags
+ *    top-k raises, on top of its initial value;
+ *  - T = 0 writes nothing;
+ *  - both launch configurations give identical bytes. The CPU backend runs
+ *    one thread a block (lanes above 1 are planned only for GPUs; a config
+ *    asking for more lanes is accepted and planned down to one), so the
+ *    configurations vary the grid, the vector paths and the lanes asked.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "attnmeta/attnmeta.h"
+#include "fuzz_ops.h"
+#include "fuzz_util.h"
+#include "topk_reference.h"
+
+#define MAX_ELEMS 16384 /* elements of topk or out: larger rows cost time, not coverage */
+#define SEARCH_LIMIT 4096 /* R x K up to which a non-monotone row's request is searched for */
+#define TOPK_FLAGS                                                                         \
+  (ATTNMETA_FLAG_BLOCK_OUT_OF_TABLE | ATTNMETA_FLAG_BLOCK_ID_NEGATIVE |                    \
+   ATTNMETA_FLAG_WORKSPACE_OUT_OF_RANGE | ATTNMETA_FLAG_SLOT_OUT_OF_RANGE)
+
+typedef struct topk_case {
+  int32_t T, K, R, cols, bs, stride_rows, W, k, I, P;
+  int64_t topk_stride, out_stride, table_stride;
+  int use_qsl, want_count, compact, want_err, use_prefill, use_slots;
+  int32_t err_init;
+  /* host copies of the device inputs */
+  int32_t *topk, *qsl, *req_id, *table, *prefill_req, *ws;
+  int64_t *token_slot;
+  int64_t n_topk, n_table, n_out;
+  attnmeta_launch_config cfg[2];
+} topk_case;
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+static void *xcalloc(int64_t n, size_t size) {
+  void *p = calloc((size_t)(n > 0 ? n : 1), size);
+  if (!p) fz_fail("out of memory");
+  return p;
+}
+
+static int64_t pick_stride(fz_reader *rd, int64_t width) {
+  switch (fz_u8(rd) % 5) {
+    case 0: case 1: return width;
+    case 2: return (width + 3) / 4 * 4;
+    case 3: return width + fz_range(rd, 1, 7);
+    default: return width + fz_range(rd, 0, 64);
+  }
+}
+
+static int32_t pick_from(fz_reader *rd, const int32_t *v, size_t n) { return v[fz_u8(rd) % n]; }
+
+FZ_NO_COVERAGE static void fill_topk(topk_case *c, fz_reader *rd, int hostile) {
+  /* positions a rank-local block table of `cols` blocks covers, over W ranks */
+  const int64_t span = max64((int64_t)c->cols * c->bs * c->W, 1);
+  const int64_t limit = min64(span + span / 8 + 2, INT32_MAX);
+  int64_t t, j;
+  for (t = 0; t < c->T; ++t)
+    for (j = 0; j < c->topk_stride; ++j) {
+      const int64_t at = t * c->topk_stride + j;
+      int32_t x;
+      if (at >= c->n_topk) break;
+      x = j >= c->K ? -7 /* never read */
+          : fz_rand(rd) % 8 == 0 ? -1
+                                 : (int32_t)fz_rand_range(rd, 0, limit - 1);
+      if (hostile && j < c->K && fz_rand(rd) % 16 == 0)
+        x = (int32_t)(fz_rand(rd) % 2 ? INT32_MAX - (int64_t)(fz_rand(rd) % 8)
+                                      : INT32_MIN + (int64_t)(fz_rand(rd) % 8));
+      c->topk[at] = x;
+    }
+}
+
+static void decode(fz_reader *rd, topk_case *c) {
+  static const int32_t Ks[] = {1, 1, 2, 3, 4, 5, 7, 8, 16, 31, 64, 128, 512, 2048};
+  static const int32_t tmax_of[4] = {4, 32, 256, 1024};
+  static const int32_t rmax_of[4] = {1, 4, 16, 300};
+  static const int32_t bss[] = {1, 1, 2, 4, 16, 64, 256, 65536};
+  static const int32_t idmax_of[4] = {1000, 1 << 20, INT32_MAX / 64, INT32_MAX};
+  const uint8_t mode = fz_u8(rd);
+  const int hostile_req = (mode & 3) == 3;
+  const int hostile_ids = ((mode >> 2) & 3) == 3;
+  const int hostile_topk = ((mode >> 4) & 3) == 3;
+  const int hostile_prefill = ((mode >> 6) & 3) == 3;
+  int64_t i, r;
+
+  memset(c, 0, sizeof *c);
+  c->K = fz_chance(rd, 3, 4) ? pick_from(rd, Ks, sizeof Ks / sizeof Ks[0])
+                             : (int32_t)fz_range(rd, 1, 300);
+  c->topk_stride = pick_stride(rd, c->K);
+  c->out_stride = pick_stride(rd, c->K);
+  c->T = (int32_t)fz_range(rd, 0, tmax_of[fz_u8(rd) % 4]);
+  while (c->T > 0 && ((int64_t)c->T - 1) * max64(c->topk_stride, c->out_stride) + c->K > MAX_ELEMS)
+    c->T /= 2;
+  c->n_topk = c->T > 0 ? ((int64_t)c->T - 1) * c->topk_stride + c->K : 0;
+  c->n_out = c->T > 0 ? ((int64_t)c->T - 1) * c->out_stride + c->K : 0;
+  c->R = (int32_t)fz_range(rd, 0, rmax_of[fz_u8(rd) % 4]);
+
+  /* the token's request */
+  c->use_qsl = fz_chance(rd, 1, 2);
+  if (c->use_qsl) {
+    int64_t total = 0;
+    c->qsl = xcalloc((int64_t)c->R + 1, sizeof(int32_t));
+    for (r = 0; r < c->R; ++r) {
+      total = min64(total + fz_range(rd, 0, max64(2 * (int64_t)c->T / max64(c->R, 1), 1)), c->T);
+      c->qsl[r + 1] = (int32_t)total;
+    }
+    if (hostile_req) {
+      const int n = (int)fz_range(rd, 1, 3);
+      int j;
+      for (j = 0; j < n; ++j) {
+        const int64_t at = fz_range(rd, 0, c->R);
+        c->qsl[at] = fz_chance(rd, 1, 2) ? fz_edge32(rd) : (int32_t)fz_range(rd, -3, (int64_t)c->T + 3);
+      }
+    }
+  } else {
+    c->req_id = xcalloc(c->T, sizeof(int32_t));
+    for (i = 0; i < c->T; ++i) {
+      c->req_id[i] = c->R > 0 ? (int32_t)fz_rand_range(rd, 0, (int64_t)c->R - 1) : 0;
+      if (hostile_req && fz_rand(rd) % 8 == 0)
+        c->req_id[i] = fz_rand(rd) % 2 ? (int32_t)fz_rand_range(rd, -2, (int64_t)c->R + 1)
+                                       : (fz_rand(rd) % 2 ? INT32_MIN : INT32_MAX);
+    }
+  }
+
+  /* the cache geometry */
+  c->bs = fz_chance(rd, 7, 8) ? pick_from(rd, bss, sizeof bss / sizeof bss[0])
+                              : (int32_t)fz_range(rd, 1, INT32_MAX);
+  switch (fz_u8(rd) % 6) {
+    case 0: case 1: case 2: c->stride_rows = 0; break; /* block_size */
+    case 3: c->stride_rows = c->bs; break;
+    case 4: c->stride_rows = (int32_t)min64((int64_t)c->bs + fz_range(rd, 1, 64), INT32_MAX); break;
+    default: c->stride_rows = (int32_t)fz_range(rd, 1, INT32_MAX); break;
+  }
+  c->W = fz_u8(rd) < 192 ? 1 : (int32_t)fz_range(rd, 2, 8);
+  c->k = (int32_t)fz_range(rd, 0, (int64_t)c->W - 1);
+  c->I = fz_u8(rd) < 192 ? 1 : (int32_t)fz_range(rd, 1, 64);
+  c->cols = (int32_t)fz_range(rd, 0, fz_chance(rd, 3, 4) ? 16 : 512);
+  c->table_stride = pick_stride(rd, c->cols);
+  while (c->R > 0 && c->cols > 0 && ((int64_t)c->R - 1) * c->table_stride + c->cols > MAX_ELEMS)
+    c->table_stride = c->cols = c->cols / 2;
+  c->n_table = c->R > 0 && c->cols > 0 ? ((int64_t)c->R - 1) * c->table_stride + c->cols : 0;
+  c->table = xcalloc(c->n_table, sizeof(int32_t));
+  {
+    const int64_t idmax = idmax_of[fz_u8(rd) % 4];
+    for (i = 0; i < c->n_table; ++i) {
+      c->table[i] = (int32_t)fz_rand_range(rd, 0, idmax);
+      if (hostile_ids && fz_rand(rd) % 8 == 0)
+        c->table[i] = fz_rand(rd) % 2 ? -(int32_t)fz_rand_range(rd, 1, 3) : INT32_MAX;
+    }
+  }
+  c->topk = xcalloc(c->n_topk, sizeof(int32_t));
+  fill_topk(c, rd, hostile_topk);
+
+  /* the prefill workspace and token slots */
+  c->use_prefill = fz_chance(rd, 1, 4);
+  if (c->use_prefill) {
+    c->P = (int32_t)fz_range(rd, 0, 4);
+    c->prefill_req = xcalloc(c->T, sizeof(int32_t));
+    c->ws = xcalloc(c->P, sizeof(int32_t));
+    for (i = 0; i < c->T; ++i) {
+      c->prefill_req[i] = fz_rand(rd) % 2 || c->P == 0 ? -1 : (int32_t)fz_rand_range(rd, 0, (int64_t)c->P - 1);
+      if (hostile_prefill && fz_rand(rd) % 4 == 0)
+        c->prefill_req[i] = fz_rand(rd) % 2 ? c->P + (int32_t)fz_rand_range(rd, 0, 2) : INT32_MAX;
+    }
+    for (i = 0; i < c->P; ++i) {
+      c->ws[i] = (int32_t)fz_rand_range(rd, 0, 1 << 24);
+      if (hostile_prefill && fz_rand(rd) % 2) c->ws[i] = fz_rand(rd) % 2 ? INT32_MAX - 3 : INT32_MIN;
+    }
+  }
+  c->use_slots = fz_chance(rd, 1, 4);
+  if (c->use_slots) {
+    c->token_slot = xcalloc(c->T, sizeof(int64_t));
+    for (i = 0; i < c->T; ++i)
+      c->token_slot[i] = fz_rand(rd) % 4 == 0 ? -(int64_t)fz_rand_range(rd, 1, 2)
+                         : fz_rand(rd) % 16 == 0 ? INT64_MIN
+                                                 : fz_rand_range(rd, 0, INT32_MAX);
+  }
+
+  /* outputs and launches */
+  c->want_count = fz_chance(rd, 1, 2);
+  c->compact = c->want_count && fz_chance(rd, 1, 2);
+  c->want_err = fz_chance(rd, 3, 4);
+  c->err_init = fz_chance(rd, 1, 4) ? fz_edge32(rd) : 0;
+  for (i = 0; i < 2; ++i) {
+    attnmeta_launch_config *g = &c->cfg[i];
+    const uint8_t b = fz_u8(rd);
+    *g = attnmeta_launch_config_default();
+    g->block = (int)fz_range(rd, 0, 1);
+    g->grid = b < 128 ? 0 : b < 224 ? (int)fz_range(rd, 1, 8) : (int)fz_range(rd, 9, 4096);
+    g->vector = (int)fz_range(rd, -1, 1);
+    g->lanes = fz_chance(rd, 1, 2) ? 0 : (int)fz_range(rd, 1, 256);
+  }
+}
+
+static void case_free(topk_case *c) {
+  free(c->topk);
+  free(c->qsl);
+  free(c->req_id);
+  free(c->table);
+  free(c->prefill_req);
+  free(c->ws);
+  free(c->token_slot);
+}
+
+/* ---- device buffers: exact size, flush against an inaccessible page ---- */
+
+static void in_map(fz_sparse *s, const void *src, int64_t bytes) {
+  if (!fz_sparse_alloc(s, (size_t)bytes)) fz_fail("cannot map %lld bytes", (long long)bytes);
+  if (bytes > 0) memcpy(s->data, src, (size_t)bytes);
+  fz_sparse_freeze(s);
+}
+
+/* The accessible part of the mapping, every byte poisoned. */
+static unsigned char *body_begin(const fz_sparse *s) {
+  return s->map + (size_t)sysconf(_SC_PAGESIZE);
+}
+
+static void out_map(fz_sparse *s, int64_t bytes) {
+  if (!fz_sparse_alloc(s, (size_t)bytes)) fz_fail("cannot map %lld bytes", (long long)bytes);
+  if (bytes > 0) memset(body_begin(s), FZ_POISON_BYTE, (size_t)(s->data + s->bytes - body_begin(s)));
+}
+
+FZ_NO_COVERAGE static int lead_poisoned(const fz_sparse *s) {
+  const unsigned char *p;
+  if (!s->bytes) return 1;
+  for (p = body_begin(s); p < s->data; ++p)
+    if (*p != FZ_POISON_BYTE) return 0;
+  return 1;
+}
+
+typedef struct devices {
+  fz_sparse topk, req, table, prefill, ws, slots;
+  fz_sparse out, count, err;
+} devices;
+
+static void inputs_map(devices *d, const topk_case *c) {
+  in_map(&d->topk, c->topk, c->n_topk * 4);
+  if (c->use_qsl) in_map(&d->req, c->qsl, ((int64_t)c->R + 1) * 4);
+  else in_map(&d->req, c->req_id, (int64_t)c->T * 4);
+  in_map(&d->table, c->table, c->n_table * 4);
+  if (c->use_prefill) {
+    in_map(&d->prefill, c->prefill_req, (int64_t)c->T * 4);
+    in_map(&d->ws, c->ws, (int64_t)c->P * 4);
+  }
+  if (c->use_slots) in_map(&d->slots, c->token_slot, (int64_t)c->T * 8);
+}
+
+static void outputs_map(devices *d, const topk_case *c) {
+  out_map(&d->out, c->n_out * 4);
+  out_map(&d->count, c->want_count ? (int64_t)c->T * 4 : 0);
+  out_map(&d->err, 4);
+  *(int32_t *)(void *)d->err.data = c->err_init;
+}
+
+static void outputs_unmap(devices *d) {
+  fz_sparse_free(&d->out);
+  fz_sparse_free(&d->count);
+  fz_sparse_free(&d->err);
+}
+
+static void inputs_unmap(devices *d) {
+  fz_sparse_free(&d->topk);
+  fz_sparse_free(&d->req);
+  fz_sparse_free(&d->table);
+  fz_sparse_free(&d->prefill);
+  fz_sparse_free(&d->ws);
+  fz_sparse_free(&d->slots);
+}
+
+static void run(attnmeta_context *ctx, const topk_case *c, const devices *d, int which) {
+  attnmeta_topk op;
+  attnmeta_status st;
+  attnmeta_topk_init(&op);
+  op.topk = (const int32_t *)(const void *)d->topk.data;
+  op.topk_stride = c->topk_stride;
+  op.num_tokens = c->T;
+  op.topk_count = c->K;
+  if (c->use_qsl) op.query_start_loc = (const int32_t *)(const void *)d->req.data;
+  else op.req_id = (const int32_t *)(const void *)d->req.data;
+  op.num_reqs = c->R;
+  op.block_table = c->cols > 0 ? (const int32_t *)(const void *)d->table.data : NULL;
+  op.block_table_cols = c->cols;
+  op.block_table_stride = c->table_stride;
+  op.block_size = c->bs;
+  op.stride_rows = c->stride_rows;
+  op.dcp_world_size = c->W;
+  op.dcp_rank = c->k;
+  op.dcp_interleave = c->I;
+  if (c->use_prefill) {
+    op.prefill_req = (const int32_t *)(const void *)d->prefill.data;
+    op.workspace_starts = (const int32_t *)(const void *)d->ws.data;
+    op.num_prefill = c->P;
+  }
+  if (c->use_slots) op.token_slot = (const int64_t *)(const void *)d->slots.data;
+  op.out = (int32_t *)(void *)d->out.data;
+  op.out_stride = c->out_stride;
+  op.valid_count = c->want_count ? (int32_t *)(void *)d->count.data : NULL;
+  op.compact = c->compact;
+  op.error_word = c->want_err ? (int32_t *)(void *)d->err.data : NULL;
+  st = attnmeta_set_launch_config(ctx, &c->cfg[which]);
+  FZ_CHECK(st == ATTNMETA_OK, "attnmeta_set_launch_config: %s", attnmeta_last_error(ctx));
+  st = attnmeta_convert_topk(ctx, &op, NULL);
+  FZ_CHECK(st == ATTNMETA_OK, "attnmeta_convert_topk refused a valid call: %s (%s)",
+           attnmeta_status_string(st), attnmeta_last_error(ctx));
+  attnmeta_set_launch_config(ctx, NULL);
+  FZ_CHECK(lead_poisoned(&d->out) && lead_poisoned(&d->count) && lead_poisoned(&d->err),
+           "attnmeta_convert_topk wrote before an output");
+}
+
+static void describe(const topk_case *c) {
+  fprintf(stderr,
+          "topk: T=%d K=%d R=%d (%s) cols=%d strides topk %lld out %lld table %lld bs=%d "
+          "stride_rows=%d W=%d k=%d I=%d prefill %d (P=%d) slots %d count %d compact %d err %d "
+          "(init 0x%x) configs {%d,%d,%d,%d} {%d,%d,%d,%d}\n",
+          c->T, c->K, c->R, c->use_qsl ? "qsl" : "req_id", c->cols, (long long)c->topk_stride,
+          (long long)c->out_stride, (long long)c->table_stride, c->bs, c->stride_rows, c->W, c->k,
+          c->I, c->use_prefill, c->P, c->use_slots, c->want_count, c->compact, c->want_err,
+          (unsigned)c->err_init, c->cfg[0].block, c->cfg[0].grid, c->cfg[0].vector, c->cfg[0].lanes,
+          c->cfg[1].block, c->cfg[1].grid, c->cfg[1].vector, c->cfg[1].lanes);
+}
+
+#define TCHECK(c, cond, ...) \
+  do {                       \
+    if (!(cond)) {           \
+      describe(c);           \
+      fz_fail(__VA_ARGS__);  \
+    }                        \
+  } while (0)
+
+static amr_topk_input reference_input(const topk_case *c) {
+  amr_topk_input in;
+  memset(&in, 0, sizeof in);
+  in.topk = c->topk;
+  in.topk_stride = c->topk_stride;
+  in.num_tokens = c->T;
+  in.topk_count = c->K;
+  in.qsl = c->use_qsl ? c->qsl : NULL;
+  in.req_id = c->req_id;
+  in.num_reqs = c->R;
+  in.table = c->table;
+  in.cols = c->cols;
+  in.table_stride = c->table_stride;
+  in.block_size = c->bs;
+  in.stride_rows = c->stride_rows > 0 ? c->stride_rows : c->bs;
+  in.world = c->W;
+  in.rank = c->k;
+  in.interleave = c->I;
+  in.prefill_req = c->prefill_req;
+  in.workspace_starts = c->ws;
+  in.num_prefill = c->P;
+  in.token_slot = c->token_slot;
+  in.compact = c->compact;
+  return in;
+}
+
+static int monotone(const topk_case *c) {
+  int32_t r;
+  if (!c->use_qsl) return 1;
+  for (r = 0; r < c->R; ++r)
+    if (c->qsl[r + 1] < c->qsl[r]) return 0;
+  return 1;
+}
+
+/* Row t of the output against a dense reference row; gap columns poisoned. */
+FZ_NO_COVERAGE static void check_row(const topk_case *c, const devices *d, int64_t t,
+                                     const int32_t *ref_row, int32_t ref_count) {
+  const int32_t *out = (const int32_t *)(const void *)d->out.data;
+  int64_t j;
+  for (j = 0; j < c->out_stride && t * c->out_stride + j < c->n_out; ++j) {
+    const int32_t v = out[t * c->out_stride + j];
+    if (j >= c->K)
+      TCHECK(c, v == FZ_POISON32, "out[%lld][%lld] (a gap column) written: %d", (long long)t,
+             (long long)j, v);
+    else
+      TCHECK(c, v == ref_row[j], "out[%lld][%lld] = %d, reference %d", (long long)t, (long long)j,
+             v, ref_row[j]);
+  }
+  if (c->want_count) {
+    const int32_t got = ((const int32_t *)(const void *)d->count.data)[t];
+    TCHECK(c, got == ref_count, "valid_count[%lld] = %d, reference %d", (long long)t, got,
+           ref_count);
+  }
+}
+
+FZ_NO_COVERAGE static int row_is(const topk_case *c, const devices *d, int64_t t,
+                                 const int32_t *ref_row, int32_t ref_count) {
+  const int32_t *out = (const int32_t *)(const void *)d->out.data;
+  int64_t j;
+  for (j = 0; j < c->K; ++j)
+    if (out[t * c->out_stride + j] != ref_row[j]) return 0;
+  return !c->want_count || ((const int32_t *)(const void *)d->count.data)[t] == ref_count;
+}
+
+/* Non-monotone boundaries: row t is some request's row, or all invalid. */
+FZ_NO_COVERAGE static void check_row_some_request(const topk_case *c, const devices *d, int64_t t,
+                                                  int32_t *row, int32_t *none) {
+  amr_topk_input in = reference_input(c);
+  int32_t r, count, flags;
+  int64_t j;
+  for (j = 0; j < c->K; ++j) none[j] = -1;
+  if (row_is(c, d, t, none, 0)) {
+    check_row(c, d, t, none, 0); /* and the gap columns */
+    return;
+  }
+  in.qsl = NULL;
+  in.req_id = &r;
+  in.num_tokens = 1;
+  in.topk = c->topk + t * c->topk_stride;
+  in.prefill_req = c->prefill_req ? c->prefill_req + t : NULL;
+  in.token_slot = c->token_slot ? c->token_slot + t : NULL;
+  for (r = 0; r < c->R; ++r) {
+    amr_topk(&in, row, &count, &flags);
+    if (row_is(c, d, t, row, count)) {
+      check_row(c, d, t, row, count);
+      return;
+    }
+  }
+  TCHECK(c, 0, "out row %lld is no request's row (non-monotone boundaries)", (long long)t);
+}
+
+/* Too many requests to try each: every entry -1 or a slot, counts in range. */
+FZ_NO_COVERAGE static void check_row_in_range(const topk_case *c, const devices *d, int64_t t) {
+  const int32_t *out = (const int32_t *)(const void *)d->out.data;
+  int64_t j, n = 0;
+  for (j = 0; j < c->K; ++j) {
+    const int32_t v = out[t * c->out_stride + j];
+    TCHECK(c, v >= -1, "out[%lld][%lld] = %d", (long long)t, (long long)j, v);
+    n += v != -1;
+  }
+  for (; j < c->out_stride && t * c->out_stride + j < c->n_out; ++j)
+    TCHECK(c, out[t * c->out_stride + j] == FZ_POISON32, "out[%lld][%lld] (a gap column) written",
+           (long long)t, (long long)j);
+  if (c->want_count) {
+    const int32_t got = ((const int32_t *)(const void *)d->count.data)[t];
+    TCHECK(c, got >= 0 && got <= n, "valid_count[%lld] = %d with %lld valid entries", (long long)t,
+           got, (long long)n);
+  }
+}
+
+void fz_op_topk(fz_reader *rd, attnmeta_context *ctx) {
+  topk_case c;
+  devices a, b;
+  int32_t *ref, *count, flags = 0, got;
+  int64_t t;
+
+  decode(rd, &c);
+  memset(&a, 0, sizeof a);
+  memset(&b, 0, sizeof b);
+  inputs_map(&a, &c);
+  outputs_map(&a, &c);
+  run(ctx, &c, &a, 0);
+
+  ref = xcalloc((int64_t)c.T * c.K, sizeof(int32_t));
+  count = xcalloc(c.T, sizeof(int32_t));
+  {
+    const amr_topk_input in = reference_input(&c);
+    if (c.T > 0) amr_topk(&in, ref, count, &flags);
+  }
+  got = *(const int32_t *)(const void *)a.err.data;
+  if (c.T == 0) {
+    TCHECK(&c, got == c.err_init, "T = 0 wrote the error word");
+  } else if (monotone(&c)) {
+    for (t = 0; t < c.T; ++t) check_row(&c, &a, t, ref + t * c.K, count[t]);
+    if (c.want_err)
+      TCHECK(&c, got == (c.err_init | flags), "error word 0x%x, reference 0x%x", (unsigned)got,
+             (unsigned)(c.err_init | flags));
+  } else {
+    const int64_t actual = c.R > 0 ? max64(min64(c.qsl[c.R], c.T), 0) : 0;
+    int32_t *row = xcalloc(c.K, sizeof(int32_t)), *none = xcalloc(c.K, sizeof(int32_t));
+    int64_t j;
+    for (j = 0; j < c.K; ++j) none[j] = -1;
+    for (t = 0; t < c.T; ++t) {
+      if (t >= actual) check_row(&c, &a, t, none, 0); /* padding: defined for any data */
+      else if ((int64_t)c.R * c.K <= SEARCH_LIMIT) check_row_some_request(&c, &a, t, row, none);
+      else check_row_in_range(&c, &a, t);
+    }
+    free(row);
+    free(none);
+    if (c.want_err)
+      TCHECK(&c, (got & c.err_init) == c.err_init && !((got & ~c.err_init) & ~TOPK_FLAGS),
+             "error word 0x%x from 0x%x: a flag top-k never raises", (unsigned)got,
+             (unsigned)c.err_init);
+  }
+  if (!c.want_err) TCHECK(&c, got == c.err_init, "the error word was written though not passed");
+
+  /* the second launch configuration: the same bytes */
+  outputs_map(&b, &c);
+  {
+    devices second = a; /* the same inputs */
+    second.out = b.out;
+    second.count = b.count;
+    second.err = b.err;
+    run(ctx, &c, &second, 1);
+  }
+  TCHECK(&c, memcmp(a.out.data, b.out.data, a.out.bytes) == 0 &&
+                 memcmp(a.count.data, b.count.data, a.count.bytes) == 0 &&
+                 memcmp(a.err.data, b.err.data, 4) == 0,
+         "the second launch configuration gives other bytes");
+
+  free(ref);
+  free(count);
+  outputs_unmap(&b);
+  outputs_unmap(&a);
+  inputs_unmap(&a);
+  case_free(&c);
+}
