@@ -333,32 +333,20 @@ static int fz_spans_meet(const fz_span *a, const fz_span *b) {
   return 0;
 }
 
-uint32_t fz_overlap_rule(const attnmeta_step *s) {
-  const int wants_seq = s->seq_lens_out || s->global_seq_lens_out || s->positions || s->slot_mapping;
-  const int wants_table = s->block_table_out || s->slot_mapping;
-  const __int128 R = s->num_reqs, T = s->num_tokens, C = s->capacity;
-  const __int128 cols = wants_table ? s->block_table_cols : 0;
-  struct {
-    const void *ptr;
-    __int128 rows, width, pitch;
-    int output;
-  } b[13] = {
-      {s->query_start_loc, 1, (R + 1) * 4, (R + 1) * 4, 0},
-      {wants_seq ? s->seq_lens : NULL, 1, R * 4, R * 4, 0},
-      {wants_table ? s->block_table : NULL, R, cols * 4, (__int128)s->block_table_stride * 4, 0},
-      {s->token_to_req, 1, T * 4, T * 4, 1},
-      {s->seq_lens_out, 1, C * 4, C * 4, 1},
-      {s->global_seq_lens_out, 1, T * 4, T * 4, 1},
-      {s->block_table_out, T, cols * 4, (__int128)s->block_table_out_stride * 4, 1},
-      {s->decode_lens_out, 1, T * 4, T * 4, 1},
-      {s->req_indices_out, 1, T * 4, T * 4, 1},
-      {s->per_req_lens_out, 1, R * 4, R * 4, 1},
-      {s->positions, 1, T * 8, T * 8, 1},
-      {s->slot_mapping, 1, C * 8, C * 8, 1},
-      {s->error_word, 1, 4, 4, 1}};
-  fz_span sp[13];
+/* A buffer of an operation as the overlap rule sees it: `rows` runs of
+ * `width` bytes, `pitch` apart. */
+typedef struct fz_buffer {
+  const void *ptr;
+  __int128 rows, width, pitch;
+  int output;
+} fz_buffer;
+
+/* The worst fz_spans_meet over every pair of the present buffers of which
+ * at least one is an output. */
+static int fz_buffers_meet(const fz_buffer *b, int count) {
+  fz_span sp[16];
   int n = 0, i, j, worst = 0;
-  for (i = 0; i < 13; ++i) {
+  for (i = 0; i < count && n < 16; ++i) {
     if (!b[i].ptr || b[i].rows <= 0 || b[i].width <= 0) continue;
     sp[n].base = (__int128)(uintptr_t)b[i].ptr;
     sp[n].rows = b[i].rows;
@@ -373,7 +361,29 @@ uint32_t fz_overlap_rule(const attnmeta_step *s) {
         const int m = fz_spans_meet(&sp[i], &sp[j]);
         if (m > worst) worst = m;
       }
-  return (uint32_t)worst;
+  return worst;
+}
+
+uint32_t fz_overlap_rule(const attnmeta_step *s) {
+  const int wants_seq = s->seq_lens_out || s->global_seq_lens_out || s->positions || s->slot_mapping;
+  const int wants_table = s->block_table_out || s->slot_mapping;
+  const __int128 R = s->num_reqs, T = s->num_tokens, C = s->capacity;
+  const __int128 cols = wants_table ? s->block_table_cols : 0;
+  const fz_buffer b[13] = {
+      {s->query_start_loc, 1, (R + 1) * 4, (R + 1) * 4, 0},
+      {wants_seq ? s->seq_lens : NULL, 1, R * 4, R * 4, 0},
+      {wants_table ? s->block_table : NULL, R, cols * 4, (__int128)s->block_table_stride * 4, 0},
+      {s->token_to_req, 1, T * 4, T * 4, 1},
+      {s->seq_lens_out, 1, C * 4, C * 4, 1},
+      {s->global_seq_lens_out, 1, T * 4, T * 4, 1},
+      {s->block_table_out, T, cols * 4, (__int128)s->block_table_out_stride * 4, 1},
+      {s->decode_lens_out, 1, T * 4, T * 4, 1},
+      {s->req_indices_out, 1, T * 4, T * 4, 1},
+      {s->per_req_lens_out, 1, R * 4, R * 4, 1},
+      {s->positions, 1, T * 8, T * 8, 1},
+      {s->slot_mapping, 1, C * 8, C * 8, 1},
+      {s->error_word, 1, 4, 4, 1}};
+  return (uint32_t)fz_buffers_meet(b, 13);
 }
 
 void fz_step_rules(const attnmeta_step *s, uint32_t *required, uint32_t *optional) {
@@ -453,11 +463,7 @@ void fz_step_rules(const attnmeta_step *s, uint32_t *required, uint32_t *optiona
 /* The overlap part of fz_topk_rules: 0 none, 2 an overlap, 1 cannot say. */
 static int topk_overlap(const attnmeta_topk *op) {
   const __int128 T = op->num_tokens, R = op->num_reqs, K = op->topk_count;
-  struct {
-    const void *ptr;
-    __int128 rows, width, pitch;
-    int output;
-  } b[10] = {
+  const fz_buffer b[10] = {
       {op->topk, T, K * 4, (__int128)op->topk_stride * 4, 0},
       {op->query_start_loc, 1, (R + 1) * 4, (R + 1) * 4, 0},
       {op->req_id, 1, T * 4, T * 4, 0},
@@ -469,24 +475,7 @@ static int topk_overlap(const attnmeta_topk *op) {
       {op->out, T, K * 4, (__int128)op->out_stride * 4, 1},
       {op->valid_count, 1, T * 4, T * 4, 1},
       {op->error_word, 1, 4, 4, 1}};
-  fz_span sp[10];
-  int n = 0, i, j, worst = 0;
-  for (i = 0; i < 10; ++i) {
-    if (!b[i].ptr || b[i].rows <= 0 || b[i].width <= 0) continue;
-    sp[n].base = (__int128)(uintptr_t)b[i].ptr;
-    sp[n].rows = b[i].rows;
-    sp[n].width = b[i].width;
-    sp[n].pitch = b[i].pitch;
-    sp[n].output = b[i].output;
-    ++n;
-  }
-  for (i = 0; i < n; ++i)
-    for (j = i + 1; j < n; ++j)
-      if (sp[i].output || sp[j].output) {
-        const int m = fz_spans_meet(&sp[i], &sp[j]);
-        if (m > worst) worst = m;
-      }
-  return worst;
+  return fz_buffers_meet(b, 10);
 }
 
 /* A strided buffer of `rows` rows: overflow rules (stride >= cols given). */
