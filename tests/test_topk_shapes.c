@@ -53,7 +53,7 @@ static void *run_thread(void *arg) {
   block_barrier = w->barrier;
   for (b = 0; b < w->th.grid_dim; b++) {
     w->th.block = b;
-    am_topk_body(w->p, w->th, w->scratch, w->p->lane_vectors == 2);
+    am_topk_body(w->p, w->th, w->scratch, am_topk_kind_of(w->p));
     pthread_barrier_wait(w->barrier); /* the next block reuses the scratch */
   }
   return NULL;

@@ -80,7 +80,7 @@ AM_KERNEL void AM_MAX_BLOCK_THREADS(AM_GPU_MAX_BLOCK_THREADS) am_step_kernel_ind
 }
 
 /* The top-k conversion; dynamic shared memory holds the prefix sum. A
- * kernel for each number of column groups a lane takes (lane_vectors). */
+ * kernel for each kind of body (AM_TOPK_TWO_GROUPS, AM_TOPK_PLAIN). */
 AM_KERNEL void AM_MAX_BLOCK_THREADS(AM_GPU_MAX_BLOCK_THREADS) am_topk_kernel(am_topk_params params) {
   AM_RT_DYNAMIC_SHARED(int32_t, am_topk_scratch);
   am_topk_body(&params, AM_THREAD_HERE(), am_topk_scratch, 0);
@@ -88,7 +88,17 @@ AM_KERNEL void AM_MAX_BLOCK_THREADS(AM_GPU_MAX_BLOCK_THREADS) am_topk_kernel(am_
 
 AM_KERNEL void AM_MAX_BLOCK_THREADS(AM_GPU_MAX_BLOCK_THREADS) am_topk_kernel_two(am_topk_params params) {
   AM_RT_DYNAMIC_SHARED(int32_t, am_topk_scratch);
-  am_topk_body(&params, AM_THREAD_HERE(), am_topk_scratch, 1);
+  am_topk_body(&params, AM_THREAD_HERE(), am_topk_scratch, AM_TOPK_TWO_GROUPS);
+}
+
+AM_KERNEL void AM_MAX_BLOCK_THREADS(AM_GPU_MAX_BLOCK_THREADS) am_topk_kernel_plain(am_topk_params params) {
+  AM_RT_DYNAMIC_SHARED(int32_t, am_topk_scratch);
+  am_topk_body(&params, AM_THREAD_HERE(), am_topk_scratch, AM_TOPK_PLAIN);
+}
+
+AM_KERNEL void AM_MAX_BLOCK_THREADS(AM_GPU_MAX_BLOCK_THREADS) am_topk_kernel_two_plain(am_topk_params params) {
+  AM_RT_DYNAMIC_SHARED(int32_t, am_topk_scratch);
+  am_topk_body(&params, AM_THREAD_HERE(), am_topk_scratch, AM_TOPK_TWO_GROUPS | AM_TOPK_PLAIN);
 }
 
 /* The floor of the measurement API: a launch that does no work. */
@@ -260,12 +270,21 @@ int gpu_launch_topk(void *state, const am_topk_params *params, const am_launch_s
     return ATTNMETA_ERR_LAUNCH;
   }
   const dim3 block((unsigned)shape->lanes, (unsigned)shape->groups);
-  if (params->lane_vectors == 2) {
-    AM_RT_LAUNCH(am_topk_kernel_two, dim3((unsigned)shape->grid), block,
-                 (size_t)shape->shared_bytes, (am_rt_stream)stream, *params);
-  } else {
-    AM_RT_LAUNCH(am_topk_kernel, dim3((unsigned)shape->grid), block, (size_t)shape->shared_bytes,
-                 (am_rt_stream)stream, *params);
+  const dim3 grid((unsigned)shape->grid);
+  const size_t shared = (size_t)shape->shared_bytes;
+  switch (am_topk_kind_of(params)) {
+    case AM_TOPK_TWO_GROUPS | AM_TOPK_PLAIN:
+      AM_RT_LAUNCH(am_topk_kernel_two_plain, grid, block, shared, (am_rt_stream)stream, *params);
+      break;
+    case AM_TOPK_TWO_GROUPS:
+      AM_RT_LAUNCH(am_topk_kernel_two, grid, block, shared, (am_rt_stream)stream, *params);
+      break;
+    case AM_TOPK_PLAIN:
+      AM_RT_LAUNCH(am_topk_kernel_plain, grid, block, shared, (am_rt_stream)stream, *params);
+      break;
+    default:
+      AM_RT_LAUNCH(am_topk_kernel, grid, block, shared, (am_rt_stream)stream, *params);
+      break;
   }
   err = am_rt_get_last_error();
   if (err != AM_RT_SUCCESS) return fail(msg, msg_size, ATTNMETA_ERR_LAUNCH, "top-k kernel", err);

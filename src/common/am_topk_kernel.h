@@ -60,7 +60,8 @@ AM_DEVICE int32_t am_topk_request(const am_topk_params *p, uint32_t t) {
   }
 }
 
-AM_DEVICE am_topk_row am_topk_row_of(const am_topk_params *p, uint32_t t) {
+/* `plain`: AM_TOPK_PLAIN's launch (no workspace). */
+AM_DEVICE am_topk_row am_topk_row_of(const am_topk_params *p, uint32_t t, int plain) {
   am_topk_row row;
   const int32_t r = am_topk_request(p, t);
   row.live = r >= 0;
@@ -68,7 +69,7 @@ AM_DEVICE am_topk_row am_topk_row_of(const am_topk_params *p, uint32_t t) {
   row.table_off = row.live ? (int64_t)r * p->block_table_stride : 0;
   row.prefill = 0;
   row.ws_start = 0;
-  if (row.live && p->prefill_req) {
+  if (!plain && row.live && p->prefill_req) {
     const int32_t w = p->prefill_req[t];
     if (w >= p->num_prefill) {
       row.prefill = 2;
@@ -108,7 +109,7 @@ AM_DEVICE am_topk_split am_topk_split_of(const am_topk_params *p) {
  * the values allow it (positions, blocks and offsets are below 2^31), one
  * 32 x 32 -> 64-bit product for the slot: no product or sum overflows. */
 AM_DEVICE void am_topk_convert4(const am_topk_params *p, const am_topk_row *row,
-                                am_topk_split d, const int32_t x[AM_TOPK_LANE_COLS],
+                                am_topk_split d, int plain, const int32_t x[AM_TOPK_LANE_COLS],
                                 int32_t v[AM_TOPK_LANE_COLS], int32_t *flags) {
   uint32_t local[AM_TOPK_LANE_COLS], blk[AM_TOPK_LANE_COLS], off[AM_TOPK_LANE_COLS];
   int ok[AM_TOPK_LANE_COLS]; /* a position this rank looks up in the row's table */
@@ -118,7 +119,7 @@ AM_DEVICE void am_topk_convert4(const am_topk_params *p, const am_topk_row *row,
     local[i] = (uint32_t)x[i];
     ok[i] = row->live && x[i] >= 0;
   }
-  if (p->dcp_world_size > 1) { /* rank (x / I) % W owns x; floor(floor(x / I) / W) = x / (W I) */
+  if (!plain && p->dcp_world_size > 1) { /* rank (x / I) % W owns x; floor(floor(x / I) / W) = x / (W I) */
     const uint32_t interleave = (uint32_t)p->dcp_interleave;
     const uint32_t world = (uint32_t)p->dcp_world_size;
     for (i = 0; i < AM_TOPK_LANE_COLS; ++i) {
@@ -249,18 +250,20 @@ AM_DEVICE void am_topk_store(const am_topk_params *p, int32_t *AM_RESTRICT out, 
 }
 
 /* scratch: block-shared, AM_TOPK_SCRATCH_INTS(lanes, groups) int32 (used
- * only when rows are counted). `two_groups`: a compile-time constant on the
- * GPUs (a kernel each, so the one-group kernel keeps its fewer registers),
- * p->lane_vectors == 2 where it is not. */
-AM_DEVICE void am_topk_body(const am_topk_params *p, am_thread th, int32_t *scratch,
-                            int two_groups) {
+ * only when rows are counted). `kind`: AM_TOPK_TWO_GROUPS and
+ * AM_TOPK_PLAIN bits (am_topk_params.h), a compile-time constant on the
+ * GPUs (a kernel each, so each keeps only the registers and instructions
+ * it needs), am_topk_kind_of(p) or a general kind where it is not. */
+AM_DEVICE void am_topk_body(const am_topk_params *p, am_thread th, int32_t *scratch, int kind) {
   const uint32_t num_tokens = (uint32_t)p->num_tokens;
   const uint32_t k = (uint32_t)p->topk_count;
   /* two: each lane takes a second group of four columns, half a chunk on
    * (rows of many tokens: half the threads, twice the loads in flight per
    * thread); never with compaction, whose prefix sum wants a lane's
    * columns consecutive */
-  const int two = two_groups && !p->compact;
+  const int plain = kind & AM_TOPK_PLAIN;
+  const int compact = !plain && p->compact;
+  const int two = (kind & AM_TOPK_TWO_GROUPS) && !compact;
   const uint32_t half = th.lanes * AM_TOPK_LANE_COLS;
   const uint32_t chunk = two ? 2 * half : half;
   const int counting = p->valid_count != 0; /* compact implies it (host check) */
@@ -284,7 +287,7 @@ AM_DEVICE void am_topk_body(const am_topk_params *p, am_thread th, int32_t *scra
     am_topk_load(p, in, active && two, half + th.lane * AM_TOPK_LANE_COLS, y);
     row.live = row.counted = row.prefill = 0;
     row.table_off = row.ws_start = 0;
-    if (active) row = am_topk_row_of(p, t);
+    if (active) row = am_topk_row_of(p, t, plain);
     for (c0 = 0; c0 < k; c0 += chunk) {
       const uint32_t j0 = c0 + th.lane * AM_TOPK_LANE_COLS, j1 = j0 + half;
       int32_t next[AM_TOPK_LANE_COLS], next_y[AM_TOPK_LANE_COLS];
@@ -294,10 +297,10 @@ AM_DEVICE void am_topk_body(const am_topk_params *p, am_thread th, int32_t *scra
       /* the next chunk's positions are in flight while this one converts */
       am_topk_load(p, in, active && c0 + chunk < k, j0 + chunk, next);
       am_topk_load(p, in, active && two && c0 + chunk < k, j1 + chunk, next_y);
-      am_topk_convert4(p, &row, split, x, v, &flags);
+      am_topk_convert4(p, &row, split, plain, x, v, &flags);
       for (i = 0; i < AM_TOPK_LANE_COLS; ++i) w[i] = -1;
-      if (two) am_topk_convert4(p, &row, split, y, w, &flags);
-      if (active && j0 < k && !p->compact) am_topk_store(p, out, j0, v);
+      if (two) am_topk_convert4(p, &row, split, plain, y, w, &flags);
+      if (active && j0 < k && !compact) am_topk_store(p, out, j0, v);
       if (two && active && j1 < k) am_topk_store(p, out, j1, w);
       if (row.counted)
         for (i = 0; i < AM_TOPK_LANE_COLS; ++i) n += (v[i] >= 0) + (w[i] >= 0);
@@ -306,7 +309,7 @@ AM_DEVICE void am_topk_body(const am_topk_params *p, am_thread th, int32_t *scra
         y[i] = next_y[i];
       }
       lane_count += n;
-      if (!p->compact) continue; /* uniform: a launch parameter */
+      if (!compact) continue; /* uniform: a launch parameter */
       /* compaction: where this lane's slots go needs the lanes before it */
       excl = am_topk_group_scan(scratch, th, &phase, n, &sum);
       if (n > 0) {
@@ -317,8 +320,8 @@ AM_DEVICE void am_topk_body(const am_topk_params *p, am_thread th, int32_t *scra
       total += sum;
     }
     /* counts without compaction: one sum over the lanes for the whole row */
-    if (counting && !p->compact) (void)am_topk_group_scan(scratch, th, &phase, lane_count, &total);
-    if (active && p->compact)
+    if (counting && !compact) (void)am_topk_group_scan(scratch, th, &phase, lane_count, &total);
+    if (active && compact)
       for (c0 = total + th.lane; c0 < k; c0 += th.lanes) out[c0] = -1;
     if (active && counting && th.lane == 0) p->valid_count[t] = (int32_t)total;
   }

@@ -75,7 +75,7 @@ static int cpu_launch_topk(void *state, const am_topk_params *params, const am_l
   }
   for (block = 0; block < shape->grid; ++block)
     am_topk_body(params, am_make_thread((uint32_t)block, (uint32_t)shape->grid, 0, 1, 0, 1),
-                 scratch, params->lane_vectors == 2);
+                 scratch, am_topk_kind_of(params));
   return ATTNMETA_OK;
 }
 
