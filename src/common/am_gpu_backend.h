@@ -92,13 +92,11 @@ AM_KERNEL void AM_MAX_BLOCK_THREADS(AM_GPU_MAX_BLOCK_THREADS) am_topk_kernel_two
 }
 
 AM_KERNEL void AM_MAX_BLOCK_THREADS(AM_GPU_MAX_BLOCK_THREADS) am_topk_kernel_plain(am_topk_params params) {
-  AM_RT_DYNAMIC_SHARED(int32_t, am_topk_scratch);
-  am_topk_body(&params, AM_THREAD_HERE(), am_topk_scratch, AM_TOPK_PLAIN);
+  am_topk_body(&params, AM_THREAD_HERE(), (int32_t *)0, AM_TOPK_PLAIN);
 }
 
 AM_KERNEL void AM_MAX_BLOCK_THREADS(AM_GPU_MAX_BLOCK_THREADS) am_topk_kernel_two_plain(am_topk_params params) {
-  AM_RT_DYNAMIC_SHARED(int32_t, am_topk_scratch);
-  am_topk_body(&params, AM_THREAD_HERE(), am_topk_scratch, AM_TOPK_TWO_GROUPS | AM_TOPK_PLAIN);
+  am_topk_body(&params, AM_THREAD_HERE(), (int32_t *)0, AM_TOPK_TWO_GROUPS | AM_TOPK_PLAIN);
 }
 
 /* The floor of the measurement API: a launch that does no work. */

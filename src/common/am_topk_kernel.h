@@ -60,12 +60,12 @@ AM_DEVICE int32_t am_topk_request(const am_topk_params *p, uint32_t t) {
   }
 }
 
-/* `plain`: AM_TOPK_PLAIN's launch (no workspace). */
+/* `plain`: AM_TOPK_PLAIN's launch (no counts, no workspace). */
 AM_DEVICE am_topk_row am_topk_row_of(const am_topk_params *p, uint32_t t, int plain) {
   am_topk_row row;
   const int32_t r = am_topk_request(p, t);
   row.live = r >= 0;
-  row.counted = row.live && !(p->token_slot && p->token_slot[t] < 0);
+  row.counted = !plain && row.live && !(p->token_slot && p->token_slot[t] < 0);
   row.table_off = row.live ? (int64_t)r * p->block_table_stride : 0;
   row.prefill = 0;
   row.ws_start = 0;
@@ -266,7 +266,7 @@ AM_DEVICE void am_topk_body(const am_topk_params *p, am_thread th, int32_t *scra
   const int two = (kind & AM_TOPK_TWO_GROUPS) && !compact;
   const uint32_t half = th.lanes * AM_TOPK_LANE_COLS;
   const uint32_t chunk = two ? 2 * half : half;
-  const int counting = p->valid_count != 0; /* compact implies it (host check) */
+  const int counting = !plain && p->valid_count != 0; /* compact implies it (host check) */
   const am_topk_split split = am_topk_split_of(p);
   int32_t flags = 0;
   uint32_t first, phase = 0;

@@ -54,16 +54,17 @@ typedef struct am_topk_params {
 /* Which body a launch runs (am_topk_body's `kind`, a compile-time
  * constant in each GPU kernel): AM_TOPK_TWO_GROUPS when a lane takes two
  * groups of four columns (lane_vectors == 2); AM_TOPK_PLAIN when the
- * launch converts decode rows only, without DCP or compaction (counts
- * allowed), so what those need compiles out (a shorter chain for rows of
- * few tokens: H200, T 1 x K 512 in 1.78 us instead of 2.20).
+ * launch converts decode rows only, without DCP, counts or compaction, so
+ * what those need compiles out (a shorter chain for rows of few tokens:
+ * H200, T 1 x K 512 in 1.78 us instead of 2.20; with counts allowed in
+ * it, 2.12).
  * The general body (kind 0 or AM_TOPK_TWO_GROUPS) is right for every
  * launch. */
 #define AM_TOPK_TWO_GROUPS 1
 #define AM_TOPK_PLAIN 2
 
 static inline int am_topk_kind_of(const am_topk_params *p) {
-  const int plain = p->dcp_world_size <= 1 && !p->prefill_req && !p->compact;
+  const int plain = p->dcp_world_size <= 1 && !p->prefill_req && !p->valid_count && !p->compact;
   return (p->lane_vectors == 2 ? AM_TOPK_TWO_GROUPS : 0) | (plain ? AM_TOPK_PLAIN : 0);
 }
 

@@ -14,7 +14,7 @@
 #include "am_topk_params.h"
 
 #define AM_TOPK_GPU_BLOCK 256
-#define AM_TOPK_TWO_VECTORS_BLOCK 512
+#define AM_TOPK_MANY_ROWS_BLOCK 512
 #define AM_TOPK_MAX_LANES 512
 #define AM_TOPK_LANE_COLS 4
 #define AM_TOPK_TWO_VECTORS_FROM ((int64_t)1 << 19) /* rows x K */
@@ -228,7 +228,8 @@ static am_launch_shape plan_launch(const attnmeta_context *ctx, am_topk_params *
   const int is_cpu = ctx->kind == ATTNMETA_BACKEND_CPU;
   am_launch_shape shape;
   int64_t lanes, block;
-  int two_chunks;
+  int64_t chunks;
+  int many_rows;
   /* Two groups of four columns a lane for many rows without compaction:
    * half the threads, twice the loads in flight per thread (H200: 1024 x
    * 2048 in fewer waves). Few rows keep one group: the shorter chain a
@@ -237,18 +238,20 @@ static am_launch_shape plan_launch(const attnmeta_context *ctx, am_topk_params *
                             (int64_t)p->num_tokens * p->topk_count >= AM_TOPK_TWO_VECTORS_FROM
                         ? 2
                         : 1;
-  /* Lanes for one chunk a row (a row's loads in one round), or, with two
-   * groups a lane and rows enough to fill every multiprocessor with a
-   * block of AM_TOPK_TWO_VECTORS_BLOCK, two chunks: half the lanes, a
-   * lane's second chunk loading while its first converts (H200: 1024 x
-   * 2048 in 7.7 us against 9.0; with fewer rows, 256 x 2048 and 1024 x
-   * 512, the halved grid left multiprocessors idle: 5.1 against 3.7 and
-   * 5.9 against 4.1). */
+  /* Lanes for one chunk a row (a row's loads in one round), unless the
+   * rows are enough to fill every multiprocessor with blocks of
+   * AM_TOPK_MANY_ROWS_BLOCK with fewer lanes a row: then two chunks a row
+   * with two groups a lane (a lane's second chunk loads while its first
+   * converts), four with compaction (a prefix sum over a quarter of the
+   * lanes). H200, 1024 x 2048: 8.9 -> 7.7 us plain, 21.5 -> 17.2 us
+   * compacted; with fewer rows (256 x 2048, 1024 x 512) the smaller grid
+   * left multiprocessors idle: 3.7 -> 5.1 us and 4.1 -> 5.9. */
   lanes = ceil_pow2(ceil_div(p->topk_count, AM_TOPK_LANE_COLS * p->lane_vectors));
-  two_chunks = p->lane_vectors == 2 && lanes >= 2 &&
-               (int64_t)p->num_tokens * (lanes / 2) >=
-                   (int64_t)ctx->processors * AM_TOPK_TWO_VECTORS_BLOCK;
-  if (two_chunks) lanes /= 2;
+  chunks = p->compact ? 4 : p->lane_vectors;
+  many_rows = !is_cpu && chunks > 1 && lanes >= chunks &&
+              (int64_t)p->num_tokens * (lanes / chunks) >=
+                  (int64_t)ctx->processors * AM_TOPK_MANY_ROWS_BLOCK;
+  if (many_rows) lanes /= chunks;
   if (cfg->lanes > 0) lanes = cfg->lanes;
   lanes = lanes < AM_TOPK_MAX_LANES ? lanes : AM_TOPK_MAX_LANES;
   /* automatic GPU blocks grow to a whole row's lanes: a row is one chunk
@@ -258,7 +261,7 @@ static am_launch_shape plan_launch(const attnmeta_context *ctx, am_topk_params *
   } else if (is_cpu) {
     block = 1;
   } else {
-    block = two_chunks ? AM_TOPK_TWO_VECTORS_BLOCK : AM_TOPK_GPU_BLOCK;
+    block = many_rows ? AM_TOPK_MANY_ROWS_BLOCK : AM_TOPK_GPU_BLOCK;
     block = block > lanes ? block : lanes;
   }
   lanes = lanes < block ? lanes : block;
