@@ -54,3 +54,5 @@ void fz_hip_cpu_build_step(const attnmeta_step *step, const attnmeta_launch_conf
   st = attnmeta_synchronize(hip_ctx, NULL);
   FZ_CHECK(st == ATTNMETA_OK, "%s: synchronize failed: %s", what, attnmeta_last_error(hip_ctx));
 }
+
+attnmeta_context *fz_hip_cpu_context(void) { return fz_hip_cpu_enabled() ? hip_ctx : NULL; }

@@ -32,4 +32,7 @@ attnmeta_launch_config fz_hip_cpu_config(int lanes, int groups, int grid, int st
 void fz_hip_cpu_build_step(const attnmeta_step *step, const attnmeta_launch_config *config,
                            char *what, size_t what_size);
 
+/* The HIP backend's context on HIP-CPU, or NULL when the mode is off. */
+attnmeta_context *fz_hip_cpu_context(void);
+
 #endif /* ATTNMETA_FUZZ_HIP_CPU_H */

@@ -35,7 +35,9 @@
  *  - both launch configurations give identical bytes. The CPU backend runs
  *    one thread a block (lanes above 1 are planned only for GPUs; a config
  *    asking for more lanes is accepted and planned down to one), so the
- *    configurations vary the grid, the vector paths and the lanes asked.
+ *    configurations vary the grid, the vector paths and the lanes asked;
+ *  - in the HIP-CPU mode (fuzz_hip_cpu.h) the HIP module's kernels, at the
+ *    launch shape the library plans for a GPU, give the same bytes too.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +45,7 @@
 #include <unistd.h>
 
 #include "attnmeta/attnmeta.h"
+#include "fuzz_hip_cpu.h"
 #include "fuzz_ops.h"
 #include "fuzz_util.h"
 #include "topk_reference.h"
@@ -302,7 +305,8 @@ static void inputs_unmap(devices *d) {
   fz_sparse_free(&d->slots);
 }
 
-static void run(attnmeta_context *ctx, const topk_case *c, const devices *d, int which) {
+static void run(attnmeta_context *ctx, const topk_case *c, const devices *d,
+                const attnmeta_launch_config *config) {
   attnmeta_topk op;
   attnmeta_status st;
   attnmeta_topk_init(&op);
@@ -332,11 +336,13 @@ static void run(attnmeta_context *ctx, const topk_case *c, const devices *d, int
   op.valid_count = c->want_count ? (int32_t *)(void *)d->count.data : NULL;
   op.compact = c->compact;
   op.error_word = c->want_err ? (int32_t *)(void *)d->err.data : NULL;
-  st = attnmeta_set_launch_config(ctx, &c->cfg[which]);
+  st = attnmeta_set_launch_config(ctx, config);
   FZ_CHECK(st == ATTNMETA_OK, "attnmeta_set_launch_config: %s", attnmeta_last_error(ctx));
   st = attnmeta_convert_topk(ctx, &op, NULL);
   FZ_CHECK(st == ATTNMETA_OK, "attnmeta_convert_topk refused a valid call: %s (%s)",
            attnmeta_status_string(st), attnmeta_last_error(ctx));
+  st = attnmeta_synchronize(ctx, NULL);
+  FZ_CHECK(st == ATTNMETA_OK, "attnmeta_synchronize: %s", attnmeta_last_error(ctx));
   attnmeta_set_launch_config(ctx, NULL);
   FZ_CHECK(lead_poisoned(&d->out) && lead_poisoned(&d->count) && lead_poisoned(&d->err),
            "attnmeta_convert_topk wrote before an output");
@@ -483,7 +489,7 @@ void fz_op_topk(fz_reader *rd, attnmeta_context *ctx) {
   memset(&b, 0, sizeof b);
   inputs_map(&a, &c);
   outputs_map(&a, &c);
-  run(ctx, &c, &a, 0);
+  run(ctx, &c, &a, &c.cfg[0]);
 
   ref = xcalloc((int64_t)c.T * c.K, sizeof(int32_t));
   count = xcalloc(c.T, sizeof(int32_t));
@@ -525,12 +531,30 @@ void fz_op_topk(fz_reader *rd, attnmeta_context *ctx) {
     second.out = b.out;
     second.count = b.count;
     second.err = b.err;
-    run(ctx, &c, &second, 1);
+    run(ctx, &c, &second, &c.cfg[1]);
   }
   TCHECK(&c, memcmp(a.out.data, b.out.data, a.out.bytes) == 0 &&
                  memcmp(a.count.data, b.count.data, a.count.bytes) == 0 &&
                  memcmp(a.err.data, b.err.data, 4) == 0,
          "the second launch configuration gives other bytes");
+
+  /* HIP-CPU mode: the HIP module's kernels at the shapes the library plans
+   * for a GPU (many lanes, several rows a block, the prefix sum's barriers
+   * on real threads): the same bytes again */
+  if (fz_hip_cpu_context()) {
+    const attnmeta_launch_config planned = attnmeta_launch_config_default();
+    devices third = a;
+    outputs_unmap(&b);
+    outputs_map(&b, &c);
+    third.out = b.out;
+    third.count = b.count;
+    third.err = b.err;
+    run(fz_hip_cpu_context(), &c, &third, &planned);
+    TCHECK(&c, memcmp(a.out.data, b.out.data, a.out.bytes) == 0 &&
+                   memcmp(a.count.data, b.count.data, a.count.bytes) == 0 &&
+                   memcmp(a.err.data, b.err.data, 4) == 0,
+           "the HIP backend on HIP-CPU gives other bytes than the CPU backend");
+  }
 
   free(ref);
   free(count);
