@@ -248,14 +248,13 @@ static am_launch_shape plan_launch(const attnmeta_context *ctx, am_topk_params *
    * left multiprocessors idle: 3.7 -> 5.1 us and 4.1 -> 5.9. */
   lanes = ceil_pow2(ceil_div(p->topk_count, AM_TOPK_LANE_COLS * p->lane_vectors));
   chunks = p->compact ? 4 : p->lane_vectors;
-  many_rows = !is_cpu && chunks > 1 && lanes >= chunks &&
+  many_rows = cfg->lanes <= 0 && !is_cpu && chunks > 1 && lanes >= chunks &&
               (int64_t)p->num_tokens * (lanes / chunks) >=
                   (int64_t)ctx->processors * AM_TOPK_MANY_ROWS_BLOCK;
-  if (many_rows) lanes /= chunks;
   if (cfg->lanes > 0) lanes = cfg->lanes;
+  else if (many_rows) lanes /= chunks;
   lanes = lanes < AM_TOPK_MAX_LANES ? lanes : AM_TOPK_MAX_LANES;
-  /* automatic GPU blocks grow to a whole row's lanes: a row is one chunk
-   * up to K = 4 x AM_TOPK_MAX_LANES, one round of loads */
+  /* automatic GPU blocks hold at least a row's lanes */
   if (cfg->block > 0) {
     block = cfg->block;
   } else if (is_cpu) {
