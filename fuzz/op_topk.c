@@ -305,6 +305,23 @@ static void inputs_unmap(devices *d) {
   fz_sparse_free(&d->slots);
 }
 
+/* d's inputs with fresh outputs, mapped into `outs` (unmapped first). */
+static devices fresh_outputs(const devices *d, devices *outs, const topk_case *c) {
+  devices r = *d;
+  outputs_unmap(outs);
+  outputs_map(outs, c);
+  r.out = outs->out;
+  r.count = outs->count;
+  r.err = outs->err;
+  return r;
+}
+
+static int same_outputs(const devices *x, const devices *y) {
+  return memcmp(x->out.data, y->out.data, x->out.bytes) == 0 &&
+         memcmp(x->count.data, y->count.data, x->count.bytes) == 0 &&
+         memcmp(x->err.data, y->err.data, 4) == 0;
+}
+
 static void run(attnmeta_context *ctx, const topk_case *c, const devices *d,
                 const attnmeta_launch_config *config) {
   attnmeta_topk op;
@@ -525,34 +542,20 @@ void fz_op_topk(fz_reader *rd, attnmeta_context *ctx) {
   if (!c.want_err) TCHECK(&c, got == c.err_init, "the error word was written though not passed");
 
   /* the second launch configuration: the same bytes */
-  outputs_map(&b, &c);
   {
-    devices second = a; /* the same inputs */
-    second.out = b.out;
-    second.count = b.count;
-    second.err = b.err;
+    const devices second = fresh_outputs(&a, &b, &c);
     run(ctx, &c, &second, &c.cfg[1]);
   }
-  TCHECK(&c, memcmp(a.out.data, b.out.data, a.out.bytes) == 0 &&
-                 memcmp(a.count.data, b.count.data, a.count.bytes) == 0 &&
-                 memcmp(a.err.data, b.err.data, 4) == 0,
-         "the second launch configuration gives other bytes");
+  TCHECK(&c, same_outputs(&a, &b), "the second launch configuration gives other bytes");
 
   /* HIP-CPU mode: the HIP module's kernels at the shapes the library plans
    * for a GPU (many lanes, several rows a block, the prefix sum's barriers
    * on real threads): the same bytes again */
   if (fz_hip_cpu_context()) {
     const attnmeta_launch_config planned = attnmeta_launch_config_default();
-    devices third = a;
-    outputs_unmap(&b);
-    outputs_map(&b, &c);
-    third.out = b.out;
-    third.count = b.count;
-    third.err = b.err;
+    const devices third = fresh_outputs(&a, &b, &c);
     run(fz_hip_cpu_context(), &c, &third, &planned);
-    TCHECK(&c, memcmp(a.out.data, b.out.data, a.out.bytes) == 0 &&
-                   memcmp(a.count.data, b.count.data, a.count.bytes) == 0 &&
-                   memcmp(a.err.data, b.err.data, 4) == 0,
+    TCHECK(&c, same_outputs(&a, &b),
            "the HIP backend on HIP-CPU gives other bytes than the CPU backend");
   }
 
