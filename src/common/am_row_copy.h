@@ -186,16 +186,22 @@ AM_DEVICE void am_copy_row(const int32_t *AM_RESTRICT in_row, int32_t *AM_RESTRI
     const am_i32x4 *AM_RESTRICT in4 = r->in4;
     if (first) am_load_edges(in_row, r, lane, lanes, edge); /* in flight with the vectors */
     am_i32x4 *AM_RESTRICT out4 = r->out4;
-    const uint32_t s = r->shift, next = s != 0;
-    for (; c + 3 * lanes < n; c += 4 * lanes) {
-      const am_i32x4 a0 = in4[c], b0 = in4[c + next], a1 = in4[c + lanes],
-                     b1 = in4[c + lanes + next], a2 = in4[c + 2 * lanes],
-                     b2 = in4[c + 2 * lanes + next], a3 = in4[c + 3 * lanes],
-                     b3 = in4[c + 3 * lanes + next];
+    const uint32_t s = r->shift, next = s != 0, last = n - 1;
+    /* The last, partial batch too: a lane whose share ends inside a batch
+     * copies its last vector again (the same value to the same place)
+     * instead of branching. As a batch of its own it made the last warp of
+     * each row wait for a second round of loads (n is rarely a multiple of
+     * 4 x lanes here: the shift's pad takes a vector). */
+    for (; c < n; c += 4 * lanes) {
+      const uint32_t j1 = c + lanes < n ? c + lanes : last;
+      const uint32_t j2 = c + 2 * lanes < n ? c + 2 * lanes : last;
+      const uint32_t j3 = c + 3 * lanes < n ? c + 3 * lanes : last;
+      const am_i32x4 a0 = in4[c], b0 = in4[c + next], a1 = in4[j1], b1 = in4[j1 + next],
+                     a2 = in4[j2], b2 = in4[j2 + next], a3 = in4[j3], b3 = in4[j3 + next];
       out4[c] = am_realign(a0, b0, s);
-      out4[c + lanes] = am_realign(a1, b1, s);
-      out4[c + 2 * lanes] = am_realign(a2, b2, s);
-      out4[c + 3 * lanes] = am_realign(a3, b3, s);
+      out4[j1] = am_realign(a1, b1, s);
+      out4[j2] = am_realign(a2, b2, s);
+      out4[j3] = am_realign(a3, b3, s);
     }
   } else if (vector_rows) {
     const am_i32x4 *AM_RESTRICT in4 = r->in4;
