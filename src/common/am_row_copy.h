@@ -186,7 +186,8 @@ AM_DEVICE void am_copy_row(const int32_t *AM_RESTRICT in_row, int32_t *AM_RESTRI
     const am_i32x4 *AM_RESTRICT in4 = r->in4;
     if (first) am_load_edges(in_row, r, lane, lanes, edge); /* in flight with the vectors */
     am_i32x4 *AM_RESTRICT out4 = r->out4;
-    const uint32_t s = r->shift, next = s != 0, last = n - 1;
+    const uint32_t s = r->shift, next = s != 0;
+    const uint32_t last = am_wrapping_sub(n, 1); /* used only when n > 0 */
     /* The last, partial batch too: a lane whose share ends inside a batch
      * copies its last vector again (the same value to the same place)
      * instead of branching. As a batch of its own it made the last warp of
