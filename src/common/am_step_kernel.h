@@ -226,6 +226,12 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
       pre_hit = spec && (uint32_t)span.req == g;
     }
     if (valid && seq_lens) seq_len = pre_hit ? pre_len : seq_lens[span.req];
+    /* Lane 0's scalar products before the row, so that nothing they need
+     * stays live across the copy (H200: 16 x 6 2.10 -> 1.90 us, the
+     * indexer kernel 64 -> 56 registers); after it in the realigned-rows
+     * kernel, which spills the other way round (bench/NOTES.md, round five). */
+    if (!(variant & AM_VARIANT_REALIGNED) && th.lane == 0)
+      am_token_scalars(p, variant, t, span, seq_len, valid, actual, mapped, &flags);
     if (AM_WANTS(variant, p->block_table_out)) {
       int32_t *out_row = p->block_table_out + (int64_t)t * p->block_table_out_stride;
       if (valid) {
@@ -241,7 +247,7 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
         am_zero_row(out_row, cols, th.lane, th.lanes, vector_rows);
       }
     }
-    if (th.lane == 0)
+    if ((variant & AM_VARIANT_REALIGNED) && th.lane == 0)
       am_token_scalars(p, variant, t, span, seq_len, valid, actual, mapped, &flags);
     if (variant & AM_VARIANT_DSV4)
       am_dsv4_token(p, t, valid, span, seq_len, th.lane, th.lanes, &flags);
