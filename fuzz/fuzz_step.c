@@ -809,7 +809,7 @@ NO_COVERAGE static int run_gpu_shape(const scenario *sc, const inputs *in, outpu
    * facts hold must give the same bytes */
   if (sc->gpu.scalar_tail) p.tail_vec_begin = p.tail_vec_end = p.capacity;
   if (sc->gpu.force_full) p.variant = AM_VARIANT_FULL;
-  else if (sc->gpu.force_lean && p.variant == AM_VARIANT_INDEXER) p.variant = AM_VARIANT_LEAN;
+  else if (sc->gpu.force_lean) p.variant &= ~AM_VARIANT_INDEXER; /* the lean body, same rows */
   if (shape.lanes == 1 && sc->gpu.one_lane_variant) p.variant |= AM_VARIANT_ONE_LANE;
   words = am_step_stage_words(&p);
   CHECK(shape.shared_bytes == words * 4, "planner: %lld shared bytes for %lld words",

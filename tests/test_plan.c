@@ -107,3 +107,59 @@ Test(plan, cpu_launch_on_a_small_stack) {
   for (i = 0; i < 2000; ++i) cr_expect_eq(out[i], 3, "seq_lens_out[%d]", i);
   attnmeta_close(job.ctx);
 }
+
+/* Unaligned rows on a GPU plan: the indexer product set gets the indexer
+ * kernel for realigned rows, any other lean set the lean one, a full set
+ * scalar rows; realigned rows are never speculated (their kernels do not
+ * speculate), aligned ones of an equal split are. */
+Test(plan, gpu_realigned_rows_variants) {
+  static int32_t qsl[3] = {0, 1, 2}, seq[2] = {5, 9};
+  static int32_t t2r[2], slo[4], dec[2], ridx[2], prl[2];
+  static int64_t pos[2];
+  static AM_ALIGNED(16) int32_t table[2 * 2567 + 3];
+  static AM_ALIGNED(16) int32_t out[2 * 2560];
+  attnmeta_launch_config cfg = attnmeta_launch_config_default();
+  am_step_params p;
+  memset(&p, 0, sizeof p);
+  p.qsl = qsl;
+  p.seq_lens = seq;
+  p.num_reqs = 2;
+  p.num_tokens = 2;
+  p.capacity = 4;
+  p.num_mapped = -1;
+  p.dcp_world_size = 1;
+  p.dcp_interleave = 1;
+  p.block_size = 16;
+  p.cols = 2560;
+  p.block_table = table + 3; /* a column slice: odd start, odd stride */
+  p.block_table_stride = 2567;
+  p.block_table_out = out;
+  p.block_table_out_stride = 2560;
+  p.token_to_req = t2r;
+  p.seq_lens_out = slo;
+  p.decode_lens_out = dec;
+  p.req_indices_out = ridx;
+  p.per_req_lens_out = prl;
+  (void)am_plan_launch(&cfg, 0, 132, &p);
+  cr_expect_eq(p.vector_rows, AM_ROWS_REALIGNED);
+  cr_expect_eq(p.variant, AM_VARIANT_INDEXER | AM_VARIANT_REALIGNED, "variant %d", p.variant);
+  cr_expect_eq(p.speculate, 0, "realigned rows speculated");
+
+  p.decode_lens_out = NULL; /* not the indexer set: the lean kernel for them */
+  (void)am_plan_launch(&cfg, 0, 132, &p);
+  cr_expect_eq(p.variant, AM_VARIANT_LEAN | AM_VARIANT_REALIGNED, "variant %d", p.variant);
+
+  p.positions = pos; /* full: rows move as scalars */
+  (void)am_plan_launch(&cfg, 0, 132, &p);
+  cr_expect_eq(p.vector_rows, AM_ROWS_SCALAR);
+  cr_expect_eq(p.variant, AM_VARIANT_FULL, "variant %d", p.variant);
+
+  p.positions = NULL; /* aligned rows of an equal split: the indexer kernel, speculated */
+  p.decode_lens_out = dec;
+  p.block_table = table;
+  p.block_table_stride = 2560;
+  (void)am_plan_launch(&cfg, 0, 132, &p);
+  cr_expect_eq(p.vector_rows, AM_ROWS_ALIGNED);
+  cr_expect_eq(p.variant, AM_VARIANT_INDEXER, "variant %d", p.variant);
+  cr_expect_eq(p.speculate, AM_SPECULATE_FIRST);
+}

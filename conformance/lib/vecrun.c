@@ -35,6 +35,9 @@ static const amv_launch gpu_configs[] = {
     {"block96_lanes7", {96, 0, -1, -1, 7}},
     {"block1024_grid1", {1024, 1, -1, -1, 0}},
     {"block128_stage1_vector1_lanes4", {128, 0, 1, 1, 4}},
+    /* 16-byte rows asked for without staging: unaligned rows go through
+     * the realigned-rows kernels, lean and indexer */
+    {"block320_stage0_vector1", {320, 0, 0, 1, 0}},
 };
 
 int amv_launch_sweep(attnmeta_backend kind, const amv_launch **out) {
@@ -436,10 +439,17 @@ static void run_token_map(run *ru) {
 /* Every variant of one (launch config, rank). */
 static void run_variants(run *ru, int first_rank) {
   const unsigned products = ru->v->products;
+  const unsigned indexer_set = (1u << AMV_TOKEN_TO_REQ) | (1u << AMV_SEQ_LENS_OUT) |
+                               (1u << AMV_BLOCK_TABLE_OUT) | (1u << AMV_DECODE_LENS_OUT) |
+                               (1u << AMV_REQ_INDICES_OUT) | (1u << AMV_PER_REQ_LENS_OUT);
   char alone[AMV_NAME_MAX + 8];
   int p;
   run_step(ru, "all", products, 1, 0, 0);
   run_step(ru, "all_no_error_word", products, 0, 0, 0);
+  /* exactly the indexer's product set, no error word: the kernels
+   * compiled for it (AM_VARIANT_INDEXER) */
+  if ((products & indexer_set) == indexer_set && products != indexer_set)
+    run_step(ru, "indexer_set", indexer_set, 0, 0, 0);
   for (p = 0; p < AMV_NUM_OUTPUTS; p++) {
     const unsigned one = 1u << p;
     snprintf(alone, sizeof alone, "alone_%s", amv_output_name(p));

@@ -29,7 +29,8 @@ extern "C" {
 /* 5: launch_topk appended after copy_device, cache_bytes after it (a
  * module of ABI 4 has cache_bytes where launch_topk now is) */
 /* 6: am_topk_params grew lane_vectors; variant may carry AM_VARIANT_REALIGNED */
-#define AM_BACKEND_ABI 6
+/* 7: variant may carry AM_VARIANT_INDEXER | AM_VARIANT_REALIGNED */
+#define AM_BACKEND_ABI 7
 #define AM_BACKEND_ENTRY_SYMBOL "attnmeta_backend_entry"
 
 /* Backend functions return an attnmeta_status value and, on failure, put a

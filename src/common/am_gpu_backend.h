@@ -79,6 +79,18 @@ AM_KERNEL void AM_MAX_BLOCK_THREADS(AM_GPU_MAX_BLOCK_THREADS) am_step_kernel_ind
                AM_VARIANT_INDEXER | AM_VARIANT_EARLY_START);
 }
 
+/* The indexer product set with realigned rows: without a kernel of its
+ * own such a step ran the lean one, which tests for each product and
+ * does not speculate. */
+AM_KERNEL void AM_MAX_BLOCK_THREADS(AM_REALIGNED_MAX_BLOCK) am_step_kernel_indexer_realigned(am_step_params params) {
+  am_step_body(&params, AM_THREAD_HERE(), (int32_t *)0, AM_VARIANT_INDEXER | AM_VARIANT_REALIGNED);
+}
+
+AM_KERNEL void AM_MAX_BLOCK_THREADS(AM_REALIGNED_MAX_BLOCK) am_step_kernel_indexer_realigned_early(am_step_params params) {
+  am_step_body(&params, AM_THREAD_HERE(), (int32_t *)0,
+               AM_VARIANT_INDEXER | AM_VARIANT_REALIGNED | AM_VARIANT_EARLY_START);
+}
+
 /* The top-k conversion; dynamic shared memory holds the prefix sum. A
  * kernel for each kind of body (AM_TOPK_TWO_GROUPS, AM_TOPK_PLAIN). */
 AM_KERNEL void AM_MAX_BLOCK_THREADS(AM_GPU_MAX_BLOCK_THREADS) am_topk_kernel(am_topk_params params) {
@@ -231,12 +243,16 @@ int gpu_launch_step(void *state, const am_step_params *params, const am_launch_s
       kernel = early ? am_step_kernel_indexer_early : am_step_kernel_indexer;
       break;
     case AM_VARIANT_LEAN | AM_VARIANT_REALIGNED:
+    case AM_VARIANT_INDEXER | AM_VARIANT_REALIGNED:
       if ((int64_t)shape->lanes * shape->groups > AM_REALIGNED_MAX_BLOCK) {
         snprintf(msg, msg_size, "step kernel for realigned rows: a block of %lld x %lld threads exceeds %d",
                  (long long)shape->lanes, (long long)shape->groups, AM_REALIGNED_MAX_BLOCK);
         return ATTNMETA_ERR_LAUNCH;
       }
-      kernel = early ? am_step_kernel_realigned_early : am_step_kernel_realigned;
+      if (params->variant & AM_VARIANT_INDEXER)
+        kernel = early ? am_step_kernel_indexer_realigned_early : am_step_kernel_indexer_realigned;
+      else
+        kernel = early ? am_step_kernel_realigned_early : am_step_kernel_realigned;
       break;
     default:
       kernel = early ? am_step_kernel_lean_early : am_step_kernel_lean;

@@ -88,13 +88,11 @@ AM_DEVICE am_i32x4 am_realign(am_i32x4 a, am_i32x4 b, uint32_t shift) {
   return v;
 }
 
-/* Unit j (< plan->n) of a row, loaded. */
+/* Unit j (< plan->n) of an aligned or scalar row, loaded. */
 AM_DEVICE am_i32x4 am_load_unit(const int32_t *AM_RESTRICT row, const am_row_plan *r, uint32_t j,
                                 int vector_rows) {
   am_i32x4 v;
-  if (vector_rows == AM_ROWS_REALIGNED) {
-    return am_realign(r->in4[j], r->in4[j + (r->shift != 0)], r->shift);
-  } else if (vector_rows) {
+  if (vector_rows) {
     v = r->in4[j];
   } else {
     v.x = row[j];
@@ -112,15 +110,17 @@ AM_DEVICE void am_store_unit(int32_t *AM_RESTRICT row, const am_row_plan *r, uin
   }
 }
 
-/* A lane's share of one row, moved four units at a time: all four loads
- * are issued before any store, so each thread keeps several loads in
- * flight. Lane `lane` of `lanes` takes units c, c + lanes, c + 2 lanes and
- * c + 3 lanes (those below n) of the batch starting at unit c. Loads past
- * the end read the last unit again instead of branching: unconditional
- * loads are what lets the compiler issue all four before the first store. */
+/* A lane's share of one aligned or scalar row, moved four units at a
+ * time: all four loads are issued before any store, so each thread keeps
+ * several loads in flight. Lane `lane` of `lanes` takes units c, c +
+ * lanes, c + 2 lanes and c + 3 lanes (those below n) of the batch starting
+ * at unit c. Loads past the end read the last unit again instead of
+ * branching: unconditional loads are what lets the compiler issue all four
+ * before the first store. A realigned row's batches are built in
+ * am_copy_row's loop only: the realigned kernels never speculate a batch
+ * (bench/NOTES.md, rounds four and six). */
 typedef struct am_row_batch {
   am_i32x4 v[4];
-  int32_t edge[2]; /* edges `lane` and `lane + lanes` of a realigned row (first batch) */
 } am_row_batch;
 
 /* Edges lane and lane + lanes of a realigned row (those that exist). */
@@ -136,30 +136,25 @@ AM_DEVICE void am_store_edges(int32_t *AM_RESTRICT row, const am_row_plan *r, ui
   if (lane + lanes < r->edges) row[am_edge_at(r, lane + lanes)] = edge[1];
 }
 
-/* c < r->n (so n >= 1). `first`: this is the lane's first batch (c is the
- * lane), and a realigned row's first two edges of the lane come with it. */
+/* c < r->n (so n >= 1). */
 AM_DEVICE am_row_batch am_load_batch(const int32_t *AM_RESTRICT row, const am_row_plan *r,
-                                     uint32_t c, uint32_t lanes, int vector_rows, int first) {
+                                     uint32_t c, uint32_t lanes, int vector_rows) {
   am_row_batch b;
   int k;
   for (k = 0; k < 4; ++k) {
     const uint32_t j = c + k * lanes < r->n ? c + k * lanes : r->n - 1;
     b.v[k] = am_load_unit(row, r, j, vector_rows);
   }
-  b.edge[0] = b.edge[1] = 0;
-  if (first && vector_rows == AM_ROWS_REALIGNED) am_load_edges(row, r, c, lanes, b.edge);
   return b;
 }
 
 AM_DEVICE void am_store_batch(int32_t *AM_RESTRICT row, const am_row_plan *r, uint32_t c,
-                              uint32_t lanes, int vector_rows, int first,
-                              const am_row_batch *b) {
+                              uint32_t lanes, int vector_rows, const am_row_batch *b) {
   int k;
   for (k = 0; k < 4; ++k) {
     if (c + k * lanes >= r->n) continue;
     am_store_unit(row, r, c + k * lanes, vector_rows, b->v[k]);
   }
-  if (first && vector_rows == AM_ROWS_REALIGNED) am_store_edges(row, r, c, lanes, b->edge);
 }
 
 /* Copies one block-table row of `cols` int32 planned as `r`, lanes [0,
@@ -225,9 +220,9 @@ AM_DEVICE void am_copy_row(const int32_t *AM_RESTRICT in_row, int32_t *AM_RESTRI
       out_row[c + 3 * lanes] = e;
     }
   }
-  if (c < n) { /* the last, partial batch */
-    const am_row_batch b = am_load_batch(in_row, r, c, lanes, vector_rows, 0);
-    am_store_batch(out_row, r, c, lanes, vector_rows, 0, &b);
+  if (vector_rows != AM_ROWS_REALIGNED && c < n) { /* the last, partial batch */
+    const am_row_batch b = am_load_batch(in_row, r, c, lanes, vector_rows);
+    am_store_batch(out_row, r, c, lanes, vector_rows, &b);
   }
   if (vector_rows == AM_ROWS_REALIGNED) { /* the edges: [0, head) and [head + 4n, cols) */
     if (first) am_store_edges(out_row, r, lane, lanes, edge);

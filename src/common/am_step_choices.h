@@ -39,11 +39,13 @@ static inline void am_pick_guess(int32_t num_reqs, int32_t num_tokens, uint32_t 
 }
 
 /* The host's choice of speculation (after vector_rows is set): on the
- * first guess where an equal split is likely (it is then exact). */
+ * first guess where an equal split is likely (it is then exact). Never
+ * for realigned rows: their kernels do not speculate (a batch held across
+ * the request search cost them more than it saved, bench/NOTES.md). */
 static inline void am_pick_speculation(am_step_params *p) {
-  static const int32_t first_batch_cols[] = {1, 4, AM_REALIGN_MIN_COLS}; /* by AM_ROWS_* */
+  static const int32_t first_batch_cols[] = {1, 4}; /* by AM_ROWS_SCALAR, AM_ROWS_ALIGNED */
   p->speculate = 0;
-  if (!p->block_table_out || p->vector_rows < 0 || p->vector_rows > AM_ROWS_REALIGNED ||
+  if (!p->block_table_out || p->vector_rows < 0 || p->vector_rows > AM_ROWS_ALIGNED ||
       p->cols < first_batch_cols[p->vector_rows])
     return;
   if (am_equal_split_likely(p->num_reqs, p->num_tokens)) p->speculate = AM_SPECULATE_FIRST;
@@ -73,9 +75,9 @@ static inline int32_t am_pick_variant(const am_step_params *p) {
       p->dcp_world_size > 1)
     return AM_VARIANT_FULL;
   if (p->token_to_req && p->seq_lens_out && p->block_table_out &&
-      p->vector_rows == AM_ROWS_ALIGNED &&
-      p->cols % 4 == 0 && p->decode_lens_out && p->req_indices_out && p->per_req_lens_out &&
-      !p->error_word)
+      ((p->vector_rows == AM_ROWS_ALIGNED && p->cols % 4 == 0) ||
+       p->vector_rows == AM_ROWS_REALIGNED) &&
+      p->decode_lens_out && p->req_indices_out && p->per_req_lens_out && !p->error_word)
     return AM_VARIANT_INDEXER;
   return AM_VARIANT_LEAN;
 }

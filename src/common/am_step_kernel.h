@@ -90,7 +90,7 @@ AM_DEVICE am_row_batch am_load_guessed_row(const am_step_params *p,
   const am_row_plan r = am_plan_row(
       in_row, p->block_table_out + (int64_t)t * p->block_table_out_stride, (uint32_t)p->cols,
       vector_rows);
-  const am_row_batch b = am_load_batch(in_row, &r, lane, lanes, vector_rows, 1);
+  const am_row_batch b = am_load_batch(in_row, &r, lane, lanes, vector_rows);
   if (seq_lens) *len = seq_lens[g];
   return b;
 }
@@ -160,9 +160,9 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
   const uint32_t token_stride = th.grid_dim * th.groups;
   const uint32_t cols = (uint32_t)p->cols;
   /* a compile-time constant but in the lean and full kernels, whose rows
-   * are aligned or scalar (realigned only in the kernel for them) */
-  const int vector_rows = (variant & AM_VARIANT_INDEXER)      ? AM_ROWS_ALIGNED
-                          : (variant & AM_VARIANT_REALIGNED)  ? AM_ROWS_REALIGNED
+   * are aligned or scalar (realigned only in the kernels for them) */
+  const int vector_rows = (variant & AM_VARIANT_REALIGNED)    ? AM_ROWS_REALIGNED
+                          : (variant & AM_VARIANT_INDEXER)    ? AM_ROWS_ALIGNED
                           : p->vector_rows == AM_ROWS_ALIGNED ? AM_ROWS_ALIGNED
                                                               : AM_ROWS_SCALAR;
   int32_t *const error_word = (variant & AM_VARIANT_INDEXER) ? (int32_t *)0 : p->error_word;
@@ -208,8 +208,9 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
        * bounds whatever the data: g < R, and a first batch exists. */
       uint32_t g = am_guess_req(t, p->guess_mul, p->guess_shift, last);
       int32_t gs = qsl[g], ge = qsl[g + 1];
-      /* not in the realigned-rows kernel: a speculated batch held across
-       * the request search made it spill */
+      /* not in the realigned-rows kernels: a speculated batch held across
+       * the request search cost them more than it saved (bench/NOTES.md,
+       * rounds four and six) */
       const int may_speculate = !(variant & AM_VARIANT_REALIGNED);
       int spec = may_speculate && (p->speculate & AM_SPECULATE_FIRST);
       if (spec) pre = am_load_guessed_row(p, seq_lens, g, t, th.lane, th.lanes, vector_rows, &pre_len);
@@ -239,7 +240,7 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
         const am_row_plan plan = am_plan_row(in_row, out_row, cols, vector_rows);
         uint32_t c = th.lane;
         if (pre_hit) { /* the speculated batch is this row's: store it */
-          am_store_batch(out_row, &plan, c, th.lanes, vector_rows, 1, &pre);
+          am_store_batch(out_row, &plan, c, th.lanes, vector_rows, &pre);
           c += 4 * th.lanes;
         }
         am_copy_row(in_row, out_row, &plan, cols, th.lane, th.lanes, vector_rows, variant, c);

@@ -128,7 +128,7 @@ enum {
 
 /* The shortest row that holds a realigned vector whatever its start and
  * its output's start (at most 7 edge elements before and after the
- * vectors, am_plan_row), so a speculated first batch always exists. */
+ * vectors, am_plan_row); shorter rows are copied as scalars. */
 #define AM_REALIGN_MIN_COLS 11
 
 /* The largest block of the realigned-rows kernel: its launch bound, so it
@@ -150,8 +150,8 @@ enum {
   /* positions, slots, global lengths, DCP or staging may be wanted */
   AM_VARIANT_FULL = 1,
   /* lean, and the products are exactly token_to_req, seq_lens_out,
-   * block_table_out (16-byte rows, cols a multiple of 4), decode_lens_out,
-   * req_indices_out and
+   * block_table_out (16-byte rows with cols a multiple of 4, or realigned
+   * rows with AM_VARIANT_REALIGNED), decode_lens_out, req_indices_out and
    * per_req_lens_out, with no error word: a token map and the sparse
    * indexer's decode metadata, the most common step */
   AM_VARIANT_INDEXER = 2,
@@ -166,13 +166,14 @@ enum {
    * body waits for that kernel before reading any input; combines with
    * the others */
   AM_VARIANT_EARLY_START = 16,
-  /* lean, with realigned rows (AM_ROWS_REALIGNED): its own kernel, so the
-   * others compile none of that copy. Compiled into every kernel, it made
-   * the lean, full and DSV4 kernels spill registers under the 64 a thread
-   * of a 1024-thread block may have (620 bytes of spill stores in the lean
-   * one, sm_90): +0.66 us on 16 x 6 + 17 pad, 65 columns, on the H200.
-   * Kernels without it copy rows the host marked realigned as scalar
-   * ones. Combines with AM_VARIANT_EARLY_START and AM_VARIANT_ONE_LANE. */
+  /* lean or indexer, with realigned rows (AM_ROWS_REALIGNED): kernels of
+   * their own, so the others compile none of that copy. Compiled into
+   * every kernel, it made the lean, full and DSV4 kernels spill registers
+   * under the 64 a thread of a 1024-thread block may have (620 bytes of
+   * spill stores in the lean one, sm_90): +0.66 us on 16 x 6 + 17 pad, 65
+   * columns, on the H200. Kernels without it copy rows the host marked
+   * realigned as scalar ones. Combines with AM_VARIANT_EARLY_START and
+   * AM_VARIANT_ONE_LANE. */
   AM_VARIANT_REALIGNED = 32
 };
 

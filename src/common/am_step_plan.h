@@ -94,8 +94,10 @@ static inline am_launch_shape am_plan_launch_paths(const attnmeta_launch_config 
                              cfg->block <= AM_REALIGNED_MAX_BLOCK && !(off & AM_PATH_REALIGN)
                          ? AM_ROWS_REALIGNED
                          : AM_ROWS_SCALAR;
-  /* realigned rows have a kernel of their own, lean only (AM_VARIANT_REALIGNED) */
-  if (p->vector_rows == AM_ROWS_REALIGNED && am_pick_variant(p) != AM_VARIANT_LEAN)
+  /* realigned rows have kernels of their own, lean and indexer only
+   * (AM_VARIANT_REALIGNED) */
+  if (p->vector_rows == AM_ROWS_REALIGNED && am_pick_variant(p) != AM_VARIANT_LEAN &&
+      am_pick_variant(p) != AM_VARIANT_INDEXER)
     p->vector_rows = AM_ROWS_SCALAR;
   /* Enough lanes that each moves its share of a row in one batch of four
    * loads in flight: a power of two up to a warp (so groups pack into
