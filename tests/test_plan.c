@@ -110,8 +110,7 @@ Test(plan, cpu_launch_on_a_small_stack) {
 
 /* Unaligned rows on a GPU plan: the indexer product set gets the indexer
  * kernel for realigned rows, any other lean set the lean one, a full set
- * scalar rows; realigned rows are never speculated (their kernels do not
- * speculate), aligned ones of an equal split are. */
+ * scalar rows; rows of an equal split are speculated, realigned or not. */
 Test(plan, gpu_realigned_rows_variants) {
   static int32_t qsl[3] = {0, 1, 2}, seq[2] = {5, 9};
   static int32_t t2r[2], slo[4], dec[2], ridx[2], prl[2];
@@ -143,7 +142,7 @@ Test(plan, gpu_realigned_rows_variants) {
   (void)am_plan_launch(&cfg, 0, 132, &p);
   cr_expect_eq(p.vector_rows, AM_ROWS_REALIGNED);
   cr_expect_eq(p.variant, AM_VARIANT_INDEXER | AM_VARIANT_REALIGNED, "variant %d", p.variant);
-  cr_expect_eq(p.speculate, 0, "realigned rows speculated");
+  cr_expect_eq(p.speculate, AM_SPECULATE_FIRST);
 
   p.decode_lens_out = NULL; /* not the indexer set: the lean kernel for them */
   (void)am_plan_launch(&cfg, 0, 132, &p);

@@ -117,8 +117,8 @@ AM_DEVICE void am_store_unit(int32_t *AM_RESTRICT row, const am_row_plan *r, uin
  * at unit c. Loads past the end read the last unit again instead of
  * branching: unconditional loads are what lets the compiler issue all four
  * before the first store. A realigned row's batches are built in
- * am_copy_row's loop only: the realigned kernels never speculate a batch
- * (bench/NOTES.md, rounds four and six). */
+ * am_copy_row's loop, its speculated first batch by the functions after
+ * these (am_load_realigned_first). */
 typedef struct am_row_batch {
   am_i32x4 v[4];
 } am_row_batch;
@@ -155,6 +155,49 @@ AM_DEVICE void am_store_batch(int32_t *AM_RESTRICT row, const am_row_plan *r, ui
     if (c + k * lanes >= r->n) continue;
     am_store_unit(row, r, c + k * lanes, vector_rows, b->v[k]);
   }
+}
+
+/* A realigned row's first batch for lane `lane` of `lanes`: the two input
+ * vectors of units lane + k lanes (k < 4; past the last unit, the last
+ * unit again) and the lane's first two edges. What the realigned kernels
+ * speculate: loaded with the guessed request's boundaries, stored only in
+ * the branch where the guess holds, so that nothing of it is live in the
+ * search for a request (a batch held across it cost them more registers
+ * than it saved). n >= 1. */
+typedef struct am_realigned_batch {
+  am_i32x4 a[4], b[4];
+  int32_t edge[2];
+} am_realigned_batch;
+
+AM_DEVICE uint32_t am_first_batch_unit(const am_row_plan *r, uint32_t lane, uint32_t lanes,
+                                       int k) {
+  const uint32_t j = lane + (uint32_t)k * lanes;
+  return j < r->n ? j : r->n - 1;
+}
+
+AM_DEVICE am_realigned_batch am_load_realigned_first(const int32_t *AM_RESTRICT row,
+                                                     const am_row_plan *r, uint32_t lane,
+                                                     uint32_t lanes) {
+  am_realigned_batch q;
+  const uint32_t next = r->shift != 0;
+  int k;
+  for (k = 0; k < 4; ++k) {
+    const uint32_t j = am_first_batch_unit(r, lane, lanes, k);
+    q.a[k] = r->in4[j];
+    q.b[k] = r->in4[j + next];
+  }
+  am_load_edges(row, r, lane, lanes, q.edge);
+  return q;
+}
+
+/* Clamped units store the last vector again: the same value, unconditionally. */
+AM_DEVICE void am_store_realigned_first(int32_t *AM_RESTRICT row, const am_row_plan *r,
+                                        uint32_t lane, uint32_t lanes,
+                                        const am_realigned_batch *q) {
+  int k;
+  for (k = 0; k < 4; ++k)
+    r->out4[am_first_batch_unit(r, lane, lanes, k)] = am_realign(q->a[k], q->b[k], r->shift);
+  am_store_edges(row, r, lane, lanes, q->edge);
 }
 
 /* Copies one block-table row of `cols` int32 planned as `r`, lanes [0,

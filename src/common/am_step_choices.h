@@ -39,13 +39,12 @@ static inline void am_pick_guess(int32_t num_reqs, int32_t num_tokens, uint32_t 
 }
 
 /* The host's choice of speculation (after vector_rows is set): on the
- * first guess where an equal split is likely (it is then exact). Never
- * for realigned rows: their kernels do not speculate (a batch held across
- * the request search cost them more than it saved, bench/NOTES.md). */
+ * first guess where an equal split is likely (it is then exact), on rows
+ * with a first batch. */
 static inline void am_pick_speculation(am_step_params *p) {
-  static const int32_t first_batch_cols[] = {1, 4}; /* by AM_ROWS_SCALAR, AM_ROWS_ALIGNED */
+  static const int32_t first_batch_cols[] = {1, 4, AM_REALIGN_MIN_COLS}; /* by AM_ROWS_* */
   p->speculate = 0;
-  if (!p->block_table_out || p->vector_rows < 0 || p->vector_rows > AM_ROWS_ALIGNED ||
+  if (!p->block_table_out || p->vector_rows < 0 || p->vector_rows > AM_ROWS_REALIGNED ||
       p->cols < first_batch_cols[p->vector_rows])
     return;
   if (am_equal_split_likely(p->num_reqs, p->num_tokens)) p->speculate = AM_SPECULATE_FIRST;

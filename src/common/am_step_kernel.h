@@ -95,6 +95,29 @@ AM_DEVICE am_row_batch am_load_guessed_row(const am_step_params *p,
   return b;
 }
 
+/* The realigned kernels' speculation on guessed request g (< R, with
+ * boundaries gs and ge as loaded): this lane's first batch of g's row
+ * loaded together with those boundaries, and where the guess holds for
+ * token t, stored with the rest of the row at once (returns 1). Nothing
+ * speculated outlives the test of the guess: held across the search for
+ * the request, a batch of realigned vectors cost the kernel more registers
+ * than it saved (bench/NOTES.md, rounds four and six). */
+AM_DEVICE int am_copy_guessed_realigned_row(const am_step_params *p, uint32_t g, int32_t gs,
+                                            int32_t ge, int32_t total, uint32_t t,
+                                            uint32_t lane, uint32_t lanes, int variant) {
+  const int32_t *in_row = p->block_table + (int64_t)g * p->block_table_stride;
+  int32_t *out_row = p->block_table_out + (int64_t)t * p->block_table_out_stride;
+  const am_row_plan r = am_plan_row(in_row, out_row, (uint32_t)p->cols, AM_ROWS_REALIGNED);
+  am_realigned_batch q;
+  if (r.n == 0) return 0; /* the host speculates only on rows with a vector */
+  q = am_load_realigned_first(in_row, &r, lane, lanes);
+  if (!((int32_t)t < total && gs <= (int32_t)t && (int32_t)t < ge)) return 0;
+  am_store_realigned_first(out_row, &r, lane, lanes, &q);
+  am_copy_row(in_row, out_row, &r, (uint32_t)p->cols, lane, lanes, AM_ROWS_REALIGNED, variant,
+              lane + 4 * lanes);
+  return 1;
+}
+
 /* Checks of request r's boundaries and lengths, flags into *flags. */
 AM_DEVICE void am_check_request(const int32_t *AM_RESTRICT qsl,
                                 const int32_t *AM_RESTRICT seq_lens, uint32_t r, int32_t *flags) {
@@ -199,6 +222,7 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
     am_row_batch pre;
     int32_t pre_len = 0;
     int pre_hit = 0;
+    int row_done = 0; /* a realigned row copied on the guess */
     const int valid = t < actual;
     int32_t seq_len = 0;
     if (num_reqs > 0) {
@@ -208,12 +232,12 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
        * bounds whatever the data: g < R, and a first batch exists. */
       uint32_t g = am_guess_req(t, p->guess_mul, p->guess_shift, last);
       int32_t gs = qsl[g], ge = qsl[g + 1];
-      /* not in the realigned-rows kernels: a speculated batch held across
-       * the request search cost them more than it saved (bench/NOTES.md,
-       * rounds four and six) */
+      /* the realigned-rows kernels speculate their own way (below) */
       const int may_speculate = !(variant & AM_VARIANT_REALIGNED);
       int spec = may_speculate && (p->speculate & AM_SPECULATE_FIRST);
       if (spec) pre = am_load_guessed_row(p, seq_lens, g, t, th.lane, th.lanes, vector_rows, &pre_len);
+      if ((variant & AM_VARIANT_REALIGNED) && (p->speculate & AM_SPECULATE_FIRST))
+        row_done = am_copy_guessed_realigned_row(p, g, gs, ge, total, t, th.lane, th.lanes, variant);
       if ((int32_t)t < total && !(gs <= (int32_t)t && (int32_t)t < ge)) {
         /* the first guess missed: what it speculated is not this token's
          * (speculating on the second guess too showed no win on the H200:
@@ -243,7 +267,8 @@ AM_DEVICE void am_step_body(const am_step_params *p, am_thread th, int32_t *stag
           am_store_batch(out_row, &plan, c, th.lanes, vector_rows, &pre);
           c += 4 * th.lanes;
         }
-        am_copy_row(in_row, out_row, &plan, cols, th.lane, th.lanes, vector_rows, variant, c);
+        if (!row_done)
+          am_copy_row(in_row, out_row, &plan, cols, th.lane, th.lanes, vector_rows, variant, c);
       } else {
         am_zero_row(out_row, cols, th.lane, th.lanes, vector_rows);
       }

@@ -128,7 +128,8 @@ enum {
 
 /* The shortest row that holds a realigned vector whatever its start and
  * its output's start (at most 7 edge elements before and after the
- * vectors, am_plan_row); shorter rows are copied as scalars. */
+ * vectors, am_plan_row), so a speculated first batch always exists;
+ * shorter rows are copied as scalars. */
 #define AM_REALIGN_MIN_COLS 11
 
 /* The largest block of the realigned-rows kernel: its launch bound, so it
