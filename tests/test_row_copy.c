@@ -48,14 +48,18 @@ static void copy_row(bufs *b, uint32_t in_off, uint32_t out_off, uint32_t cols, 
   uint32_t lane;
   for (lane = 0; lane < lanes; ++lane) {
     uint32_t c = lane;
+    if (speculate && plan.n > 0 && mode == AM_ROWS_REALIGNED) {
+      /* the realigned kernels' own first batch, then, as they do, the
+       * rest only where some is left */
+      const am_realigned_batch q = am_load_realigned_first(in_row, &plan, lane, lanes);
+      am_store_realigned_first(out_row, &plan, lane, lanes, &q);
+      if (am_realigned_rest_left(&plan, lane, lanes))
+        am_copy_row(in_row, out_row, &plan, cols, lane, lanes, mode, variant, lane + 4 * lanes);
+      continue;
+    }
     if (speculate && plan.n > 0) {
-      if (mode == AM_ROWS_REALIGNED) { /* the realigned kernels' own first batch */
-        const am_realigned_batch q = am_load_realigned_first(in_row, &plan, lane, lanes);
-        am_store_realigned_first(out_row, &plan, lane, lanes, &q);
-      } else {
-        const am_row_batch batch = am_load_batch(in_row, &plan, lane, lanes, mode);
-        am_store_batch(out_row, &plan, lane, lanes, mode, &batch);
-      }
+      const am_row_batch batch = am_load_batch(in_row, &plan, lane, lanes, mode);
+      am_store_batch(out_row, &plan, lane, lanes, mode, &batch);
       c += 4 * lanes;
     }
     am_copy_row(in_row, out_row, &plan, cols, lane, lanes, mode, variant, c);

@@ -136,15 +136,19 @@ AM_DEVICE void am_store_edges(int32_t *AM_RESTRICT row, const am_row_plan *r, ui
   if (lane + lanes < r->edges) row[am_edge_at(r, lane + lanes)] = edge[1];
 }
 
+/* Unit k (< 4) of the batch from unit c; past the last unit (n >= 1),
+ * the last unit again. */
+AM_DEVICE uint32_t am_batch_unit(const am_row_plan *r, uint32_t c, uint32_t lanes, int k) {
+  const uint32_t j = c + (uint32_t)k * lanes;
+  return j < r->n ? j : r->n - 1;
+}
+
 /* c < r->n (so n >= 1). */
 AM_DEVICE am_row_batch am_load_batch(const int32_t *AM_RESTRICT row, const am_row_plan *r,
                                      uint32_t c, uint32_t lanes, int vector_rows) {
   am_row_batch b;
   int k;
-  for (k = 0; k < 4; ++k) {
-    const uint32_t j = c + k * lanes < r->n ? c + k * lanes : r->n - 1;
-    b.v[k] = am_load_unit(row, r, j, vector_rows);
-  }
+  for (k = 0; k < 4; ++k) b.v[k] = am_load_unit(row, r, am_batch_unit(r, c, lanes, k), vector_rows);
   return b;
 }
 
@@ -169,12 +173,6 @@ typedef struct am_realigned_batch {
   int32_t edge[2];
 } am_realigned_batch;
 
-AM_DEVICE uint32_t am_first_batch_unit(const am_row_plan *r, uint32_t lane, uint32_t lanes,
-                                       int k) {
-  const uint32_t j = lane + (uint32_t)k * lanes;
-  return j < r->n ? j : r->n - 1;
-}
-
 AM_DEVICE am_realigned_batch am_load_realigned_first(const int32_t *AM_RESTRICT row,
                                                      const am_row_plan *r, uint32_t lane,
                                                      uint32_t lanes) {
@@ -182,7 +180,7 @@ AM_DEVICE am_realigned_batch am_load_realigned_first(const int32_t *AM_RESTRICT 
   const uint32_t next = r->shift != 0;
   int k;
   for (k = 0; k < 4; ++k) {
-    const uint32_t j = am_first_batch_unit(r, lane, lanes, k);
+    const uint32_t j = am_batch_unit(r, lane, lanes, k);
     q.a[k] = r->in4[j];
     q.b[k] = r->in4[j + next];
   }
@@ -196,8 +194,14 @@ AM_DEVICE void am_store_realigned_first(int32_t *AM_RESTRICT row, const am_row_p
                                         const am_realigned_batch *q) {
   int k;
   for (k = 0; k < 4; ++k)
-    r->out4[am_first_batch_unit(r, lane, lanes, k)] = am_realign(q->a[k], q->b[k], r->shift);
+    r->out4[am_batch_unit(r, lane, lanes, k)] = am_realign(q->a[k], q->b[k], r->shift);
   am_store_edges(row, r, lane, lanes, q->edge);
+}
+
+/* Whether lane `lane` has any of a realigned row left after its first
+ * batch: units from lane + 4 lanes on, or edges from lane + 2 lanes on. */
+AM_DEVICE int am_realigned_rest_left(const am_row_plan *r, uint32_t lane, uint32_t lanes) {
+  return lane + 4 * lanes < r->n || lane + 2 * lanes < r->edges;
 }
 
 /* Copies one block-table row of `cols` int32 planned as `r`, lanes [0,

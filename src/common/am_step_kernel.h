@@ -115,7 +115,7 @@ AM_DEVICE int am_copy_guessed_realigned_row(const am_step_params *p, uint32_t g,
   am_store_realigned_first(out_row, &r, lane, lanes, &q);
   /* the rest, if the first batch did not cover the lane's share (tested
    * here, not left to the copy: H200, 1024 x 1 odd 5.90 -> 5.50 us) */
-  if (lane + 4 * lanes < r.n || lane + 2 * lanes < r.edges)
+  if (am_realigned_rest_left(&r, lane, lanes))
     am_copy_row(in_row, out_row, &r, (uint32_t)p->cols, lane, lanes, AM_ROWS_REALIGNED, variant,
                 lane + 4 * lanes);
   return 1;

@@ -96,9 +96,11 @@ static inline am_launch_shape am_plan_launch_paths(const attnmeta_launch_config 
                          : AM_ROWS_SCALAR;
   /* realigned rows have kernels of their own, lean and indexer only
    * (AM_VARIANT_REALIGNED) */
-  if (p->vector_rows == AM_ROWS_REALIGNED && am_pick_variant(p) != AM_VARIANT_LEAN &&
-      am_pick_variant(p) != AM_VARIANT_INDEXER)
-    p->vector_rows = AM_ROWS_SCALAR;
+  if (p->vector_rows == AM_ROWS_REALIGNED) {
+    const int32_t variant = am_pick_variant(p);
+    if (variant != AM_VARIANT_LEAN && variant != AM_VARIANT_INDEXER)
+      p->vector_rows = AM_ROWS_SCALAR;
+  }
   /* Enough lanes that each moves its share of a row in one batch of four
    * loads in flight: a power of two up to a warp (so groups pack into
    * warps), whole warps beyond. Wide rows then get about 320 threads a
