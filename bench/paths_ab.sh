@@ -24,7 +24,7 @@ out=$(cd "$1" && pwd)
 build=$(cd "$2" && pwd) || exit 2
 rounds=${3:-2}
 backend=${ATTNMETA_AB_BACKEND:-cuda}
-paths=${ATTNMETA_AB_PATHS:-speculate_first,indexer_variant,realign,aligned_rows,tail_vectors,reverse_order}
+paths=${ATTNMETA_AB_PATHS:-speculate_first,indexer_variant,realign,aligned_rows,tail_vectors,reverse_order,one_wave}
 read -r -a extra <<<"${ATTNMETA_AB_BENCH_ARGS:-}"
 extra+=(--warm-only --copy-bytes 16777216) # only the warm figures are compared
 log=$out/paths_ab.log

@@ -181,7 +181,7 @@ Test(early_start, same_bytes_on_every_backend) { on_every_backend(ATTNMETA_LAUNC
 /* The measurement switches of bench/paths_ab.sh (ATTNMETA_PATHS_OFF) change
  * no result either. */
 Test(early_start, same_bytes_with_every_special_path_off) {
-  on_every_backend(0, "speculate_first,indexer_variant,realign,tail_vectors,reverse_order");
+  on_every_backend(0, "speculate_first,indexer_variant,realign,tail_vectors,reverse_order,one_wave");
   on_every_backend(ATTNMETA_LAUNCH_EARLY_START, "aligned_rows");
 }
 

@@ -162,3 +162,48 @@ Test(plan, gpu_realigned_rows_variants) {
   cr_expect_eq(p.variant, AM_VARIANT_INDEXER, "variant %d", p.variant);
   cr_expect_eq(p.speculate, AM_SPECULATE_FIRST);
 }
+
+/* Realigned rows that fill the GPU more than twice over (two blocks a
+ * multiprocessor fit the realigned kernels): half the grid, each group
+ * taking two tokens; not with the path switched off, not for aligned rows,
+ * not for steps within that bound, never against a forced grid. */
+Test(plan, gpu_realigned_rows_one_wave) {
+  static AM_ALIGNED(16) int32_t table[4], out[4];
+  static int32_t t2r[1];
+  attnmeta_launch_config cfg = attnmeta_launch_config_default();
+  am_step_params p;
+  am_launch_shape shape;
+  memset(&p, 0, sizeof p);
+  p.num_reqs = 1024;
+  p.num_tokens = p.capacity = 1024;
+  p.num_mapped = -1;
+  p.cols = 2560;
+  /* the plan reads the pointers' alignment only */
+  p.block_table = table + 3;
+  p.block_table_stride = 2567;
+  p.block_table_out = out;
+  p.block_table_out_stride = 2560;
+  p.token_to_req = t2r;
+  shape = am_plan_launch(&cfg, 0, 132, &p);
+  cr_assert_eq(p.vector_rows, AM_ROWS_REALIGNED);
+  cr_expect_eq(shape.groups, 2, "groups %lld", (long long)shape.groups);
+  cr_expect_eq(shape.grid, 256, "1024 tokens in blocks of two: grid %lld", (long long)shape.grid);
+  shape = am_plan_launch_paths(&cfg, 0, 132, AM_PATH_ONE_WAVE, &p);
+  cr_expect_eq(shape.grid, 512, "with one_wave off: grid %lld", (long long)shape.grid);
+  p.num_tokens = p.capacity = 528; /* 264 blocks: two a multiprocessor, one wave already */
+  shape = am_plan_launch(&cfg, 0, 132, &p);
+  cr_expect_eq(shape.grid, 264, "528 tokens: grid %lld", (long long)shape.grid);
+  p.num_tokens = p.capacity = 530;
+  shape = am_plan_launch(&cfg, 0, 132, &p);
+  cr_expect_eq(shape.grid, 133, "530 tokens: grid %lld", (long long)shape.grid);
+  cfg.grid = 600;
+  shape = am_plan_launch(&cfg, 0, 132, &p);
+  cr_expect_eq(shape.grid, 600, "a forced grid: %lld", (long long)shape.grid);
+  cfg.grid = -1;
+  p.num_tokens = p.capacity = 1024; /* aligned rows keep a block a pair of tokens */
+  p.block_table = table;
+  p.block_table_stride = 2560;
+  shape = am_plan_launch(&cfg, 0, 132, &p);
+  cr_assert_eq(p.vector_rows, AM_ROWS_ALIGNED);
+  cr_expect_eq(shape.grid, 512, "aligned rows: grid %lld", (long long)shape.grid);
+}

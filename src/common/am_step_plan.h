@@ -28,7 +28,8 @@ enum {
   AM_PATH_REALIGN = 1 << 3,          /* "realign": 16-byte copies of unaligned rows */
   AM_PATH_TAIL_VECTORS = 1 << 4,     /* "tail_vectors": 16-byte stores of the seq_lens tail */
   AM_PATH_ALIGNED_ROWS = 1 << 5,     /* "aligned_rows": 16-byte copies of aligned rows */
-  AM_PATH_REVERSE_ORDER = 1 << 6     /* "reverse_order": block-wide work on the threads in reverse */
+  AM_PATH_REVERSE_ORDER = 1 << 6,    /* "reverse_order": block-wide work on the threads in reverse */
+  AM_PATH_ONE_WAVE = 1 << 7          /* "one_wave": realigned rows, two tokens a group on full GPUs */
 };
 
 #define AM_DEFAULT_GPU_BLOCK 256
@@ -155,6 +156,14 @@ static inline am_launch_shape am_plan_launch_paths(const attnmeta_launch_config 
     shape.grid = 1;
   } else {
     shape.grid = am_clamp64(work_blocks, 1, (int64_t)processors * 32);
+    /* The realigned kernels' registers leave room for two blocks of 320
+     * threads a multiprocessor: past that many blocks, half the grid with
+     * each group taking two tokens runs in one wave instead of two (H200,
+     * 1024 x 1 tokens with rows of 2560 of 2567 columns: 5.49 -> 5.2 us;
+     * other grids were slower: bench/NOTES.md, round seven). */
+    if (p->vector_rows == AM_ROWS_REALIGNED && !(off & AM_PATH_ONE_WAVE) &&
+        work_blocks > 2 * (int64_t)processors)
+      shape.grid = am_ceil_div(shape.grid, 2);
   }
   return shape;
 }

@@ -280,7 +280,8 @@ unsigned am_paths_off(const char *names) {
                {"realign", AM_PATH_REALIGN},
                {"tail_vectors", AM_PATH_TAIL_VECTORS},
                {"aligned_rows", AM_PATH_ALIGNED_ROWS},
-               {"reverse_order", AM_PATH_REVERSE_ORDER}};
+               {"reverse_order", AM_PATH_REVERSE_ORDER},
+               {"one_wave", AM_PATH_ONE_WAVE}};
   unsigned off = 0;
   size_t i;
   if (!names) return 0;
