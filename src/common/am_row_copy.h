@@ -35,6 +35,13 @@ typedef struct am_row_plan {
   uint32_t edges; /* scalar elements outside the vectors (realigned rows only) */
   uint32_t head;
   uint32_t shift;
+  /* 1 when the first output vector starts a vector past the 16-byte grid
+   * of the output row (head >= 4: its first vector of input would start
+   * before the row): the lanes then number the units from -1, so that each
+   * warp's stores cover whole 128-byte lines where the row's grid does
+   * (unit -1 stores unit 0 again). H200, 1024 x 1 tokens, 2560 of 2567
+   * columns: 5.26 -> 5.15 us (bench/NOTES.md, round eight). */
+  uint32_t lead;
   const am_i32x4 *in4;
   am_i32x4 *out4;
 } am_row_plan;
@@ -51,6 +58,7 @@ AM_DEVICE am_row_plan am_plan_row(const int32_t *in_row, int32_t *out_row, uint3
   r.head = 0;
   r.shift = 0;
   r.edges = 0;
+  r.lead = 0;
   r.in4 = (const am_i32x4 *)(const void *)in_row;
   r.out4 = (am_i32x4 *)(void *)out_row;
   if (vector_rows == AM_ROWS_REALIGNED) {
@@ -62,6 +70,7 @@ AM_DEVICE am_row_plan am_plan_row(const int32_t *in_row, int32_t *out_row, uint3
     /* with a shift the last vector also reads the next input vector */
     pad = r.shift ? 4 - r.shift : 0;
     r.head = head;
+    r.lead = head / 4;
     r.n = cols >= head + pad ? (cols - head - pad) / 4 : 0;
     r.edges = cols - 4 * r.n;
     r.in4 = (const am_i32x4 *)(const void *)(in_row + head - r.shift);
@@ -136,10 +145,12 @@ AM_DEVICE void am_store_edges(int32_t *AM_RESTRICT row, const am_row_plan *r, ui
   if (lane + lanes < r->edges) row[am_edge_at(r, lane + lanes)] = edge[1];
 }
 
-/* Unit k (< 4) of the batch from unit c; past the last unit (n >= 1),
- * the last unit again. */
+/* Unit k (< 4) of the batch from lane unit c (units counted from -lead);
+ * before the first unit, the first; past the last unit (n >= 1), the last
+ * unit again. */
 AM_DEVICE uint32_t am_batch_unit(const am_row_plan *r, uint32_t c, uint32_t lanes, int k) {
-  const uint32_t j = c + (uint32_t)k * lanes;
+  const uint32_t v = c + (uint32_t)k * lanes;
+  const uint32_t j = v >= r->lead ? v - r->lead : 0;
   return j < r->n ? j : r->n - 1;
 }
 
@@ -199,15 +210,17 @@ AM_DEVICE void am_store_realigned_first(int32_t *AM_RESTRICT row, const am_row_p
 }
 
 /* Whether lane `lane` has any of a realigned row left after its first
- * batch: units from lane + 4 lanes on, or edges from lane + 2 lanes on. */
+ * batch: lane units from lane + 4 lanes on, or edges from lane + 2 lanes
+ * on. */
 AM_DEVICE int am_realigned_rest_left(const am_row_plan *r, uint32_t lane, uint32_t lanes) {
-  return lane + 4 * lanes < r->n || lane + 2 * lanes < r->edges;
+  return lane + 4 * lanes < r->n + r->lead || lane + 2 * lanes < r->edges;
 }
 
 /* Copies one block-table row of `cols` int32 planned as `r`, lanes [0,
  * lanes) of the token's group splitting it, this lane's units from batch
- * start `c` on (its earlier ones, and with them a realigned row's first
- * edges, were stored by the caller when c > lane); the scalar elements
+ * start `c` on (for realigned rows a lane unit, counted from -lead; its
+ * earlier ones, and with them a realigned row's first edges, were stored
+ * by the caller when c > lane); the scalar elements
  * outside the vectors follow (none when the indexer variant says the rows
  * are aligned and cols is a multiple of 4). */
 AM_DEVICE void am_copy_row(const int32_t *AM_RESTRICT in_row, int32_t *AM_RESTRICT out_row,
@@ -230,18 +243,20 @@ AM_DEVICE void am_copy_row(const int32_t *AM_RESTRICT in_row, int32_t *AM_RESTRI
     am_i32x4 *AM_RESTRICT out4 = r->out4;
     const uint32_t s = r->shift, next = s != 0;
     const uint32_t last = am_wrapping_sub(n, 1); /* used only when n > 0 */
+    const uint32_t lead = r->lead, lane_units = n ? n + lead : 0; /* c counts from -lead */
     /* The last, partial batch too: a lane whose share ends inside a batch
      * copies its last vector again (the same value to the same place)
      * instead of branching. As a batch of its own it made the last warp of
      * each row wait for a second round of loads (n is rarely a multiple of
      * 4 x lanes here: the shift's pad takes a vector). */
-    for (; c < n; c += 4 * lanes) {
-      const uint32_t j1 = c + lanes < n ? c + lanes : last;
-      const uint32_t j2 = c + 2 * lanes < n ? c + 2 * lanes : last;
-      const uint32_t j3 = c + 3 * lanes < n ? c + 3 * lanes : last;
-      const am_i32x4 a0 = in4[c], b0 = in4[c + next], a1 = in4[j1], b1 = in4[j1 + next],
+    for (; c < lane_units; c += 4 * lanes) {
+      const uint32_t j0 = c >= lead ? c - lead : 0;
+      const uint32_t j1 = c + lanes < lane_units ? c + lanes - lead : last;
+      const uint32_t j2 = c + 2 * lanes < lane_units ? c + 2 * lanes - lead : last;
+      const uint32_t j3 = c + 3 * lanes < lane_units ? c + 3 * lanes - lead : last;
+      const am_i32x4 a0 = in4[j0], b0 = in4[j0 + next], a1 = in4[j1], b1 = in4[j1 + next],
                      a2 = in4[j2], b2 = in4[j2 + next], a3 = in4[j3], b3 = in4[j3 + next];
-      out4[c] = am_realign(a0, b0, s);
+      out4[j0] = am_realign(a0, b0, s);
       out4[j1] = am_realign(a1, b1, s);
       out4[j2] = am_realign(a2, b2, s);
       out4[j3] = am_realign(a3, b3, s);
