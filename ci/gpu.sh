@@ -395,6 +395,7 @@ echo "cases under the sanitizers (ATTNMETA_TEST_CASES): $san_cases" >>"$san_log"
 grep -qs ATTNMETA_TEST_CASES "$root"/tests/*.c ||
   echo "note: the suite does not read ATTNMETA_TEST_CASES: all of $san_filter runs" >>"$san_log"
 tools=(memcheck racecheck initcheck synccheck)
+tool_weight() { if [ "$1" = racecheck ]; then echo 3; else echo 1; fi; }
 # Time kept for the steps after the sanitizers.
 reserve=40
 [ -f "$root/bench/gpu_bench.sh" ] && reserve=$((reserve + 90))
@@ -418,10 +419,14 @@ for tool in "${tools[@]}"; do
     record "$tool" FAIL 0 "attnmeta_tests or attnmeta_gpu_graph_test not built"
     continue
   fi
-  # An equal share of what is left for the tools still to run.
-  share=$((($(left) - reserve) / (${#tools[@]} - i)))
+  # A share of what is left for the tools still to run, by weight:
+  # racecheck, the slowest (about 95 s on the H200, where an equal share
+  # once stopped its suite), weighs three, the others (16-18 s) one.
+  weights_left=0
+  for t in "${tools[@]:i}"; do weights_left=$((weights_left + $(tool_weight "$t"))); done
+  share=$((($(left) - reserve) * $(tool_weight "$tool") / weights_left))
   [ "$share" -gt 150 ] && share=150
-  [ "$share" -lt 20 ] && share=20
+  [ "$share" -lt 40 ] && share=40
   i=$((i + 1))
   san=("$sanitizer" --tool "$tool" --error-exitcode 86 --print-limit 20 --require-cuda-init=no)
   : >"$tmp/san_suite.log"
