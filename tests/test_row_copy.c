@@ -7,7 +7,8 @@
  * this code with many lanes; the CPU backend only ever uses one, so these
  * shapes are checked here. The expected row is the input row itself,
  * compared element by element, with guard zones around the output row; the
- * realigned plan is also checked to read only inside the row.
+ * realigned plan is also checked to read only inside the row and to number
+ * the lanes' units from the output row's 16-byte grid.
  */
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -91,6 +92,13 @@ static void check_plan(const bufs *b, uint32_t in_off, uint32_t out_off, uint32_
                in_off, out_off, cols);
   cr_assert_eq((uintptr_t)r.out4 % 16, 0, "output vectors not aligned");
   cr_assert(r.shift < 4 && r.head <= 7, "shift %u head %u", r.shift, r.head);
+  /* the lanes' units, counted from -lead, start on the output row's first
+   * 16-byte boundary, so that a warp's stores cover whole lines */
+  cr_assert(r.lead <= 1 && r.lead == r.head / 4, "lead %u head %u", r.lead, r.head);
+  cr_assert_eq((const int32_t *)(const void *)(r.out4 - r.lead),
+               out_row + (4 - (uintptr_t)out_row / 4 % 4) % 4,
+               "lane units off the output row's grid (in %u out %u cols %u)", in_off, out_off,
+               cols);
   cr_assert(r.head + 4 * r.n <= cols || r.n == 0, "vectors past the row");
   if (r.n > 0) {
     cr_assert(first >= in_row && last + 4 <= in_row + cols,
