@@ -343,10 +343,11 @@ typedef struct fz_buffer {
 
 /* The worst fz_spans_meet over every pair of the present buffers of which
  * at least one is an output. */
+#define FZ_MAX_BUFFERS 40
 static int fz_buffers_meet(const fz_buffer *b, int count) {
-  fz_span sp[16];
+  fz_span sp[FZ_MAX_BUFFERS];
   int n = 0, i, j, worst = 0;
-  for (i = 0; i < count && n < 16; ++i) {
+  for (i = 0; i < count && n < FZ_MAX_BUFFERS; ++i) {
     if (!b[i].ptr || b[i].rows <= 0 || b[i].width <= 0) continue;
     sp[n].base = (__int128)(uintptr_t)b[i].ptr;
     sp[n].rows = b[i].rows;
@@ -364,12 +365,23 @@ static int fz_buffers_meet(const fz_buffer *b, int count) {
   return worst;
 }
 
+/* Whether the step wants a DeepSeek-V3.2/V4 product (contract sections 5,
+ * 7, 8): a group with an output, SWA's or C128A's outputs. Each reads
+ * seq_lens. */
+int fz_wants_dsv4(const attnmeta_step *s) {
+  int g;
+  for (g = 0; g < ATTNMETA_MAX_COMPRESSED_GROUPS; ++g)
+    if (s->compressed_groups[g].slot_mapping || s->compressed_groups[g].seq_lens_out) return 1;
+  return s->swa_indices || s->swa_lens || s->c128a_rows || s->c128a_lens;
+}
+
 uint32_t fz_overlap_rule(const attnmeta_step *s) {
-  const int wants_seq = s->seq_lens_out || s->global_seq_lens_out || s->positions || s->slot_mapping;
+  const int wants_seq = s->seq_lens_out || s->global_seq_lens_out || s->positions ||
+                        s->slot_mapping || fz_wants_dsv4(s);
   const int wants_table = s->block_table_out || s->slot_mapping;
   const __int128 R = s->num_reqs, T = s->num_tokens, C = s->capacity;
   const __int128 cols = wants_table ? s->block_table_cols : 0;
-  const fz_buffer b[13] = {
+  fz_buffer b[FZ_MAX_BUFFERS] = {
       {s->query_start_loc, 1, (R + 1) * 4, (R + 1) * 4, 0},
       {wants_seq ? s->seq_lens : NULL, 1, R * 4, R * 4, 0},
       {wants_table ? s->block_table : NULL, R, cols * 4, (__int128)s->block_table_stride * 4, 0},
@@ -383,7 +395,42 @@ uint32_t fz_overlap_rule(const attnmeta_step *s) {
       {s->positions, 1, T * 8, T * 8, 1},
       {s->slot_mapping, 1, C * 8, C * 8, 1},
       {s->error_word, 1, 4, 4, 1}};
-  return (uint32_t)fz_buffers_meet(b, 13);
+  int n = 13, g;
+  /* the DSV4 products; a table counts only where its rows are read */
+  for (g = 0; g < ATTNMETA_MAX_COMPRESSED_GROUPS; ++g) {
+    const attnmeta_compressed_group *grp = &s->compressed_groups[g];
+    const fz_buffer table = {grp->slot_mapping ? grp->block_table : NULL, R,
+                             (__int128)grp->block_table_cols * 4,
+                             (__int128)grp->block_table_stride * 4, 0};
+    const fz_buffer slots = {grp->slot_mapping, 1, C * 8, C * 8, 1};
+    const fz_buffer lens = {grp->seq_lens_out, 1, R * 4, R * 4, 1};
+    b[n++] = table;
+    b[n++] = slots;
+    b[n++] = lens;
+  }
+  {
+    const fz_buffer swa_table = {s->swa_indices ? s->swa_block_table : NULL, R,
+                                 (__int128)s->swa_block_table_cols * 4,
+                                 (__int128)s->swa_block_table_stride * 4, 0};
+    const fz_buffer swa_rows = {s->swa_indices, T, (__int128)s->swa_width * 4,
+                                (__int128)s->swa_indices_stride * 4, 1};
+    const fz_buffer swa_lens = {s->swa_lens, 1, C * 4, C * 4, 1};
+    const fz_buffer c_table = {s->c128a_rows && s->c128a_mode == ATTNMETA_C128A_GLOBAL
+                                   ? s->c128a_block_table
+                                   : NULL,
+                               R, (__int128)s->c128a_block_table_cols * 4,
+                               (__int128)s->c128a_block_table_stride * 4, 0};
+    const fz_buffer c_rows = {s->c128a_rows, T, (__int128)s->c128a_width * 4,
+                              (__int128)s->c128a_rows_stride * 4, 1};
+    const fz_buffer c_lens = {s->c128a_lens, 1, C * 4, C * 4, 1};
+    b[n++] = swa_table;
+    b[n++] = swa_rows;
+    b[n++] = swa_lens;
+    b[n++] = c_table;
+    b[n++] = c_rows;
+    b[n++] = c_lens;
+  }
+  return (uint32_t)fz_buffers_meet(b, n);
 }
 
 void fz_step_rules(const attnmeta_step *s, uint32_t *required, uint32_t *optional) {

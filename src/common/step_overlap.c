@@ -20,9 +20,18 @@ static const char *const group_names[][3] = {
 _Static_assert(sizeof group_names / sizeof group_names[0] == ATTNMETA_MAX_COMPRESSED_GROUPS,
                "a name per compressed group");
 
+/* Whether a DeepSeek-V3.2/V4 product is wanted: each reads seq_lens, as
+ * check_step (step.c) counts them. */
+static int wants_dsv4(const attnmeta_step *s) {
+  int g;
+  for (g = 0; g < ATTNMETA_MAX_COMPRESSED_GROUPS; ++g)
+    if (s->compressed_groups[g].slot_mapping || s->compressed_groups[g].seq_lens_out) return 1;
+  return s->swa_indices || s->swa_lens || s->c128a_rows || s->c128a_lens;
+}
+
 attnmeta_status am_check_overlaps(attnmeta_context *ctx, const attnmeta_step *s) {
-  const int wants_seq =
-      s->seq_lens_out || s->global_seq_lens_out || s->positions || s->slot_mapping;
+  const int wants_seq = s->seq_lens_out || s->global_seq_lens_out || s->positions ||
+                        s->slot_mapping || wants_dsv4(s);
   const int wants_table = s->block_table_out || s->slot_mapping;
   const int64_t R = s->num_reqs, T = s->num_tokens, C = s->capacity;
   const int64_t cols = wants_table ? s->block_table_cols : 0;
