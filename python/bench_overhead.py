@@ -167,7 +167,7 @@ def main():
         ("indexer: IndexerDecodeMetadata.build", lambda: indexer.build(REQS, PADDED)),
     ]
     # What the binding adds to the C call, in parts.
-    from attnmeta import _arrays, _lib
+    from attnmeta import _arrays, _compile, _lib
 
     ctx = plan.context
     if plan.backend == attnmeta.Backend.CPU:
@@ -180,7 +180,7 @@ def main():
                            lambda: _lib.build_step(ctx._handle, plan._addr, raw_stream(index))))
         candidates.append(("part: torch's current raw stream", lambda: raw_stream(index)))
     candidates.append(("part: checking one buffer", lambda: _arrays.vec(qsl, "query_start_loc")))
-    candidates.append(("part: the torch.compile check (is_compiling)", lambda: _arrays.is_compiling()))
+    candidates.append(("part: the torch.compile check (is_compiling)", lambda: _compile.is_compiling()))
     # The torch custom operators (attnmeta.ops), called eagerly: what a
     # call costs through torch's dispatcher, against the direct calls above
     # (which stay the default outside torch.compile).

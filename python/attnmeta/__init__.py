@@ -90,7 +90,7 @@ __all__ = [
 def _register_torch_ops_if_imported():
     import sys
 
-    from ._arrays import register_torch_ops
+    from ._register import register_torch_ops
 
     if "torch" in sys.modules:
         register_torch_ops()

@@ -6,7 +6,7 @@ buffers (validate once, then each call sets the sizes and launches)."""
 import ctypes
 from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, TypeVar
 
-from . import _arrays, _lib
+from . import _arrays, _compile, _lib
 from ._dsv4 import DSV4_ARGS, DSV4_OUTPUTS, setup_dsv4
 from ._arrays import I32, I64, device_str, int32, stream_handle, table, torch_state, vec
 from ._context import _cache as _context_cache
@@ -343,7 +343,7 @@ class StepPlan:
         (default: torch's current stream of the buffers' device). Never
         synchronises or allocates; safe to capture in a CUDA graph.
         ``num_mapped`` overrides the plan's value for this call."""
-        if _arrays.is_compiling():
+        if _compile.is_compiling():
             return self._build_op(num_reqs, num_tokens, num_mapped)
         if not 0 <= num_reqs <= self._max_reqs:
             raise _too_many("num_reqs", num_reqs, self._req_limits)
@@ -381,7 +381,7 @@ class StepPlan:
                 "StepPlan.build inside torch.compile covers the token map, indexer, position "
                 "and slot products; this plan also builds DeepSeek-V4 products (compressed "
                 "groups, SWA or C128A rows): call build() outside the compiled region")
-        _arrays.ops_module.build_step(
+        _compile.ops_module.build_step(
             keep["query_start_loc"], num_tokens, num_reqs=num_reqs, capacity=self._capacity,
             num_mapped=self._num_mapped if num_mapped is None else num_mapped,
             block_size=args["block_size"], dcp_world_size=args["dcp_world_size"],
@@ -533,9 +533,9 @@ def build_step(query_start_loc: Buffer, num_tokens: int, *, num_reqs: Optional[i
     step repeated over the same buffers, a :class:`StepPlan` costs less.
     Inside ``torch.compile`` it is the custom operator of :mod:`attnmeta.ops`
     (torch's current stream, the cached context)."""
-    if _arrays.is_compiling():
+    if _compile.is_compiling():
         kwargs.pop("context", None)
-        return _arrays.ops_module.build_step(query_start_loc, num_tokens, num_reqs=num_reqs, **kwargs)
+        return _compile.ops_module.build_step(query_start_loc, num_tokens, num_reqs=num_reqs, **kwargs)
     _build_step_direct(query_start_loc, num_tokens, num_reqs=num_reqs, stream=stream, **kwargs)
 
 
@@ -622,8 +622,8 @@ def compute_token_to_req_indices(query_start_loc: Buffer, out: BufferT,
     stream); returns ``out[:num_tokens]`` (``out`` itself when it has
     num_tokens entries). Inside ``torch.compile`` it is the custom operator
     ``torch.ops.attnmeta.token_to_req_indices`` (:mod:`attnmeta.ops`)."""
-    if _arrays.is_compiling():
-        return _arrays.ops_module.compute_token_to_req_indices(
+    if _compile.is_compiling():
+        return _compile.ops_module.compute_token_to_req_indices(
             query_start_loc, out, num_mapped_tokens, num_tokens)
     olen = _token_to_req(query_start_loc, out, num_tokens, None, num_mapped_tokens, stream, context)
     return out if num_tokens == olen else out[:num_tokens]  # type: ignore[index]

@@ -35,7 +35,7 @@ try:
 except ImportError as exc:
     raise ImportError("attnmeta.ops needs torch (>= 2.4): %s" % exc) from None
 
-from . import _arrays, _step
+from . import _compile, _step
 
 __all__ = ["compute_token_to_req_indices", "build_step", "OUTPUTS"]
 
@@ -147,4 +147,4 @@ def build_step(query_start_loc: torch.Tensor, num_tokens: int, *, num_reqs: Opti
 
 
 # From now on the package's functions take this path inside torch.compile.
-_arrays.set_compiling_hook(torch, sys.modules[__name__])
+_compile.install(torch, sys.modules[__name__])

@@ -107,13 +107,13 @@ def test_compiled_plan_build(attnmeta, ops):
 
 def test_eager_calls_stay_direct(attnmeta, ops, monkeypatch):
     """Outside torch.compile the functions never touch the operators."""
-    from attnmeta import _arrays
+    from attnmeta import _compile
 
     class Refuse:
         def __getattr__(self, name):
             raise AssertionError("eager call went through attnmeta.ops.%s" % name)
 
-    monkeypatch.setattr(_arrays, "ops_module", Refuse())
+    monkeypatch.setattr(_compile, "ops_module", Refuse())
     out = poisoned(T)
     attnmeta.compute_token_to_req_indices(i32(QSL), out, -1, T)
     attnmeta.build_step(i32(QSL), T, token_to_req=out)
