@@ -2,7 +2,7 @@
 """Turning torch tensors, NumPy arrays, ``__cuda_array_interface__`` objects
 and DLPack producers into (pointer, device, sizes), with the checks that
 name the offending argument; streams; the current-device guard for several
-GPUs; the switch to torch custom operators inside ``torch.compile``.
+GPUs.
 
 Neither torch nor NumPy is imported here: a buffer can only be a torch
 tensor if the caller imported torch, and likewise for NumPy, so both are
@@ -13,6 +13,7 @@ import operator
 import sys
 from typing import Any, Callable, Dict, Tuple
 
+from . import _compile
 from ._lib import Backend
 
 I32 = "int32"
@@ -44,46 +45,6 @@ def int32(value, name):
 
 
 # ---------------------------------------------------------------------------
-# torch.compile: inside a compiled region the operations go through the
-# torch custom operators of attnmeta.ops (set up when it is imported);
-# elsewhere is_compiling() is False and they stay the direct ctypes call.
-
-
-def _never():
-    return False
-
-
-is_compiling = _never
-ops_module = None  # type: Any  # attnmeta.ops, once imported
-
-
-def set_compiling_hook(torch, module):
-    """Called by attnmeta.ops once its operators are registered."""
-    global is_compiling, ops_module
-    fn = getattr(getattr(torch, "compiler", None), "is_compiling", None)
-    if fn is None:
-        fn = getattr(getattr(torch, "_dynamo", None), "is_compiling", None)
-    if fn is not None:
-        ops_module = module
-        is_compiling = fn
-
-
-def register_torch_ops():
-    """Imports attnmeta.ops (registers the custom operators) when torch has
-    torch.library.custom_op; quietly nothing otherwise."""
-    if ops_module is not None:
-        return
-    try:
-        from . import ops  # noqa: F401
-    except ImportError:  # torch older than 2.4: the direct calls only
-        pass
-    except RuntimeError as exc:  # e.g. another copy of the package registered them first
-        import warnings
-
-        warnings.warn("attnmeta: torch custom operators not registered: %s" % exc, RuntimeWarning)
-
-
-# ---------------------------------------------------------------------------
 # torch
 
 
@@ -105,7 +66,7 @@ class _Torch:
         self.get_device = getattr(c, "_cuda_getDevice", None) or torch.cuda.current_device
         self.set_device = getattr(c, "_cuda_setDevice", None) or torch.cuda.set_device
         self._multi_gpu = None
-        register_torch_ops()
+        _compile.torch_found()
 
     def gpu_device(self, index):
         dev = self._gpu_devices.get(index)
@@ -316,11 +277,18 @@ def _cai_table(x, name, out):
 # DLPack (__dlpack__ / __dlpack_device__): JAX, CuPy, TensorFlow, PaddlePaddle,
 # MXNet, NumPy, ...
 #
-# The capsule is read, not consumed: the producer keeps ownership (the
-# capsule's destructor releases its reference), and the buffer stays valid
-# while the caller holds ``x``, as for every other buffer kind.
+# An accepted capsule is consumed, as the DLPack rules have it: renamed
+# ``used_dltensor`` (so its destructor no longer calls the producer's
+# deleter) and its managed tensor held in a _DLPackHold, which calls the
+# deleter exactly once when nothing but the holds refers to ``x`` any more:
+# the buffer stays valid while the caller (or a plan) holds ``x``, as for
+# every other buffer kind, even where the deleter frees the memory. The
+# holds are swept at each DLPack export and after each garbage collection.
+# A refused capsule is left unconsumed: its destructor calls the deleter.
 
 import ctypes as _ct  # noqa: E402
+import gc as _gc  # noqa: E402
+import threading as _threading  # noqa: E402
 
 
 class _DLDevice(_ct.Structure):
@@ -349,6 +317,107 @@ _capsule_pointer.argtypes = [_ct.py_object, _ct.c_char_p]
 _capsule_valid = _ct.pythonapi.PyCapsule_IsValid
 _capsule_valid.restype = _ct.c_int
 _capsule_valid.argtypes = [_ct.py_object, _ct.c_char_p]
+_capsule_set_name = _ct.pythonapi.PyCapsule_SetName
+_capsule_set_name.restype = _ct.c_int
+_capsule_set_name.argtypes = [_ct.py_object, _ct.c_char_p]
+# The capsule keeps the name's address: a bytes object that lives as long
+# as the module.
+_USED_NAME = b"used_dltensor"
+
+
+class _DLManagedTensor(_ct.Structure):
+    pass
+
+
+_DLDeleter = _ct.PYFUNCTYPE(None, _ct.POINTER(_DLManagedTensor))  # keeps the GIL
+_DLManagedTensor._fields_ = [
+    ("dl_tensor", _DLTensor),
+    ("manager_ctx", _ct.c_void_p),
+    ("deleter", _ct.c_void_p),
+]
+
+
+class _DLPackHold:
+    """A consumed managed tensor and the object it came from. ``owned`` is
+    how many references to ``source`` the hold accounts for: its own, and
+    those the export added (a producer's manager often refers to the
+    object), so the others are the caller's."""
+
+    __slots__ = ("source", "address", "data", "owned", "__weakref__")
+
+    def __init__(self, source, address, data, added):
+        self.source = source
+        self.address = address
+        self.data = data
+        self.owned = 1 + max(added, 0)
+
+    def release(self):
+        """Calls the producer's deleter, once."""
+        address, self.address, self.source = self.address, None, None
+        if address is None:
+            return
+        deleter = _DLManagedTensor.from_address(address).deleter
+        if deleter:
+            _DLDeleter(deleter)(_ct.cast(address, _ct.POINTER(_DLManagedTensor)))
+
+
+_holds = {}  # type: Dict[int, list]  # id(source) -> its live _DLPackHold objects
+_holds_lock = _threading.Lock()
+
+
+def _sweep_locked():
+    """Releases the holds of objects nobody else refers to."""
+    done = []
+    for key, holds in _holds.items():
+        # getrefcount's own argument, the loop's reference, the holds'
+        others = sys.getrefcount(holds[0].source) - 2 - sum(h.owned for h in holds)
+        if others <= 0:
+            done.append(key)
+    for key in done:
+        for h in _holds.pop(key):
+            h.release()
+
+
+def _sweep(phase=None, info=None):
+    """The holds' sweep; after a garbage collection too (never blocking:
+    a collection may run inside the binding's own registry update)."""
+    if phase not in (None, "stop") or not _holds:
+        return
+    if _holds_lock.acquire(blocking=False):
+        try:
+            _sweep_locked()
+        finally:
+            _holds_lock.release()
+
+
+_gc.callbacks.append(_sweep)
+
+
+def _release_all():
+    with _holds_lock:
+        holds = [h for group in _holds.values() for h in group]
+        _holds.clear()
+    for h in holds:
+        h.release()
+
+
+def _consume(x, capsule, address, data, refs_before):
+    """Takes the managed tensor of an accepted capsule (see above)."""
+    if _capsule_set_name(capsule, _USED_NAME) != 0:
+        raise TypeError("the DLPack capsule could not be marked used")
+    del capsule
+    added = sys.getrefcount(x) - refs_before
+    hold = _DLPackHold(x, address, data, added)
+    with _holds_lock:
+        group = _holds.setdefault(id(x), [])
+        if any(h.data == data for h in group):
+            duplicate = hold  # an earlier export of the same memory keeps it
+        else:
+            group.append(hold)
+            duplicate = None
+        _sweep_locked()
+    if duplicate is not None:
+        duplicate.release()
 
 # DLDeviceType: kDLCPU 1, kDLCUDA 2, kDLCUDAHost 3, kDLROCM 10,
 # kDLROCMHost 11, kDLCUDAManaged 13.
@@ -358,13 +427,17 @@ _DL_INT = 0  # kDLInt
 
 
 def _dlpack_common(x, name, dtype, ndim, out):
+    refs_before = sys.getrefcount(x)
     try:
         capsule = x.__dlpack__()
     except Exception as exc:  # the producer's own refusal (e.g. read-only)
         raise TypeError("%s: __dlpack__() failed: %s" % (name, exc)) from None
-    if not _capsule_valid(capsule, b"dltensor"):
+    if type(capsule).__name__ != "PyCapsule" or not _capsule_valid(capsule, b"dltensor"):
         raise TypeError("%s: __dlpack__() returned no unused 'dltensor' capsule" % name)
-    t = _DLTensor.from_address(_capsule_pointer(capsule, b"dltensor"))
+    address = _capsule_pointer(capsule, b"dltensor")
+    if not address:
+        raise TypeError("%s: __dlpack__() returned an empty 'dltensor' capsule" % name)
+    t = _DLTensor.from_address(address)
     kind = _DL_KINDS.get(t.device.device_type)
     if kind is None:
         raise ValueError("%s is on DLPack device type %d; attnmeta serves CPU, CUDA and ROCm"
@@ -386,6 +459,7 @@ def _dlpack_common(x, name, dtype, ndim, out):
         raise ValueError("%s is not aligned to its %d-byte elements" % (name, _ITEMSIZE[dtype]))
     if out and getattr(x, "flags", None) is not None and getattr(x.flags, "writeable", True) is False:
         raise ValueError("%s is an output but the array is read-only" % name)
+    _consume(x, capsule, address, ptr, refs_before)
     return ptr, dev, shape, elems
 
 
