@@ -48,8 +48,9 @@ if(ATTNMETA_BUILD_STATIC)
   add_library(attnmeta_static STATIC ${_attnmeta_core_sources})
   target_include_directories(attnmeta_static
     PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
-    PRIVATE ${PROJECT_SOURCE_DIR}/src/common)
+    PRIVATE ${PROJECT_SOURCE_DIR}/src/common ${PROJECT_BINARY_DIR}/generated)
   target_compile_definitions(attnmeta_static PRIVATE ${_attnmeta_core_defs})
+  add_dependencies(attnmeta_static attnmeta_commit_id)
   target_compile_options(attnmeta_static PRIVATE ${ATTNMETA_WARNINGS})
   target_link_libraries(attnmeta_static PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
   set_target_properties(attnmeta_static PROPERTIES OUTPUT_NAME attnmeta

@@ -28,8 +28,9 @@
 extern "C" {
 #endif
 
+/* The release: the one place it is set (CMake, the soname and the wheel read it). */
 #define ATTNMETA_VERSION_MAJOR 0
-#define ATTNMETA_VERSION_MINOR 1
+#define ATTNMETA_VERSION_MINOR 2
 #define ATTNMETA_VERSION_PATCH 0
 /* Single integer, comparable: MAJOR * 10000 + MINOR * 100 + PATCH. */
 #define ATTNMETA_VERSION \
@@ -278,7 +279,11 @@ typedef struct attnmeta_topk {
 
 /* ---- version ---- */
 ATTNMETA_API int attnmeta_version(void);                 /* ATTNMETA_VERSION of the library */
-ATTNMETA_API const char *attnmeta_version_string(void);  /* "0.1.0" */
+ATTNMETA_API const char *attnmeta_version_string(void);  /* "0.2.0" */
+/* The source commit the library was built from: a short git id, with
+ * "-dirty" when the checkout had changes, or "unknown" (built outside a git
+ * checkout). Since 0.2.0. */
+ATTNMETA_API const char *attnmeta_build_commit(void);
 
 /* ---- status text ---- */
 ATTNMETA_API const char *attnmeta_status_string(attnmeta_status status);

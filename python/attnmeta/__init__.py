@@ -28,7 +28,6 @@ from ._lib import (
     Backend,
     ErrorFlag,
     Status,
-    __version__,
     backend_name,
     describe_error_flags,
     library_candidates,
@@ -37,6 +36,7 @@ from ._lib import (
     version,
     version_string,
 )
+from ._version import __version__
 from ._context import Context, clear_context_cache, get_context
 from ._devices import backend_device_count, backend_targets
 from ._dsv4_dropins import (

@@ -40,7 +40,7 @@ __all__ = [
     "library_candidates",
 ]
 
-__version__ = "0.1.0"  # of this binding; matches the C library it was written for
+from ._version import __version__  # of this binding; matches the C library it was written for
 
 LIBRARY_NAME = "libattnmeta.so"
 SONAME = "libattnmeta.so.0"
