@@ -96,16 +96,6 @@ static void report(run *ru, const char *product, int64_t index, int64_t expected
   va_end(ap);
 }
 
-void amv_deliver_failure(const amv_runner *opts, amv_outcome *out, amv_failure *f,
-                         const char *fmt, va_list ap) {
-  char what[512];
-  vsnprintf(what, sizeof what, fmt, ap);
-  snprintf(f->text, sizeof f->text, "vector=%s rank=%d config=%s variant=%s %s", f->vector,
-           (int)f->rank, f->config, f->variant, what);
-  out->failures++;
-  if (opts->report) opts->report(opts->user, f);
-}
-
 static void call_failed(run *ru, const char *call, attnmeta_status st) {
   report(ru, "", -1, 0, 0, 0, NULL, "%s failed: %s (%s)", call, attnmeta_status_string(st),
          attnmeta_last_error(ru->ctx));

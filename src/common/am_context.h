@@ -18,12 +18,9 @@ struct attnmeta_context {
   void *state;
   int processors;
   attnmeta_launch_config config;
-  unsigned paths_off; /* AM_PATH_* bits: special paths switched off for measurement */
+  unsigned paths_off; /* AM_PATH_* bits (am_paths_off.h): special paths switched off */
   char device_name[128];
 };
-
-/* Reads ATTNMETA_PATHS_OFF's names into AM_PATH_* bits (am_step_plan.h). */
-unsigned am_paths_off(const char *names);
 
 /* Records a formatted message on ctx and returns `status`. */
 attnmeta_status am_fail(attnmeta_context *ctx, attnmeta_status status, const char *fmt, ...)

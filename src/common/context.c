@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "am_context.h"
+#include "am_paths_off.h"
 
 static _Thread_local char open_message[AM_MESSAGE_SIZE];
 static _Thread_local char thread_message[AM_MESSAGE_SIZE];
