@@ -34,7 +34,10 @@ def device_str(dev):
 
 
 def int32(value, name):
-    """``value`` as an int that fits int32, or TypeError/ValueError naming it."""
+    """``value`` as an int that fits int32, or TypeError/ValueError naming it.
+    A bool is not a number here (True would silently mean 1)."""
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        raise TypeError("%s must be an integer, got %s" % (name, type(value).__name__))
     try:
         value = operator.index(value)
     except TypeError:
@@ -353,12 +356,13 @@ class _DLPackHold:
 
     def release(self):
         """Calls the producer's deleter, once."""
-        address, self.address, self.source = self.address, None, None
+        address, self.address = self.address, None
         if address is None:
             return
         deleter = _DLManagedTensor.from_address(address).deleter
-        if deleter:
+        if deleter:  # the source stays referred to until its tensor is gone
             _DLDeleter(deleter)(_ct.cast(address, _ct.POINTER(_DLManagedTensor)))
+        self.source = None
 
 
 _holds = {}  # type: Dict[int, list]  # id(source) -> its live _DLPackHold objects
@@ -366,58 +370,49 @@ _holds_lock = _threading.Lock()
 
 
 def _sweep_locked():
-    """Releases the holds of objects nobody else refers to."""
-    done = []
-    for key, holds in _holds.items():
-        # getrefcount's own argument, the loop's reference, the holds'
-        others = sys.getrefcount(holds[0].source) - 2 - sum(h.owned for h in holds)
-        if others <= 0:
-            done.append(key)
-    for key in done:
-        for h in _holds.pop(key):
-            h.release()
+    """The holds of objects nobody else refers to, taken out of the registry
+    (released by the caller, outside the lock: a deleter may run any code)."""
+    done = [key for key, holds in _holds.items()
+            # less getrefcount's own argument and the holds' references
+            if sys.getrefcount(holds[0].source) - 1 - sum(h.owned for h in holds) <= 0]
+    return [h for key in done for h in _holds.pop(key)]
 
 
-def _sweep(phase=None, info=None):
+def _release(holds):
+    for h in holds:
+        h.release()
+
+
+def _sweep(phase="stop", info=None):
     """The holds' sweep; after a garbage collection too (never blocking:
     a collection may run inside the binding's own registry update)."""
-    if phase not in (None, "stop") or not _holds:
+    if phase != "stop" or not _holds:
         return
     if _holds_lock.acquire(blocking=False):
         try:
-            _sweep_locked()
+            done = _sweep_locked()
         finally:
             _holds_lock.release()
+        _release(done)
 
 
 _gc.callbacks.append(_sweep)
 
 
-def _release_all():
-    with _holds_lock:
-        holds = [h for group in _holds.values() for h in group]
-        _holds.clear()
-    for h in holds:
-        h.release()
-
-
-def _consume(x, capsule, address, data, refs_before):
-    """Takes the managed tensor of an accepted capsule (see above)."""
-    if _capsule_set_name(capsule, _USED_NAME) != 0:
-        raise TypeError("the DLPack capsule could not be marked used")
-    del capsule
-    added = sys.getrefcount(x) - refs_before
+def _hold(x, address, data, added):
+    """Keeps the consumed managed tensor at `address` while `x` is referred
+    to elsewhere (see above)."""
     hold = _DLPackHold(x, address, data, added)
     with _holds_lock:
         group = _holds.setdefault(id(x), [])
         if any(h.data == data for h in group):
-            duplicate = hold  # an earlier export of the same memory keeps it
+            done = [hold]  # an earlier export of the same memory keeps it
         else:
             group.append(hold)
-            duplicate = None
-        _sweep_locked()
-    if duplicate is not None:
-        duplicate.release()
+            done = []
+        done += _sweep_locked()
+    _release(done)
+
 
 # DLDeviceType: kDLCPU 1, kDLCUDA 2, kDLCUDAHost 3, kDLROCM 10,
 # kDLROCMHost 11, kDLCUDAManaged 13.
@@ -459,7 +454,11 @@ def _dlpack_common(x, name, dtype, ndim, out):
         raise ValueError("%s is not aligned to its %d-byte elements" % (name, _ITEMSIZE[dtype]))
     if out and getattr(x, "flags", None) is not None and getattr(x.flags, "writeable", True) is False:
         raise ValueError("%s is an output but the array is read-only" % name)
-    _consume(x, capsule, address, ptr, refs_before)
+    if _capsule_set_name(capsule, _USED_NAME) != 0:
+        raise TypeError("%s: the DLPack capsule could not be marked used" % name)
+    del capsule  # its destructor now leaves the managed tensor alone
+    added = sys.getrefcount(x) - refs_before  # references the export holds
+    _hold(x, address, ptr, added)
     return ptr, dev, shape, elems
 
 

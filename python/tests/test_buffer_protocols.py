@@ -140,3 +140,135 @@ def test_cuda_array_interface_on_device(attnmeta):
     finally:
         for p in ptrs:
             _lib.device_free(ctx.handle, p)
+
+
+# ---------------------------------------------------------------------------
+# DLPack capsule lifetimes: the producer's deleter (which poisons the memory
+# here) runs exactly once, and only once nothing but the binding refers to
+# the producer; the library never writes after it.
+
+import gc  # noqa: E402
+
+import dlpack_producer as dlp  # noqa: E402
+
+
+def _tick():
+    dlp.clock[0] += 1
+    return dlp.clock[0]
+
+
+def _collect():
+    gc.collect()
+    return _tick()
+
+
+def test_dlpack_capsule_consumed_and_deleter_after_last_reference(attnmeta):
+    qsl = np.array(QSL, np.int32)
+    out = dlp.Producer([-7] * T)
+    out.keep_capsules = True
+    called = _tick()
+    attnmeta.compute_token_to_req_indices(qsl, out, -1, T)
+    after = _collect()
+    assert out.deletions() == [], "the deleter ran while the producer was still referred to"
+    assert out.read() == WANT
+    capsule = out.capsules.pop()
+    assert dlp._capsule_valid(capsule, b"used_dltensor") and not dlp._capsule_valid(capsule, b"dltensor")
+    del capsule
+    events = out.events
+    dropped = _tick()
+    del out
+    _collect()
+    assert len(events) == 1 and called < after < dropped == events[0][2]
+    assert dlp.live_exports() == 0
+
+
+def test_dlpack_refused_capsule_deleted_once(attnmeta):
+    qsl = np.array(QSL, np.int32)
+    wrong = dlp.Producer([0] * T, bits=64)
+    with pytest.raises(TypeError, match="out must be a int32 buffer"):
+        attnmeta.compute_token_to_req_indices(qsl, wrong, -1, T)
+    assert len(wrong.deletions()) == 1  # left unconsumed: the capsule's destructor
+    _collect()
+    assert len(wrong.deletions()) == 1
+
+
+def test_dlpack_repeated_calls_keep_one_export_per_memory(attnmeta):
+    """Every call exports fresh memory here, so each export is kept until
+    the producer is dropped, then each deleted exactly once."""
+    qsl = np.array(QSL, np.int32)
+    out = dlp.Producer([-7] * T)
+    for _ in range(5):
+        attnmeta.compute_token_to_req_indices(qsl, out, -1, T)
+        _collect()
+    assert out.deletions() == [] and len(out.exports) == 5
+    events, exports = out.events, list(out.exports)
+    del out
+    _collect()
+    assert sorted(e[1] for e in events) == sorted(exports)
+    assert dlp.live_exports() == 0
+
+
+def test_dlpack_step_plan_replays(attnmeta):
+    """The plan keeps its buffers: replays after collections write into
+    live memory, and the deleters run once the plan is gone."""
+    seq = [5, 1, 3]
+    plan = attnmeta.StepPlan(dlp.Producer(QSL), seq_lens=dlp.Producer(seq),
+                             token_to_req=dlp.Producer([-7] * T),
+                             seq_lens_out=dlp.Producer([-7] * T))
+    bufs = plan.buffers
+    producers = list(bufs.values())
+    del bufs
+    for _ in range(3):
+        _collect()
+        plan.build(3, T)
+    out = plan.buffers["token_to_req"]
+    lens = plan.buffers["seq_lens_out"]
+    assert out.read() == WANT
+    assert lens.read() == [4, 5, 1, 1, 2, 3, 0, 0]  # each token's KV length
+    assert all(p.deletions() == [] for p in producers)
+    del out, lens
+    events = [p.events for p in producers]
+    del producers
+    _collect()
+    assert all(e == [] for e in events), "deleted while the plan lives"
+    del plan
+    _collect()
+    assert all(len(e) == 1 for e in events)
+    assert dlp.live_exports() == 0
+
+
+def test_dlpack_topk_plan_replays(attnmeta):
+    bs, K = 4, 3
+    topk = [0, 5, -1, 2, 7, 1]  # two tokens of request 0
+    table = [10, 11, 12, 13]
+    plan = attnmeta.TopkPlan(dlp.Producer(topk, shape=(2, K)), dlp.Producer(table, shape=(1, 4)),
+                             dlp.Producer([77] * 6, shape=(2, K)),
+                             req_id=dlp.Producer([0, 0]), block_size=bs)
+    for _ in range(3):
+        _collect()
+        plan.convert(2)
+    out = plan.buffers["out"]
+    assert out.read() == [40, 45, -1, 42, 47, 41]
+    events = [p.events for p in plan.buffers.values()]
+    del out
+    _collect()
+    assert all(e == [] for e in events)
+    del plan
+    _collect()
+    assert all(len(e) == 1 for e in events)
+    assert dlp.live_exports() == 0
+
+
+def test_bool_is_not_an_integer(attnmeta):
+    from attnmeta import _arrays
+
+    qsl = np.array(QSL, np.int32)
+    out = np.zeros(T, np.int32)
+    for value in (True, False, np.True_):
+        with pytest.raises(TypeError, match="num_tokens must be an integer, got bool"):
+            attnmeta.compute_token_to_req_indices(qsl, out, -1, value)
+        with pytest.raises(TypeError, match="block_size must be an integer, got bool"):
+            attnmeta.StepPlan(qsl, token_to_req=out, block_size=value)
+        with pytest.raises(TypeError, match="x must be an integer"):
+            _arrays.int32(value, "x")
+    assert _arrays.int32(np.int64(7), "x") == 7 and _arrays.int32(3, "x") == 3
