@@ -79,7 +79,7 @@ Test(abi, release_0_1_init_writes_only_its_struct) {
   (attnmeta_step_init)((attnmeta_step *)(void *)s);
   cr_expect_eq(s->struct_size, sizeof(step_0_1));
   cr_expect_eq(s->num_mapped, -1);
-  cr_expect_eq(s->block_size, 1);
+  cr_expect_eq(s->block_size, 0); /* no default: slot_mapping needs it set */
   cr_expect_eq(s->dcp_world_size, 1);
   cr_expect_eq(s->dcp_rank, 0);
   cr_expect_eq(s->dcp_interleave, 1);

@@ -368,7 +368,7 @@ Test(api, step_init_defaults) {
   attnmeta_step_init(&s);
   cr_expect_eq(s.struct_size, sizeof(attnmeta_step));
   cr_expect_eq(s.num_mapped, -1);
-  cr_expect_eq(s.block_size, 1);
+  cr_expect_eq(s.block_size, 0); /* no default: slot_mapping needs it set */
   cr_expect_eq(s.dcp_world_size, 1);
   cr_expect_eq(s.dcp_rank, 0);
   cr_expect_eq(s.dcp_interleave, 1);

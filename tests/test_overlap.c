@@ -41,6 +41,7 @@ static void layout_init(layout *L) {
   L->s.block_table_cols = 4;
   L->s.block_table_stride = 4;
   L->s.block_table_out_stride = 4;
+  L->s.block_size = 2;
 }
 
 static int arena_untouched(const layout *L) {

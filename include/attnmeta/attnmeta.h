@@ -157,7 +157,7 @@ typedef struct attnmeta_step {
   int32_t block_table_cols;       /* cols >= 0 */
   int64_t block_table_stride;     /* >= cols */
   int32_t num_mapped;             /* token map: tokens to map; < 0 means `actual` */
-  int32_t block_size;             /* slot mapping: KV block size >= 1 */
+  int32_t block_size;             /* slot mapping: KV block size >= 1; no default, must be set */
   int32_t dcp_world_size;         /* W >= 1 (1 = no decode context parallelism) */
   int32_t dcp_rank;               /* 0 <= k < W */
   int32_t dcp_interleave;         /* I >= 1 */
@@ -346,7 +346,8 @@ ATTNMETA_API attnmeta_status attnmeta_backend_targets(attnmeta_backend kind, con
 /* ---- operations ---- */
 /* Initialises a step of `size` bytes, the caller's sizeof(attnmeta_step):
  * zeroes it, sets struct_size = size and the defaults num_mapped = -1,
- * block_size = 1, dcp_world_size = 1, dcp_rank = 0, dcp_interleave = 1.
+ * dcp_world_size = 1, dcp_rank = 0, dcp_interleave = 1. block_size stays 0:
+ * a step that wants slot_mapping must set it.
  * Writes nothing past `size` (nothing at all for a NULL step). Returns
  * ATTNMETA_OK when attnmeta_build_step accepts that size,
  * ATTNMETA_ERR_NOT_SUPPORTED when it is larger than this library's (the

@@ -87,7 +87,8 @@ class StepPlan:
     Outputs (None = not built): ``token_to_req``, ``global_seq_lens_out``,
     ``decode_lens_out``, ``req_indices_out`` [>= T] int32; ``positions``
     [>= T] int64; ``seq_lens_out`` [>= C] int32; ``slot_mapping`` [>= C]
-    int64; ``block_table_out`` [>= T, >= cols]; ``per_req_lens_out`` [>= R];
+    int64 (needs ``block_size``, the KV cache's block size: it has no
+    default); ``block_table_out`` [>= T, >= cols]; ``per_req_lens_out`` [>= R];
     ``error_word`` [>= 1] (bits OR-ed in, never cleared).
 
     DeepSeek-V3.2/V4 products of the same launch (they read seq_lens):
@@ -145,7 +146,7 @@ class StepPlan:
         error_word: Optional[Buffer] = None,
         capacity: Optional[int] = None,
         num_mapped: int = -1,
-        block_size: int = 1,
+        block_size: Optional[int] = None,
         dcp_world_size: int = 1,
         dcp_rank: int = 0,
         dcp_interleave: int = 1,
@@ -194,12 +195,19 @@ class StepPlan:
 
         # Scalars.
         num_mapped = int32(args["num_mapped"], "num_mapped")
-        block_size = int32(args["block_size"], "block_size")
+        block_size = args["block_size"]
+        if block_size is None:
+            if args["slot_mapping"] is not None:
+                raise ValueError("slot_mapping needs block_size, the KV cache's block size (>= 1): "
+                                 "it has no default")
+            block_size = 0  # unset; only slot_mapping reads it
+        else:
+            block_size = int32(block_size, "block_size")
+            if block_size < 1:
+                raise ValueError("block_size (%d) must be >= 1" % block_size)
         world = int32(args["dcp_world_size"], "dcp_world_size")
         rank = int32(args["dcp_rank"], "dcp_rank")
         interleave = int32(args["dcp_interleave"], "dcp_interleave")
-        if block_size < 1:
-            raise ValueError("block_size (%d) must be >= 1" % block_size)
         if world < 1:
             raise ValueError("dcp_world_size (%d) must be >= 1" % world)
         if not 0 <= rank < world:

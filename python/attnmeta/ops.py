@@ -104,7 +104,8 @@ def _build_step(
         decode_lens_out=decode_lens_out, req_indices_out=req_indices_out,
         per_req_lens_out=per_req_lens_out, positions=positions, slot_mapping=slot_mapping,
         error_word=error_word, capacity=None if capacity < 0 else capacity,
-        num_mapped=num_mapped, block_size=block_size, dcp_world_size=dcp_world_size,
+        num_mapped=num_mapped, block_size=None if block_size == 0 else block_size,
+        dcp_world_size=dcp_world_size,
         dcp_rank=dcp_rank, dcp_interleave=dcp_interleave)
 
 
@@ -126,13 +127,14 @@ def compute_token_to_req_indices(query_start_loc: torch.Tensor, out: torch.Tenso
 
 
 def build_step(query_start_loc: torch.Tensor, num_tokens: int, *, num_reqs: Optional[int] = None,
-               capacity: Optional[int] = None, num_mapped: int = -1, block_size: int = 1,
+               capacity: Optional[int] = None, num_mapped: int = -1,
+               block_size: Optional[int] = None,
                dcp_world_size: int = 1, dcp_rank: int = 0, dcp_interleave: int = 1,
                seq_lens: Optional[torch.Tensor] = None, block_table: Optional[torch.Tensor] = None,
                **outputs: Optional[torch.Tensor]) -> None:
     """:func:`attnmeta.build_step` through ``torch.ops.attnmeta.build_step``
     (torch tensors only; no ``context`` or ``stream``: torch's current
-    stream)."""
+    stream). The operator's ``block_size`` 0 stands for "not given"."""
     # Plain loops and lists only: torch.compile traces this function.
     for name in outputs:
         if name not in OUTPUTS:
@@ -142,8 +144,8 @@ def build_step(query_start_loc: torch.Tensor, num_tokens: int, *, num_reqs: Opti
     buffers = [outputs.get(name) for name in OUTPUTS]
     torch.ops.attnmeta.build_step(
         query_start_loc, seq_lens, block_table, *buffers,
-        num_reqs, num_tokens, -1 if capacity is None else capacity, num_mapped, block_size,
-        dcp_world_size, dcp_rank, dcp_interleave)
+        num_reqs, num_tokens, -1 if capacity is None else capacity, num_mapped,
+        0 if block_size is None else block_size, dcp_world_size, dcp_rank, dcp_interleave)
 
 
 # From now on the package's functions take this path inside torch.compile.

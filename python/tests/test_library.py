@@ -246,5 +246,5 @@ def test_step_init_defaults(attnmeta):
     _lib.step_init(ctypes.addressof(step))
     assert step.struct_size == ctypes.sizeof(step)
     assert (step.num_mapped, step.block_size, step.dcp_world_size, step.dcp_rank,
-            step.dcp_interleave) == (-1, 1, 1, 0, 1)
+            step.dcp_interleave) == (-1, 0, 1, 0, 1)  # block_size: no default
     assert step.query_start_loc is None and step.slot_mapping is None

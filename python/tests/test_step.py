@@ -179,7 +179,7 @@ def test_plan_smaller_steps_clear_the_tail(attnmeta):
     seq_lens = np.array([30, 31, 32], np.int32)
     table = np.arange(R * cols, dtype=np.int32).reshape(R, cols)
     bufs = _plan_buffers(R, T, C, cols)
-    plan = attnmeta.StepPlan(qsl, seq_lens=seq_lens, block_table=table, **bufs)
+    plan = attnmeta.StepPlan(qsl, seq_lens=seq_lens, block_table=table, block_size=1, **bufs)
     plan.build(3, 9)
     qsl[:3] = [0, 1, 2]
     plan.build(2, 4)

@@ -61,7 +61,7 @@ def test_empty_tensors(attnmeta):
     table_out = torch.full((3, 4), -9, dtype=torch.int32)
     attnmeta.build_step(qsl, 3, seq_lens=empty, block_table=table, block_table_out=table_out,
                         per_req_lens_out=empty, positions=torch.full((3,), -9, dtype=torch.int64),
-                        slot_mapping=torch.full((5,), -9, dtype=torch.int64))
+                        slot_mapping=torch.full((5,), -9, dtype=torch.int64), block_size=16)
     assert table_out.tolist() == [[0] * 4] * 3
     attnmeta.build_step(qsl, 0, token_to_req=empty, positions=empty64, seq_lens=empty)
     assert attnmeta.token_to_req(qsl, empty) is empty

@@ -328,7 +328,6 @@ def test_dcp_rank_with_world(attnmeta):
 def test_build_step_num_reqs_default_and_errors(attnmeta):
     a = _valid()
     qsl = a.pop("query_start_loc")
-    a.pop("block_size")
     with pytest.raises(ValueError, match="fewer than num_reqs = 4"):
         attnmeta.build_step(qsl, T, num_reqs=4, **a)
     with pytest.raises(ValueError, match="fewer than num_tokens = 7"):

@@ -20,7 +20,7 @@
 static const attnmeta_step step_defaults = {
     .struct_size = sizeof(attnmeta_step),
     .num_mapped = -1,
-    .block_size = 1,
+    /* block_size has no default: slot_mapping needs it set (>= 1) */
     .dcp_world_size = 1,
     .dcp_rank = 0,
     .dcp_interleave = 1,
@@ -256,7 +256,9 @@ static attnmeta_status check_step(attnmeta_context *ctx, const attnmeta_step *s)
                      s->num_tokens, (long long)s->block_table_out_stride);
   }
   if (s->slot_mapping && s->block_size < 1)
-    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "block_size (%d) must be >= 1",
+    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                   "slot_mapping needs block_size >= 1, the KV cache's block size (got %d; "
+                   "it has no default)",
                    s->block_size);
   for (i = 0; i < sizeof int32_buffers / sizeof int32_buffers[0]; ++i) {
     if (misaligned(int32_buffers[i], 4))
