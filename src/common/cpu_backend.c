@@ -65,7 +65,7 @@ static int cpu_launch_step(void *state, const am_step_params *params, const am_l
 static int cpu_launch_topk(void *state, const am_topk_params *params, const am_launch_shape *shape,
                            void *stream, char *msg, size_t msg_size) {
   int32_t scratch[AM_TOPK_SCRATCH_INTS(1, 1)]; /* the prefix sum's block-shared memory: one thread a block */
-  int64_t block;
+  int64_t block, grid;
   (void)state;
   (void)stream;
   if (shape->lanes * shape->groups != 1) {
@@ -73,9 +73,14 @@ static int cpu_launch_topk(void *state, const am_topk_params *params, const am_l
              (long long)shape->lanes, (long long)shape->groups);
     return ATTNMETA_ERR_NOT_SUPPORTED;
   }
-  for (block = 0; block < shape->grid; ++block)
-    am_topk_body(params, am_make_thread((uint32_t)block, (uint32_t)shape->grid, 0, 1, 0, 1),
-                 scratch, am_topk_kind_of(params));
+  /* A block takes the rows block, block + grid, ...: blocks past the rows
+   * have none, so a forced grid runs only the blocks with work (the same
+   * bytes; the step's planner bounds its grid the same way). */
+  grid = shape->grid < params->num_tokens ? shape->grid : params->num_tokens;
+  if (grid < 1) grid = 1;
+  for (block = 0; block < grid; ++block)
+    am_topk_body(params, am_make_thread((uint32_t)block, (uint32_t)grid, 0, 1, 0, 1), scratch,
+                 am_topk_kind_of(params));
   return ATTNMETA_OK;
 }
 
