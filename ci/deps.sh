@@ -10,6 +10,7 @@ packages=(
   clang libclang-rt-14-dev               # libFuzzer and sanitizer runtimes
   python3 python3-numpy python3-pytest python3-setuptools
   python3-pip python3-wheel python3-venv # pip install . into a fresh venv (ci/wheel.sh)
+  python3-setuptools-whl python3-wheel-whl python3-pip-whl # /usr/share/python-wheels: pip install . offline
   python3-mypy                           # the Python package's type hints (python/tests)
 )
 export DEBIAN_FRONTEND=noninteractive

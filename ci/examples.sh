@@ -18,7 +18,11 @@
 #   - ci/check_symbols.sh on the prefix;
 #   - examples/python_ctypes.py and `import attnmeta` with /usr/bin/python3;
 #   - the prefix moved elsewhere still works (relocatable package), the
-#     installed conformance vectors included.
+#     installed conformance vectors included;
+#   - README.md's C and NumPy examples, taken from the README, built and
+#     run against the prefix, print what the README shows;
+#   - `cmake --build BUILD --target uninstall` then removes everything it
+#     installed (and nothing else) from a fresh prefix.
 # Prints one line per check and exits non-zero when any check fails.
 # KEEP=1 keeps the temporary folder.
 set -u -o pipefail
@@ -58,7 +62,8 @@ run() {
   if "$@" >"$log" 2>&1; then pass "$what"; else fail "$what"; fi
 }
 
-version=$(sed -n 's/^project(attnmeta VERSION \([0-9.]*\).*/\1/p' "$src/CMakeLists.txt")
+version=$(sed -n 's/^#define ATTNMETA_VERSION_\(MAJOR\|MINOR\|PATCH\) *\([0-9]*\).*/\2/p' \
+  "$src/include/attnmeta/attnmeta.h" | paste -sd.)
 modules=()
 for m in cuda hip; do
   if [ -e "$build/lib/libattnmeta_$m.so" ]; then modules+=("$m"); fi
@@ -205,6 +210,37 @@ run "pkg-config: C and C++ examples build (examples/Makefile)" \
 run "pkg-config: C example runs on the CPU backend" "$work/pkgconfig/step_example_c" cpu
 run "pkg-config: C++ example runs on the CPU backend" "$work/pkgconfig/step_example_cpp" cpu
 
+# ---- the README's examples, as printed there ----
+# Each block follows a "<!-- ci/examples.sh: NAME -->" line of README.md;
+# NAME.out holds what NAME must print.
+readme_block() { # name -> the block's text on stdout
+  "$python" - "$src/README.md" "$1" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+found = re.search(r"<!-- ci/examples\.sh: %s -->\n```[a-z]*\n(.*?)```\n" % re.escape(sys.argv[2]), text, re.S)
+sys.exit("README.md has no block %s" % sys.argv[2]) if not found else sys.stdout.write(found.group(1))
+PY
+}
+readme_c_ok() {
+  local d="$work/readme"
+  mkdir -p "$d" && readme_block readme_step.c >"$d/readme_step.c" &&
+    readme_block readme_step.out >"$d/want" &&
+    cc -std=c11 -Wall -Wextra -Werror -o "$d/readme_step" "$d/readme_step.c" \
+      $(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs attnmeta) -Wl,-rpath,"$libdir" &&
+    "$d/readme_step" >"$d/got" && diff -u "$d/want" "$d/got"
+}
+run "README: the C example builds against the prefix (-Wall -Wextra -Werror) and prints what the README shows" readme_c_ok
+if [ -n "$pydir" ]; then
+  readme_numpy_ok() {
+    local d="$work/readme"
+    mkdir -p "$d" && readme_block readme_numpy.py >"$d/readme_numpy.py" &&
+      readme_block readme_numpy.out >"$d/want_numpy" &&
+      (cd "$d" && PYTHONPATH="$(dirname "$pydir")" "$python" readme_numpy.py >"$d/got_numpy") &&
+      diff -u "$d/want_numpy" "$d/got_numpy"
+  }
+  run "README: the NumPy example runs with the installed package and prints what the README shows" readme_numpy_ok
+fi
+
 # ---- the installed command-line tool ----
 # The loader's trace (LD_DEBUG=files) names every file it maps: the core
 # and each module must come from the prefix, nothing from the build tree.
@@ -288,6 +324,27 @@ relocated_ok() {
     { [ -z "$pydir" ] || py_pkg_ok "$moved"; }
 }
 run "relocated prefix: CMake package, pkg-config file (--define-prefix), CLI module lookup, installed conformance vectors and Python package follow the move" relocated_ok
+
+# ---- uninstall: what the install put in place goes, nothing else ----
+uninstall_ok() {
+  local p="$work/uninstall/prefix" left
+  mkdir -p "$p/bin" "$p/lib/pkgconfig" "$p/include" &&
+    echo keep >"$p/bin/other-tool" && echo keep >"$p/lib/pkgconfig/other.pc" &&
+    cmake --install "$build" --prefix "$p" >/dev/null || return 1
+  # Python leaves __pycache__ folders beside the package it imports.
+  (cd "$work" && PYTHONPATH="$(dirname "$(find "$p" -path '*-packages/attnmeta/__init__.py' | head -n 1)")/.." \
+    "$python" -c 'import attnmeta, attnmeta.integrations') || return 1
+  cmake --build "$build" --target uninstall || return 1
+  left=$(find "$p" \( -type f -o -type l \) ! -name other-tool ! -name other.pc; find "$p" -name '*attnmeta*')
+  [ -z "$left" ] || { echo "left behind:"; echo "$left"; return 1; }
+  [ -f "$p/bin/other-tool" ] && [ -f "$p/lib/pkgconfig/other.pc" ] ||
+    { echo "uninstall removed files it had not installed"; return 1; }
+  # A second run has no manifest left, and says so.
+  ! cmake --build "$build" --target uninstall 2>&1 | tee "$work/uninstall/again" >/dev/null
+  tr -s ' \n' ' ' <"$work/uninstall/again" | grep -q "nothing was installed from this build folder" ||
+    { echo "a second uninstall did not say there is nothing to remove"; return 1; }
+}
+run "cmake --build BUILD --target uninstall: removes every installed file (after Python's imports too), keeps the prefix's other files" uninstall_ok
 
 if [ $failures -ne 0 ]; then
   echo "examples: $failures check(s) failed"

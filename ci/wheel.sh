@@ -2,17 +2,27 @@
 # SPDX-License-Identifier: Apache-2.0
 # ci/wheel.sh: `pip install .` as a new user meets it, on a fresh copy of the
 # checkout (its tracked and unignored files: no build folder, nothing an
-# earlier build left). Builds the wheel offline with Debian's setuptools
-# (`pip wheel --no-build-isolation`, which configures and builds the C library
-# with CMake), checks it is a platform wheel holding the library, the GPU
-# modules this machine builds and the CLI, installs it into a fresh virtual
-# environment (--system-site-packages, for NumPy), and there: imports
-# attnmeta from the wheel, builds a step on the CPU backend and checks it,
-# runs `python -m attnmeta` and the `attnmeta` console script.
+# earlier build left, no .git), offline: pip takes setuptools and wheel from
+# Debian's local wheels ($WHEELS, /usr/share/python-wheels: python3-setuptools-whl,
+# python3-wheel-whl, python3-pip-whl) with build isolation, as with any index.
+#   - a fake cmake older than 3.25 on PATH stops the build with a clear message;
+#   - `pip wheel` makes a platform wheel (manylinux_2_N tag, N the newest
+#     GLIBC_2.N its files need, by objdump) holding the package, py.typed,
+#     the library, the GPU modules this machine builds, the CLI, the vectors
+#     and the licence, at the header's version;
+#   - `pip install --no-index --find-links $WHEELS .` in a fresh venv without
+#     system site packages; there: import attnmeta from the venv, version and
+#     metadata agree, the console script (info, step, conformance) and
+#     `python -m attnmeta`;
+#   - the wheel in a venv with system site packages (for NumPy): one step on
+#     the CPU backend, checked.
 # KEEP=1 keeps the temporary folder. Exits non-zero when any check fails.
 set -u -o pipefail
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 python=${PYTHON:-/usr/bin/python3}
+wheels=${WHEELS:-/usr/share/python-wheels}
+version=$(sed -n 's/^#define ATTNMETA_VERSION_\(MAJOR\|MINOR\|PATCH\) *\([0-9]*\).*/\2/p' \
+  "$src/include/attnmeta/attnmeta.h" | paste -sd.)
 work=$(mktemp -d "${TMPDIR:-/tmp}/attnmeta-wheel.XXXXXX")
 log="$work/log"
 failures=0
@@ -44,12 +54,32 @@ fresh_copy() {
 }
 run "fresh copy of the checkout (tracked and unignored files)" fresh_copy || { echo "wheel: $failures check(s) failed"; exit 1; }
 
+# A fresh venv without system site packages: what pip sees is the venv's own
+# pip and what $wheels holds, nothing of Debian's dist-packages.
+bare="$work/venv-bare"
+run "fresh venv without system site packages" "$python" -m venv "$bare"
+
+old_cmake_refused() {
+  mkdir -p "$work/old-cmake" &&
+    printf '#!/bin/sh\necho "cmake version 3.18.4"\n' >"$work/old-cmake/cmake" &&
+    chmod +x "$work/old-cmake/cmake" &&
+    ! (cd "$work/src" && PATH="$work/old-cmake:$PATH" ATTNMETA_WHEEL_BUILD_DIR="$work/old-cmake/build" \
+      "$bare/bin/python" -m pip wheel --no-index --find-links "$wheels" --no-deps -w "$work/old-cmake/dist" .) &&
+    ! ls "$work"/old-cmake/dist/*.whl >/dev/null 2>&1
+}
+old_cmake_message() { grep -q "needs CMake 3.25 or newer; .* is 3.18" "$log"; }
+if old_cmake_refused >"$log" 2>&1 && old_cmake_message; then
+  pass "cmake 3.18 on PATH: pip stops with 'needs CMake 3.25 or newer'"
+else
+  fail "cmake 3.18 on PATH: pip stops with 'needs CMake 3.25 or newer'"
+fi
+
 t0=$SECONDS
 build_wheel() {
-  (cd "$work/src" && "$python" -m pip wheel --no-build-isolation --no-index --no-deps \
+  (cd "$work/src" && "$bare/bin/python" -m pip wheel --no-index --find-links "$wheels" --no-deps \
     -w "$work/dist" .)
 }
-run "pip wheel --no-build-isolation . (CMake configures and builds the C library)" build_wheel
+run "pip wheel --no-index --find-links $wheels . (build isolation; CMake builds the C library)" build_wheel
 echo "     wheel built in $((SECONDS - t0)) s"
 wheel=$(ls "$work"/dist/attnmeta-*.whl 2>/dev/null | head -n 1)
 
@@ -60,33 +90,63 @@ done
 contents_ok() {
   local listing f
   [ -n "$wheel" ] || { echo "no wheel in $work/dist"; return 1; }
-  case $(basename "$wheel") in
-    *-py3-none-linux_*.whl) ;;
-    *) echo "not a platform wheel: $(basename "$wheel")"; return 1 ;;
-  esac
   listing=$("$python" -m zipfile -l "$wheel") || return 1
   echo "$listing"
+  # The tag names the glibc the wheel's ELF files need, checked here apart
+  # from setup.py: the newest GLIBC_2.N of objdump -T over them.
+  local elf="$work/elf" need
+  rm -rf "$elf" && mkdir -p "$elf" && (cd "$elf" && "$python" -m zipfile -e "$wheel" .) || return 1
+  need=$(find "$elf/attnmeta/lib" "$elf/attnmeta/bin" -type f -exec objdump -T {} + |
+    grep -o 'GLIBC_2\.[0-9]*' | sed 's/GLIBC_2\.//' | sort -n | tail -n 1)
+  echo "newest GLIBC symbol version needed: 2.$need"
+  case $(basename "$wheel") in
+    "attnmeta-$version-py3-none-manylinux_2_${need}_$(uname -m).whl") ;;
+    *) echo "expected attnmeta-$version-py3-none-manylinux_2_${need}_$(uname -m).whl, got $(basename "$wheel")"
+       return 1 ;;
+  esac
   for f in attnmeta/__init__.py attnmeta/py.typed attnmeta/lib/libattnmeta.so.0 attnmeta/bin/attnmeta \
-           attnmeta/share/attnmeta/vectors/s1_token_map.amv attnmeta-0.1.0.dist-info/LICENSE; do
+           attnmeta/share/attnmeta/vectors/s1_token_map.amv "attnmeta-$version.dist-info/LICENSE"; do
     grep -q "^$f " <<<"$listing" || { echo "missing $f"; return 1; }
   done
   for m in "${modules[@]}"; do
     grep -q "^attnmeta/lib/libattnmeta_$m.so " <<<"$listing" || { echo "missing module $m"; return 1; }
   done
-  "$python" - "$wheel" <<'PY'
+  "$python" - "$wheel" "$version" <<'PY'
 import sys, zipfile
-meta = zipfile.ZipFile(sys.argv[1]).read("attnmeta-0.1.0.dist-info/METADATA").decode()
+meta = zipfile.ZipFile(sys.argv[1]).read("attnmeta-%s.dist-info/METADATA" % sys.argv[2]).decode()
 sys.exit(0 if "License: Apache-2.0" in meta else "METADATA names no Apache-2.0 licence")
 PY
 }
-run "platform wheel $(basename "${wheel:-none}") holds the package, py.typed, libattnmeta.so.0, modules (${modules[*]:-none}), bin/attnmeta, conformance vectors, LICENSE" contents_ok
+run "platform wheel $(basename "${wheel:-none}") (tag from its glibc need) holds the package, py.typed, libattnmeta.so.0, modules (${modules[*]:-none}), bin/attnmeta, conformance vectors, LICENSE" contents_ok
+
+install_bare() {
+  (cd "$work/src" && "$bare/bin/python" -m pip install --no-index --find-links "$wheels" .)
+}
+run "pip install --no-index --find-links $wheels . in the venv without system site packages" install_bare
+
+bare_ok() {
+  (cd "$work" && "$bare/bin/python" - "$bare" "$version" <<'PY'
+import os, sys
+from importlib.metadata import version
+import attnmeta
+venv = os.path.realpath(sys.argv[1])
+for path in (attnmeta.__file__, attnmeta.library_path):
+    if not os.path.realpath(path).startswith(venv + os.sep):
+        sys.exit("%s is not from the venv" % path)
+got = (attnmeta.__version__, attnmeta.version_string(), version("attnmeta"))
+print("attnmeta.__version__, library, metadata:", got, "from", attnmeta.library_path)
+sys.exit(0 if got == (sys.argv[2],) * 3 else "expected %s three times" % sys.argv[2])
+PY
+  )
+}
+run "the venv's attnmeta: package, library and metadata at version $version" bare_ok
 
 venv="$work/venv"
 install_ok() {
   "$python" -m venv --system-site-packages "$venv" &&
     "$venv/bin/python" -m pip install --no-index --no-deps "$wheel"
 }
-run "fresh venv (--system-site-packages) and pip install of the wheel" install_ok
+run "the wheel in a venv with system site packages (for NumPy)" install_ok
 
 # Everything below runs outside the checkout, so nothing comes from it.
 step_ok() {
@@ -121,7 +181,7 @@ PY
 run "import attnmeta from the venv, one step on the CPU backend (token map, positions, slots)" step_ok
 
 cli_ok() {
-  (cd "$work" && PATH="$venv/bin:$PATH" && [ "$(command -v attnmeta)" = "$venv/bin/attnmeta" ] &&
+  (cd "$work" && PATH="$bare/bin:$PATH" && [ "$(command -v attnmeta)" = "$bare/bin/attnmeta" ] &&
     attnmeta info >"$work/info.txt" && cat "$work/info.txt" &&
     grep -q "^backend cpu " "$work/info.txt" &&
     ATTNMETA_BACKEND=cpu attnmeta step --iters 3 &&
@@ -130,7 +190,7 @@ cli_ok() {
 run "attnmeta console script: info, step and conformance (the bundled vectors) on the CPU backend" cli_ok
 
 python_m_ok() {
-  (cd "$work" && "$venv/bin/python" -m attnmeta >"$work/python-m.txt" && cat "$work/python-m.txt" &&
+  (cd "$work" && "$bare/bin/python" -m attnmeta >"$work/python-m.txt" && cat "$work/python-m.txt" &&
     diff -u "$work/info.txt" "$work/python-m.txt")
 }
 run "python -m attnmeta prints what attnmeta info prints" python_m_ok

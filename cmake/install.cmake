@@ -250,7 +250,7 @@ if(ATTNMETA_INSTALL_PYTHON AND EXISTS ${PROJECT_SOURCE_DIR}/python/attnmeta)
     PATTERN "*.pyc" EXCLUDE
     PATTERN "lib" EXCLUDE)
   # The installed package gets the layout of the wheel (attnmeta/lib/ holding
-  # the core library and the modules, python/pyproject.toml), made of
+  # the core library and the modules), made of
   # relative links to the files installed in <libdir>, so `import attnmeta`
   # finds the library of its own installation from any prefix, and the core
   # finds the modules beside itself.
@@ -285,3 +285,19 @@ foreach(_doc IN ITEMS contract.md abi.md install.md conformance.md)
       DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT Documentation)
   endif()
 endforeach()
+
+# ---- uninstall ----
+# `cmake --build build --target uninstall` removes what the last
+# `cmake --install build` put in place (install_manifest.txt), see
+# cmake/uninstall.cmake. Vendored with add_subdirectory(), the target is
+# attnmeta_uninstall, leaving the name to the parent project.
+if(PROJECT_IS_TOP_LEVEL)
+  set(_attnmeta_uninstall uninstall)
+else()
+  set(_attnmeta_uninstall attnmeta_uninstall)
+endif()
+add_custom_target(${_attnmeta_uninstall}
+  COMMAND ${CMAKE_COMMAND} -DMANIFEST=${PROJECT_BINARY_DIR}/install_manifest.txt
+          -P ${PROJECT_SOURCE_DIR}/cmake/uninstall.cmake
+  COMMENT "attnmeta: removing the files of install_manifest.txt"
+  VERBATIM)
