@@ -13,8 +13,9 @@
  *    mostly inside the table;
  *  - hostile: req_id out of range, non-monotone or edge boundaries,
  *    negative and huge block ids (block x stride_rows past INT32_MAX),
- *    indices past the table, workspace indices at or past P, workspace
- *    starts that overflow, negative token slots.
+ *    indices past the table (valid in prefill-workspace rows, which no
+ *    table bounds), workspace indices at or past P, workspace starts that
+ *    overflow, negative token slots.
  *
  * Checked on every input:
  *  - memory: every input and output is an exact-size mapping whose last
@@ -92,6 +93,8 @@ FZ_NO_COVERAGE static void fill_topk(topk_case *c, fz_reader *rd, int hostile) {
   /* positions a rank-local block table of `cols` blocks covers, over W ranks */
   const int64_t span = max64((int64_t)c->cols * c->bs * c->W, 1);
   const int64_t limit = min64(span + span / 8 + 2, INT32_MAX);
+  /* far past the table: only a prefill-workspace row converts such a position */
+  const int64_t far = max64(limit - 1, (int64_t)1 << 24);
   int64_t t, j;
   for (t = 0; t < c->T; ++t)
     for (j = 0; j < c->topk_stride; ++j) {
@@ -100,7 +103,8 @@ FZ_NO_COVERAGE static void fill_topk(topk_case *c, fz_reader *rd, int hostile) {
       if (at >= c->n_topk) break;
       x = j >= c->K ? -7 /* never read */
           : fz_rand(rd) % 8 == 0 ? -1
-                                 : (int32_t)fz_rand_range(rd, 0, limit - 1);
+          : fz_rand(rd) % 16 == 0 ? (int32_t)fz_rand_range(rd, limit - 1, far)
+                                  : (int32_t)fz_rand_range(rd, 0, limit - 1);
       if (hostile && j < c->K && fz_rand(rd) % 16 == 0)
         x = (int32_t)(fz_rand(rd) % 2 ? INT32_MAX - (int64_t)(fz_rand(rd) % 8)
                                       : INT32_MIN + (int64_t)(fz_rand(rd) % 8));

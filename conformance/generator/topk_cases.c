@@ -27,13 +27,18 @@ enum {
   TOTAL_BIG = 128     /* qsl[R] > T */
 };
 
+/* The layout of topk_prefill_past_table: token 0 a prefill into the
+ * workspace at 100, token 1 one at 0, token 2 a decode token, each row's
+ * positions reaching past the table of 2 x 16 positions. */
+#define PREFILL_HAND 2
+
 typedef struct spec {
   const char *name;
   int32_t T, K, R, cols, bs, stride_rows, W, k, I;
   int by_req_id;       /* the request from req_id[T], not qsl */
   int fill, seq_len;
   int topk_pad, out_pad, table_pad;
-  int prefill;         /* the engines' prefill-workspace layout */
+  int prefill;         /* 1: the engines' prefill-workspace layout; PREFILL_HAND: worked by hand */
   int hostile;
   int compact, count;
 } spec;
@@ -49,6 +54,9 @@ static const spec specs[] = {
     ENGINE(128, 128), ENGINE(128, 256), ENGINE(128, 512),
     {"topk_engine_req_id", 8, 256, 4, 10, 64, 0, 1, 0, 1, 1, FILL_ENGINE, 0, 0, 0, 0, 0, 0, 1, 1},
     {"topk_prefill_workspace", 12, 128, 4, 10, 16, 0, 1, 0, 1, 1, FILL_ENGINE, 0, 0, 0, 0, 1, 0, 0, 1},
+    {"topk_prefill_past_table", 3, 16, 2, 2, 16, 0, 1, 0, 1, 1, FILL_SEQ, 0, 0, 0, 0, PREFILL_HAND, 0, 1, 1},
+    {"topk_prefill_dcp_w2", 12, 128, 4, 10, 16, 0, 2, 1, 1, 1, FILL_ENGINE, 0, 0, 0, 0, 1, 0, 1, 1},
+    {"topk_prefill_dcp_w2_i2", 12, 64, 4, 3, 16, 0, 2, 0, 2, 1, FILL_ENGINE, 0, 0, 0, 0, 1, 0, 0, 1},
     {"topk_dcp_example", 1, 128, 1, 1, 4, 0, 2, 0, 1, 0, FILL_SEQ, 8, 0, 0, 0, 0, 0, 1, 1},
     DCP(1, 0), DCP(1, 1), DCP(2, 0), DCP(2, 1),
     {"topk_strides_odd_k", 7, 13, 3, 5, 4, 0, 1, 0, 1, 0, FILL_ENGINE, 0, 3, 5, 2, 0, 0, 1, 1},
@@ -194,6 +202,27 @@ amt_topk_batch *amt_topk_materialize(int i) {
     if (s->hostile & OVERFLOW) {
       b->workspace_starts[0] = INT32_MAX - 40; /* + x passes INT32_MAX for x > 40 */
       b->workspace_starts[1] = -1000;          /* + x below 0 for x < 1000 */
+    }
+    if (s->prefill == PREFILL_HAND) { /* the contract's examples, on a table of 32 positions */
+      static const int32_t row0[16] = {200, -1, 7, 31, 32, 128, -5, 2000};
+      static const int32_t row1[16] = {128, 0, 31, 32, -1, 100};
+      static const int32_t row2[16] = {128, 0, 31, 32, -1, 100};
+      const int32_t *rows[3] = {row0, row1, row2};
+      for (t = 0; t < s->T; t++) {
+        b->req_id[t] = t == 2 ? 1 : 0;
+        b->prefill_req[t] = t == 0 ? 0 : t == 1 ? 1 : -1;
+        for (c = 0; c < s->K; c++) b->topk[t * topk_stride + c] = c < 8 ? rows[t][c] : -1;
+      }
+      b->workspace_starts[0] = 100;
+      b->workspace_starts[1] = 0;
+      /* row 0: 200 + 100, 7 + 100, ..., past the table and still valid */
+      b->expect_count0 = 6;
+      b->expect_row0[0] = 300;
+      b->expect_row0[1] = 107;
+      b->expect_row0[2] = 131;
+      b->expect_row0[3] = 132;
+      b->expect_row0[4] = 228;
+      b->expect_row0[5] = 2100;
     }
   }
   if (s->hostile & NEG_SLOTS) {

@@ -30,18 +30,8 @@ static int64_t convert(const amr_topk_input *in, int64_t t, int64_t r, int64_t x
   const int64_t W = in->world, I = in->interleave;
   /* 1. */
   if (x < 0) return -1;
-  /* 2. DCP */
-  if ((x / I) % W != in->rank) return -1;
-  local = (x / (W * I)) * I + x % I;
-  /* 3. */
-  blk = local / in->block_size;
-  off = local % in->block_size;
-  if (blk < 0 || blk >= in->cols) {
-    *flags |= ATTNMETA_FLAG_BLOCK_OUT_OF_TABLE;
-    return -1;
-  }
-  /* 4. */
   if (in->prefill_req && in->prefill_req[t] >= 0) {
+    /* 2. a prefill token: the raw x, no DCP, no table bound */
     const int64_t p = in->prefill_req[t];
     if (p >= in->num_prefill) {
       *flags |= ATTNMETA_FLAG_WORKSPACE_OUT_OF_RANGE;
@@ -49,14 +39,27 @@ static int64_t convert(const amr_topk_input *in, int64_t t, int64_t r, int64_t x
     }
     value = (int64_t)in->workspace_starts[p] + x;
   } else {
-    const int64_t id = in->table[r * in->table_stride + blk];
-    if (id < 0) {
-      *flags |= ATTNMETA_FLAG_BLOCK_ID_NEGATIVE;
+    /* 3. DCP */
+    if ((x / I) % W != in->rank) return -1;
+    local = (x / (W * I)) * I + x % I;
+    /* 4. */
+    blk = local / in->block_size;
+    off = local % in->block_size;
+    if (blk < 0 || blk >= in->cols) {
+      *flags |= ATTNMETA_FLAG_BLOCK_OUT_OF_TABLE;
       return -1;
     }
-    value = id * in->stride_rows + off;
+    /* 5. */
+    {
+      const int64_t id = in->table[r * in->table_stride + blk];
+      if (id < 0) {
+        *flags |= ATTNMETA_FLAG_BLOCK_ID_NEGATIVE;
+        return -1;
+      }
+      value = id * in->stride_rows + off;
+    }
   }
-  /* 5. */
+  /* 6. */
   if (value < 0 || value > INT32_MAX) {
     *flags |= ATTNMETA_FLAG_SLOT_OUT_OF_RANGE;
     return -1;

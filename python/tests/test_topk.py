@@ -34,26 +34,28 @@ def reference(topk, table, bs, req=None, qsl=None, R=None, stride_rows=None, W=1
         for j in range(K):
             x = int(topk[t, j])
             v = -1
-            if r >= 0 and x >= 0 and (x // I) % W == k:
+            if r < 0 or x < 0:
+                pass
+            elif prefill is not None and prefill[t] >= 0:  # the raw x: no DCP, no table bound
+                p = int(prefill[t])
+                if p >= len(starts):
+                    flags |= 256
+                else:
+                    v = int(starts[p]) + x
+            elif (x // I) % W == k:
                 local = (x // (W * I)) * I + x % I
                 blk, o = local // bs, local % bs
                 if blk >= table.shape[1]:
                     flags |= 32
-                elif prefill is not None and prefill[t] >= 0:
-                    p = int(prefill[t])
-                    if p >= len(starts):
-                        flags |= 256
-                    else:
-                        v = int(starts[p]) + x
                 else:
                     bid = int(table[r, blk])
                     if bid < 0:
                         flags |= 64
                     else:
                         v = bid * stride_rows + o
-                if v != -1 and not 0 <= v <= INT32_MAX:
-                    flags |= 512
-                    v = -1
+            if v != -1 and not 0 <= v <= INT32_MAX:
+                flags |= 512
+                v = -1
             row.append(v)
         n = sum(1 for v in row if v != -1)
         if token_slot is not None and token_slot[t] < 0:
@@ -113,6 +115,47 @@ def test_prefill_workspace(attnmeta):
     np.testing.assert_array_equal(out, want)
     x = topk[9]
     np.testing.assert_array_equal(out[9], np.where(x >= 0, 100 + x, -1))
+
+
+def test_prefill_past_the_table(attnmeta):
+    """Workspace rows are addressed by the raw position: past the block table
+    (2 blocks of 16 positions here) they still convert, decode rows do not."""
+    req = np.array([0, 0, 1], np.int32)
+    prefill = np.array([0, 1, -1], np.int32)
+    starts = np.array([0, 100], np.int32)
+    table = np.array([[3, 4], [5, 6]], np.int32)
+    topk = np.array([[128, 31, 32, -1], [200, 0, 31, 32], [128, 0, 31, 32]], np.int32)
+    out, counts = attnmeta.convert_req_index_to_global_index(
+        req, table, topk, BLOCK_SIZE=16, NUM_TOPK_TOKENS=4, HAS_PREFILL_WORKSPACE=True,
+        prefill_workspace_request_ids=prefill, prefill_workspace_starts=starts,
+        return_valid_counts=True)
+    np.testing.assert_array_equal(out, [[128, 31, 32, -1], [300, 100, 131, 132],
+                                        [-1, 5 * 16, 6 * 16 + 15, -1]])
+    np.testing.assert_array_equal(counts, [3, 4, 2])
+    want, want_counts, _ = reference(topk, table, 16, req=req, prefill=prefill, starts=starts)
+    np.testing.assert_array_equal(out, want)
+    np.testing.assert_array_equal(counts, want_counts)
+
+
+@pytest.mark.parametrize("rank", [0, 1])
+def test_prefill_ignores_dcp_ownership(attnmeta, rank):
+    """With DCP a prefill token keeps every position, whichever rank owns it;
+    decode tokens keep only this rank's."""
+    req = np.array([0, 1], np.int32)
+    prefill = np.array([0, -1], np.int32)
+    starts = np.array([10], np.int32)
+    table = np.array([[7, 8], [9, 2]], np.int32)
+    topk = np.array([[0, 1, 2, 3, 64, 65], [0, 1, 2, 3, 64, 65]], np.int32)
+    plan_out = np.full((2, 6), -9, np.int32)
+    counts = np.full(2, -9, np.int32)
+    attnmeta.TopkPlan(topk, table, plan_out, req_id=req, valid_counts=counts, block_size=4,
+                      prefill_workspace_request_ids=prefill, prefill_workspace_starts=starts,
+                      dcp_size=2, dcp_rank=rank).convert()
+    np.testing.assert_array_equal(plan_out[0], [10, 11, 12, 13, 74, 75])
+    want, want_counts, _ = reference(topk, table, 4, req=req, W=2, k=rank, prefill=prefill,
+                                     starts=starts)
+    np.testing.assert_array_equal(plan_out, want)
+    np.testing.assert_array_equal(counts, want_counts)
 
 
 def test_dcp_example(attnmeta):

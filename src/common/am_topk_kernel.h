@@ -107,7 +107,9 @@ AM_DEVICE am_topk_split am_topk_split_of(const am_topk_params *p) {
  * positions alone, never on each other; a column in the same table block
  * as the column before it takes that column's id. 32-bit arithmetic where
  * the values allow it (positions, blocks and offsets are below 2^31), one
- * 32 x 32 -> 64-bit product for the slot: no product or sum overflows. */
+ * 32 x 32 -> 64-bit product for the slot: no product or sum overflows.
+ * A workspace row is addressed by the raw position: neither DCP ownership
+ * nor the table's bound applies to it. */
 AM_DEVICE void am_topk_convert4(const am_topk_params *p, const am_topk_row *row,
                                 am_topk_split d, int plain, const int32_t x[AM_TOPK_LANE_COLS],
                                 int32_t v[AM_TOPK_LANE_COLS], int32_t *flags) {
@@ -118,6 +120,22 @@ AM_DEVICE void am_topk_convert4(const am_topk_params *p, const am_topk_row *row,
   for (i = 0; i < AM_TOPK_LANE_COLS; ++i) {
     local[i] = (uint32_t)x[i];
     ok[i] = row->live && x[i] >= 0;
+    v[i] = -1;
+  }
+  if (!plain && row->prefill == 1) { /* uniform over the row, as the two cases below */
+    for (i = 0; i < AM_TOPK_LANE_COLS; ++i) {
+      const int64_t slot = row->ws_start + x[i];
+      const int over = ok[i] && (slot < 0 || slot > INT32_MAX);
+      f |= over ? ATTNMETA_FLAG_SLOT_OUT_OF_RANGE : 0;
+      v[i] = ok[i] && !over ? (int32_t)slot : -1;
+    }
+    *flags |= f;
+    return;
+  }
+  if (!plain && row->prefill == 2) {
+    for (i = 0; i < AM_TOPK_LANE_COLS; ++i) f |= ok[i] ? ATTNMETA_FLAG_WORKSPACE_OUT_OF_RANGE : 0;
+    *flags |= f;
+    return;
   }
   if (!plain && p->dcp_world_size > 1) { /* rank (x / I) % W owns x; floor(floor(x / I) / W) = x / (W I) */
     const uint32_t interleave = (uint32_t)p->dcp_interleave;
@@ -144,9 +162,8 @@ AM_DEVICE void am_topk_convert4(const am_topk_params *p, const am_topk_row *row,
     const int past = ok[i] && blk[i] >= (uint32_t)p->cols;
     f |= past ? ATTNMETA_FLAG_BLOCK_OUT_OF_TABLE : 0;
     ok[i] = ok[i] && !past;
-    v[i] = -1;
   }
-  if (row->prefill == 0) { /* uniform over the row */
+  {
     int32_t id[AM_TOPK_LANE_COLS];
     int load[AM_TOPK_LANE_COLS];
     for (i = 0; i < AM_TOPK_LANE_COLS; ++i)
@@ -162,15 +179,6 @@ AM_DEVICE void am_topk_convert4(const am_topk_params *p, const am_topk_row *row,
            (over ? ATTNMETA_FLAG_SLOT_OUT_OF_RANGE : 0);
       v[i] = ok[i] && !negative && !over ? (int32_t)slot : -1;
     }
-  } else if (row->prefill == 1) {
-    for (i = 0; i < AM_TOPK_LANE_COLS; ++i) {
-      const int64_t slot = row->ws_start + x[i];
-      const int over = ok[i] && (slot < 0 || slot > INT32_MAX);
-      f |= over ? ATTNMETA_FLAG_SLOT_OUT_OF_RANGE : 0;
-      v[i] = ok[i] && !over ? (int32_t)slot : -1;
-    }
-  } else {
-    for (i = 0; i < AM_TOPK_LANE_COLS; ++i) f |= ok[i] ? ATTNMETA_FLAG_WORKSPACE_OUT_OF_RANGE : 0;
   }
   *flags |= f;
 }
