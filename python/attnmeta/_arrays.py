@@ -481,7 +481,9 @@ def _dlpack_table(x, name, out):
 
 def _row_stride(name, rows, cols, s0, s1, shown):
     """The row stride (elements) to pass for a [rows][cols] table."""
-    if cols > 1 and s1 != 1:
+    # A table of no rows holds no element, so its strides mean nothing
+    # (NumPy gives a (0, n) array the strides (0, 0)).
+    if rows > 0 and cols > 1 and s1 != 1:
         raise ValueError(
             "%s must have unit column stride (rows may be padded), got strides %s" % (name, shown)
         )
