@@ -77,7 +77,15 @@ typedef struct lexer {
   const char *label;
   char *err;
   size_t errsize;
+  int64_t values; /* declared so far, over every buffer of every vector */
 } lexer;
+
+/* The values of one file's buffers together, repeat counts expanded: one
+ * buffer's largest size. A buffer's count is charged when it is declared,
+ * before any value is read or stored, so a few bytes of repeat counts
+ * cannot make the reader (or a runner, which allocates from the counts)
+ * take gigabytes. */
+#define AMV_MAX_FILE_VALUES AMV_MAX_ELEMS
 
 typedef struct tok {
   const char *s;
@@ -222,9 +230,17 @@ static int parse_values(lexer *lx, const char **cur, int64_t count, int allow_un
                         int64_t hi, const char *what, int keep, amv_values *out) {
   int64_t filled = 0;
   tok t;
+  out->n = 0;
+  out->v = NULL;
+  out->care = NULL;
+  if (count < 0 || count > AMV_MAX_FILE_VALUES - lx->values)
+    return fail(lx,
+                "%s: %lld values would bring the file's buffers to more than %lld values in all "
+                "(every buffer of every vector, repeat counts expanded)",
+                what, (long long)count, (long long)AMV_MAX_FILE_VALUES);
+  lx->values += count;
   out->n = count;
   out->v = keep ? malloc((size_t)(count > 0 ? count : 1) * sizeof(int64_t)) : NULL;
-  out->care = NULL;
   if (keep && !out->v) return fail(lx, "%s: out of memory for %lld values", what, (long long)count);
   for (;;) {
     const char *star, *dots;
