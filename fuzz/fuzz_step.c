@@ -44,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "am_step_kernel.h" /* the kernel body, run on emulated GPU shapes */
 #include "am_step_plan.h" /* the library's launch planning, for the emulated GPU shapes */
 #include "attnmeta/attnmeta.h"
 #include "fuzz_hip_cpu.h"

@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "am_step_kernel.h"
 #include "am_step_plan.h"
 #include "fuzz_step_large.h"
 #include "fz_track.h"

@@ -6,7 +6,6 @@
 #include <stdarg.h>
 
 #include "am_backend.h"
-#include "am_step_plan.h"
 #include "attnmeta/attnmeta.h"
 
 #define AM_MESSAGE_SIZE 512

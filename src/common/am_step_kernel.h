@@ -24,12 +24,6 @@
 #include "am_row_copy.h"
 #include "am_token_math.h"
 
-/* Block-shared memory the body needs for `p` (in int32 units). */
-AM_DEVICE int64_t am_step_stage_words(const am_step_params *p) {
-  if (!p->stage) return 0;
-  return (int64_t)p->num_reqs + 1 + (p->seq_lens ? (int64_t)p->num_reqs : 0);
-}
-
 /* Which products a step wants: presence tests folded to constants where a
  * compiled-in variant guarantees them. */
 #define AM_WANTS(variant, ptr) (((variant) & AM_VARIANT_INDEXER) || (ptr) != 0)

@@ -10,6 +10,8 @@
 
 #include <stdint.h>
 
+#include "am_dialect.h"
+
 /* Upper bound on R + 1 for staging the boundaries in block-shared memory. */
 #define AM_STAGE_MAX_REQS 4095
 
@@ -186,5 +188,11 @@ typedef struct am_launch_shape {
   int64_t grid;
   int64_t shared_bytes; /* dynamic block-shared memory */
 } am_launch_shape;
+
+/* Block-shared memory the body needs for `p` (in int32 units). */
+AM_DEVICE int64_t am_step_stage_words(const am_step_params *p) {
+  if (!p->stage) return 0;
+  return (int64_t)p->num_reqs + 1 + (p->seq_lens ? (int64_t)p->num_reqs : 0);
+}
 
 #endif /* ATTNMETA_AM_STEP_PARAMS_H */

@@ -13,7 +13,6 @@
 
 #include "am_paths_off.h"
 #include "am_step_choices.h"
-#include "am_step_kernel.h"
 #include "am_step_translate.h"
 #include "attnmeta/attnmeta.h"
 
