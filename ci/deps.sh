@@ -6,6 +6,7 @@ packages=(
   build-essential cmake pkg-config git
   libcriterion-dev                       # test framework
   hipcc libamdhip64-dev                  # HIP backend module (built, not run, without an AMD GPU)
+  clang-19 clang-tools-19 lld-19 libclang-rt-19-dev # its HIP compiler: knows gfx942 (clang-15 stops at gfx940)
   libtbb-dev                             # HIP-CPU (third_party/hip-cpu): the HIP module run on the CPU in tests
   clang libclang-rt-14-dev               # libFuzzer and sanitizer runtimes
   python3 python3-numpy python3-pytest python3-setuptools
