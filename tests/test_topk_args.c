@@ -261,6 +261,41 @@ Test(topk_args, zero_tokens) {
   fixture_close(&f);
 }
 
+/* An empty array may be NULL, as torch's empty CUDA tensors are: a table
+ * of no rows with T > 0 (every token's request is out of range), and every
+ * [T] and [T][K] array when T = 0. */
+Test(topk_args, empty_arrays_may_be_null) {
+  fixture f;
+  int32_t out[32], cnt[4];
+  int i;
+  fixture_open(&f, ATTNMETA_BACKEND_CPU);
+  f.op.num_reqs = 0;
+  f.op.block_table = NULL;
+  cr_expect(attnmeta_convert_topk(f.ctx, &f.op, NULL) == ATTNMETA_OK, "R = 0, table NULL: %s",
+            attnmeta_last_error(f.ctx));
+  amt_to_host(f.ctx, out, f.op.out, sizeof out);
+  amt_to_host(f.ctx, cnt, f.op.valid_count, sizeof cnt);
+  for (i = 0; i < 32; i++) cr_expect(out[i] == -1, "R = 0: out[%d] = %d", i, out[i]);
+  for (i = 0; i < 4; i++) cr_expect(cnt[i] == 0, "R = 0: count[%d] = %d", i, cnt[i]);
+  fixture_close(&f);
+
+  fixture_open(&f, ATTNMETA_BACKEND_CPU);
+  f.op.num_tokens = 0;
+  f.op.topk = NULL;
+  f.op.out = NULL;
+  f.op.valid_count = NULL;
+  f.op.query_start_loc = NULL;
+  f.op.prefill_req = NULL;
+  f.op.token_slot = NULL;
+  cr_expect(attnmeta_convert_topk(f.ctx, &f.op, NULL) == ATTNMETA_OK, "T = 0, arrays NULL: %s",
+            attnmeta_last_error(f.ctx));
+  expect_untouched(&f, "T = 0 with NULL arrays");
+  f.op.num_tokens = 1; /* not empty any more: refused */
+  cr_expect(attnmeta_convert_topk(f.ctx, &f.op, NULL) == ATTNMETA_ERR_NULL_POINTER);
+  expect_untouched(&f, "T = 1 with NULL arrays");
+  fixture_close(&f);
+}
+
 Test(topk_args, flag_texts) {
   char buf[256];
   attnmeta_error_flags_describe(ATTNMETA_FLAG_WORKSPACE_OUT_OF_RANGE, buf, sizeof buf);

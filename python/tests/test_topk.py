@@ -255,3 +255,29 @@ def test_argument_errors(attnmeta):
         plan.convert(8)
     plan.convert(4)
     plan.convert(0)
+
+
+def test_empty_inputs(attnmeta):
+    """T = 0 is valid input (NumPy gives (0, K) arrays the strides (0, 0)):
+    empty results; an empty block table with T > 0 gives all -1."""
+    topk = np.empty((0, 8), np.int32)
+    assert topk.strides == (0, 0)
+    req = np.empty(0, np.int32)
+    table = np.zeros((2, 4), np.int32)
+    out = attnmeta.convert_req_index_to_global_index(req, table, topk, BLOCK_SIZE=16,
+                                                     NUM_TOPK_TOKENS=8)
+    assert out.shape == (0, 8)
+    out, counts = attnmeta.convert_req_index_to_global_index(
+        req, table, topk, BLOCK_SIZE=16, NUM_TOPK_TOKENS=8, return_valid_counts=True)
+    assert out.shape == (0, 8) and counts.shape == (0,)
+    out, counts = attnmeta.filter_and_convert_dcp_index(req, table, topk, 2, 1, BLOCK_SIZE=16,
+                                                        NUM_TOPK_TOKENS=8,
+                                                        return_valid_counts=True)
+    assert out.shape == (0, 8) and counts.shape == (0,)
+    # no requests: every entry -1, every count 0
+    empty_table = np.empty((0, 4), np.int32)
+    rows = np.arange(16, dtype=np.int32).reshape(2, 8)
+    out, counts = attnmeta.filter_and_convert_dcp_index(np.zeros(2, np.int32), empty_table, rows,
+                                                        2, 0, BLOCK_SIZE=16, NUM_TOPK_TOKENS=8,
+                                                        return_valid_counts=True)
+    assert (out == -1).all() and (counts == 0).all()

@@ -10,13 +10,17 @@
 
 #include <stdint.h>
 
+/* Columns a lane takes per chunk (the plan's lane count and the kernel's
+ * loads and stores). */
+#define AM_TOPK_LANE_COLS 4
+
 typedef struct am_topk_params {
   /* inputs */
   const int32_t *topk;         /* [T][topk_stride] */
   int64_t topk_stride;
   const int32_t *qsl;          /* [R + 1], or NULL when req_id is given */
   const int32_t *req_id;       /* [T], or NULL when qsl is given */
-  const int32_t *block_table;  /* [R][block_table_stride]; NULL when cols == 0 */
+  const int32_t *block_table;  /* [R][block_table_stride]; NULL when R or cols is 0 */
   int64_t block_table_stride;
   const int32_t *prefill_req;  /* [T] or NULL */
   const int32_t *workspace_starts; /* [P] (NULL when P == 0) */

@@ -16,7 +16,6 @@
 #define AM_TOPK_GPU_BLOCK 256
 #define AM_TOPK_MANY_ROWS_BLOCK 512
 #define AM_TOPK_MAX_LANES 512
-#define AM_TOPK_LANE_COLS 4
 #define AM_TOPK_TWO_VECTORS_FROM ((int64_t)1 << 19) /* rows x K */
 
 static const attnmeta_topk topk_defaults = {
@@ -100,8 +99,14 @@ static attnmeta_status check_buffers(attnmeta_context *ctx, const attnmeta_topk 
                 {op->valid_count, "valid_count"},
                 {op->error_word, "error_word"}};
   size_t i;
-  if (!op->topk) return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER, "topk.topk is NULL");
-  if (!op->out) return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER, "topk.out is NULL");
+  /* An empty array may be NULL (torch's empty CUDA tensors have data
+   * pointer 0): nothing is read from it or written to it. */
+  const int no_tokens = op->num_tokens == 0;
+  const int no_table = op->num_reqs == 0 || op->block_table_cols == 0;
+  if (!op->topk && !no_tokens)
+    return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER, "topk.topk is NULL");
+  if (!op->out && !no_tokens)
+    return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER, "topk.out is NULL");
   if (op->topk_stride < op->topk_count)
     return am_fail(ctx, ATTNMETA_ERR_STRIDE, "topk.topk_stride (%lld) < topk_count (%d)",
                    (long long)op->topk_stride, op->topk_count);
@@ -116,7 +121,7 @@ static attnmeta_status check_buffers(attnmeta_context *ctx, const attnmeta_topk 
     return am_fail(ctx, ATTNMETA_ERR_OVERFLOW,
                    "topk.out of %d rows x stride %lld overflows 64-bit byte offsets",
                    op->num_tokens, (long long)op->out_stride);
-  if (!op->query_start_loc && !op->req_id)
+  if (!op->query_start_loc && !op->req_id && !no_tokens)
     return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER,
                    "topk.query_start_loc and topk.req_id are both NULL: give one");
   if (op->query_start_loc && op->req_id)
@@ -129,9 +134,10 @@ static attnmeta_status check_buffers(attnmeta_context *ctx, const attnmeta_topk 
     return am_fail(ctx, ATTNMETA_ERR_STRIDE,
                    "topk.block_table_stride (%lld) < block_table_cols (%d)",
                    (long long)op->block_table_stride, op->block_table_cols);
-  if (!op->block_table && op->block_table_cols > 0)
+  if (!op->block_table && !no_table)
     return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER,
-                   "topk.block_table is NULL but block_table_cols is %d", op->block_table_cols);
+                   "topk.block_table is NULL but has %d rows of %d columns", op->num_reqs,
+                   op->block_table_cols);
   if (rows_overflow(op->num_reqs, op->block_table_stride))
     return am_fail(ctx, ATTNMETA_ERR_OVERFLOW,
                    "topk.block_table of %d rows x stride %lld overflows 64-bit byte offsets",
@@ -140,7 +146,7 @@ static attnmeta_status check_buffers(attnmeta_context *ctx, const attnmeta_topk 
     return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER,
                    "topk.workspace_starts is NULL but prefill_req is given with num_prefill %d",
                    op->num_prefill);
-  if (op->compact && !op->valid_count)
+  if (op->compact && !op->valid_count && !no_tokens)
     return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER,
                    "topk.compact is 1 but topk.valid_count is NULL: compaction needs the counts");
   for (i = 0; i < sizeof int32s / sizeof int32s[0]; ++i)
@@ -189,7 +195,7 @@ static am_topk_params params_of(const attnmeta_topk *op) {
   p.topk_stride = op->topk_stride;
   p.qsl = op->query_start_loc;
   p.req_id = op->req_id;
-  p.block_table = op->block_table_cols > 0 ? op->block_table : NULL;
+  p.block_table = op->num_reqs > 0 && op->block_table_cols > 0 ? op->block_table : NULL;
   p.block_table_stride = op->block_table_stride;
   p.prefill_req = op->prefill_req;
   p.workspace_starts = op->num_prefill > 0 ? op->workspace_starts : NULL;
