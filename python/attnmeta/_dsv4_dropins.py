@@ -6,6 +6,8 @@ synchronising; graph-capturable when every buffer is given (``out=None``
 allocates, like the engines' own functions). For a whole DSV4 step in one
 launch, give every buffer to one :class:`StepPlan` instead."""
 
+import contextlib
+
 from ._arrays import int32
 from ._step import StepPlan
 
@@ -31,6 +33,64 @@ def _rows_of(table_like):
     return int(table_like.shape[0])
 
 
+def _num_reqs(query_start_loc, seq_lens, *tables):
+    """The request count the engines launch over: the smallest of the tables'
+    rows, ``len(seq_lens)`` and ``len(query_start_loc) - 1`` (graph-capture
+    dummy metadata may pad a block table past the real requests)."""
+    counts = [_rows_of(query_start_loc) - 1]
+    counts += [_rows_of(t) for t in (seq_lens,) + tables if t is not None]
+    return max(min(counts), 0)
+
+
+def _at_least(value, low, name):
+    value = int32(value, name)
+    if value < low:
+        raise ValueError("%s (%d) must be >= %d" % (name, value, low))
+    return value
+
+
+def _dcp(world, rank, interleave, block_size, names=("dcp_world_size", "dcp_rank")):
+    """The DCP arguments checked, with the caller's names (contract section 5:
+    with W > 1 every block holds whole interleave groups of each rank)."""
+    world = _at_least(world, 1, names[0])
+    rank = int32(rank, names[1])
+    if not 0 <= rank < world:
+        raise ValueError("%s (%d) must be in [0, %s = %d)" % (names[1], rank, names[0], world))
+    interleave = _at_least(interleave, 1, "cp_kv_cache_interleave_size")
+    if world > 1 and block_size % interleave:
+        raise ValueError(
+            "block_size (%d) must be a multiple of cp_kv_cache_interleave_size (%d) when %s > 1"
+            % (block_size, interleave, names[0])
+        )
+    return world, rank, interleave
+
+
+@contextlib.contextmanager
+def _caller_names(names):
+    """Argument errors raised inside name the caller's arguments (``names``:
+    StepPlan's name -> the drop-in's), not StepPlan's."""
+    try:
+        yield
+    except (TypeError, ValueError) as exc:
+        if type(exc) not in (TypeError, ValueError):
+            raise  # the library's own errors keep their type and fields
+        text = str(exc)
+        for inner in sorted(names, key=len, reverse=True):
+            text = text.replace(inner, names[inner])
+        if text == str(exc):
+            raise
+        raise type(exc)(text) from None
+
+
+_GROUP_NAMES = {
+    "compressed_groups[0].slot_mapping": "out",
+    "compressed_groups[0].block_table": "block_table",
+    "compressed_groups[0].block_size": "block_size",
+    "compressed_groups[0].ratio": "compress_ratio",
+    "dcp_interleave": "cp_kv_cache_interleave_size",
+}
+
+
 def get_compressed_slot_mapping(
     num_tokens,
     query_start_loc,
@@ -39,34 +99,62 @@ def get_compressed_slot_mapping(
     block_size,
     compress_ratio,
     out=None,
-    dcp_world_size=1,
-    dcp_rank=0,
+    dcp_world_size=None,
+    dcp_rank=None,
     cp_kv_cache_interleave_size=1,
+    *,
+    cp_world_size=None,
+    cp_rank=None,
 ):
     """The compressed slot mapping of one compressed KV-cache group (contract
     section 5), with the argument order of vLLM's function of this name:
-    R = ``block_table.shape[0]`` requests, T = ``num_tokens``. The token that
+    R = the smallest of ``block_table.shape[0]``, ``len(seq_lens)`` and
+    ``len(query_start_loc) - 1`` requests, T = ``num_tokens``. The token that
     completes ``compress_ratio`` positions gets its compressed row's slot
     (``block_size`` rows a block, DCP placement), every other entry of
     ``out`` -- the whole buffer, not only ``[:num_tokens]`` -- is -1.
-    ``out`` (int64, ``len(out) >= num_tokens``) defaults to a new array.
+    ``out`` (int64, ``len(out) >= num_tokens``) defaults to a new array. DCP
+    is ``dcp_world_size`` / ``dcp_rank`` or, as older engine code spells
+    them, ``cp_world_size`` / ``cp_rank`` (default 1 / 0).
     Returns ``out[:num_tokens]``."""
-    num_tokens = int32(num_tokens, "num_tokens")
+    num_tokens = _at_least(num_tokens, 0, "num_tokens")
+    world_name, rank_name = "dcp_world_size", "dcp_rank"
+    if cp_world_size is not None or cp_rank is not None:
+        if dcp_world_size is not None or dcp_rank is not None:
+            raise TypeError("give DCP as dcp_world_size/dcp_rank or as cp_world_size/cp_rank, "
+                            "not both")
+        dcp_world_size, dcp_rank = cp_world_size, cp_rank
+        world_name, rank_name = "cp_world_size", "cp_rank"
+    ratio = _at_least(compress_ratio, 1, "compress_ratio")
+    bs = _at_least(block_size, 1, "block_size")
+    world, rank, interleave = _dcp(1 if dcp_world_size is None else dcp_world_size,
+                                   0 if dcp_rank is None else dcp_rank,
+                                   cp_kv_cache_interleave_size, bs, (world_name, rank_name))
+    if block_table is None:
+        raise ValueError("block_table is required")
     if out is None:
         out = _full_like_int64(query_start_loc, num_tokens, -1)
-    plan = StepPlan(
-        query_start_loc,
-        seq_lens=seq_lens,
-        compressed_groups=(
-            dict(block_table=block_table, ratio=compress_ratio, block_size=block_size,
-                 slot_mapping=out),
-        ),
-        dcp_world_size=dcp_world_size,
-        dcp_rank=dcp_rank,
-        dcp_interleave=cp_kv_cache_interleave_size,
-    )
-    plan.build(_rows_of(block_table), num_tokens)
+    names = dict(_GROUP_NAMES, dcp_world_size=world_name, dcp_rank=rank_name)
+    with _caller_names(names):
+        plan = StepPlan(
+            query_start_loc=query_start_loc,
+            seq_lens=seq_lens,
+            compressed_groups=(
+                dict(block_table=block_table, ratio=ratio, block_size=bs, slot_mapping=out),
+            ),
+            dcp_world_size=world,
+            dcp_rank=rank,
+            dcp_interleave=interleave,
+        )
+        plan.build(_num_reqs(query_start_loc, seq_lens, block_table), num_tokens)
     return out[:num_tokens]
+
+
+_SWA_NAMES = {
+    "swa_block_table": "block_table",
+    "swa_block_size": "block_size",
+    "swa_window": "window_size",
+}
 
 
 def compute_swa_indices_and_lens(
@@ -83,22 +171,38 @@ def compute_swa_indices_and_lens(
     """The sliding-window rows (contract section 7) of T = ``num_tokens``
     tokens (default ``len(swa_lens)``) into ``swa_indices`` [>= T, width]
     (or vLLM's [>= T, 1, width]) and ``swa_lens``; ``swa_lens`` is cleared
-    past T (as the engine's memset does). R = ``block_table.shape[0]``.
+    past T (as the engine's memset does). R = the smallest of
+    ``block_table.shape[0]``, ``len(seq_lens)`` and ``len(query_start_loc) - 1``.
     ``causal=False``: a draft block sees its whole block. Returns
     ``(swa_indices[:T], swa_lens[:T])``."""
-    n = len(swa_lens) if num_tokens is None else int32(num_tokens, "num_tokens")
-    plan = StepPlan(
-        query_start_loc,
-        seq_lens=seq_lens,
-        swa_indices=swa_indices,
-        swa_lens=swa_lens,
-        swa_block_table=block_table,
-        swa_block_size=block_size,
-        swa_window=window_size,
-        swa_causal=causal,
-    )
-    plan.build(_rows_of(block_table), n)
+    n = len(swa_lens) if num_tokens is None else _at_least(num_tokens, 0, "num_tokens")
+    window = _at_least(window_size, 1, "window_size")
+    bs = _at_least(block_size, 1, "block_size")
+    if block_table is None:
+        raise ValueError("block_table is required")
+    with _caller_names(_SWA_NAMES):
+        plan = StepPlan(
+            query_start_loc=query_start_loc,
+            seq_lens=seq_lens,
+            swa_indices=swa_indices,
+            swa_lens=swa_lens,
+            swa_block_table=block_table,
+            swa_block_size=bs,
+            swa_window=window,
+            swa_causal=causal,
+        )
+        plan.build(_num_reqs(query_start_loc, seq_lens, block_table), n)
     return swa_indices[:n], swa_lens[:n]
+
+
+_C128A_NAMES = {
+    "c128a_rows": "indices",
+    "c128a_lens": "lens",
+    "c128a_block_table": "block_table",
+    "c128a_block_size": "block_size",
+    "c128a_ratio": "compress_ratio",
+    "dcp_interleave": "cp_kv_cache_interleave_size",
+}
 
 
 def compute_c128a_indices_and_lens(
@@ -120,22 +224,30 @@ def compute_c128a_indices_and_lens(
     width] (or [>= T, 1, width]) and ``lens`` (cleared past T): every
     compressed row a token sees, as global slots through ``block_table``
     (``block_size`` compressed rows a block, packed per DCP rank) or, with
-    ``local=True``, as request-local indices. R = ``block_table.shape[0]``
-    (or ``len(seq_lens)`` when ``block_table`` is None in local mode).
+    ``local=True``, as request-local indices (``block_table`` may then be
+    None). R = the smallest of ``block_table.shape[0]`` (when given),
+    ``len(seq_lens)`` and ``len(query_start_loc) - 1``.
     Returns ``(indices[:T], lens[:T])``."""
-    n = len(lens) if num_tokens is None else int32(num_tokens, "num_tokens")
-    plan = StepPlan(
-        query_start_loc,
-        seq_lens=seq_lens,
-        c128a_rows=indices,
-        c128a_lens=lens,
-        c128a_block_table=None if local else block_table,
-        c128a_ratio=compress_ratio,
-        c128a_block_size=block_size,
-        c128a_local=local,
-        dcp_world_size=dcp_world_size,
-        dcp_rank=dcp_rank,
-        dcp_interleave=cp_kv_cache_interleave_size,
-    )
-    plan.build(_rows_of(block_table) if block_table is not None else len(seq_lens), n)
+    n = len(lens) if num_tokens is None else _at_least(num_tokens, 0, "num_tokens")
+    ratio = _at_least(compress_ratio, 1, "compress_ratio")
+    bs = _at_least(block_size, 1, "block_size")
+    world, rank, interleave = _dcp(dcp_world_size, dcp_rank, cp_kv_cache_interleave_size, bs)
+    if block_table is None and not local:
+        raise ValueError("block_table is required for global slots (local=False)")
+    table = None if local else block_table
+    with _caller_names(_C128A_NAMES):
+        plan = StepPlan(
+            query_start_loc=query_start_loc,
+            seq_lens=seq_lens,
+            c128a_rows=indices,
+            c128a_lens=lens,
+            c128a_block_table=table,
+            c128a_ratio=ratio,
+            c128a_block_size=bs,
+            c128a_local=local,
+            dcp_world_size=world,
+            dcp_rank=rank,
+            dcp_interleave=interleave,
+        )
+        plan.build(_num_reqs(query_start_loc, seq_lens, table), n)
     return indices[:n], lens[:n]

@@ -282,3 +282,140 @@ def test_argument_errors(attnmeta, change, text):
         attnmeta.StepPlan(qsl, **kw).build(R, T)
     assert text in str(info.value)
     assert (slots == POISON64).all() and (swa == POISON32).all() and (rows == POISON32).all()
+
+
+# ---- the engines' calls: padded tables, argument spellings, their names in errors ----
+
+def test_padded_block_table_example(attnmeta):
+    """R is the smallest of the table's rows, len(seq_lens) and
+    len(query_start_loc) - 1: graph-capture dummy metadata pads the table."""
+    got = attnmeta.get_compressed_slot_mapping(
+        4, np.array([0, 4], np.int32), np.array([2], np.int32),
+        np.array([[5], [7], [9]], np.int32), 64, 4)
+    assert got.tolist() == [-1, -1, -1, -1]
+
+
+@pytest.mark.parametrize("padded", ["table", "seq_lens", "query_start_loc"])
+def test_padded_inputs_drop_ins(attnmeta, padded):
+    """Any of the three inputs longer than the real requests: the same result
+    as with exactly R of each."""
+    qlens, seq, pad = [1, 3, 8, 1, 2], [5, 64, 200, 1, 130], 2
+    R, T = len(qlens), sum(qlens) + pad
+    qsl, seq_a = _qsl(qlens), np.array(seq, np.int32)
+    table = _table(R, 8, 7)
+    p_qsl, p_seq, p_table = qsl, seq_a, table
+    if padded == "table":
+        p_table = np.concatenate([table, _table(3, 8, 500)])
+    elif padded == "seq_lens":
+        p_seq = np.concatenate([seq_a, [9000, 9000]]).astype(np.int32)
+    else:
+        p_qsl = np.concatenate([qsl, [qsl[-1]] * 3]).astype(np.int32)
+    out = np.full(T + 2, POISON64, np.int64)
+    attnmeta.get_compressed_slot_mapping(T, p_qsl, p_seq, p_table, 64, 4, out=out)
+    assert out.tolist() == ref_compressed(list(qsl), seq, R, T, T + 2, table.tolist(), 64, 4)
+    rows = np.full((T, 1, 16), POISON32, np.int32)
+    lens = np.full(T, POISON32, np.int32)
+    attnmeta.compute_swa_indices_and_lens(rows, lens, 16, p_qsl, p_seq, p_table, 64)
+    want_rows, want_lens = ref_swa(list(qsl), seq, R, T, T, table.tolist(), 64, 16, 16)
+    assert rows[:, 0].tolist() == want_rows and lens.tolist() == want_lens
+    rows = np.full((T, 64), POISON32, np.int32)
+    lens = np.full(T, POISON32, np.int32)
+    attnmeta.compute_c128a_indices_and_lens(rows, lens, p_qsl, p_seq, p_table, 2, 4)
+    want_rows, want_lens = ref_c128a(list(qsl), seq, R, T, T, table.tolist(), 2, 4, 64)
+    assert rows.tolist() == want_rows and lens.tolist() == want_lens
+
+
+def test_compressed_slot_mapping_cp_spelling(attnmeta):
+    """compressor_utils.py's cp_world_size / cp_rank are the dcp_* ones."""
+    qlens, seq = [8, 8], [8192, 8191]
+    qsl, seq_a = _qsl(qlens), np.array(seq, np.int32)
+    table = _table(2, 200, 7)
+    want = ref_compressed(list(qsl), seq, 2, 16, 16, table.tolist(), 64, 4, 2, 1, 2)
+    got = attnmeta.get_compressed_slot_mapping(16, qsl, seq_a, table, 64, 4, cp_world_size=2,
+                                               cp_rank=1, cp_kv_cache_interleave_size=2)
+    assert got.tolist() == want
+    got = attnmeta.get_compressed_slot_mapping(16, qsl, seq_a, table, 64, 4, None, 2, 1, 2)
+    assert got.tolist() == want
+    with pytest.raises(TypeError, match="not both"):
+        attnmeta.get_compressed_slot_mapping(16, qsl, seq_a, table, 64, 4, dcp_world_size=2,
+                                             cp_rank=1)
+    with pytest.raises(ValueError, match=r"cp_rank \(2\) must be in \[0, cp_world_size = 2\)"):
+        attnmeta.get_compressed_slot_mapping(16, qsl, seq_a, table, 64, 4, cp_world_size=2,
+                                             cp_rank=2)
+
+
+def _dropin_call(attnmeta, which, **change):
+    qsl, seq = _qsl([1, 2]), np.array([300, 500], np.int32)
+    table = _table(2, 16, 1)
+    if which == "compressed":
+        kw = dict(num_tokens=3, query_start_loc=qsl, seq_lens=seq, block_table=table,
+                  block_size=64, compress_ratio=4, out=np.full(3, POISON64, np.int64))
+        kw.update(change)
+        return attnmeta.get_compressed_slot_mapping(**kw)
+    if which == "swa":
+        kw = dict(swa_indices=np.full((3, 128), POISON32, np.int32),
+                  swa_lens=np.full(3, POISON32, np.int32), window_size=128,
+                  query_start_loc=qsl, seq_lens=seq, block_table=table, block_size=64)
+        kw.update(change)
+        return attnmeta.compute_swa_indices_and_lens(**kw)
+    kw = dict(indices=np.full((3, 64), POISON32, np.int32), lens=np.full(3, POISON32, np.int32),
+              query_start_loc=qsl, seq_lens=seq, block_table=table, block_size=2)
+    kw.update(change)
+    return attnmeta.compute_c128a_indices_and_lens(**kw)
+
+
+@pytest.mark.parametrize(
+    "which, change, text",
+    [
+        ("compressed", dict(compress_ratio=0), "compress_ratio (0) must be >= 1"),
+        ("compressed", dict(block_size=0), "block_size (0) must be >= 1"),
+        ("compressed", dict(block_table=None), "block_table"),
+        ("compressed", dict(out=np.zeros(3, np.int32)), "out must be"),
+        ("compressed", dict(out=np.zeros(2, np.int64)), "out"),
+        ("compressed", dict(block_table=np.zeros((2, 4), np.int64)), "block_table must be"),
+        ("compressed", dict(dcp_world_size=2, dcp_rank=3), "dcp_rank (3)"),
+        ("compressed", dict(dcp_world_size=2, cp_kv_cache_interleave_size=0),
+         "cp_kv_cache_interleave_size (0)"),
+        ("swa", dict(window_size=0), "window_size (0) must be >= 1"),
+        ("swa", dict(block_size=0), "block_size (0) must be >= 1"),
+        ("swa", dict(block_table=np.zeros((2, 4), np.int64)), "block_table must be"),
+        ("c128a", dict(compress_ratio=0), "compress_ratio (0) must be >= 1"),
+        ("c128a", dict(block_size=0), "block_size (0) must be >= 1"),
+        ("c128a", dict(indices=np.zeros((3, 4), np.int64)), "indices must be"),
+        ("c128a", dict(lens=np.zeros(3, np.int64)), "lens must be"),
+        ("c128a", dict(block_table=None), "block_table is required"),
+        ("c128a", dict(dcp_world_size=2, cp_kv_cache_interleave_size=4),
+         "cp_kv_cache_interleave_size"),
+    ],
+    ids=lambda v: "+".join(v) if isinstance(v, dict) else str(v)[:24],
+)
+def test_dropin_errors_name_the_callers_arguments(attnmeta, which, change, text):
+    with pytest.raises((ValueError, TypeError)) as info:
+        _dropin_call(attnmeta, which, **dict(change))
+    message = str(info.value)
+    assert text in message
+    for inner in ("compressed_groups", "swa_block", "swa_window", "c128a_", "dcp_interleave"):
+        assert inner not in message, message
+
+
+def test_empty_inputs(attnmeta):
+    """R = 0 tables and T = 0 steps are valid (NumPy gives empty 2-D arrays
+    the strides (0, 0)): every slot -1, every length 0."""
+    table = np.empty((0, 4), np.int32)
+    assert table.strides == (0, 0)
+    qsl, seq = np.zeros(1, np.int32), np.empty(0, np.int32)
+    out = np.full(3, POISON64, np.int64)
+    got = attnmeta.get_compressed_slot_mapping(3, qsl, seq, table, 64, 4, out=out)
+    assert got.tolist() == [-1] * 3 and out.tolist() == [-1] * 3
+    got = attnmeta.get_compressed_slot_mapping(0, qsl, seq, table, 64, 4)
+    assert got.shape == (0,)
+    rows, lens = np.full((2, 1, 8), POISON32, np.int32), np.full(2, POISON32, np.int32)
+    attnmeta.compute_swa_indices_and_lens(rows, lens, 8, qsl, seq, table, 64)
+    assert (rows == -1).all() and (lens == 0).all()
+    rows, lens = np.empty((0, 8), np.int32), np.empty(0, np.int32)
+    attnmeta.compute_c128a_indices_and_lens(rows, lens, qsl, seq, table, 2)
+    slots = np.full(2, POISON64, np.int64)
+    plan = attnmeta.StepPlan(qsl, seq_lens=seq, compressed_groups=[
+        dict(block_table=table, ratio=4, block_size=64, slot_mapping=slots)])
+    plan.build(0, 2)
+    assert slots.tolist() == [-1, -1]
