@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-/* attnmeta info: version, and for each backend its module, devices and targets. */
+/* attnmeta info: version and commit, the library's file, and for each
+ * backend its module file, targets and devices. */
+#define _DEFAULT_SOURCE /* realpath */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "attnmeta/attnmeta.h"
 #include "cli.h"
@@ -9,11 +12,22 @@
 static void usage(FILE *out) {
   fprintf(out,
           "usage: attnmeta info\n"
-          "Prints the library version, then for each backend (cpu, cuda, hip) the targets\n"
-          "its module was built for and the devices it sees (or why it is unavailable),\n"
-          "then the backend 'auto' picks. A missing GPU module or device is reported, not\n"
-          "an error.\n"
+          "Prints the library's version and source commit and the file it was loaded\n"
+          "from, then for each backend (cpu, cuda, hip) the file of its module, the\n"
+          "targets it was built for and the devices it sees (or why it is unavailable),\n"
+          "then the backend 'auto' picks (ATTNMETA_BACKEND forces one). A missing GPU\n"
+          "module or device is reported, not an error.\n"
           "  -h, --help   this text\n" CLI_EXIT_STATUS_HELP);
+}
+
+/* Prints the file `kind` was loaded from, links resolved. */
+static void print_module_path(const char *label, attnmeta_backend kind) {
+  const char *path = "";
+  char *real;
+  attnmeta_backend_module_path(kind, &path);
+  real = path[0] ? realpath(path, NULL) : NULL;
+  printf("%s%s\n", label, real ? real : path[0] ? path : "(the loader does not say)");
+  free(real);
 }
 
 int cli_info(int argc, char **argv) {
@@ -31,8 +45,10 @@ int cli_info(int argc, char **argv) {
     }
     return cli_unknown(&a);
   }
-  printf("attnmeta %s (header %d.%d.%d)\n", attnmeta_version_string(), ATTNMETA_VERSION_MAJOR,
-         ATTNMETA_VERSION_MINOR, ATTNMETA_VERSION_PATCH);
+  printf("attnmeta %s, commit %s (header %d.%d.%d)\n", attnmeta_version_string(),
+         attnmeta_build_commit(), ATTNMETA_VERSION_MAJOR, ATTNMETA_VERSION_MINOR,
+         ATTNMETA_VERSION_PATCH);
+  print_module_path("library: ", ATTNMETA_BACKEND_CPU);
   for (i = 0; i < sizeof kinds / sizeof kinds[0]; ++i) {
     const char *targets = "";
     int count = 0;
@@ -48,6 +64,8 @@ int cli_info(int argc, char **argv) {
     attnmeta_backend_device_count(kinds[i], &count);
     printf("backend %-5s built for: %s; devices: %d\n", attnmeta_backend_name(kinds[i]), targets,
            count);
+    if (kinds[i] != ATTNMETA_BACKEND_CPU)
+      print_module_path("              module: ", kinds[i]);
     if (count == 0) {
       if (attnmeta_open(&ctx, kinds[i], 0) != ATTNMETA_OK)
         printf("              %s\n", attnmeta_open_error());

@@ -342,6 +342,11 @@ ATTNMETA_API attnmeta_status attnmeta_backend_device_count(attnmeta_backend kind
 /* Architectures the backend module was built for, e.g. "sm_90 sm_100 compute_100"
  * (sm_XY: machine code; compute_XY: PTX the driver compiles for newer GPUs). */
 ATTNMETA_API attnmeta_status attnmeta_backend_targets(attnmeta_backend kind, const char **targets);
+/* The file `kind`'s backend was loaded from, as the dynamic loader names it:
+ * the module for a GPU backend (loaded if not yet), this library itself for
+ * the CPU backend. *path stays valid while the process runs; "" when the
+ * loader cannot tell. Fails as attnmeta_backend_targets does. Since 0.2.0. */
+ATTNMETA_API attnmeta_status attnmeta_backend_module_path(attnmeta_backend kind, const char **path);
 
 /* ---- operations ---- */
 /* Initialises a step of `size` bytes, the caller's sizeof(attnmeta_step):

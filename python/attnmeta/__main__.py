@@ -1,19 +1,29 @@
 # SPDX-License-Identifier: Apache-2.0
 """`python -m attnmeta`: what `attnmeta info` prints (tools/cli_info.c),
-line for line, through this package's library: its version, each backend's
-module with the architectures it was built for, its devices (with the code
-the driver runs on each, SASS or PTX JIT), and the default backend."""
+line for line, through this package's library: its version and commit,
+the library's file, each backend's module file with the architectures it
+was built for, its devices, and the default backend; then the package's
+own version and folder."""
 
 import ctypes
+import os
 import sys
+from typing import List, Optional, Tuple
 
 from . import _lib
+from ._devices import backend_module_path
 from ._lib import Backend
+from ._version import __version__
 
 _HEADER = tuple(int(x) for x in _lib.__version__.split("."))
 
 
-def _open(kind, device):
+def _module_path(kind: Backend) -> str:
+    path = backend_module_path(kind)
+    return os.path.realpath(path) if path else "(the loader does not say)"
+
+
+def _open(kind: Backend, device: int) -> Tuple[Optional[int], Optional[str]]:
     """(handle, None) or (None, the open error text)."""
     handle = ctypes.c_void_p()
     status = _lib.open_context(ctypes.byref(handle), int(kind), device)
@@ -22,13 +32,15 @@ def _open(kind, device):
     return handle.value, None
 
 
-def _name(handle):
+def _name(handle: int) -> str:
     return (_lib.context_device_name(handle) or b"").decode(errors="replace")
 
 
-def info_lines():
+def info_lines() -> List[str]:
     """The lines of `attnmeta info`."""
-    lines = ["attnmeta %s (header %d.%d.%d)" % ((_lib.version_string(),) + _HEADER)]
+    lines = ["attnmeta %s, commit %s (header %d.%d.%d)"
+             % (_lib.version_string(), _lib.build_commit(), _HEADER[0], _HEADER[1], _HEADER[2])]
+    lines.append("library: %s" % _module_path(Backend.CPU))
     for kind in (Backend.CPU, Backend.CUDA, Backend.HIP):
         name = _lib.backend_name(kind)
         targets = ctypes.c_char_p()
@@ -40,11 +52,13 @@ def info_lines():
                 error = _lib.status_string(status)
             lines.append("backend %-5s unavailable: %s" % (name, error))
             continue
-        count = ctypes.c_int(0)
-        _lib.backend_device_count(int(kind), ctypes.byref(count))
-        count = count.value
+        found = ctypes.c_int(0)
+        _lib.backend_device_count(int(kind), ctypes.byref(found))
+        count = found.value
         lines.append("backend %-5s built for: %s; devices: %d"
                      % (name, (targets.value or b"").decode(), count))
+        if kind != Backend.CPU:
+            lines.append("              module: %s" % _module_path(kind))
         if count == 0:
             handle, error = _open(kind, 0)
             if handle is None:
@@ -68,16 +82,18 @@ def info_lines():
     return lines
 
 
-def main(argv=None) -> int:
+def main(argv: Optional[List[str]] = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] in ("-h", "--help"):
-        print("usage: python -m attnmeta\n  prints what `attnmeta info` prints: the library, "
-              "its backends, their devices and the default backend")
+        print("usage: python -m attnmeta\n  prints what `attnmeta info` prints: the library "
+              "(version, commit, file), its backends (module files, targets, devices) and the "
+              "default backend; then this package's version and folder")
         return 0
     if argv:
         sys.stderr.write("usage: python -m attnmeta (no arguments; -h for help)\n")
         return 2
     print("\n".join(info_lines()))
+    print("python package: attnmeta %s in %s" % (__version__, os.path.dirname(os.path.abspath(__file__))))
     return 0
 
 

@@ -18,6 +18,9 @@ _BACKEND_NAMES = {"auto": Backend.AUTO, "cpu": Backend.CPU, "cuda": Backend.CUDA
 def backend_kind(backend: "Union[Backend, int, str]", name: str = "backend") -> "Union[Backend, int]":
     """``backend`` as a :class:`Backend`: a Backend, its number, or its name
     (``"auto"``, ``"cpu"``, ``"cuda"``, ``"hip"``, any case)."""
+    if isinstance(backend, bool):  # an int to operator.index, never a backend
+        raise TypeError("%s must be an attnmeta.Backend, an integer or a name such as 'cpu', got bool"
+                        % name)
     if isinstance(backend, str):
         kind = _BACKEND_NAMES.get(backend.strip().lower())
         if kind is None:

@@ -460,6 +460,23 @@ backend_targets = _prototype(
     _fast, "attnmeta_backend_targets", _cint, [_cint, ctypes.POINTER(ctypes.c_char_p)]
 )
 
+
+
+def _optional_prototype(lib, name, restype, argtypes):
+    """A function the library may lack (added after 0.1): None then."""
+    fn = getattr(lib, name, None)
+    if fn is not None:
+        fn.restype = restype
+        fn.argtypes = argtypes
+    return fn
+
+
+# Diagnostics (since 0.2.0).
+_build_commit = _optional_prototype(_fast, "attnmeta_build_commit", _ccp, [])
+backend_module_path = _optional_prototype(
+    _slow, "attnmeta_backend_module_path", _cint, [_cint, ctypes.POINTER(ctypes.c_char_p)]
+)
+
 # Functions that may wait (device start-up, synchronisation, copies): release it.
 open_context = _prototype(_slow, "attnmeta_open", _cint, [ctypes.POINTER(_vp), _cint, _cint])
 backend_device_count = _prototype(
@@ -475,6 +492,14 @@ copy_to_host = _prototype(_slow, "attnmeta_copy_to_host", _cint, [_vp, _vp, _vp,
 def version_string() -> str:
     """The library's version text, e.g. ``"0.1.0"``."""
     return _version_string().decode()
+
+
+def build_commit() -> str:
+    """The source commit the library was built from (``attnmeta_build_commit``),
+    or ``"unknown"`` (a library built outside a checkout, or older than 0.2.0)."""
+    if _build_commit is None:
+        return "unknown"
+    return _build_commit().decode(errors="replace")
 
 
 def status_string(status: int) -> str:

@@ -64,8 +64,84 @@ def test_python_m_attnmeta_is_attnmeta_info():
     theirs = subprocess.run([cli, "info"], env=env, capture_output=True, text=True, timeout=120)
     assert mine.returncode == 0, mine.stderr
     assert theirs.returncode == 0, theirs.stderr
-    assert mine.stdout == theirs.stdout
+    lines = mine.stdout.splitlines()
+    assert lines[:-1] == theirs.stdout.splitlines()
+    assert lines[-1].startswith("python package: attnmeta %s in " % attnmeta_version())
     assert mine.stdout.startswith("attnmeta ") and "\nbackend cpu " in mine.stdout
+
+
+def attnmeta_version():
+    import attnmeta
+
+    return attnmeta.__version__
+
+
+def test_info_names_the_files_and_the_commit(attnmeta):
+    """The library's file (the one this process loaded), the commit, and a
+    module line for every GPU backend whose module loaded."""
+    from attnmeta import __main__ as info
+    from attnmeta import _lib
+
+    lines = info.info_lines()
+    assert lines[0].startswith("attnmeta %s, commit %s (header "
+                               % (attnmeta.version_string(), _lib.build_commit()))
+    assert _lib.build_commit() and " " not in _lib.build_commit()
+    assert lines[1] == "library: %s" % os.path.realpath(_lib.library_path)
+    for kind in (attnmeta.Backend.CUDA, attnmeta.Backend.HIP):
+        name = attnmeta.backend_name(kind)
+        built = [i for i, line in enumerate(lines) if line.startswith("backend %-5s built for" % name)]
+        if built:
+            path = lines[built[0] + 1].split("module: ", 1)[1]
+            assert os.path.isfile(path) and os.path.basename(path).startswith("libattnmeta_" + name)
+
+
+def test_module_path_of_each_backend(attnmeta):
+    from attnmeta import _devices, _lib
+
+    assert os.path.realpath(_devices.backend_module_path("cpu")) == os.path.realpath(_lib.library_path)
+    for name in ("cuda", "hip"):
+        try:
+            path = _devices.backend_module_path(name)
+        except attnmeta.AttnmetaError as exc:
+            assert exc.status in (attnmeta.Status.BACKEND_UNAVAILABLE, attnmeta.Status.ABI_MISMATCH)
+        else:
+            assert os.path.isfile(path)
+
+
+@pytest.mark.parametrize("name", ["cpu", "CPU", " cpu "])
+def test_backend_queries_take_names(attnmeta, name):
+    assert attnmeta.backend_device_count(name) == attnmeta.backend_device_count(attnmeta.Backend.CPU)
+    assert attnmeta.backend_targets(name) == attnmeta.backend_targets(attnmeta.Backend.CPU)
+
+
+def test_backend_queries_refuse_bad_names_and_bools(attnmeta):
+    with pytest.raises(ValueError, match="'tpu' is not a backend name"):
+        attnmeta.backend_device_count("tpu")
+    with pytest.raises(ValueError, match="'tpu' is not a backend name"):
+        attnmeta.backend_targets("tpu")
+    with pytest.raises(TypeError, match="got bool"):
+        attnmeta.backend_targets(True)
+    with pytest.raises(TypeError, match="got bool"):
+        attnmeta.Context(True)
+
+
+def test_forced_backend_error_names_the_variable():
+    """ATTNMETA_BACKEND forcing a backend that cannot open: the message
+    names the variable (not "backend auto")."""
+    code = ("import attnmeta\n"
+            "try:\n"
+            "    attnmeta.Context('auto')\n"
+            "except attnmeta.AttnmetaError as e:\n"
+            "    print('ERROR', e)\n"
+            "else:\n"
+            "    print('opened')\n")
+    env = dict(os.environ, PYTHONPATH=PYTHON_DIR, ATTNMETA_BACKEND="hip")
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr
+    if run.stdout.startswith("opened"):
+        pytest.skip("this machine has a HIP device")
+    assert "ATTNMETA_BACKEND=hip forces backend hip" in run.stdout, run.stdout
 
 
 def test_python_m_attnmeta_usage():

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Contexts, version, backend queries, launch configuration and the memory
  * utilities: the public API that is not an operation. */
+#define _GNU_SOURCE /* dladdr */
+#include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,9 +92,22 @@ static attnmeta_status open_on(attnmeta_context *ctx, attnmeta_backend kind, int
   return ATTNMETA_OK;
 }
 
+/* The open failed on the backend ATTNMETA_BACKEND forced: say so first,
+ * since the caller asked for auto. */
+static void name_forcing_variable(attnmeta_backend kind) {
+  char why[AM_MESSAGE_SIZE];
+  const char *env = am_environment("ATTNMETA_BACKEND");
+  memcpy(why, open_message, sizeof why);
+  snprintf(open_message, sizeof open_message,
+           "ATTNMETA_BACKEND=%.16s forces backend %s, which cannot be opened "
+           "(unset it to let auto pick): %.*s",
+           env ? env : "", attnmeta_backend_name(kind), (int)(sizeof why / 2), why);
+}
+
 attnmeta_status attnmeta_open(attnmeta_context **out, attnmeta_backend kind, int device) {
   attnmeta_context *ctx;
   attnmeta_status status;
+  int forced = 0;
   open_message[0] = '\0';
   if (!out) {
     snprintf(open_message, sizeof open_message, "out (the context pointer) is NULL");
@@ -102,6 +117,7 @@ attnmeta_status attnmeta_open(attnmeta_context **out, attnmeta_backend kind, int
   if (kind == ATTNMETA_BACKEND_AUTO) {
     status = backend_from_env(&kind);
     if (status != ATTNMETA_OK) return status;
+    forced = kind != ATTNMETA_BACKEND_AUTO;
   }
   if (kind != ATTNMETA_BACKEND_AUTO && kind != ATTNMETA_BACKEND_CPU &&
       kind != ATTNMETA_BACKEND_CUDA && kind != ATTNMETA_BACKEND_HIP) {
@@ -129,6 +145,7 @@ attnmeta_status attnmeta_open(attnmeta_context **out, attnmeta_backend kind, int
     status = open_on(ctx, kind, device);
   }
   if (status != ATTNMETA_OK) {
+    if (forced) name_forcing_variable(kind);
     free(ctx);
     return status;
   }
@@ -179,6 +196,20 @@ attnmeta_status attnmeta_backend_targets(attnmeta_backend kind, const char **tar
   table = am_backend_for(kind, &status, msg, sizeof msg);
   if (!table) return status;
   *targets = table->targets;
+  return ATTNMETA_OK;
+}
+
+attnmeta_status attnmeta_backend_module_path(attnmeta_backend kind, const char **path) {
+  char msg[AM_MESSAGE_SIZE];
+  attnmeta_status status;
+  const am_backend_table *table;
+  Dl_info info;
+  if (!path) return ATTNMETA_ERR_NULL_POINTER;
+  *path = "";
+  table = am_backend_for(kind, &status, msg, sizeof msg);
+  if (!table) return status;
+  /* modules are never unloaded: the loader's name stays valid */
+  if (dladdr((const void *)table, &info) && info.dli_fname) *path = info.dli_fname;
   return ATTNMETA_OK;
 }
 

@@ -145,6 +145,25 @@ for cmd in step bench conformance; do
   expect 2 "attnmeta $cmd: cannot open backend cpu device 7" "$cmd" --backend cpu --device 7
 done
 
+# ---- diagnostics: files, commit, the variable that forces a backend ----
+expect 0 "^attnmeta [0-9]+\.[0-9]+\.[0-9]+, commit [0-9a-z-]+ \(header " info
+also_check "info names the library's file, and it exists" \
+  bash -c "f=\$(sed -n 's/^library: //p' '$work/out'); test -f \"\$f\""
+also_check "info gives each GPU backend that loaded its module's file" bash -c \
+  "awk '/^backend (cuda|hip) +built for/ { getline; if (\$1 != \"module:\") bad = 1 } END { exit bad }' '$work/out'"
+for cmd in step bench; do
+  checks=$((checks + 1))
+  if ATTNMETA_BACKEND=hip timeout 120 "$cli" "$cmd" >"$work/out" 2>"$work/err"; then
+    echo "ok:   ATTNMETA_BACKEND=hip attnmeta $cmd: this machine has a HIP device"
+  elif grep -q "ATTNMETA_BACKEND=hip forces backend hip" "$work/err"; then
+    echo "ok:   ATTNMETA_BACKEND=hip attnmeta $cmd names the variable"
+  else
+    failed=$((failed + 1))
+    echo "FAIL: ATTNMETA_BACKEND=hip attnmeta $cmd does not name the variable:"
+    sed 's/^/    err| /' "$work/err" | head -n 5
+  fi
+done
+
 # ---- outputs opened before the work ----
 SECONDS=0
 expect 2 "attnmeta bench: --json: cannot write '$work/no/such/dir/b.json'" \
