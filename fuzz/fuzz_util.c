@@ -438,11 +438,12 @@ void fz_step_rules(const attnmeta_step *s, uint32_t *required, uint32_t *optiona
   const int wants_table = s->block_table_out || s->slot_mapping;
   uint32_t req = 0, opt = 0;
 
-  /* sizes of 0.1 (ending at error_word) up to this header's, whole members */
+  /* the sizes of the releases only: 0.1 (ending at error_word) and 0.2,
+   * this header's */
   if (s->struct_size > sizeof *s)
     req |= FZ_BIT(ATTNMETA_ERR_NOT_SUPPORTED);
-  else if (s->struct_size < offsetof(attnmeta_step, error_word) + sizeof(int32_t *) ||
-           s->struct_size % _Alignof(attnmeta_step) != 0)
+  else if (s->struct_size != offsetof(attnmeta_step, error_word) + sizeof(int32_t *) &&
+           s->struct_size != sizeof *s)
     req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
   if (!s->query_start_loc) req |= FZ_BIT(ATTNMETA_ERR_NULL_POINTER);
   if (s->num_reqs < 0 || s->num_tokens < 0 || s->capacity < 0)

@@ -20,16 +20,18 @@ typedef struct am_sized_type {
   const char *name;      /* e.g. "step", for messages */
   const char *init_name; /* the public function that initialises one */
   size_t size;           /* sizeof in this library */
-  size_t align;          /* _Alignof in this library: every accepted size is a multiple */
-  size_t oldest_size;    /* the size of its first release: the smallest accepted */
+  size_t align;          /* _Alignof in this library */
+  size_t oldest_size;    /* the size of its first release (sized_struct.c's table of
+                            released sizes, by name, decides what is accepted) */
   const void *defaults;  /* `size` bytes: what init writes, struct_size included */
 } am_sized_type;
 
 /* Copies the caller's struct into `full` (type->size bytes): the bytes its
  * struct_size covers from the caller, the rest from the defaults. Reads the
- * caller's struct_size first and nothing past it. A size below oldest_size,
- * or not a multiple of the alignment, is refused with
- * ATTNMETA_ERR_INVALID_ARGUMENT; one above this library's with
+ * caller's struct_size first and nothing past it. Accepted: exactly the
+ * sizes a release gave the struct (sized_struct.c's table; a type with no
+ * row there: oldest_size) and this library's own. Any other size is
+ * refused with ATTNMETA_ERR_INVALID_ARGUMENT, one above this library's with
  * ATTNMETA_ERR_NOT_SUPPORTED (the caller was built against a newer header).
  * `full` is untouched on failure. */
 attnmeta_status am_sized_import(attnmeta_context *ctx, const am_sized_type *type,

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * attnmeta_step and attnmeta_topk accept exactly the struct_size values of
+ * their releases (0.1.0's step, 0.2.0's step and top-k) and nothing
+ * between: a size that ends inside compressed_groups[0], or any other
+ * multiple of 8 between two releases, is refused with
+ * ATTNMETA_ERR_INVALID_ARGUMENT, a message giving the released sizes, and
+ * nothing written. Callers' structs sit in exact-size allocations against
+ * an inaccessible page.
+ */
+#include <criterion/criterion.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "attnmeta/attnmeta.h"
+#include "guarded.h"
+#include "harness.h"
+
+#define STEP_0_1 (offsetof(attnmeta_step, error_word) + sizeof(int32_t *))
+
+/* Builds a token map with a step of `size` bytes; the status. */
+static attnmeta_status step_of_size(attnmeta_context *ctx, size_t size, int32_t *out) {
+  static const int32_t qsl[] = {0, 1};
+  attnmeta_step full;
+  unsigned char *raw = amt_guarded_alloc(size);
+  attnmeta_status st;
+  cr_assert(raw);
+  attnmeta_step_init(&full);
+  full.query_start_loc = qsl;
+  full.num_reqs = 1;
+  full.num_tokens = 2;
+  full.capacity = 2;
+  full.token_to_req = out;
+  full.struct_size = size;
+  memcpy(raw, &full, size);
+  st = attnmeta_build_step(ctx, (const attnmeta_step *)(void *)raw, NULL);
+  amt_guarded_free(raw, size);
+  return st;
+}
+
+Test(struct_sizes, step_inside_compressed_groups_refused) {
+  attnmeta_context *ctx = amt_open_or_skip(ATTNMETA_BACKEND_CPU);
+  const size_t inside = offsetof(attnmeta_step, compressed_groups) + 8;
+  int32_t out[2] = {-7, -7};
+  attnmeta_status st = step_of_size(ctx, inside, out);
+  cr_expect_eq(st, ATTNMETA_ERR_INVALID_ARGUMENT, "%zu: %s", inside, attnmeta_status_string(st));
+  cr_expect(strstr(attnmeta_last_error(ctx), "struct_size") &&
+                strstr(attnmeta_last_error(ctx), "0.1.0") &&
+                strstr(attnmeta_last_error(ctx), "0.2.0"),
+            "message: %s", attnmeta_last_error(ctx));
+  cr_expect(out[0] == -7 && out[1] == -7, "written on error");
+  attnmeta_close(ctx);
+}
+
+Test(struct_sizes, step_only_released_sizes) {
+  attnmeta_context *ctx = amt_open_or_skip(ATTNMETA_BACKEND_CPU);
+  size_t size;
+  for (size = 8; size <= sizeof(attnmeta_step); size += 8) {
+    int32_t out[2] = {-7, -7};
+    const int released = size == STEP_0_1 || size == sizeof(attnmeta_step);
+    const attnmeta_status st = step_of_size(ctx, size, out);
+    if (released) {
+      cr_expect_eq(st, ATTNMETA_OK, "size %zu: %s", size, attnmeta_last_error(ctx));
+      cr_expect(out[0] == 0 && out[1] == 0, "size %zu: token map %d %d", size, out[0], out[1]);
+    } else {
+      cr_expect_eq(st, ATTNMETA_ERR_INVALID_ARGUMENT, "size %zu: %s", size,
+                   attnmeta_status_string(st));
+      cr_expect(out[0] == -7 && out[1] == -7, "size %zu: written on error", size);
+    }
+  }
+  attnmeta_close(ctx);
+}
+
+Test(struct_sizes, step_init_size_says_the_same) {
+  attnmeta_step s;
+  cr_expect_eq(attnmeta_step_init_size(&s, STEP_0_1), ATTNMETA_OK);
+  cr_expect_eq(attnmeta_step_init_size(&s, sizeof s), ATTNMETA_OK);
+  cr_expect_eq(attnmeta_step_init_size(&s, STEP_0_1 + 8), ATTNMETA_ERR_INVALID_ARGUMENT);
+  cr_expect_eq(attnmeta_step_init_size(&s, sizeof s - 8), ATTNMETA_ERR_INVALID_ARGUMENT);
+}
+
+Test(struct_sizes, topk_only_its_release) {
+  attnmeta_context *ctx = amt_open_or_skip(ATTNMETA_BACKEND_CPU);
+  static const int32_t topk[2] = {0, 1}, req[1] = {0}, table[1] = {5};
+  size_t size;
+  for (size = 8; size <= sizeof(attnmeta_topk); size += 8) {
+    int32_t out[2] = {-7, -7};
+    attnmeta_topk full;
+    unsigned char *raw = amt_guarded_alloc(size);
+    attnmeta_status st;
+    cr_assert(raw);
+    attnmeta_topk_init(&full);
+    full.topk = topk;
+    full.topk_stride = 2;
+    full.num_tokens = 1;
+    full.topk_count = 2;
+    full.req_id = req;
+    full.num_reqs = 1;
+    full.block_table = table;
+    full.block_table_cols = 1;
+    full.block_table_stride = 1;
+    full.block_size = 4;
+    full.out = out;
+    full.out_stride = 2;
+    full.struct_size = size;
+    memcpy(raw, &full, size);
+    st = attnmeta_convert_topk(ctx, (const attnmeta_topk *)(void *)raw, NULL);
+    amt_guarded_free(raw, size);
+    if (size == sizeof(attnmeta_topk)) {
+      cr_expect_eq(st, ATTNMETA_OK, "%s", attnmeta_last_error(ctx));
+      cr_expect(out[0] == 20 && out[1] == 21, "out %d %d", out[0], out[1]);
+    } else {
+      cr_expect_eq(st, ATTNMETA_ERR_INVALID_ARGUMENT, "size %zu: %s", size,
+                   attnmeta_status_string(st));
+      cr_expect(out[0] == -7 && out[1] == -7, "size %zu: written on error", size);
+    }
+  }
+  attnmeta_close(ctx);
+}
