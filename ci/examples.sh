@@ -213,14 +213,7 @@ run "pkg-config: C++ example runs on the CPU backend" "$work/pkgconfig/step_exam
 # ---- the README's examples, as printed there ----
 # Each block follows a "<!-- ci/examples.sh: NAME -->" line of README.md;
 # NAME.out holds what NAME must print.
-readme_block() { # name -> the block's text on stdout
-  "$python" - "$src/README.md" "$1" <<'PY'
-import re, sys
-text = open(sys.argv[1]).read()
-found = re.search(r"<!-- ci/examples\.sh: %s -->\n```[a-z]*\n(.*?)```\n" % re.escape(sys.argv[2]), text, re.S)
-sys.exit("README.md has no block %s" % sys.argv[2]) if not found else sys.stdout.write(found.group(1))
-PY
-}
+readme_block() { "$python" "$src/ci/readme_block.py" "$1" "$src/README.md"; }
 readme_c_ok() {
   local d="$work/readme"
   mkdir -p "$d" && readme_block readme_step.c >"$d/readme_step.c" &&
@@ -239,6 +232,19 @@ if [ -n "$pydir" ]; then
       diff -u "$d/want_numpy" "$d/got_numpy"
   }
   run "README: the NumPy example runs with the installed package and prints what the README shows" readme_numpy_ok
+  # The torch example needs torch and a CUDA or ROCm GPU.
+  if "$python" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+    readme_torch_ok() {
+      local d="$work/readme"
+      mkdir -p "$d" && readme_block readme_torch.py >"$d/readme_torch.py" &&
+        readme_block readme_torch.out >"$d/want_torch" &&
+        (cd "$d" && PYTHONPATH="$(dirname "$pydir")" ATTNMETA_BACKEND= "$python" readme_torch.py >"$d/got_torch") &&
+        diff -u "$d/want_torch" "$d/got_torch"
+    }
+    run "README: the torch example runs on the GPU and prints what the README shows" readme_torch_ok
+  else
+    echo "skip README: the torch example (no torch with a GPU for $python)"
+  fi
 fi
 
 # ---- the installed command-line tool ----
