@@ -266,15 +266,25 @@ def _empty_like(x, shape):
 
 
 def _run(req_id, block_table, token_indices, BLOCK_SIZE, NUM_TOPK_TOKENS, return_valid_counts,
-         compact, **more):
+         compact, out=None, valid_counts_out=None, **more):
     shape = tuple(token_indices.shape)
     if len(shape) != 2 or shape[1] != NUM_TOPK_TOKENS:
         raise ValueError(
             "token_indices must be [num_tokens, NUM_TOPK_TOKENS = %d], got shape %s"
             % (NUM_TOPK_TOKENS, shape)
         )
-    out = _empty_like(token_indices, shape)
-    counts = _empty_like(token_indices, (shape[0],)) if (return_valid_counts or compact) else None
+    n_req = tuple(getattr(req_id, "shape", (shape[0],)))
+    if len(n_req) != 1 or n_req[0] != shape[0]:
+        raise ValueError(
+            "req_id (shape %s) and token_indices (%d rows) must cover the same tokens"
+            % (n_req, shape[0])
+        )
+    if out is None:
+        out = _empty_like(token_indices, shape)
+    counts = None
+    if return_valid_counts or compact:
+        counts = valid_counts_out if valid_counts_out is not None and return_valid_counts else \
+            _empty_like(token_indices, (shape[0],))
     plan = TopkPlan(token_indices, block_table, out, req_id=req_id, valid_counts=counts,
                     compact=compact, block_size=BLOCK_SIZE, **more)
     plan.convert(shape[0])
@@ -292,20 +302,31 @@ def convert_req_index_to_global_index(
     prefill_workspace_request_ids=None,
     prefill_workspace_starts=None,
     return_valid_counts=False,
+    out=None,
+    valid_counts_out=None,
+    *,
+    BLOCK_STRIDE_ROWS=None,
 ):
     """The engines' conversion (same arguments and defaults)::
 
-        out[t, j] = block_table[req_id[t], x // BLOCK_SIZE] * BLOCK_SIZE + x % BLOCK_SIZE
+        out[t, j] = block_table[req_id[t], x // BLOCK_SIZE] * BLOCK_STRIDE_ROWS + x % BLOCK_SIZE
 
     for ``x = token_indices[t, j]``; -1 where ``x < 0``, where the block is
     past the table (and, unlike the engines' kernel, where ``req_id`` is out
-    of range, a block id is negative or the slot overflows int32). With
+    of range, a block id is negative or the slot overflows int32).
+    ``BLOCK_STRIDE_ROWS`` (default ``BLOCK_SIZE``): cache rows between the
+    starts of consecutive blocks in a flat view of the cache. With
     ``HAS_PREFILL_WORKSPACE``, a token with
     ``prefill_workspace_request_ids[t] = p >= 0`` maps to
-    ``prefill_workspace_starts[p] + x``. Returns ``out`` (new, like
-    token_indices), and with ``return_valid_counts`` also the valid count of
-    each row. ``BLOCK_N`` is the engines' tile width: accepted, not needed.
-    For graph capture over persistent buffers use :class:`TopkPlan`."""
+    ``prefill_workspace_starts[p] + x``, the block table's bound aside.
+    ``req_id`` and ``token_indices`` cover the same tokens (refused
+    otherwise). Returns ``out`` (the caller's persistent ``[>= T, >= K]``
+    buffer when given, else new, like token_indices), and with
+    ``return_valid_counts`` also the valid count of each row (into
+    ``valid_counts_out`` when given; ignored without return_valid_counts,
+    as the engines do). ``BLOCK_N`` is the engines' tile width: accepted,
+    not needed. For graph capture over persistent buffers see also
+    :class:`TopkPlan`."""
     del BLOCK_N
     more = {}
     if HAS_PREFILL_WORKSPACE:
@@ -315,8 +336,10 @@ def convert_req_index_to_global_index(
             )
         more = dict(prefill_workspace_request_ids=prefill_workspace_request_ids,
                     prefill_workspace_starts=prefill_workspace_starts)
+    if BLOCK_STRIDE_ROWS is not None:
+        more["stride_rows"] = BLOCK_STRIDE_ROWS
     return _run(req_id, block_table, token_indices, BLOCK_SIZE, NUM_TOPK_TOKENS,
-                return_valid_counts, False, **more)
+                return_valid_counts, False, out=out, valid_counts_out=valid_counts_out, **more)
 
 
 def filter_and_convert_dcp_index(
@@ -336,7 +359,8 @@ def filter_and_convert_dcp_index(
     this rank does not own become -1, the rest are converted at their
     rank-local index; with ``compact_valid_to_front`` each row holds its
     valid slots first, in increasing column order (the engines' order is
-    unspecified), then -1."""
+    unspecified), then -1. ``req_id`` and ``token_indices`` cover the same
+    tokens (refused otherwise)."""
     del BLOCK_N
     return _run(req_id, block_table, token_indices, BLOCK_SIZE, NUM_TOPK_TOKENS,
                 return_valid_counts, bool(compact_valid_to_front), dcp_size=dcp_size,

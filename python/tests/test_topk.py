@@ -281,3 +281,42 @@ def test_empty_inputs(attnmeta):
                                                         2, 0, BLOCK_SIZE=16, NUM_TOPK_TOKENS=8,
                                                         return_valid_counts=True)
     assert (out == -1).all() and (counts == 0).all()
+
+
+def test_persistent_buffers_and_block_stride(attnmeta):
+    """The engines' out=, valid_counts_out= and BLOCK_STRIDE_ROWS=: the
+    caller's buffers are filled and returned, slots step by the stride."""
+    req, table, topk = engine_inputs(16, 128, seed=3)
+    T, K = topk.shape
+    out = np.full((T + 2, K), -99, np.int32)
+    counts = np.full(T + 1, -99, np.int32)
+    got, got_counts = attnmeta.convert_req_index_to_global_index(
+        req, table, topk, BLOCK_SIZE=16, NUM_TOPK_TOKENS=K, return_valid_counts=True,
+        out=out[:T], valid_counts_out=counts[:T], BLOCK_STRIDE_ROWS=48)
+    assert np.shares_memory(got, out) and np.shares_memory(got_counts, counts)
+    want, want_counts, _ = reference(topk, table, 16, req=req, stride_rows=48)
+    np.testing.assert_array_equal(out[:T], want)
+    np.testing.assert_array_equal(counts[:T], want_counts)
+    assert (out[T:] == -99).all() and counts[T] == -99
+    x = topk.astype(np.int64)
+    ok = (x >= 0) & (x < 16 * table.shape[1])
+    formula = table[req[:, None], np.where(ok, x // 16, 0)].astype(np.int64) * 48 + x % 16
+    np.testing.assert_array_equal(np.where(ok, formula, -1), want)
+    # without return_valid_counts the counts buffer is not used, as the engines do
+    counts[:] = -99
+    got = attnmeta.convert_req_index_to_global_index(
+        req, table, topk, BLOCK_SIZE=16, NUM_TOPK_TOKENS=K, out=out[:T],
+        valid_counts_out=counts[:T])
+    assert np.shares_memory(got, out) and (counts == -99).all()
+
+
+@pytest.mark.parametrize("rows", [5, 9])
+def test_req_id_must_cover_the_same_tokens(attnmeta, rows):
+    req, table, topk = engine_inputs(16, 128, seed=4)
+    req = np.resize(req, rows).astype(np.int32)
+    with pytest.raises(ValueError, match="must cover the same tokens"):
+        attnmeta.convert_req_index_to_global_index(req, table, topk, BLOCK_SIZE=16,
+                                                   NUM_TOPK_TOKENS=128)
+    with pytest.raises(ValueError, match="must cover the same tokens"):
+        attnmeta.filter_and_convert_dcp_index(req, table, topk, 2, 0, BLOCK_SIZE=16,
+                                              NUM_TOPK_TOKENS=128)
