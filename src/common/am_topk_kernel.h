@@ -27,9 +27,6 @@
 #include "am_token_math.h"
 #include "am_topk_params.h"
 
-/* Columns a lane takes per chunk. */
-#define AM_TOPK_LANE_COLS 4
-
 /* What a token's row needs, found once per row. */
 typedef struct am_topk_row {
   int live;          /* a real token whose request is in [0, R) */
