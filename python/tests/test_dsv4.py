@@ -419,3 +419,50 @@ def test_empty_inputs(attnmeta):
         dict(block_table=table, ratio=4, block_size=64, slot_mapping=slots)])
     plan.build(0, 2)
     assert slots.tolist() == [-1, -1]
+
+
+# ---- points the contract settles ----
+
+@pytest.mark.parametrize("rank", [0, 1])
+def test_flag_32_which_ranks(attnmeta, rank):
+    """W = 2, I = 1, bs = 4, one-block table: row 9 (rank 1's) and row 8
+    (rank 0's) lie past the table. A one-row-per-token product flags on every
+    rank; the C128A list flags only on the owner of the row past the table."""
+    table = np.array([[3]], np.int32)
+    qsl, seq = np.array([0, 1], np.int32), np.array([10], np.int32)  # position 9
+    dcp = dict(dcp_world_size=2, dcp_rank=rank)
+    word, slots = np.zeros(1, np.int32), np.full(1, POISON64, np.int64)
+    attnmeta.StepPlan(qsl, seq_lens=seq, block_table=table, slot_mapping=slots, block_size=4,
+                      error_word=word, **dcp).build(1, 1)
+    assert slots.tolist() == [-1] and word[0] == 32
+    word, slots = np.zeros(1, np.int32), np.full(1, POISON64, np.int64)
+    attnmeta.StepPlan(qsl, seq_lens=seq, error_word=word, compressed_groups=[
+        dict(block_table=table, ratio=1, block_size=4, slot_mapping=slots)], **dcp).build(1, 1)
+    assert slots.tolist() == [-1] and word[0] == 32
+    # C128A, position 8 with ratio 1: rows 0..8, row 8 is rank 0's and past the table
+    word = np.zeros(1, np.int32)
+    rows, lens = np.full((1, 16), POISON32, np.int32), np.full(1, POISON32, np.int32)
+    attnmeta.StepPlan(np.array([0, 1], np.int32), seq_lens=np.array([9], np.int32),
+                      c128a_rows=rows, c128a_lens=lens, c128a_block_table=table, c128a_ratio=1,
+                      c128a_block_size=4, error_word=word, **dcp).build(1, 1)
+    owned = [c for c in range(9) if c % 2 == rank]
+    want = [3 * 4 + c // 2 if c < 8 else -1 for c in owned]
+    assert lens.tolist() == [len(owned)]
+    assert rows[0, :len(owned)].tolist() == want and (rows[0, len(owned):] == -1).all()
+    assert word[0] == (32 if rank == 0 else 0)
+
+
+@pytest.mark.parametrize("width, want_len", [(128, 128), (192, 131)])
+def test_non_causal_swa_row_width(attnmeta, width, want_len):
+    """The contract's example: a non-causal length never exceeds the row
+    width; at the engines' width (window + draft block, rounded up to 64) it is
+    theirs, seq_lens - start."""
+    table = np.arange(10, dtype=np.int32).reshape(1, 10) + 20
+    rows = np.full((3, width), POISON32, np.int32)
+    lens = np.full(3, POISON32, np.int32)
+    attnmeta.compute_swa_indices_and_lens(rows, lens, 128, np.array([0, 3], np.int32),
+                                          np.array([300], np.int32), table, 64, causal=False)
+    assert lens.tolist() == [want_len] * 3
+    want = [(20 + q // 64) * 64 + q % 64 for q in range(169, 169 + want_len)]
+    for t in range(3):
+        assert rows[t, :want_len].tolist() == want and (rows[t, want_len:] == -1).all()

@@ -320,3 +320,32 @@ def test_req_id_must_cover_the_same_tokens(attnmeta, rows):
     with pytest.raises(ValueError, match="must cover the same tokens"):
         attnmeta.filter_and_convert_dcp_index(req, table, topk, 2, 0, BLOCK_SIZE=16,
                                               NUM_TOPK_TOKENS=128)
+
+
+@pytest.mark.parametrize("rank", [0, 1])
+def test_flag_32_only_from_the_owner(attnmeta, rank):
+    """W = 2: position 9 is rank 1's, its rank-local block (1) is past a
+    one-block table; rank 0 passes it over without a flag."""
+    word, out = np.zeros(1, np.int32), np.full((1, 4), -9, np.int32)
+    attnmeta.TopkPlan(np.array([[9, -1, 1, -1]], np.int32), np.array([[3]], np.int32), out,
+                      req_id=np.zeros(1, np.int32), block_size=4, dcp_size=2, dcp_rank=rank,
+                      error_word=word).convert()
+    assert out.tolist() == [[-1, -1, 12 if rank == 1 else -1, -1]]
+    assert word[0] == (32 if rank == 1 else 0)
+
+
+def test_query_start_loc_raises_no_boundary_flags(attnmeta):
+    """The conversion leaves flags 1, 2 and 4 to the step: boundaries not
+    well formed raise none of them; padding past clamp(qsl[R], 0, T) is -1."""
+    topk = np.tile(np.arange(8, dtype=np.int32), (4, 1))
+    table = np.arange(8, dtype=np.int32).reshape(2, 4)
+    for qsl in ([1, 3, 2], [0, 2, 99], [0, 3, -5]):
+        word, out = np.zeros(1, np.int32), np.full((4, 8), -9, np.int32)
+        counts = np.full(4, -9, np.int32)
+        attnmeta.TopkPlan(topk, table, out, query_start_loc=np.array(qsl, np.int32),
+                          valid_counts=counts, block_size=4, error_word=word).convert()
+        assert word[0] & 7 == 0, (qsl, word[0])
+        assert (word[0] & ~(32 | 64 | 256 | 512)) == 0
+        assert (out >= -1).all() and (out != -9).all()
+        actual = min(max(qsl[-1], 0), 4)
+        assert (out[actual:] == -1).all() and (counts[actual:] == 0).all()
