@@ -4,6 +4,8 @@ their checks for :class:`StepPlan`, and drop-ins named like the engine
 functions they replace. They are built in the same launch as every other
 product of the step."""
 
+from typing import Any, Callable, Dict, List, Tuple
+
 from . import _lib
 from ._arrays import I32, I64, int32, table, vec
 
@@ -38,7 +40,7 @@ DSV4_OUTPUTS = dict(rows=("swa_indices", "c128a_rows"), capacity=("swa_lens", "c
 _GROUP_KEYS = frozenset(("block_table", "ratio", "block_size", "slot_mapping", "seq_lens_out"))
 
 
-def _rows(buf, name):
+def _rows(buf: Any, name: str) -> Tuple[Tuple[Any, Any, int, int, int], Any]:
     """A row output: 2-D, or 3-D with a middle dimension of 1 (vLLM's
     [tokens, 1, width] buffers), seen as [tokens, width]."""
     shape = getattr(buf, "shape", None)
@@ -47,10 +49,19 @@ def _rows(buf, name):
     return table(buf, name, out=True), buf
 
 
-def setup_dsv4(args, step, keep, qptr, check_dev, req_limits, token_limits, cap_lens):
+def setup_dsv4(
+    args: Dict[str, Any],
+    step: Any,
+    keep: Dict[str, Any],
+    qptr: Any,
+    check_dev: Callable[[Any, str], None],
+    req_limits: List[Tuple[int, str, str]],
+    token_limits: List[Tuple[int, str, str]],
+    cap_lens: List[Tuple[int, str]],
+) -> List[str]:
     """Checks the DSV4 arguments of a StepPlan and fills `step` (a ctypes
     Step). Returns the names of the buffers that read seq_lens."""
-    readers = []
+    readers: List[str] = []
 
     groups = args["compressed_groups"] or ()
     if len(groups) > _lib.MAX_COMPRESSED_GROUPS:

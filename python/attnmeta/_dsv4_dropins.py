@@ -6,9 +6,10 @@ synchronising; graph-capturable when every buffer is given (``out=None``
 allocates, like the engines' own functions). For a whole DSV4 step in one
 launch, give every buffer to one :class:`StepPlan` instead."""
 
-import contextlib
+from typing import Any, Optional, Tuple
 
 from ._arrays import int32
+from ._names import caller_names
 from ._step import StepPlan
 
 __all__ = [
@@ -18,7 +19,10 @@ __all__ = [
 ]
 
 
-def _full_like_int64(like, n, value):
+Buffer = Any  # a torch tensor, NumPy array, __cuda_array_interface__ or DLPack object
+
+
+def _full_like_int64(like: Buffer, n: int, value: int) -> Buffer:
     """A new int64 [n] array filled with `value`, of `like`'s kind and device."""
     if hasattr(like, "new_full"):  # torch
         import torch
@@ -29,11 +33,12 @@ def _full_like_int64(like, n, value):
     return np.full(n, value, dtype=np.int64)
 
 
-def _rows_of(table_like):
+def _rows_of(table_like: Buffer) -> int:
     return int(table_like.shape[0])
 
 
-def _num_reqs(query_start_loc, seq_lens, *tables):
+def _num_reqs(query_start_loc: Buffer, seq_lens: Optional[Buffer],
+              *tables: Optional[Buffer]) -> int:
     """The request count the engines launch over: the smallest of the tables'
     rows, ``len(seq_lens)`` and ``len(query_start_loc) - 1`` (graph-capture
     dummy metadata may pad a block table past the real requests)."""
@@ -42,14 +47,15 @@ def _num_reqs(query_start_loc, seq_lens, *tables):
     return max(min(counts), 0)
 
 
-def _at_least(value, low, name):
+def _at_least(value: int, low: int, name: str) -> int:
     value = int32(value, name)
     if value < low:
         raise ValueError("%s (%d) must be >= %d" % (name, value, low))
     return value
 
 
-def _dcp(world, rank, interleave, block_size, names=("dcp_world_size", "dcp_rank")):
+def _dcp(world: int, rank: int, interleave: int, block_size: int,
+         names: Tuple[str, str] = ("dcp_world_size", "dcp_rank")) -> Tuple[int, int, int]:
     """The DCP arguments checked, with the caller's names (contract section 5:
     with W > 1 every block holds whole interleave groups of each rank)."""
     world = _at_least(world, 1, names[0])
@@ -65,23 +71,6 @@ def _dcp(world, rank, interleave, block_size, names=("dcp_world_size", "dcp_rank
     return world, rank, interleave
 
 
-@contextlib.contextmanager
-def _caller_names(names):
-    """Argument errors raised inside name the caller's arguments (``names``:
-    StepPlan's name -> the drop-in's), not StepPlan's."""
-    try:
-        yield
-    except (TypeError, ValueError) as exc:
-        if type(exc) not in (TypeError, ValueError):
-            raise  # the library's own errors keep their type and fields
-        text = str(exc)
-        for inner in sorted(names, key=len, reverse=True):
-            text = text.replace(inner, names[inner])
-        if text == str(exc):
-            raise
-        raise type(exc)(text) from None
-
-
 _GROUP_NAMES = {
     "compressed_groups[0].slot_mapping": "out",
     "compressed_groups[0].block_table": "block_table",
@@ -92,20 +81,20 @@ _GROUP_NAMES = {
 
 
 def get_compressed_slot_mapping(
-    num_tokens,
-    query_start_loc,
-    seq_lens,
-    block_table,
-    block_size,
-    compress_ratio,
-    out=None,
-    dcp_world_size=None,
-    dcp_rank=None,
-    cp_kv_cache_interleave_size=1,
+    num_tokens: int,
+    query_start_loc: Buffer,
+    seq_lens: Buffer,
+    block_table: Buffer,
+    block_size: int,
+    compress_ratio: int,
+    out: Optional[Buffer] = None,
+    dcp_world_size: Optional[int] = None,
+    dcp_rank: Optional[int] = None,
+    cp_kv_cache_interleave_size: int = 1,
     *,
-    cp_world_size=None,
-    cp_rank=None,
-):
+    cp_world_size: Optional[int] = None,
+    cp_rank: Optional[int] = None,
+) -> Buffer:
     """The compressed slot mapping of one compressed KV-cache group (contract
     section 5), with the argument order of vLLM's function of this name:
     R = the smallest of ``block_table.shape[0]``, ``len(seq_lens)`` and
@@ -135,7 +124,7 @@ def get_compressed_slot_mapping(
     if out is None:
         out = _full_like_int64(query_start_loc, num_tokens, -1)
     names = dict(_GROUP_NAMES, dcp_world_size=world_name, dcp_rank=rank_name)
-    with _caller_names(names):
+    with caller_names(names):
         plan = StepPlan(
             query_start_loc=query_start_loc,
             seq_lens=seq_lens,
@@ -158,16 +147,16 @@ _SWA_NAMES = {
 
 
 def compute_swa_indices_and_lens(
-    swa_indices,
-    swa_lens,
-    window_size,
-    query_start_loc,
-    seq_lens,
-    block_table,
-    block_size,
-    num_tokens=None,
-    causal=True,
-):
+    swa_indices: Buffer,
+    swa_lens: Buffer,
+    window_size: int,
+    query_start_loc: Buffer,
+    seq_lens: Buffer,
+    block_table: Buffer,
+    block_size: int,
+    num_tokens: Optional[int] = None,
+    causal: bool = True,
+) -> Tuple[Buffer, Buffer]:
     """The sliding-window rows (contract section 7) of T = ``num_tokens``
     tokens (default ``len(swa_lens)``) into ``swa_indices`` [>= T, width]
     (or vLLM's [>= T, 1, width]) and ``swa_lens``; ``swa_lens`` is cleared
@@ -180,7 +169,7 @@ def compute_swa_indices_and_lens(
     bs = _at_least(block_size, 1, "block_size")
     if block_table is None:
         raise ValueError("block_table is required")
-    with _caller_names(_SWA_NAMES):
+    with caller_names(_SWA_NAMES):
         plan = StepPlan(
             query_start_loc=query_start_loc,
             seq_lens=seq_lens,
@@ -206,19 +195,19 @@ _C128A_NAMES = {
 
 
 def compute_c128a_indices_and_lens(
-    indices,
-    lens,
-    query_start_loc,
-    seq_lens,
-    block_table,
-    block_size,
-    compress_ratio=128,
-    num_tokens=None,
-    local=False,
-    dcp_world_size=1,
-    dcp_rank=0,
-    cp_kv_cache_interleave_size=1,
-):
+    indices: Buffer,
+    lens: Buffer,
+    query_start_loc: Buffer,
+    seq_lens: Buffer,
+    block_table: Optional[Buffer],
+    block_size: int,
+    compress_ratio: int = 128,
+    num_tokens: Optional[int] = None,
+    local: bool = False,
+    dcp_world_size: int = 1,
+    dcp_rank: int = 0,
+    cp_kv_cache_interleave_size: int = 1,
+) -> Tuple[Buffer, Buffer]:
     """The heavily compressed (C128A) rows (contract section 8) of T =
     ``num_tokens`` tokens (default ``len(lens)``) into ``indices`` [>= T,
     width] (or [>= T, 1, width]) and ``lens`` (cleared past T): every
@@ -235,7 +224,7 @@ def compute_c128a_indices_and_lens(
     if block_table is None and not local:
         raise ValueError("block_table is required for global slots (local=False)")
     table = None if local else block_table
-    with _caller_names(_C128A_NAMES):
+    with caller_names(_C128A_NAMES):
         plan = StepPlan(
             query_start_loc=query_start_loc,
             seq_lens=seq_lens,

@@ -7,11 +7,18 @@ their outputs, like the engines' own)."""
 
 import ctypes
 import sys
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
 
 from . import _lib
 from ._arrays import I32, I64, device_str, int32, stream_handle, table, torch_state, vec
 from ._context import context_for
 from ._lib import Backend
+from ._names import caller_names
+
+if TYPE_CHECKING:
+    from ._context import Context
+
+Buffer = Any  # a torch tensor, NumPy array, __cuda_array_interface__ or DLPack object
 
 __all__ = [
     "TopkPlan",
@@ -35,10 +42,11 @@ class TopkPlan:
     (needs valid_counts): each row's valid slots first, in increasing column
     order, then -1; ``prefill_workspace_request_ids`` [>= T] with
     ``prefill_workspace_starts`` [P] (prefill tokens map to
-    ``starts[p] + x``); ``token_slot`` [>= T] int64 (a token whose slot is
-    negative counts 0); ``error_word`` [>= 1]; DCP ``dcp_size``,
-    ``dcp_rank``, ``cp_kv_cache_interleave_size``; ``stride_rows`` (cache
-    rows between consecutive blocks; default ``block_size``).
+    ``starts[p] + x``, with neither DCP ownership nor the table's bound
+    applying); ``token_slot`` [>= T] int64 (a token whose slot is negative
+    counts 0); ``error_word`` [>= 1]; DCP ``dcp_size``, ``dcp_rank``,
+    ``cp_kv_cache_interleave_size``; ``stride_rows`` (cache rows between
+    consecutive blocks; default ``block_size``).
 
     :meth:`convert` (or calling the plan) makes the one launch.
     """
@@ -47,33 +55,33 @@ class TopkPlan:
 
     def __init__(
         self,
-        token_indices,
-        block_table,
-        out,
+        token_indices: Buffer,
+        block_table: Buffer,
+        out: Buffer,
         *,
-        req_id=None,
-        query_start_loc=None,
-        valid_counts=None,
-        compact=False,
-        block_size=64,
-        stride_rows=None,
-        prefill_workspace_request_ids=None,
-        prefill_workspace_starts=None,
-        token_slot=None,
-        dcp_size=1,
-        dcp_rank=0,
-        cp_kv_cache_interleave_size=1,
-        error_word=None,
-        context=None,
-    ):
+        req_id: Optional[Buffer] = None,
+        query_start_loc: Optional[Buffer] = None,
+        valid_counts: Optional[Buffer] = None,
+        compact: bool = False,
+        block_size: int = 64,
+        stride_rows: Optional[int] = None,
+        prefill_workspace_request_ids: Optional[Buffer] = None,
+        prefill_workspace_starts: Optional[Buffer] = None,
+        token_slot: Optional[Buffer] = None,
+        dcp_size: int = 1,
+        dcp_rank: int = 0,
+        cp_kv_cache_interleave_size: int = 1,
+        error_word: Optional[Buffer] = None,
+        context: "Optional[Context]" = None,
+    ) -> None:
         args = dict(locals())
         del args["self"]
         self._setup(args)
 
-    def _setup(self, args):
+    def _setup(self, args: Dict[str, Any]) -> None:
         op = _lib.Topk()
         _lib.topk_init(ctypes.addressof(op))
-        keep = {}
+        keep: Dict[str, Any] = {}
 
         ti = args["token_indices"]
         tptr, dev, rows, k, tstride = table(ti, "token_indices")
@@ -83,15 +91,15 @@ class TopkPlan:
         op.topk = tptr
         op.topk_stride = tstride
         op.topk_count = int32(k, "K (token_indices columns)")
-        limits = [(rows, "token_indices")]
+        limits: List[Tuple[int, str]] = [(rows, "token_indices")]
 
-        def check_dev(d, name):
+        def check_dev(d: Any, name: str) -> None:
             if d != dev:
                 raise ValueError(
                     "%s is on %s but token_indices is on %s" % (name, device_str(d), device_str(dev))
                 )
 
-        def vector(name, dtype=I32, out=False):
+        def vector(name: str, dtype: str = I32, out: bool = False) -> Tuple[Any, int]:
             buf = args[name]
             if buf is None:
                 return None, 0
@@ -200,7 +208,7 @@ class TopkPlan:
             self._raw_stream = ts.raw_stream
             self._guard = ts.multi_gpu
 
-    def convert(self, num_tokens=None, stream=None):
+    def convert(self, num_tokens: Optional[int] = None, stream: Any = None) -> None:
         """Converts rows ``[0, num_tokens)`` (default: every row of
         token_indices) in one launch on ``stream`` (default: torch's current
         stream of the buffers' device). Never synchronises or allocates."""
@@ -230,7 +238,7 @@ class TopkPlan:
 
     __call__ = convert
 
-    def replace(self, **changes):
+    def replace(self, **changes: Any) -> None:
         """Points the plan at other buffers or settings (any constructor
         argument). A graph captured earlier keeps the old pointers."""
         unknown = set(changes) - set(self._args)
@@ -241,22 +249,22 @@ class TopkPlan:
         self._setup(args)
 
     @property
-    def context(self):
-        return self._ctx
+    def context(self) -> "Context":
+        return self._ctx  # type: ignore[no-any-return]
 
     @property
-    def max_tokens(self):
+    def max_tokens(self) -> int:
         return self._max_tokens
 
     @property
-    def buffers(self):
+    def buffers(self) -> Dict[str, Any]:
         return dict(self._keep)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "<attnmeta.TopkPlan on %s: K=%d>" % (device_str(self._dev), self._op.topk_count)
 
 
-def _empty_like(x, shape):
+def _empty_like(x: Buffer, shape: Tuple[int, ...]) -> Buffer:
     """A new int32 array of ``shape`` like ``x`` (torch on its device, or NumPy)."""
     ts = torch_state()
     if ts is not None and isinstance(x, ts.Tensor):
@@ -265,8 +273,16 @@ def _empty_like(x, shape):
     return np.empty(shape, dtype=np.int32)
 
 
-def _run(req_id, block_table, token_indices, BLOCK_SIZE, NUM_TOPK_TOKENS, return_valid_counts,
-         compact, out=None, valid_counts_out=None, **more):
+Converted = Union[Buffer, Tuple[Buffer, Buffer]]
+
+# TopkPlan's argument names -> the engine functions'
+_ENGINE_NAMES = {"block_size": "BLOCK_SIZE", "stride_rows": "BLOCK_STRIDE_ROWS"}
+
+
+def _run(req_id: Buffer, block_table: Buffer, token_indices: Buffer, BLOCK_SIZE: int,
+         NUM_TOPK_TOKENS: int, return_valid_counts: bool, compact: bool,
+         out: Optional[Buffer] = None, valid_counts_out: Optional[Buffer] = None,
+         **more: Any) -> Converted:
     shape = tuple(token_indices.shape)
     if len(shape) != 2 or shape[1] != NUM_TOPK_TOKENS:
         raise ValueError(
@@ -282,31 +298,36 @@ def _run(req_id, block_table, token_indices, BLOCK_SIZE, NUM_TOPK_TOKENS, return
     if out is None:
         out = _empty_like(token_indices, shape)
     counts = None
+    names = dict(_ENGINE_NAMES)
     if return_valid_counts or compact:
-        counts = valid_counts_out if valid_counts_out is not None and return_valid_counts else \
-            _empty_like(token_indices, (shape[0],))
-    plan = TopkPlan(token_indices, block_table, out, req_id=req_id, valid_counts=counts,
-                    compact=compact, block_size=BLOCK_SIZE, **more)
-    plan.convert(shape[0])
+        if valid_counts_out is not None and return_valid_counts:
+            counts = valid_counts_out
+            names["valid_counts"] = "valid_counts_out"
+        else:
+            counts = _empty_like(token_indices, (shape[0],))
+    with caller_names(names):
+        plan = TopkPlan(token_indices, block_table, out, req_id=req_id, valid_counts=counts,
+                        compact=compact, block_size=BLOCK_SIZE, **more)
+        plan.convert(shape[0])
     return (out, counts) if return_valid_counts else out
 
 
 def convert_req_index_to_global_index(
-    req_id,
-    block_table,
-    token_indices,
-    BLOCK_SIZE=64,
-    NUM_TOPK_TOKENS=2048,
-    BLOCK_N=128,
-    HAS_PREFILL_WORKSPACE=False,
-    prefill_workspace_request_ids=None,
-    prefill_workspace_starts=None,
-    return_valid_counts=False,
-    out=None,
-    valid_counts_out=None,
+    req_id: Buffer,
+    block_table: Buffer,
+    token_indices: Buffer,
+    BLOCK_SIZE: int = 64,
+    NUM_TOPK_TOKENS: int = 2048,
+    BLOCK_N: int = 128,
+    HAS_PREFILL_WORKSPACE: bool = False,
+    prefill_workspace_request_ids: Optional[Buffer] = None,
+    prefill_workspace_starts: Optional[Buffer] = None,
+    return_valid_counts: bool = False,
+    out: Optional[Buffer] = None,
+    valid_counts_out: Optional[Buffer] = None,
     *,
-    BLOCK_STRIDE_ROWS=None,
-):
+    BLOCK_STRIDE_ROWS: Optional[int] = None,
+) -> Converted:
     """The engines' conversion (same arguments and defaults)::
 
         out[t, j] = block_table[req_id[t], x // BLOCK_SIZE] * BLOCK_STRIDE_ROWS + x % BLOCK_SIZE
@@ -328,7 +349,7 @@ def convert_req_index_to_global_index(
     not needed. For graph capture over persistent buffers see also
     :class:`TopkPlan`."""
     del BLOCK_N
-    more = {}
+    more: Dict[str, Any] = {}
     if HAS_PREFILL_WORKSPACE:
         if prefill_workspace_request_ids is None or prefill_workspace_starts is None:
             raise ValueError(
@@ -343,18 +364,18 @@ def convert_req_index_to_global_index(
 
 
 def filter_and_convert_dcp_index(
-    req_id,
-    block_table,
-    token_indices,
-    dcp_size,
-    dcp_rank,
-    cp_kv_cache_interleave_size=1,
-    BLOCK_SIZE=64,
-    NUM_TOPK_TOKENS=2048,
-    BLOCK_N=128,
-    return_valid_counts=False,
-    compact_valid_to_front=True,
-):
+    req_id: Buffer,
+    block_table: Buffer,
+    token_indices: Buffer,
+    dcp_size: int,
+    dcp_rank: int,
+    cp_kv_cache_interleave_size: int = 1,
+    BLOCK_SIZE: int = 64,
+    NUM_TOPK_TOKENS: int = 2048,
+    BLOCK_N: int = 128,
+    return_valid_counts: bool = False,
+    compact_valid_to_front: bool = True,
+) -> Converted:
     """The engines' DCP conversion (same arguments and defaults): positions
     this rank does not own become -1, the rest are converted at their
     rank-local index; with ``compact_valid_to_front`` each row holds its

@@ -349,3 +349,23 @@ def test_query_start_loc_raises_no_boundary_flags(attnmeta):
         assert (out >= -1).all() and (out != -9).all()
         actual = min(max(qsl[-1], 0), 4)
         assert (out[actual:] == -1).all() and (counts[actual:] == 0).all()
+
+
+@pytest.mark.parametrize(
+    "change, text",
+    [
+        (dict(BLOCK_SIZE=0), "BLOCK_SIZE (0) must be >= 1"),
+        (dict(BLOCK_STRIDE_ROWS=0), "BLOCK_STRIDE_ROWS (0) must be >= 1"),
+        (dict(return_valid_counts=True, valid_counts_out=np.zeros(8, np.int64)),
+         "valid_counts_out must be"),
+        (dict(out=np.zeros((8, 64), np.int64)), "out must be"),
+    ],
+    ids=lambda v: "+".join(v) if isinstance(v, dict) else str(v)[:24],
+)
+def test_engine_function_errors_name_the_callers_arguments(attnmeta, change, text):
+    req, table, topk = engine_inputs(16, 64, seed=5)
+    with pytest.raises((ValueError, TypeError)) as info:
+        attnmeta.convert_req_index_to_global_index(req, table, topk, **dict(
+            dict(BLOCK_SIZE=16, NUM_TOPK_TOKENS=64), **change))
+    assert text in str(info.value)
+    assert "stride_rows" not in str(info.value) and "block_size" not in str(info.value)
