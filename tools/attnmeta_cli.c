@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* attnmeta: command-line front end (info, the example step, the benchmark, conformance). */
+/* attnmeta: command-line front end (info, the example step, the top-k
+ * conversion, the benchmark, conformance). */
 #include <stdio.h>
 #include <string.h>
 
@@ -15,6 +16,7 @@ typedef struct command {
 static const command commands[] = {
     {"info", cli_info},
     {"step", cli_step},
+    {"topk", cli_topk},
     {"bench", cli_bench},
     {"conformance", cli_conformance},
 };
@@ -24,7 +26,10 @@ static void usage(FILE *out) {
           "usage: attnmeta <command> [options]   ('attnmeta <command> --help': its options)\n"
           "  info          library version, backends, devices, module targets\n"
           "  step          build one decode step's metadata (its size set by options) on\n"
-          "                the default or given backend; print what it built, its timing\n"
+          "                the default or given backend (--products dsv4: the DeepSeek-V4\n"
+          "                products too); print what it built, its timing\n"
+          "  topk          convert one layer's top-k indices to global KV slots; print\n"
+          "                them, the check against a naive conversion, the timing\n"
           "  bench         time the cases of the performance targets, checked first,\n"
           "                against the floors and anchors; table last, --json FILE too\n"
           "  conformance   run conformance vector files (default: the installed set) on a\n"
@@ -72,8 +77,9 @@ int main(int argc, char **argv) {
       fprintf(stderr, "attnmeta %s: unexpected argument '%s'\n", argv[1], argv[2]);
       return CLI_EXIT_USAGE;
     }
-    printf("attnmeta %d.%d.%d (library %s)\n", ATTNMETA_VERSION_MAJOR, ATTNMETA_VERSION_MINOR,
-           ATTNMETA_VERSION_PATCH, attnmeta_version_string());
+    printf("attnmeta %d.%d.%d (library %s, commit %s)\n", ATTNMETA_VERSION_MAJOR,
+           ATTNMETA_VERSION_MINOR, ATTNMETA_VERSION_PATCH, attnmeta_version_string(),
+           attnmeta_build_commit());
     return CLI_EXIT_OK;
   }
   c = find(argv[1]);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-/* attnmeta bench: one case's device buffers (several input sets), the
- * enqueued step, the poisoning of the outputs and their check against a
- * naive host computation. */
+/* attnmeta bench: a step case's device buffers for the part-1 products
+ * (several input sets), the enqueued step, the poisoning of the outputs and
+ * their check against a naive host computation. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
 #include <stdio.h>
@@ -11,27 +11,25 @@
 
 #include "cli_bench_parts.h"
 
-attnmeta_status bench_enqueue_step(void *user, void *stream) {
-  case_run *b = (case_run *)user;
+attnmeta_status bench_step_enqueue(case_run *b, void *stream) {
   const int s = b->next;
-  if (b->topk) return bench_topk_enqueue(b, stream);
   b->next = (b->next + 1) % b->nsets;
   b->last_set = s;
   return attnmeta_build_step(b->ctx, &b->steps[s], stream);
 }
 
-int bench_report(attnmeta_context *ctx, attnmeta_status st, const char *what) {
-  if (st == ATTNMETA_OK) return 0;
-  fprintf(stderr, "attnmeta bench: %s: %s: %s\n", what, attnmeta_status_string(st),
-          ctx ? attnmeta_last_error(ctx) : attnmeta_open_error());
-  return 1;
+/* Bytes one step must move at least: the block-table rows of the non-empty
+ * requests read once, every output row written, and the small arrays. */
+double bench_step_bytes(const bench_case *c) {
+  const int actual = bench_case_tokens(c), T = actual + c->pad, C = bench_case_capacity(T);
+  const int R = c->num_reqs;
+  int nonempty = 0;
+  for (int r = 0; r < R; ++r) nonempty += c->qlens[r] > 0;
+  return 4.0 * ((double)nonempty * c->cols + (double)T * c->cols + (R + 1) + R /* inputs */
+                + T + C + T + T + R /* token map, seq_out, decode_lens, indices, per_req */);
 }
 
-void bench_case_free(case_run *b) {
-  if (b->topk) {
-    bench_topk_free(b);
-    return;
-  }
+void bench_step_free(case_run *b) {
   void *dev[] = {b->map_d, b->seq_out_d, b->table_out_d, b->decode_d, b->indices_d, b->per_req_d};
   for (size_t i = 0; i < sizeof dev / sizeof dev[0]; ++i) attnmeta_device_free(b->ctx, dev[i]);
   for (int s = 0; s < MAX_SETS; ++s) {
@@ -73,11 +71,10 @@ static int upload_table(case_run *b, int32_t *dst, const int32_t *rows) {
 }
 
 /* Builds the inputs of every set and the step structs; 0 on success. */
-int bench_case_setup(case_run *b, attnmeta_context *ctx, const bench_case *bc, int want_sets) {
+int bench_step_setup(case_run *b, attnmeta_context *ctx, const bench_case *bc, int want_sets) {
   const int R = bc->num_reqs;
   double set_bytes;
   uint32_t seed = 7u + (uint32_t)R * 31u + (uint32_t)bc->cols;
-  if (bc->topk_count > 0) return bench_topk_setup(b, ctx, bc, want_sets);
   memset(b, 0, sizeof *b);
   b->ctx = ctx;
   b->bc = bc;
@@ -143,8 +140,7 @@ int bench_case_setup(case_run *b, attnmeta_context *ctx, const bench_case *bc, i
   return 0;
 }
 
-int bench_poison(case_run *b) {
-  if (b->topk) return bench_topk_poison(b);
+int bench_step_poison(case_run *b) {
   const int64_t n = (int64_t)b->T * b->cols > b->C ? (int64_t)b->T * b->cols : b->C;
   int32_t *p = (int32_t *)malloc((size_t)(n > 0 ? n : 1) * 4);
   int rc;
@@ -159,8 +155,7 @@ int bench_poison(case_run *b) {
 
 /* Compares the outputs with a naive computation for input set `s`. Returns
  * 0 when they agree; otherwise prints the first difference into why. */
-int bench_check_outputs(case_run *b, int s, char *why, size_t why_size) {
-  if (b->topk) return bench_topk_check(b, s, why, why_size);
+int bench_step_check(case_run *b, int s, char *why, size_t why_size) {
   const int R = b->R, T = b->T, C = b->C, cols = b->cols, actual = b->actual;
   const int32_t *qsl = b->qsl_h;
   int32_t *map = (int32_t *)malloc((size_t)T * 4 + 4), *seq = (int32_t *)malloc((size_t)C * 4 + 4);

@@ -27,49 +27,40 @@ const anchor *bench_anchor_of(const char *name) {
   return NULL;
 }
 
-/* a linear congruential generator: wraps modulo 2^32 on purpose */
-#if defined(__clang__)
-__attribute__((no_sanitize("unsigned-integer-overflow")))
-#endif
-uint32_t bench_lcg(uint32_t *seed) {
-  *seed = *seed * 1103515245u + 12345u;
-  return *seed >> 8;
-}
-
 /* The cases of the performance targets (same order as the notes). */
 int bench_make_cases(bench_case *c) {
   int n = 0, r;
   uint32_t seed = 2024;
   memset(c, 0, sizeof(bench_case) * MAX_CASES);
-  c[n] = (bench_case){"1x1", "1 x 1, 64", 1, {1}, 0, 64, 0, 0, 0, 0};
+  c[n] = (bench_case){"1x1", "1 x 1, 64", 1, {1}, 0, 64, 0, 0, 0, 0, 0};
   ++n;
-  c[n] = (bench_case){"1x4", "1 x 4, 64", 1, {4}, 0, 64, 0, 0, 0, 0};
+  c[n] = (bench_case){"1x4", "1 x 4, 64", 1, {4}, 0, 64, 0, 0, 0, 0, 0};
   ++n;
-  c[n] = (bench_case){"16x6", "16 x 6, 64", 16, {0}, 0, 64, 0, 0, 0, 0};
+  c[n] = (bench_case){"16x6", "16 x 6, 64", 16, {0}, 0, 64, 0, 0, 0, 0, 0};
   for (r = 0; r < 16; ++r) c[n].qlens[r] = 6;
   ++n;
-  c[n] = (bench_case){"16x6+17pad", "16 x 6 + 17 pad, 65", 16, {0}, 17, 65, 0, 0, 0, 0};
+  c[n] = (bench_case){"16x6+17pad", "16 x 6 + 17 pad, 65", 16, {0}, 17, 65, 0, 0, 0, 0, 0};
   for (r = 0; r < 16; ++r) c[n].qlens[r] = 6;
   ++n;
-  c[n] = (bench_case){"128x2", "128 x 2, 2560", 128, {0}, 0, 2560, 0, 0, 0, 0};
+  c[n] = (bench_case){"128x2", "128 x 2, 2560", 128, {0}, 0, 2560, 0, 0, 0, 0, 0};
   for (r = 0; r < 128; ++r) c[n].qlens[r] = 2;
   ++n;
-  c[n] = (bench_case){"1024x1", "1024 x 1, 2560", 1024, {0}, 0, 2560, 0, 0, 0, 0};
+  c[n] = (bench_case){"1024x1", "1024 x 1, 2560", 1024, {0}, 0, 2560, 0, 0, 0, 0, 0};
   for (r = 0; r < 1024; ++r) c[n].qlens[r] = 1;
   ++n;
-  c[n] = (bench_case){"256xmixed+31pad", "256 x mixed 0..8 + 31 pad, 512", 256, {0}, 31, 512, 0, 0, 0, 0};
+  c[n] = (bench_case){"256xmixed+31pad", "256 x mixed 0..8 + 31 pad, 512", 256, {0}, 31, 512, 0, 0, 0, 0, 0};
   for (r = 0; r < 256; ++r) c[n].qlens[r] = (int)(bench_lcg(&seed) % 9u);
   ++n;
-  c[n] = (bench_case){"skewed", "skewed [0,257,1,0,3], 64", 5, {0, 257, 1, 0, 3}, 0, 64, 0, 0, 0, 0};
+  c[n] = (bench_case){"skewed", "skewed [0,257,1,0,3], 64", 5, {0, 257, 1, 0, 3}, 0, 64, 0, 0, 0, 0, 0};
   ++n;
   /* The wide cases with the block table a column slice of a table 7
    * columns wider, from its column 3 (as engines slice their tables): an
    * odd stride, rows starting at every offset modulo 16 bytes. Goal: the
    * aligned case's time within 1.1 x. */
-  c[n] = (bench_case){"128x2/odd", "128 x 2, 2560 of 2567 from col 3", 128, {0}, 0, 2560, 2567, 3, 0, 0};
+  c[n] = (bench_case){"128x2/odd", "128 x 2, 2560 of 2567 from col 3", 128, {0}, 0, 2560, 2567, 3, 0, 0, 0};
   for (r = 0; r < 128; ++r) c[n].qlens[r] = 2;
   ++n;
-  c[n] = (bench_case){"1024x1/odd", "1024 x 1, 2560 of 2567 from col 3", 1024, {0}, 0, 2560, 2567, 3, 0, 0};
+  c[n] = (bench_case){"1024x1/odd", "1024 x 1, 2560 of 2567 from col 3", 1024, {0}, 0, 2560, 2567, 3, 0, 0, 0};
   for (r = 0; r < 1024; ++r) c[n].qlens[r] = 1;
   ++n;
   /* The sparse top-k conversion (one launch per layer): T tokens x K, with
@@ -86,8 +77,26 @@ int bench_make_cases(bench_case *c) {
                 {"topk_t1024_k2048_plain", "top-k T 1024 x K 2048", 1024, 2048, 0}};
     for (size_t i = 0; i < sizeof topk / sizeof topk[0]; ++i) {
       c[n] = (bench_case){topk[i].name, topk[i].label, topk[i].T, {0}, 0, 1024, 0, 0,
-                          topk[i].K, topk[i].counts};
+                          topk[i].K, topk[i].counts, 0};
       for (r = 0; r < topk[i].T; ++r) c[n].qlens[r] = 1;
+      ++n;
+    }
+  }
+  /* A whole DeepSeek-V4 decode step (the cases of bench/triton_dsv4.py):
+   * the part-1 products over a 512-column table, the compressed groups of
+   * ratio 4 and 128, the SWA rows and the C128A rows, in the one launch. */
+  {
+    static const struct {
+      const char *name, *label;
+      int R, q, pad;
+    } dsv4[] = {{"dsv4_1x1", "DSV4 step 1 x 1, 512", 1, 1, 0},
+                {"dsv4_32x2", "DSV4 step 32 x 2, 512", 32, 2, 0},
+                {"dsv4_128x1", "DSV4 step 128 x 1, 512", 128, 1, 0},
+                {"dsv4_64x2+31pad", "DSV4 step 64 x 2 + 31 pad, 512", 64, 2, 31}};
+    for (size_t i = 0; i < sizeof dsv4 / sizeof dsv4[0]; ++i) {
+      c[n] = (bench_case){dsv4[i].name, dsv4[i].label, dsv4[i].R, {0}, dsv4[i].pad, 512, 0, 0,
+                          0, 0, 1};
+      for (r = 0; r < dsv4[i].R; ++r) c[n].qlens[r] = dsv4[i].q;
       ++n;
     }
   }
@@ -104,14 +113,4 @@ int bench_case_tokens(const bench_case *c) {
  * (an engine's persistent buffer is larger than the step). */
 int bench_case_capacity(int num_tokens) { return (num_tokens / 512 + 1) * 512; }
 
-/* Bytes one step must move at least: the block-table rows of the non-empty
- * requests read once, every output row written, and the small arrays. */
-double bench_case_bytes(const bench_case *c) {
-  if (c->topk_count > 0) return bench_topk_bytes(c);
-  const int actual = bench_case_tokens(c), T = actual + c->pad, C = bench_case_capacity(T);
-  const int R = c->num_reqs;
-  int nonempty = 0;
-  for (int r = 0; r < R; ++r) nonempty += c->qlens[r] > 0;
-  return 4.0 * ((double)nonempty * c->cols + (double)T * c->cols + (R + 1) + R /* inputs */
-                + T + C + T + T + R /* token map, seq_out, decode_lens, indices, per_req */);
-}
+

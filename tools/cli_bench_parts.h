@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * The parts of attnmeta bench and the types they share: the case table
- * (cli_bench_cases.c), one case's device buffers and checks
- * (cli_bench_buffers.c), the timing (cli_bench_timing.c), the JSON report and
- * the tables (cli_bench_report.c). The entry with its options (cli_bench.c)
- * puts them together.
+ * (cli_bench_cases.c); one case's buffers, enqueued work and checks, picked
+ * by the case's kind (cli_bench_kinds.c) from the part-1 step
+ * (cli_bench_buffers.c), the DeepSeek-V4 products added to it
+ * (cli_bench_dsv4.c) and the top-k conversion (cli_bench_topk.c); the
+ * timing (cli_bench_timing.c), the cold figure (cli_bench_cold.c), the JSON
+ * report and the tables (cli_bench_report.c); the helpers all of them use
+ * (cli_bench_util.c). The entry with its options (cli_bench.c) puts them
+ * together. Calls go one way only: no part calls back into one above it.
  */
 #ifndef ATTNMETA_TOOLS_CLI_BENCH_PARTS_H
 #define ATTNMETA_TOOLS_CLI_BENCH_PARTS_H
@@ -46,6 +50,7 @@ typedef struct bench_case {
    * topk_count, T = num_reqs decode tokens and `cols` blocks a request */
   int topk_count;
   int topk_counts; /* 1: valid_count is built too */
+  int dsv4;        /* 1: a step case with the DeepSeek-V4 products too (cli_bench_dsv4.c) */
 } bench_case;
 
 /* Anchors measured on an NVIDIA H200 (CUDA 13.0, torch 2.11, Triton 3.6) and
@@ -76,6 +81,7 @@ typedef struct case_run {
   int next;     /* set of the next enqueued step */
   int last_set; /* set of the latest enqueued step */
   struct topk_bench *topk; /* a top-k case's buffers (cli_bench_topk.c), else NULL */
+  struct dsv4_bench *dsv4; /* a DSV4 step case's extra outputs (cli_bench_dsv4.c), else NULL */
 } case_run;
 
 typedef struct options {
@@ -129,26 +135,47 @@ typedef struct run_info {
   int64_t cache_bytes; /* the device's last-level cache, for the cold figures */
 } run_info;
 
+/* ---- helpers of every part (cli_bench_util.c) ---- */
+
+uint32_t bench_lcg(uint32_t *seed);
+/* 0 for ATTNMETA_OK; else prints the failed call and returns 1. */
+int bench_report(attnmeta_context *ctx, attnmeta_status st, const char *what);
+
 /* ---- the case table and the anchors (cli_bench_cases.c) ---- */
 
 const anchor *bench_anchor_of(const char *name);
-uint32_t bench_lcg(uint32_t *seed);
 int bench_make_cases(bench_case *c);
 int bench_case_tokens(const bench_case *c);
 int bench_case_capacity(int num_tokens);
+
+/* ---- one case of any kind (cli_bench_kinds.c): what the timing and the
+ * report call ---- */
+
 double bench_case_bytes(const bench_case *c);
-
-/* ---- one case's buffers, poisoning and checks (cli_bench_buffers.c) ---- */
-
-attnmeta_status bench_enqueue_step(void *user, void *stream);
-int bench_report(attnmeta_context *ctx, attnmeta_status st, const char *what);
-void bench_case_free(case_run *b);
 int bench_case_setup(case_run *b, attnmeta_context *ctx, const bench_case *bc, int want_sets);
+attnmeta_status bench_enqueue_step(void *user, void *stream);
 int bench_poison(case_run *b);
 int bench_check_outputs(case_run *b, int s, char *why, size_t why_size);
+void bench_case_free(case_run *b);
 
-/* ---- the top-k conversion's cases (cli_bench_topk.c), called by the above ---- */
+/* ---- the kinds, called by cli_bench_kinds.c only ---- */
 
+/* the part-1 step (cli_bench_buffers.c) */
+double bench_step_bytes(const bench_case *c);
+int bench_step_setup(case_run *b, attnmeta_context *ctx, const bench_case *bc, int want_sets);
+attnmeta_status bench_step_enqueue(case_run *b, void *stream);
+int bench_step_poison(case_run *b);
+int bench_step_check(case_run *b, int s, char *why, size_t why_size);
+void bench_step_free(case_run *b);
+
+/* the DeepSeek-V4 products on a set-up step case (cli_bench_dsv4.c) */
+double bench_dsv4_bytes(const bench_case *c);
+int bench_dsv4_setup(case_run *b);
+int bench_dsv4_poison(case_run *b);
+int bench_dsv4_check(case_run *b, int s, char *why, size_t why_size);
+void bench_dsv4_free(case_run *b);
+
+/* the top-k conversion (cli_bench_topk.c) */
 double bench_topk_bytes(const bench_case *c);
 int bench_topk_setup(case_run *b, attnmeta_context *ctx, const bench_case *bc, int want_sets);
 attnmeta_status bench_topk_enqueue(case_run *b, void *stream);

@@ -4,8 +4,10 @@
  * By default 64 requests with 1 to 4 query tokens each (speculative
  * decoding), KV lengths of a few thousand tokens, a 512-column block table
  * (block size 64), padded to a power of two as a captured graph would be;
- * every size is an option (cli_step_tables.c). Prints the shape it built, a
- * labelled view of every product, the error word and the timing.
+ * every size is an option (cli_step_tables.c). The DeepSeek-V4 products
+ * (compressed groups of ratio 4 and 128, SWA and C128A rows) are built when
+ * --products names them. Prints the shape it built, a labelled view of
+ * every product, the error word and the timing.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
@@ -40,7 +42,8 @@ static void usage(FILE *out) {
           "  --backend B        auto (default; $ATTNMETA_BACKEND overrides), cpu, cuda, hip\n"
           "  --device N         device index (default 0)\n"
           "  --iters N          timed calls after the first, 0 .. %d (default 1000)\n"
-          "  --products LIST    comma list of the products to build (default: all):",
+          "  --products LIST    comma list of the products to build; 'dsv4' names the\n"
+          "                     DeepSeek-V4 ones, 'all' every one (default: all but those):",
           MAX_ITERS);
   {
     int column = 80;
@@ -74,14 +77,15 @@ static void usage(FILE *out) {
 static int parse_products(const char *text, int *want) {
   const char *p = text;
   memset(want, 0, sizeof(int) * step_product_count);
-  if (strcmp(text, "all") == 0) {
-    for (size_t i = 0; i < step_product_count; ++i) want[i] = 1;
-    return 0;
-  }
   while (*p) {
     const char *comma = strchr(p, ',');
     const size_t len = comma ? (size_t)(comma - p) : strlen(p);
     size_t i;
+    if ((len == 3 && strncmp(p, "all", 3) == 0) || (len == 4 && strncmp(p, "dsv4", 4) == 0)) {
+      for (i = 0; i < step_product_count; ++i) want[i] |= len == 3 || step_products[i].dsv4;
+      p += len + (comma ? 1 : 0);
+      continue;
+    }
     for (i = 0; i < step_product_count; ++i)
       if (strlen(step_products[i].name) == len && strncmp(step_products[i].name, p, len) == 0)
         break;
@@ -189,6 +193,32 @@ static int make_plan(step_plan *p) {
   p->actual = (int)actual;
   p->tokens = (int)tokens;
   p->capacity = (int)capacity;
+  p->c128a_width = (int)((max_pos + 1) / STEP_C128_RATIO);
+  return 0;
+}
+
+/* Every wanted product fits the tool's limit; -1 after a message. */
+static int products_fit(const step_run *run) {
+  for (size_t i = 0; i < step_product_count; ++i) {
+    const int64_t n = step_products[i].count(&run->plan);
+    if (run->want[i] && n > MAX_ENTRIES) {
+      fprintf(stderr,
+              CMD ": %s would hold %lld entries, more than 2^28; lower --qlen, --pad or "
+                  "--swa-window\n",
+              step_products[i].name, (long long)n);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static const char *plural(int64_t n, const char *one, const char *many) {
+  return n == 1 ? one : many;
+}
+
+static int any_dsv4(const step_run *run) {
+  for (size_t i = 0; i < step_product_count; ++i)
+    if (run->want[i] && step_products[i].dsv4) return 1;
   return 0;
 }
 
@@ -203,6 +233,9 @@ static size_t bytes_of(int64_t count, size_t elem) { return (size_t)(count > 0 ?
 /* Allocates and fills the inputs, allocates the wanted products. */
 static int setup(attnmeta_context *ctx, step_run *run, attnmeta_step *step) {
   const step_plan *p = &run->plan;
+  const int64_t parts = (int64_t)(step_input_count + step_product_count);
+  cli_progress progress;
+  cli_progress_start(&progress, CMD);
   attnmeta_step_init(step);
   step_configure(step, p);
   for (size_t i = 0; i < step_input_count; ++i) {
@@ -218,6 +251,7 @@ static int setup(attnmeta_context *ctx, step_run *run, attnmeta_step *step) {
         call(ctx, attnmeta_copy_to_device(ctx, run->dev_in[i], run->host_in[i], bytes), "copy"))
       return -1;
     in->attach(step, p, run->dev_in[i]);
+    cli_progress_tick(&progress, "inputs and outputs set up", (int64_t)i + 1, parts);
   }
   for (size_t i = 0; i < step_product_count; ++i) {
     const step_product *out = &step_products[i];
@@ -227,7 +261,10 @@ static int setup(attnmeta_context *ctx, step_run *run, attnmeta_step *step) {
              "allocate"))
       return -1;
     out->attach(step, p, run->dev_out[i]);
+    cli_progress_tick(&progress, "inputs and outputs set up",
+                      (int64_t)(step_input_count + i + 1), parts);
   }
+  cli_progress_end(&progress, "inputs and outputs set up", parts);
   return 0;
 }
 
@@ -242,13 +279,15 @@ static void teardown(attnmeta_context *ctx, step_run *run) {
   free(run->plan.context);
 }
 
-static void print_shape(const step_plan *p) {
+static void print_shape(const step_run *run) {
+  const step_plan *p = &run->plan;
   const step_shape *s = &p->shape;
   printf("shape:\n");
   printf("  %-18s %d\n", "requests", s->reqs);
-  printf("  %-18s %d..%d per request (seed %d): %d real tokens\n", "query lengths", s->qlen_min,
-         s->qlen_max, s->seed, p->actual);
-  printf("  %-18s %d tokens, to %d%s\n", "padding", p->tokens - p->actual, p->tokens,
+  printf("  %-18s %d..%d per request (seed %d): %d real %s\n", "query lengths", s->qlen_min,
+         s->qlen_max, s->seed, p->actual, plural(p->actual, "token", "tokens"));
+  printf("  %-18s %d %s, to %d%s\n", "padding", p->tokens - p->actual,
+         plural(p->tokens - p->actual, "token", "tokens"), p->tokens,
          s->pad < 0 ? " (the next power of two)" : "");
   printf("  %-18s %d\n", "capacity", p->capacity);
   printf("  %-18s %d..%d tokens before the step's\n", "KV context", s->context_min,
@@ -256,6 +295,15 @@ static void print_shape(const step_plan *p) {
   printf("  %-18s %d columns, block size %d\n", "block table", s->cols, s->block_size);
   printf("  %-18s world %d, rank %d, interleave %d\n", "DCP", s->dcp_world, s->dcp_rank,
          s->dcp_interleave);
+  if (any_dsv4(run)) {
+    printf("  %-18s ratio %d (%d rows a block) and %d (%d rows a block), the step's table\n",
+           "compressed groups", STEP_C4_RATIO, step_dsv4_block_size(s, STEP_C4_RATIO),
+           STEP_C128_RATIO, step_dsv4_block_size(s, STEP_C128_RATIO));
+    printf("  %-18s window %d, causal, %d positions a block\n", "SWA rows", s->swa_window,
+           step_swa_block_size(s));
+    printf("  %-18s ratio %d, width %d, global slots, %d rows a block\n", "C128A rows",
+           STEP_C128_RATIO, p->c128a_width, step_dsv4_block_size(s, STEP_C128_RATIO));
+  }
 }
 
 static void print_values(const void *host, size_t elem, int64_t from, int64_t to) {
@@ -326,7 +374,7 @@ int cli_step(int argc, char **argv) {
   memset(&run, 0, sizeof run);
   step_shape_default(&run.plan.shape);
   run.show = 8;
-  for (size_t i = 0; i < step_product_count; ++i) run.want[i] = 1;
+  for (size_t i = 0; i < step_product_count; ++i) run.want[i] = !step_products[i].dsv4;
 
   cli_args_init(&a, CMD, argc, argv);
   while (cli_next(&a)) {
@@ -356,7 +404,7 @@ int cli_step(int argc, char **argv) {
     fprintf(stderr, CMD ": --products: no product named\n");
     return CLI_EXIT_USAGE;
   }
-  if (make_plan(&run.plan)) {
+  if (make_plan(&run.plan) || products_fit(&run)) {
     teardown(NULL, &run);
     return CLI_EXIT_USAGE;
   }
@@ -378,7 +426,7 @@ int cli_step(int argc, char **argv) {
 
   printf("attnmeta step on %s (%s)\n", attnmeta_backend_name(attnmeta_context_backend(ctx)),
          attnmeta_context_device_name(ctx));
-  print_shape(&run.plan);
+  print_shape(&run);
   printf("products (first call):\n");
   for (size_t i = 0; i < step_product_count; ++i)
     if (run.want[i] && print_product(ctx, &run, i)) goto done;
@@ -393,13 +441,24 @@ int cli_step(int argc, char **argv) {
   fflush(stdout);
 
   if (iters > 0) {
+    /* Past a second of issuing, the queued calls are waited for every
+     * second, so that the progress lines come while a long run runs (a GPU
+     * queue can hold many seconds of work); the waits are not host time. */
+    double since = 0, now;
+    issued = 0;
     cli_progress_start(&progress, CMD);
-    t0 = cli_now_s();
+    t0 = since = cli_now_s();
     for (int i = 0; i < iters; ++i) {
       if (call(ctx, attnmeta_build_step(ctx, &step, NULL), "build step")) goto done;
-      if ((i & 255) == 255) cli_progress_tick(&progress, "calls", i + 1, iters);
+      now = cli_now_s();
+      if (now - since >= 1.0 && i + 1 < iters) {
+        issued += now - since;
+        if (call(ctx, attnmeta_synchronize(ctx, NULL), "synchronize")) goto done;
+        cli_progress_tick(&progress, "calls", i + 1, iters);
+        since = cli_now_s();
+      }
     }
-    issued = cli_now_s() - t0;
+    issued += cli_now_s() - since;
     if (call(ctx, attnmeta_synchronize(ctx, NULL), "synchronize")) goto done;
     total = cli_now_s() - t0;
     cli_progress_end(&progress, "calls", iters);

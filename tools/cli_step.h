@@ -35,6 +35,7 @@ typedef struct step_shape {
   int block_size;              /* KV block size */
   int dcp_world, dcp_rank, dcp_interleave;
   int seed;                    /* of the query and context lengths */
+  int swa_window;              /* DSV4 sliding-window rows: positions a token sees */
 } step_shape;
 
 /* The shape made concrete: the drawn lengths and the derived sizes. */
@@ -45,6 +46,7 @@ typedef struct step_plan {
   int actual;       /* real tokens: the sum of qlens */
   int tokens;       /* T = actual + padding */
   int capacity;     /* C */
+  int c128a_width;  /* DSV4 C128A rows: the longest compressed length, (max KV) / 128 */
 } step_plan;
 
 /* ---- shape options ---- */
@@ -76,6 +78,7 @@ extern const size_t step_input_count;
 /* ---- products ---- */
 typedef struct step_product {
   const char *name;   /* as --products takes it and the print-out shows it */
+  int dsv4;           /* a DeepSeek-V4 product: built when named, or with "dsv4" or "all" */
   size_t elem_bytes;  /* 4 (int32) or 8 (int64) */
   int64_t (*count)(const step_plan *p);
   int64_t (*row)(const step_plan *p); /* entries per row for a [T][row] product; NULL: flat */
@@ -87,5 +90,14 @@ extern const size_t step_product_count;
 
 /* Sets the step's scalar fields (sizes, block size, DCP) from the plan. */
 void step_configure(attnmeta_step *s, const step_plan *p);
+
+/* The DeepSeek-V4 products read the step's block table (set by the inputs)
+ * through these block sizes: compressed rows per block of a group or of the
+ * C128A rows of `ratio`, and the SWA group's positions per block. Each is
+ * chosen so that no product needs more columns than the step's own rows. */
+int step_dsv4_block_size(const step_shape *s, int ratio);
+int step_swa_block_size(const step_shape *s);
+#define STEP_C4_RATIO 4
+#define STEP_C128_RATIO 128
 
 #endif

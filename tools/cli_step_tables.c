@@ -32,6 +32,8 @@ const step_shape_option step_shape_options[] = {
     {"--dcp-interleave", "I", "positions a rank owns in a row (default 1)", FIELD(dcp_interleave),
      0, 1, 1 << 20},
     {"--seed", "N", "seed of the drawn lengths (default 12345)", FIELD(seed), 0, 0, 0x7fffffff},
+    {"--swa-window", "N", "DSV4 sliding-window rows: positions a token sees\n"
+     "(default 128)", FIELD(swa_window), 0, 1, 1 << 16},
 };
 const size_t step_shape_option_count = sizeof step_shape_options / sizeof step_shape_options[0];
 
@@ -50,6 +52,7 @@ void step_shape_default(step_shape *s) {
   s->dcp_rank = 0;
   s->dcp_interleave = 1;
   s->seed = 12345;
+  s->swa_window = 128;
 }
 
 /* ------------------------------------------------------------------ lengths */
@@ -65,6 +68,10 @@ static int64_t len_one(const step_plan *p) {
   return 1;
 }
 static int64_t row_cols(const step_plan *p) { return p->shape.cols; }
+static int64_t len_swa_rows(const step_plan *p) { return (int64_t)p->tokens * p->shape.swa_window; }
+static int64_t row_swa(const step_plan *p) { return p->shape.swa_window; }
+static int64_t len_c128a_rows(const step_plan *p) { return (int64_t)p->tokens * p->c128a_width; }
+static int64_t row_c128a(const step_plan *p) { return p->c128a_width; }
 
 /* ------------------------------------------------------------------- inputs */
 
@@ -158,16 +165,101 @@ static void out_slot_mapping(attnmeta_step *s, const step_plan *p, void *d) {
   s->slot_mapping = d;
 }
 
+/* ---- DeepSeek-V4 products, over the step's block table ---- */
+
+/* Rows per block >= DSV4's 256 / ratio, enough that a row's block is never
+ * past the step's columns, and a multiple of the DCP interleave. */
+int step_dsv4_block_size(const step_shape *s, int ratio) {
+  int bs = 256 / ratio > 0 ? 256 / ratio : 1;
+  const int least = (s->block_size + ratio - 1) / ratio;
+  if (bs < least) bs = least;
+  if (s->dcp_world > 1 && bs % s->dcp_interleave) bs += s->dcp_interleave - bs % s->dcp_interleave;
+  return bs;
+}
+
+/* The SWA rows place positions without DCP: a block of the step's table
+ * then covers block_size * dcp_world positions. */
+int step_swa_block_size(const step_shape *s) { return s->block_size * s->dcp_world; }
+
+static void attach_group(attnmeta_step *s, const step_plan *p, int g, int ratio) {
+  attnmeta_compressed_group *grp = &s->compressed_groups[g];
+  grp->block_table = s->block_table;
+  grp->block_table_cols = s->block_table_cols;
+  grp->block_table_stride = s->block_table_stride;
+  grp->ratio = ratio;
+  grp->block_size = step_dsv4_block_size(&p->shape, ratio);
+}
+static void out_c4_slots(attnmeta_step *s, const step_plan *p, void *d) {
+  attach_group(s, p, 0, STEP_C4_RATIO);
+  s->compressed_groups[0].slot_mapping = d;
+}
+static void out_c4_lens(attnmeta_step *s, const step_plan *p, void *d) {
+  attach_group(s, p, 0, STEP_C4_RATIO);
+  s->compressed_groups[0].seq_lens_out = d;
+}
+static void out_c128_slots(attnmeta_step *s, const step_plan *p, void *d) {
+  attach_group(s, p, 1, STEP_C128_RATIO);
+  s->compressed_groups[1].slot_mapping = d;
+}
+static void out_c128_lens(attnmeta_step *s, const step_plan *p, void *d) {
+  attach_group(s, p, 1, STEP_C128_RATIO);
+  s->compressed_groups[1].seq_lens_out = d;
+}
+static void attach_swa(attnmeta_step *s, const step_plan *p) {
+  s->swa_block_table = s->block_table;
+  s->swa_block_table_cols = s->block_table_cols;
+  s->swa_block_table_stride = s->block_table_stride;
+  s->swa_block_size = step_swa_block_size(&p->shape);
+  s->swa_window = p->shape.swa_window;
+  s->swa_width = p->shape.swa_window;
+  s->swa_indices_stride = p->shape.swa_window;
+  s->swa_mode = ATTNMETA_SWA_CAUSAL;
+}
+static void out_swa_indices(attnmeta_step *s, const step_plan *p, void *d) {
+  attach_swa(s, p);
+  s->swa_indices = d;
+}
+static void out_swa_lens(attnmeta_step *s, const step_plan *p, void *d) {
+  attach_swa(s, p);
+  s->swa_lens = d;
+}
+static void attach_c128a(attnmeta_step *s, const step_plan *p) {
+  s->c128a_block_table = s->block_table;
+  s->c128a_block_table_cols = s->block_table_cols;
+  s->c128a_block_table_stride = s->block_table_stride;
+  s->c128a_ratio = STEP_C128_RATIO;
+  s->c128a_block_size = step_dsv4_block_size(&p->shape, STEP_C128_RATIO);
+  s->c128a_width = p->c128a_width;
+  s->c128a_rows_stride = p->c128a_width;
+  s->c128a_mode = ATTNMETA_C128A_GLOBAL;
+}
+static void out_c128a_rows(attnmeta_step *s, const step_plan *p, void *d) {
+  attach_c128a(s, p);
+  s->c128a_rows = d;
+}
+static void out_c128a_lens(attnmeta_step *s, const step_plan *p, void *d) {
+  attach_c128a(s, p);
+  s->c128a_lens = d;
+}
+
 const step_product step_products[] = {
-    {"token_to_req", 4, len_tokens, NULL, out_token_to_req},
-    {"seq_lens_out", 4, len_capacity, NULL, out_seq_lens},
-    {"global_seq_lens", 4, len_tokens, NULL, out_global_seq_lens},
-    {"block_table_out", 4, len_token_rows, row_cols, out_block_table},
-    {"decode_lens", 4, len_tokens, NULL, out_decode_lens},
-    {"req_indices", 4, len_tokens, NULL, out_req_indices},
-    {"per_req_lens", 4, len_reqs, NULL, out_per_req_lens},
-    {"positions", 8, len_tokens, NULL, out_positions},
-    {"slot_mapping", 8, len_capacity, NULL, out_slot_mapping},
+    {"token_to_req", 0, 4, len_tokens, NULL, out_token_to_req},
+    {"seq_lens_out", 0, 4, len_capacity, NULL, out_seq_lens},
+    {"global_seq_lens", 0, 4, len_tokens, NULL, out_global_seq_lens},
+    {"block_table_out", 0, 4, len_token_rows, row_cols, out_block_table},
+    {"decode_lens", 0, 4, len_tokens, NULL, out_decode_lens},
+    {"req_indices", 0, 4, len_tokens, NULL, out_req_indices},
+    {"per_req_lens", 0, 4, len_reqs, NULL, out_per_req_lens},
+    {"positions", 0, 8, len_tokens, NULL, out_positions},
+    {"slot_mapping", 0, 8, len_capacity, NULL, out_slot_mapping},
+    {"c4_slot_mapping", 1, 8, len_capacity, NULL, out_c4_slots},
+    {"c4_seq_lens", 1, 4, len_reqs, NULL, out_c4_lens},
+    {"c128_slot_mapping", 1, 8, len_capacity, NULL, out_c128_slots},
+    {"c128_seq_lens", 1, 4, len_reqs, NULL, out_c128_lens},
+    {"swa_indices", 1, 4, len_swa_rows, row_swa, out_swa_indices},
+    {"swa_lens", 1, 4, len_capacity, NULL, out_swa_lens},
+    {"c128a_rows", 1, 4, len_c128a_rows, row_c128a, out_c128a_rows},
+    {"c128a_lens", 1, 4, len_capacity, NULL, out_c128a_lens},
 };
 const size_t step_product_count = sizeof step_products / sizeof step_products[0];
 

@@ -54,12 +54,12 @@ expect 0 "usage: attnmeta <command>" -h
 expect 0 "$exit_text" --help
 expect 0 "usage: attnmeta <command>" help
 expect 2 "usage: attnmeta <command>"
-expect 0 "^attnmeta [0-9]+\.[0-9]+\.[0-9]+ \(library [0-9]+\.[0-9]+\.[0-9]+\)$" --version
+expect 0 "^attnmeta [0-9]+\.[0-9]+\.[0-9]+ \(library [0-9]+\.[0-9]+\.[0-9]+, commit [0-9a-z-]+\)$" --version
 expect 2 "unexpected argument 'x'" --version x
 expect 2 "unknown command 'bogus'" bogus
 expect 2 "unknown option '--bogus'" --bogus
 expect 2 "unknown command 'bogus'" help bogus
-for cmd in info step bench conformance; do
+for cmd in info step topk bench conformance; do
   expect 0 "usage: attnmeta $cmd" "$cmd" --help
   also_check "$cmd --help documents the exit status" grep -q "$exit_text" "$work/out"
   also_check "$cmd --help writes to stdout only" test ! -s "$work/err"
@@ -140,7 +140,7 @@ expect 2 "attnmeta bench: --backend: unknown backend 'tpu'" bench --backend tpu
 expect 2 "attnmeta conformance: --backend: unknown backend 'tpu'" conformance --backend tpu
 
 # ---- no device: the same exit status everywhere ----
-for cmd in step bench conformance; do
+for cmd in step topk bench conformance; do
   expect 2 "attnmeta $cmd: cannot open backend hip device 0" "$cmd" --backend hip
   expect 2 "attnmeta $cmd: cannot open backend cpu device 7" "$cmd" --backend cpu --device 7
 done
@@ -211,10 +211,61 @@ done
 also_check "step --iters $iters reports its progress on stderr" \
   grep -Eq "calls [0-9]+/[0-9]+ \([0-9]+ s\)" "$work/err"
 also_check "step's progress goes to stderr, not stdout" bash -c "! grep -q 'calls 1' '$work/out'"
+# the same for topk: about 2.5 s of calls, retried longer on a loaded machine
+tk="topk --backend cpu --tokens 64 --topk 512 --cols 64"
+us=$("$cli" $tk --iters 200 | sed -n 's/.* \([0-9.]*\) us per call to complete$/\1/p')
+iters=$(awk -v us="${us:-100}" 'BEGIN { n = int(2.5e6 / (us > 0.01 ? us : 0.01)); print (n > 10000000 ? 10000000 : n < 1000 ? 1000 : n) }')
+for _ in 1 2 3; do
+  "$cli" $tk --iters "$iters" >"$work/out" 2>"$work/err"
+  grep -Eq "calls [0-9]+/[0-9]+ \([0-9]+ s\)" "$work/err" && break
+  took=$(sed -n 's/.* \([0-9.]*\) us per call to complete$/\1/p' "$work/out")
+  awk -v us="${took:-0}" -v n="$iters" 'BEGIN { exit !(us * n < 1.5e6) }' || break
+  iters=$((iters * 4 > 10000000 ? 10000000 : iters * 4))
+done
+also_check "topk --iters $iters reports its progress on stderr" \
+  grep -Eq "calls [0-9]+/[0-9]+ \([0-9]+ s\)" "$work/err"
+# ---- DeepSeek-V4 products of the step ----
+expect 0 "^  swa_indices +int32\[256\]\[128\] +row 0: " step --backend cpu --iters 1 --products swa_indices
+also_check "step --products swa_indices builds only that" bash -c "! grep -q '^  token_to_req' '$work/out'"
+# one request of 4 tokens at positions 4..7, block size 4, table row [0, 1]:
+# ratio 4 (64 rows a block) completes row 1 at position 7 (slot 0 * 64 + 1);
+# token 0's SWA row holds positions 0..4, slots 0..3 and 1 * 4 + 0
+dsv4_small="step --backend cpu --iters 0 --reqs 1 --qlen 4..4 --context 4..4 --block-size 4 --cols 2 --pad 0 --capacity 4"
+expect 0 "^  c4_slot_mapping +int64\[4\] +-1, -1, -1, 1$" $dsv4_small --products c4_slot_mapping,swa_indices,c4_seq_lens
+also_check "step's SWA row 0 is the window's slots, then -1" \
+  grep -Eq "^  swa_indices +int32\[4\]\[128\] +row 0: 0, 1, 2, 3, 4, -1, -1, -1, \.\.\.$" "$work/out"
+also_check "step's ratio-4 compressed length is 8 / 4" grep -Eq "^  c4_seq_lens +int32\[1\] +2$" "$work/out"
+expect 0 "^  compressed groups +ratio 4 \(64 rows a block\) and 128" step --backend cpu --iters 1 --products dsv4
+also_check "step --products dsv4 builds every DSV4 product" bash -c \
+  "for p in c4_slot_mapping c4_seq_lens c128_slot_mapping c128_seq_lens swa_indices swa_lens c128a_rows c128a_lens; do grep -q \"^  \$p \" '$work/out' || exit 1; done"
+also_check "step --products dsv4 leaves the part-1 products out" bash -c "! grep -q '^  positions' '$work/out'"
+expect 0 "error word +0x0" step --backend cpu --iters 1 --products all --dcp-world 2 --dcp-rank 1 --dcp-interleave 4
+also_check "step --products all builds both kinds" bash -c "grep -q '^  c128a_rows ' '$work/out' && grep -q '^  slot_mapping ' '$work/out'"
+expect 0 "^  query lengths +1\.\.1 per request \(seed [0-9]+\): 1 real token$" step --backend cpu --iters 1 \
+  --reqs 1 --qlen 1..1 --pad 1
+also_check "step says '1 token' of padding" grep -Eq "^  padding +1 token, to 2$" "$work/out"
+expect 2 "attnmeta step: --swa-window: 0 is out of range" step --swa-window 0
+
+# ---- the top-k conversion ----
+expect 0 "^  every row matches the naive conversion$" topk --backend cpu --iters 2 --tokens 16 --topk 256 --cols 64
+also_check "topk prints row 0 and the counts" bash -c "grep -Eq '^  out +int32\[16\]\[256\] +row 0: ' '$work/out' && grep -Eq '^  valid_count +int32\[16\] ' '$work/out'"
+also_check "topk prints the error word" grep -Eq "^  error word +0x0 " "$work/out"
+also_check "topk says '2 calls'" grep -Eq "^  2 calls " "$work/out"
+expect 0 "^  every row matches the naive conversion$" topk --backend cpu --iters 1 --tokens 8 --topk 64 --cols 8 --compact
+expect 0 "^  every row matches the naive conversion$" topk --backend cpu --iters 1 --tokens 8 --topk 64 --cols 8 \
+  --dcp-world 2 --dcp-rank 1 --dcp-interleave 4 --block-size 16
+expect 2 "attnmeta topk: --topk: 0 is out of range" topk --topk 0
+expect 2 "attnmeta topk: --dcp-rank 2 must be below --dcp-world 2" topk --dcp-world 2 --dcp-rank 2
+expect 2 "attnmeta topk: option --compact takes no value" topk --compact=1
+expect 2 "attnmeta topk: unexpected argument 'extra'" topk extra
+
 expect 0 "^1x1 " bench --list
 expect 0 "1 x 1, 64" bench --backend cpu --quick --case 1x1 --json "$work/bench.json"
 also_check "bench --json wrote a JSON report" python3 -c \
   "import json,sys; d=json.load(open(sys.argv[1])); assert d['tool']=='attnmeta bench'" "$work/bench.json"
+also_check "bench lists the DSV4 step cases" bash -c "'$cli' bench --list | grep -q '^dsv4_32x2 '"
+expect 0 "^DSV4 step 1 x 1, 512 .* ok$" bench --backend cpu --quick --case dsv4_1x1 --case topk_t1_k512
+also_check "bench runs a top-k case beside it" grep -Eq "^top-k T 1 x K 512, counts .* ok$" "$work/out"
 
 echo "cli: $checks checks, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: Apache-2.0
+/* attnmeta bench: the helpers every part uses (a failed call's message, the
+ * generator of the drawn inputs). They call no other part. */
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cli_bench_parts.h"
+
+int bench_report(attnmeta_context *ctx, attnmeta_status st, const char *what) {
+  if (st == ATTNMETA_OK) return 0;
+  fprintf(stderr, "attnmeta bench: %s: %s: %s\n", what, attnmeta_status_string(st),
+          ctx ? attnmeta_last_error(ctx) : attnmeta_open_error());
+  return 1;
+}
+
+/* a linear congruential generator: wraps modulo 2^32 on purpose */
+#if defined(__clang__)
+__attribute__((no_sanitize("unsigned-integer-overflow")))
+#endif
+uint32_t bench_lcg(uint32_t *seed) {
+  *seed = *seed * 1103515245u + 12345u;
+  return *seed >> 8;
+}

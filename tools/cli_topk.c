@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * attnmeta topk: one layer's sparse top-k conversion (attnmeta_convert_topk)
+ * on the default (or given) backend. T decode tokens, one a request, each
+ * with K request-local positions drawn below its KV length (the last K/16
+ * of each row "none"), over a block table of distinct random block ids.
+ * Prints the shape, the first entries of the first row and of the counts,
+ * the error word, whether the result matches a naive conversion on the
+ * host, and the timing.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnmeta/attnmeta.h"
+#include "cli.h"
+#include "cli_options.h"
+
+#define CMD "attnmeta topk"
+#define MAX_ITERS 10000000
+#define MAX_ENTRIES (INT64_C(1) << 28)
+
+typedef struct topk_shape {
+  int tokens, k, cols, block_size, dcp_world, dcp_rank, dcp_interleave, compact, seed;
+} topk_shape;
+
+typedef struct topk_host {
+  int32_t *topk, *table, *qsl, *out, *count;
+  void *d_topk, *d_table, *d_qsl, *d_out, *d_count, *d_error;
+} topk_host;
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: attnmeta topk [--backend B] [--device N] [--iters N] [--show N] [options]\n"
+          "Converts one layer's top-k indices to global KV slots in one\n"
+          "attnmeta_convert_topk call (T decode tokens, one a request), prints the shape,\n"
+          "the first entries of row 0 and of the counts, the error word, the check against\n"
+          "a naive conversion on the host, and the time of the first call and of N more.\n"
+          "  --backend B         auto (default; $ATTNMETA_BACKEND overrides), cpu, cuda, hip\n"
+          "  --device N          device index (default 0)\n"
+          "  --iters N           timed calls after the first, 0 .. %d (default 1000)\n"
+          "  --show N            entries shown, 1 .. 64 (default 8)\n"
+          "  --tokens T          decode tokens, one a request (default 64)\n"
+          "  --topk K            indices of each token (default 2048)\n"
+          "  --cols N            block-table columns of each request (default 1024)\n"
+          "  --block-size N      KV positions per block (default 64)\n"
+          "  --dcp-world W       decode context parallelism: ranks (default 1)\n"
+          "  --dcp-rank K        this rank, < W (default 0)\n"
+          "  --dcp-interleave I  positions a rank owns in a row (default 1)\n"
+          "  --compact           each row's valid slots first, then -1\n"
+          "  --seed N            seed of the drawn indices (default 7)\n"
+          "Exits 1 when the error word is not 0, the result differs from the naive\n"
+          "conversion, or a call fails.\n" CLI_EXIT_STATUS_HELP,
+          MAX_ITERS);
+}
+
+/* a linear congruential generator: wraps modulo 2^32 on purpose */
+#if defined(__clang__)
+__attribute__((no_sanitize("unsigned-integer-overflow")))
+#endif
+static uint32_t lcg(uint32_t *seed) {
+  *seed = *seed * 1103515245u + 12345u;
+  return *seed >> 8;
+}
+
+/* The naive conversion of entry x of a decode token of request r (contract
+ * section 6, steps 1 and 3 to 6; no prefill, no token slots). */
+static int32_t naive_slot(const topk_shape *s, const int32_t *row, int32_t x) {
+  const int64_t W = s->dcp_world, I = s->dcp_interleave;
+  int64_t l, blk, v;
+  if (x < 0) return -1;
+  if ((x / I) % W != s->dcp_rank) return -1;
+  l = (x / (W * I)) * I + x % I;
+  blk = l / s->block_size;
+  if (blk >= s->cols || row[blk] < 0) return -1;
+  v = (int64_t)row[blk] * s->block_size + l % s->block_size;
+  return v > INT32_MAX ? -1 : (int32_t)v;
+}
+
+/* Rows that differ from the naive conversion (with counts and compaction). */
+static int64_t count_mismatches(const topk_shape *s, const topk_host *h) {
+  int64_t bad = 0;
+  int32_t *want = malloc((size_t)s->k * sizeof *want);
+  if (!want) return -1;
+  for (int t = 0; t < s->tokens; ++t) {
+    const int32_t *row = h->table + (int64_t)t * s->cols;
+    int n = 0;
+    for (int j = 0; j < s->k; ++j) want[j] = -1;
+    for (int j = 0; j < s->k; ++j) {
+      const int32_t v = naive_slot(s, row, h->topk[(int64_t)t * s->k + j]);
+      if (s->compact) {
+        if (v >= 0) want[n++] = v;
+      } else {
+        want[j] = v;
+        n += v >= 0;
+      }
+    }
+    if (memcmp(want, h->out + (int64_t)t * s->k, (size_t)s->k * sizeof *want) != 0 ||
+        h->count[t] != n)
+      ++bad;
+  }
+  free(want);
+  return bad;
+}
+
+static int call(attnmeta_context *ctx, attnmeta_status st, const char *what) {
+  if (st == ATTNMETA_OK) return 0;
+  fprintf(stderr, CMD ": %s: %s: %s\n", what, attnmeta_status_string(st), attnmeta_last_error(ctx));
+  return -1;
+}
+
+static int upload(attnmeta_context *ctx, void **dev, const void *host, size_t bytes) {
+  return call(ctx, attnmeta_device_alloc(ctx, bytes ? bytes : 4, dev), "allocate") ||
+         (host && bytes && call(ctx, attnmeta_copy_to_device(ctx, *dev, host, bytes), "copy"));
+}
+
+/* Draws the inputs and puts them, and room for the outputs, on the device. */
+static int setup(attnmeta_context *ctx, const topk_shape *s, topk_host *h, attnmeta_topk *op) {
+  const int64_t entries = (int64_t)s->tokens * s->k, cells = (int64_t)s->tokens * s->cols;
+  const int32_t zero = 0;
+  uint32_t seed = (uint32_t)s->seed;
+  h->topk = malloc((size_t)(entries ? entries : 1) * 4);
+  h->out = malloc((size_t)(entries ? entries : 1) * 4);
+  h->table = malloc((size_t)(cells ? cells : 1) * 4);
+  h->qsl = malloc((size_t)(s->tokens + 1) * 4);
+  h->count = malloc((size_t)(s->tokens ? s->tokens : 1) * 4);
+  if (!h->topk || !h->out || !h->table || !h->qsl || !h->count) {
+    fprintf(stderr, CMD ": out of host memory\n");
+    return -1;
+  }
+  for (int t = 0; t <= s->tokens; ++t) h->qsl[t] = t;
+  for (int64_t i = 0; i < cells; ++i) h->table[i] = (int32_t)(lcg(&seed) % (1u << 20));
+  {
+    /* a request's KV length: within what its table holds on every rank */
+    const int64_t room = (int64_t)s->cols * s->block_size * s->dcp_world;
+    const int64_t most = room < INT32_MAX ? room : INT32_MAX;
+    for (int t = 0; t < s->tokens; ++t) {
+      const uint32_t len = (uint32_t)(most / 2 + lcg(&seed) % (uint32_t)(most - most / 2));
+      for (int j = 0; j < s->k; ++j)
+        h->topk[(int64_t)t * s->k + j] =
+            j >= s->k - s->k / 16 ? -1 : (int32_t)(len ? lcg(&seed) % len : 0);
+    }
+  }
+  if (upload(ctx, &h->d_topk, h->topk, (size_t)entries * 4) ||
+      upload(ctx, &h->d_table, h->table, (size_t)cells * 4) ||
+      upload(ctx, &h->d_qsl, h->qsl, (size_t)(s->tokens + 1) * 4) ||
+      upload(ctx, &h->d_out, NULL, (size_t)entries * 4) ||
+      upload(ctx, &h->d_count, NULL, (size_t)s->tokens * 4) ||
+      upload(ctx, &h->d_error, &zero, sizeof zero))
+    return -1;
+  attnmeta_topk_init(op);
+  op->topk = h->d_topk;
+  op->topk_stride = s->k;
+  op->num_tokens = s->tokens;
+  op->topk_count = s->k;
+  op->query_start_loc = h->d_qsl;
+  op->num_reqs = s->tokens;
+  op->block_table = h->d_table;
+  op->block_table_cols = s->cols;
+  op->block_table_stride = s->cols;
+  op->block_size = s->block_size;
+  op->dcp_world_size = s->dcp_world;
+  op->dcp_rank = s->dcp_rank;
+  op->dcp_interleave = s->dcp_interleave;
+  op->out = h->d_out;
+  op->out_stride = s->k;
+  op->valid_count = h->d_count;
+  op->compact = s->compact;
+  op->error_word = h->d_error;
+  return 0;
+}
+
+static void teardown(attnmeta_context *ctx, topk_host *h) {
+  if (ctx) {
+    attnmeta_device_free(ctx, h->d_topk);
+    attnmeta_device_free(ctx, h->d_table);
+    attnmeta_device_free(ctx, h->d_qsl);
+    attnmeta_device_free(ctx, h->d_out);
+    attnmeta_device_free(ctx, h->d_count);
+    attnmeta_device_free(ctx, h->d_error);
+  }
+  free(h->topk);
+  free(h->table);
+  free(h->qsl);
+  free(h->out);
+  free(h->count);
+}
+
+static void print_values(const int32_t *v, int64_t n, int show) {
+  for (int64_t i = 0; i < n && i < show; ++i) printf("%s%d", i ? ", " : "", v[i]);
+  if (n > show) printf(", ...");
+  printf("\n");
+}
+
+static int take_option(cli_args *a, topk_shape *s, int *bad) {
+  static const struct {
+    const char *name;
+    size_t offset;
+    int lo, hi;
+  } ints[] = {
+      {"--tokens", offsetof(topk_shape, tokens), 0, 1 << 20},
+      {"--topk", offsetof(topk_shape, k), 1, 1 << 16},
+      {"--cols", offsetof(topk_shape, cols), 0, 1 << 20},
+      {"--block-size", offsetof(topk_shape, block_size), 1, 1 << 20},
+      {"--dcp-world", offsetof(topk_shape, dcp_world), 1, 1 << 16},
+      {"--dcp-rank", offsetof(topk_shape, dcp_rank), 0, (1 << 16) - 1},
+      {"--dcp-interleave", offsetof(topk_shape, dcp_interleave), 1, 1 << 20},
+      {"--seed", offsetof(topk_shape, seed), 0, 0x7fffffff},
+  };
+  for (size_t i = 0; i < sizeof ints / sizeof ints[0]; ++i) {
+    if (!cli_is(a, ints[i].name)) continue;
+    *bad = cli_take_int(a, ints[i].lo, ints[i].hi, (int *)((char *)s + ints[i].offset));
+    return 1;
+  }
+  if (cli_is(a, "--compact")) {
+    *bad = cli_flag(a);
+    s->compact = 1;
+    return 1;
+  }
+  return 0;
+}
+
+int cli_topk(int argc, char **argv) {
+  topk_shape s = {64, 2048, 1024, 64, 1, 0, 1, 0, 7};
+  attnmeta_backend kind = ATTNMETA_BACKEND_AUTO;
+  int device = 0, iters = 1000, show = 8, rc = CLI_EXIT_FAILED;
+  int32_t error_word = 0;
+  int64_t bad_rows;
+  attnmeta_context *ctx = NULL;
+  attnmeta_topk op;
+  topk_host h;
+  cli_args a;
+  cli_progress progress;
+  char flags[256];
+  double t0, first, issued = 0, since, now, total;
+
+  memset(&h, 0, sizeof h);
+  cli_args_init(&a, CMD, argc, argv);
+  while (cli_next(&a)) {
+    int bad = 0;
+    if (cli_is_help(&a)) {
+      if (cli_flag(&a)) return CLI_EXIT_USAGE;
+      usage(stdout);
+      return CLI_EXIT_OK;
+    } else if (cli_is(&a, "--backend")) {
+      bad = cli_take_backend(&a, &kind);
+    } else if (cli_is(&a, "--device")) {
+      bad = cli_take_device(&a, &device);
+    } else if (cli_is(&a, "--iters")) {
+      bad = cli_take_int(&a, 0, MAX_ITERS, &iters);
+    } else if (cli_is(&a, "--show")) {
+      bad = cli_take_int(&a, 1, 64, &show);
+    } else if (!take_option(&a, &s, &bad)) {
+      return cli_unknown(&a);
+    }
+    if (bad) return CLI_EXIT_USAGE;
+  }
+  if (s.dcp_rank >= s.dcp_world) {
+    fprintf(stderr, CMD ": --dcp-rank %d must be below --dcp-world %d\n", s.dcp_rank, s.dcp_world);
+    return CLI_EXIT_USAGE;
+  }
+  if ((int64_t)s.tokens * s.k > MAX_ENTRIES || (int64_t)s.tokens * s.cols > MAX_ENTRIES) {
+    fprintf(stderr, CMD ": %d tokens x %d indices (or x %d columns) is more than 2^28 entries\n",
+            s.tokens, s.k, s.cols);
+    return CLI_EXIT_USAGE;
+  }
+  if (cli_open_context(CMD, &ctx, kind, device)) return CLI_EXIT_USAGE;
+  if (setup(ctx, &s, &h, &op)) {
+    rc = CLI_EXIT_USAGE;
+    goto done;
+  }
+
+  t0 = cli_now_s();
+  if (call(ctx, attnmeta_convert_topk(ctx, &op, NULL), "convert") ||
+      call(ctx, attnmeta_synchronize(ctx, NULL), "synchronize"))
+    goto done;
+  first = cli_now_s() - t0;
+  if (call(ctx, attnmeta_copy_to_host(ctx, h.out, h.d_out, (size_t)s.tokens * s.k * 4), "copy back") ||
+      call(ctx, attnmeta_copy_to_host(ctx, h.count, h.d_count, (size_t)s.tokens * 4), "copy back") ||
+      call(ctx, attnmeta_copy_to_host(ctx, &error_word, h.d_error, sizeof error_word), "copy back"))
+    goto done;
+
+  printf("attnmeta topk on %s (%s)\n", attnmeta_backend_name(attnmeta_context_backend(ctx)),
+         attnmeta_context_device_name(ctx));
+  printf("shape:\n");
+  printf("  %-18s %d (one a request)\n", "tokens", s.tokens);
+  printf("  %-18s %d a token, the last %d none\n", "indices", s.k, s.k / 16);
+  printf("  %-18s %d %s, block size %d\n", "block table", s.cols, s.cols == 1 ? "column" : "columns",
+         s.block_size);
+  printf("  %-18s world %d, rank %d, interleave %d\n", "DCP", s.dcp_world, s.dcp_rank,
+         s.dcp_interleave);
+  printf("  %-18s %s\n", "rows", s.compact ? "compacted (valid slots first)" : "in place");
+  printf("outputs (first call):\n");
+  printf("  %-16s int32[%d][%d]  row 0: ", "out", s.tokens, s.k);
+  print_values(h.out, s.tokens ? s.k : 0, show);
+  printf("  %-16s int32[%d]       ", "valid_count", s.tokens);
+  print_values(h.count, s.tokens, show);
+  attnmeta_error_flags_describe(error_word, flags, sizeof flags);
+  printf("  %-16s 0x%x (%s)\n", "error word", (unsigned)error_word, flags);
+  bad_rows = count_mismatches(&s, &h);
+  if (bad_rows < 0) {
+    fprintf(stderr, CMD ": out of host memory for the check\n");
+    rc = CLI_EXIT_USAGE;
+    goto done;
+  }
+  if (bad_rows)
+    printf("check:\n  %lld of %d %s differ from the naive conversion\n", (long long)bad_rows,
+           s.tokens, s.tokens == 1 ? "row" : "rows");
+  else
+    printf("check:\n  every row matches the naive conversion\n");
+  printf("timing:\n  %-18s %.1f us (with synchronize)\n", "first call", first * 1e6);
+  fflush(stdout);
+
+  if (iters > 0) {
+    /* as attnmeta step: waits every second past the first, for progress */
+    cli_progress_start(&progress, CMD);
+    t0 = since = cli_now_s();
+    for (int i = 0; i < iters; ++i) {
+      if (call(ctx, attnmeta_convert_topk(ctx, &op, NULL), "convert")) goto done;
+      now = cli_now_s();
+      if (now - since >= 1.0 && i + 1 < iters) {
+        issued += now - since;
+        if (call(ctx, attnmeta_synchronize(ctx, NULL), "synchronize")) goto done;
+        cli_progress_tick(&progress, "calls", i + 1, iters);
+        since = cli_now_s();
+      }
+    }
+    issued += cli_now_s() - since;
+    if (call(ctx, attnmeta_synchronize(ctx, NULL), "synchronize")) goto done;
+    total = cli_now_s() - t0;
+    cli_progress_end(&progress, "calls", iters);
+    {
+      char label[32];
+      snprintf(label, sizeof label, "%d call%s", iters, iters == 1 ? "" : "s");
+      printf("  %-18s %.2f us host time per call to issue, %.2f us per call to complete\n", label,
+             issued * 1e6 / iters, total * 1e6 / iters);
+    }
+  }
+  rc = error_word != 0 || bad_rows ? CLI_EXIT_FAILED : CLI_EXIT_OK;
+
+done:
+  teardown(ctx, &h);
+  attnmeta_close(ctx);
+  return rc;
+}
