@@ -23,3 +23,8 @@ def test_version_matches_the_header():
     parts = [re.search(r"^#define ATTNMETA_VERSION_%s (\d+)" % p, text, re.M).group(1)
              for p in ("MAJOR", "MINOR", "PATCH")]
     assert attnmeta.__version__ == ".".join(parts)
+
+
+def test_build_commit_is_the_library_s():
+    commit = attnmeta.build_commit()
+    assert commit == "unknown" or re.match(r"^[0-9a-f]{7,40}(-dirty)?$", commit), commit
