@@ -39,13 +39,15 @@ import datetime
 import json
 import math
 import os
-import statistics
 import sys
-import time
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+
+from timing import (add_run_args, count_launches, cuda_torch, library_of,  # noqa: E402
+                    load_attnmeta, parse_run_args, time_cold, time_eager, time_graph)
 
 POISON = -0x5A5A5A5B  # 0xA5A5A5A5 as int32
 MAX_SETS = 8
@@ -229,35 +231,6 @@ def load_triton():
     return step, None
 
 
-def load_attnmeta(library=None):
-    """The binding, or (None, why). Looks in python/ of this checkout when
-    the package is not installed."""
-    if library:
-        os.environ["ATTNMETA_LIBRARY"] = library
-    try:
-        import attnmeta  # noqa: F401
-    except Exception:
-        sys.path.insert(0, os.path.join(ROOT, "python"))
-        try:
-            import attnmeta  # noqa: F401
-        except Exception as exc:
-            return None, "attnmeta binding not importable: %s" % exc
-    import attnmeta
-    return attnmeta, None
-
-
-def library_of(attnmeta):
-    """The file the binding loaded, as text (None without a binding)."""
-    if attnmeta is None:
-        return None
-    path = getattr(attnmeta, "library_path", None)
-    try:
-        path = path() if callable(path) else path
-    except Exception:
-        path = None
-    return None if path is None else str(path)
-
-
 def attnmeta_factory(attnmeta, sets, out, m):
     """One attnmeta call per input set, over the shared outputs: a function
     step(set_index). The only place that touches the binding's API."""
@@ -281,26 +254,36 @@ def attnmeta_factory(attnmeta, sets, out, m):
 # inputs, outputs, checks
 
 
-def make_inputs(torch, case, dev):
-    qlens = case["qlens"]
-    R, cols = len(qlens), case["cols"]
+def query_start_loc(qlens):
     qsl = [0]
     for q in qlens:
         qsl.append(qsl[-1] + q)
+    return qsl
+
+
+def input_set(torch, case, dev, qsl, s, gen):
+    """Input set number s on the device: query_start_loc, seq_lens (KV
+    lengths of a few thousand tokens, new tokens included, drawn from gen)
+    and the block table (distinct, non-zero ids, different in every set)."""
+    qlens = case["qlens"]
+    R, cols = len(qlens), case["cols"]
+    q = torch.tensor(qsl, dtype=torch.int32)
+    seq = torch.tensor(qlens, dtype=torch.int32) + 1000 + torch.randint(0, 7000, (R,), generator=gen, dtype=torch.int32)
+    table = (1 + s * R * cols + torch.arange(R * cols, dtype=torch.int64)).to(torch.int32).reshape(R, cols)
+    return q.to(dev), seq.to(dev), place(torch, table, case, dev)
+
+
+def make_inputs(torch, case, dev):
+    qlens = case["qlens"]
+    R, cols = len(qlens), case["cols"]
+    qsl = query_start_loc(qlens)
     actual = qsl[-1]
     T = actual + case["pad"]
     m = dict(R=R, T=T, C=capacity_of(T), cols=cols, actual=actual)
     set_bytes = 4 * (R * cols + 2 * R + 1)
     nsets = MAX_SETS if MAX_SETS * set_bytes <= SET_BUDGET_BYTES else 1
     gen = torch.Generator().manual_seed(7 + R * 31 + cols)
-    sets = []
-    for s in range(nsets):
-        q = torch.tensor(qsl, dtype=torch.int32)
-        # KV length of a few thousand tokens, new tokens included
-        seq = torch.tensor(qlens, dtype=torch.int32) + 1000 + torch.randint(0, 7000, (R,), generator=gen, dtype=torch.int32)
-        # distinct, non-zero block ids, different in every set
-        table = (1 + s * R * cols + torch.arange(R * cols, dtype=torch.int64)).to(torch.int32).reshape(R, cols)
-        sets.append((q.to(dev), seq.to(dev), place(torch, table, case, dev)))
+    sets = [input_set(torch, case, dev, qsl, s, gen) for s in range(nsets)]
     m["nsets"] = nsets
     m["set_bytes"] = set_bytes
     m["bytes"] = 4 * (sum(1 for q in qlens if q > 0) * cols + T * cols + (R + 1) + R + T + m["C"] + T + T + R)
@@ -326,17 +309,8 @@ def cold_sets(torch, case, dev, m, l2_bytes):
     if need > COLD_MAX_SETS:
         return None
     gen = torch.Generator().manual_seed(11 + m["R"] * 31 + m["cols"])
-    R, cols, qlens = m["R"], m["cols"], case["qlens"]
-    qsl = [0]
-    for q in qlens:
-        qsl.append(qsl[-1] + q)
-    sets = []
-    for s in range(need):
-        q = torch.tensor(qsl, dtype=torch.int32)
-        seq = torch.tensor(qlens, dtype=torch.int32) + 1000 + torch.randint(0, 7000, (R,), generator=gen, dtype=torch.int32)
-        table = (1 + s * R * cols + torch.arange(R * cols, dtype=torch.int64)).to(torch.int32).reshape(R, cols)
-        sets.append((q.to(dev), seq.to(dev), place(torch, table, case, dev)))
-    return sets
+    qsl = query_start_loc(case["qlens"])
+    return [input_set(torch, case, dev, qsl, s, gen) for s in range(need)]
 
 
 def make_outputs(torch, m, dev):
@@ -364,118 +338,6 @@ def first_difference(a, b):
 
 # ---------------------------------------------------------------------------
 # timing
-
-
-def time_graph(torch, step, nsets, steps, repeats, target_ms, scrub=None):
-    """Device us per step: `steps` calls captured in one CUDA graph (set i %
-    nsets for call i), replayed between events; median/min/max of repeats.
-    With `scrub`, scrub() runs before each call (and is timed with it)."""
-    if scrub is not None:
-        inner = step
-
-        def step(i):
-            scrub()
-            inner(i)
-
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for i in range(steps):  # warm-up, outside the capture
-            step(i % nsets)
-    torch.cuda.current_stream().wait_stream(side)
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        for i in range(steps):
-            step(i % nsets)
-    graph.replay()
-    torch.cuda.synchronize()
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-
-    def run(replays):
-        start.record()
-        for _ in range(replays):
-            graph.replay()
-        stop.record()
-        stop.synchronize()
-        return start.elapsed_time(stop) * 1e3 / (replays * steps)
-
-    per = max(run(2), 1e-3)
-    replays = int(min(max(target_ms * 1e3 / (per * steps), 2), 100000))
-    samples = sorted(run(replays) for _ in range(repeats))
-    del graph
-    return dict(median=statistics.median(samples), min=samples[0], max=samples[-1],
-                replays=replays, steps=steps)
-
-
-def time_cold(torch, step, nsets, repeats, target_ms, scrub_buf):
-    """Device us per step with the inputs out of L2: with rotation (scrub_buf
-    None) the graph cycles through all `nsets` sets (> 2 x L2 in all); else
-    each step follows a write of scrub_buf (2 x L2), and a graph of the
-    scrubs alone is subtracted."""
-    steps = max(nsets, 50)
-    if scrub_buf is None:
-        g = time_graph(torch, step, nsets, steps, repeats, target_ms)
-        g["method"] = "rotation of %d input sets" % nsets
-        return g
-    scrub = lambda: scrub_buf.fill_(1)  # noqa: E731
-    both = time_graph(torch, step, nsets, steps, repeats, target_ms, scrub=scrub)
-    alone = time_graph(torch, lambda i: None, 1, steps, repeats, target_ms, scrub=scrub)
-    return dict(median=both["median"] - alone["median"], min=both["min"] - alone["max"],
-                max=both["max"] - alone["min"], replays=both["replays"], steps=steps,
-                scrub_us=alone["median"],
-                method="L2 scrub of %d MB before each step, its time subtracted"
-                % (scrub_buf.numel() * 4 >> 20))
-
-
-def time_eager(torch, step, nsets, repeats, target_ms):
-    """Host us to issue one step eagerly (no sync inside the loop), and us
-    per step to completion."""
-    for i in range(20):
-        step(i % nsets)
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for i in range(20):
-        step(i % nsets)
-    torch.cuda.synchronize()
-    per = max((time.perf_counter() - t0) * 1e6 / 20, 1e-3)
-    iters = int(min(max(target_ms * 1e3 / per, 10), 20000))
-    host, done = [], []
-    for _ in range(repeats):
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        for i in range(iters):
-            step(i % nsets)
-        t1 = time.perf_counter()
-        torch.cuda.synchronize()
-        t2 = time.perf_counter()
-        host.append((t1 - t0) * 1e6 / iters)
-        done.append((t2 - t0) * 1e6 / iters)
-    host.sort()
-    return dict(median=statistics.median(host), min=host[0], max=host[-1],
-                complete=statistics.median(done), iterations=iters)
-
-
-def count_launches(torch, step, nsets, steps=4):
-    """GPU operations (kernels, copies, memsets) per step, from the profiler."""
-    try:
-        import warnings
-        from torch.profiler import ProfilerActivity, profile
-        torch.cuda.synchronize()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # the profiler's notes about its cycles
-            with profile(activities=[ProfilerActivity.CUDA]) as prof:
-                for i in range(steps):
-                    step(i % nsets)
-                torch.cuda.synchronize()
-            n = 0
-            for e in prof.events():
-                if getattr(e, "device_type", None) == torch.autograd.DeviceType.CUDA:
-                    n += 1
-        return n / steps
-    except Exception as exc:
-        print("compare.py: launch count unavailable: %s" % exc, file=sys.stderr)
-        return None
 
 
 def empty_floor(torch, triton_ok, steps, repeats, target_ms):
@@ -687,26 +549,15 @@ def main():
     ap.add_argument("--json", help="write every number here")
     ap.add_argument("--png", help="draw GPU and host time per case here")
     ap.add_argument("--case", action="append", help="only this case (repeatable)")
-    ap.add_argument("--repeats", type=int, default=7)
-    ap.add_argument("--steps", type=int, default=50, help="steps captured per graph")
-    ap.add_argument("--target-ms", type=float, default=10.0, help="wall time a repeat aims at")
-    ap.add_argument("--library", help="path of libattnmeta.so (sets ATTNMETA_LIBRARY)")
-    ap.add_argument("--quick", action="store_true", help="3 repeats, 3 ms a repeat")
+    add_run_args(ap)
     ap.add_argument("--warm-only", action="store_true",
                     help="no cold figures (inputs out of L2: rotated past 2 x L2, or scrubbed)")
     ap.add_argument("--without", action="append", default=[], choices=["triton", "attnmeta"],
                     help="leave an implementation out, as if it were missing (repeatable)")
-    args = ap.parse_args()
-    if args.quick:
-        args.repeats, args.target_ms = 3, 3.0
+    args = parse_run_args(ap)
 
-    try:
-        import torch
-    except Exception as exc:
-        print("compare.py: torch is not importable (%s); nothing to compare" % exc, file=sys.stderr)
-        return 2
-    if not torch.cuda.is_available():
-        print("compare.py: torch sees no GPU; nothing to compare", file=sys.stderr)
+    torch = cuda_torch("compare.py")
+    if torch is None:
         return 2
 
     impls = {"torch": torch_step}

@@ -17,7 +17,8 @@ positions. Each case is timed warm (one input set, L2-resident when it
 fits) and cold (input and output sets rotated so their footprint exceeds
 2 x L2 when at most MAX_SETS sets can do it; the footprint reached is
 recorded). Device time: STEPS calls captured in one CUDA graph, replayed
-between CUDA events, median over repeats (bench/compare.py's method).
+between CUDA events, median over repeats (bench/timing.py, as the other
+scripts measure).
 
 The copy bound of a case is its bytes (T x K x 4 read, the same written,
 plus T x 4 request ids) divided by the bandwidth of a 512 MiB device copy
@@ -39,7 +40,9 @@ import sys
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+
+from timing import add_run_args, cuda_torch, load_attnmeta, parse_run_args, time_graph  # noqa: E402
 TOKENS = (1, 8, 64, 256, 1024)
 TOPK = (512, 2048)
 BLOCK = 64
@@ -47,61 +50,12 @@ MAX_SETS = 1024
 POISON = -0x5A5A5A5B
 
 
-def load_attnmeta(library=None):
-    if library:
-        os.environ["ATTNMETA_LIBRARY"] = library
-    try:
-        import attnmeta  # noqa: F401
-    except Exception:
-        sys.path.insert(0, os.path.join(ROOT, "python"))
-    try:
-        import attnmeta
-        return attnmeta, None
-    except Exception as exc:
-        return None, "attnmeta binding not importable: %s" % exc
-
-
 def load_triton():
     try:
-        sys.path.insert(0, HERE)
         import triton_topk
         return triton_topk, None
     except Exception as exc:
         return None, "triton not importable: %s" % exc
-
-
-def time_graph(torch, step, nsets, steps, repeats, target_ms):
-    """Device us per call: `steps` calls (set i % nsets) in one CUDA graph,
-    replayed between events; median/min/max of repeats."""
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for i in range(min(steps, 2 * nsets)):
-            step(i % nsets)
-    torch.cuda.current_stream().wait_stream(side)
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        for i in range(steps):
-            step(i % nsets)
-    graph.replay()
-    torch.cuda.synchronize()
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-
-    def run(replays):
-        start.record()
-        for _ in range(replays):
-            graph.replay()
-        stop.record()
-        stop.synchronize()
-        return start.elapsed_time(stop) * 1e3 / (replays * steps)
-
-    per = max(run(1), 1e-3)
-    replays = int(min(max(target_ms * 1e3 / (per * steps), 2), 10000))
-    samples = sorted(run(replays) for _ in range(repeats))
-    del graph
-    return dict(median=statistics.median(samples), min=samples[0], max=samples[-1],
-                replays=replays, steps=steps)
 
 
 def copy_bandwidth(torch, repeats):
@@ -225,21 +179,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", help="write every number here")
     ap.add_argument("--print-json", action="store_true", help="print every number as one JSON line")
-    ap.add_argument("--library")
-    ap.add_argument("--repeats", type=int, default=7)
-    ap.add_argument("--steps", type=int, default=50)
-    ap.add_argument("--target-ms", type=float, default=10.0)
-    ap.add_argument("--quick", action="store_true", help="3 repeats of 3 ms")
-    args = ap.parse_args()
-    if args.quick:
-        args.repeats, args.target_ms = 3, 3.0
-    try:
-        import torch
-    except Exception as exc:
-        print("topk_compare.py: torch is not importable (%s)" % exc, file=sys.stderr)
-        return 2
-    if not torch.cuda.is_available():
-        print("topk_compare.py: torch sees no GPU", file=sys.stderr)
+    add_run_args(ap)
+    args = parse_run_args(ap)
+    torch = cuda_torch("topk_compare.py")
+    if torch is None:
         return 2
     am, why_am = load_attnmeta(args.library)
     tr, why_tr = load_triton()

@@ -25,7 +25,7 @@ Both run on poisoned outputs first and must agree entry for entry on every
 output a consumer reads (rows of real tokens, every length, every slot).
 Then GPU us per step (50 steps captured in one CUDA graph, replayed), host
 us per step issued eagerly, and GPU operations per step (torch.profiler),
-with the same helpers as compare.py. Targets: attnmeta <= 0.5 x the GPU
+with the same helpers as compare.py (bench/timing.py). Targets: attnmeta <= 0.5 x the GPU
 time and <= 0.2 x the host time of the Triton sequence.
 
 Usage: python3 bench/triton_dsv4.py [--json FILE] [--case NAME]... [--quick]
@@ -41,7 +41,9 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-import compare  # noqa: E402  (the timing helpers and the part-1 Triton pair)
+import compare  # noqa: E402  (the part-1 Triton pair and the step's helpers)
+from timing import (add_run_args, count_launches, cuda_torch, library_of,  # noqa: E402
+                    load_attnmeta, parse_run_args, time_eager, time_graph)
 
 POISON = compare.POISON
 SWA_WINDOW = 128
@@ -290,10 +292,10 @@ def run_case(torch, name, R, qlen, pad, triton_step, attnmeta, args):
         if diff:
             return res
     for key, step in steps.items():
-        gpu = compare.time_graph(torch, step, m["nsets"], args.steps, args.repeats, args.target_ms)
-        host = compare.time_eager(torch, step, m["nsets"], args.repeats, args.target_ms)
+        gpu = time_graph(torch, step, m["nsets"], args.steps, args.repeats, args.target_ms)
+        host = time_eager(torch, step, m["nsets"], args.repeats, args.target_ms)
         res[key] = dict(gpu_us=gpu, host_us=host,
-                        launches=compare.count_launches(torch, step, m["nsets"]))
+                        launches=count_launches(torch, step, m["nsets"]))
     if "triton" in res and "attnmeta" in res and "gpu_us" in res["attnmeta"]:
         res["gpu_ratio"] = res["attnmeta"]["gpu_us"]["median"] / res["triton"]["gpu_us"]["median"]
         res["host_ratio"] = (res["attnmeta"]["host_us"]["median"] /
@@ -305,21 +307,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json")
     ap.add_argument("--case", action="append")
-    ap.add_argument("--repeats", type=int, default=7)
-    ap.add_argument("--steps", type=int, default=50)
-    ap.add_argument("--target-ms", type=float, default=10.0)
-    ap.add_argument("--library")
-    ap.add_argument("--quick", action="store_true")
-    args = ap.parse_args()
-    if args.quick:
-        args.repeats, args.target_ms = 3, 3.0
-    try:
-        import torch
-    except Exception as exc:
-        print("triton_dsv4.py: torch is not importable (%s)" % exc, file=sys.stderr)
-        return 2
-    if not torch.cuda.is_available():
-        print("triton_dsv4.py: torch sees no GPU", file=sys.stderr)
+    add_run_args(ap)
+    args = parse_run_args(ap)
+    torch = cuda_torch("triton_dsv4.py")
+    if torch is None:
         return 2
     part1, why1 = compare.load_triton()
     dsv4, why2 = load_triton_dsv4()
@@ -328,12 +319,12 @@ def main():
         def triton_step(torch_, inp, out, m):
             m["part1"] = part1
             dsv4(torch_, inp, out, m)
-    attnmeta, why3 = compare.load_attnmeta(args.library)
+    attnmeta, why3 = load_attnmeta(args.library)
     for why in (why1, why2, why3):
         if why:
             print("triton_dsv4.py: %s" % why, file=sys.stderr)
     report = dict(gpu=torch.cuda.get_device_name(), torch=torch.__version__,
-                  library=compare.library_of(attnmeta), cases=[])
+                  library=library_of(attnmeta), cases=[])
     status = 0
     for name, R, qlen, pad in CASES:
         if args.case and name not in args.case:

@@ -12,72 +12,34 @@
 
 #include "attnmeta/attnmeta.h"
 #include "harness.h"
+#include "step_fixture.h"
 
-#define POISON_BYTE 0x5A
-#define ARENA_BYTES 8192
-#define SLICE 512 /* bytes per output in the arena */
-
-/* A valid step (R = 3, T = 6, C = 8, 4 columns, all products) on device buffers. */
-typedef struct fixture {
-  attnmeta_context *ctx;
-  unsigned char *d_in, *d_arena;
-  attnmeta_step step;
-} fixture;
+/* The shared fixture (step_fixture.h) with every part-1 product, one
+ * output slice each. */
+typedef amt_step_fixture fixture;
 
 static void fixture_open(fixture *f, attnmeta_backend kind) {
-  static const int32_t qsl[] = {0, 1, 3, 4};
-  static const int32_t seq[] = {5, 2, 9};
-  static const int32_t table[] = {1, 2, 3, 4, 11, 12, 13, 14, 21, 22, 23, 24};
   attnmeta_step *s = &f->step;
-  unsigned char poison[ARENA_BYTES];
-  f->ctx = amt_open_or_skip(kind);
-  f->d_in = amt_dev_alloc(f->ctx, 256);
-  f->d_arena = amt_dev_alloc(f->ctx, ARENA_BYTES);
-  amt_to_dev(f->ctx, f->d_in, qsl, sizeof qsl);
-  amt_to_dev(f->ctx, f->d_in + 64, seq, sizeof seq);
-  amt_to_dev(f->ctx, f->d_in + 128, table, sizeof table);
-  memset(poison, POISON_BYTE, sizeof poison);
-  amt_to_dev(f->ctx, f->d_arena, poison, sizeof poison);
-  attnmeta_step_init(s);
-  s->query_start_loc = (const int32_t *)(void *)f->d_in;
-  s->num_reqs = 3;
-  s->num_tokens = 6;
-  s->capacity = 8;
-  s->seq_lens = (const int32_t *)(void *)(f->d_in + 64);
-  s->block_table = (const int32_t *)(void *)(f->d_in + 128);
-  s->block_table_cols = 4;
-  s->block_table_stride = 4;
-  s->block_size = 4;
-  s->token_to_req = (int32_t *)(void *)(f->d_arena + 0 * SLICE);
-  s->seq_lens_out = (int32_t *)(void *)(f->d_arena + 1 * SLICE);
-  s->global_seq_lens_out = (int32_t *)(void *)(f->d_arena + 2 * SLICE);
-  s->block_table_out = (int32_t *)(void *)(f->d_arena + 3 * SLICE);
+  amt_step_fixture_open(f, kind);
+  s->token_to_req = amt_slice(f, 0);
+  s->seq_lens_out = amt_slice(f, 1);
+  s->global_seq_lens_out = amt_slice(f, 2);
+  s->block_table_out = amt_slice(f, 3);
   s->block_table_out_stride = 4;
-  s->decode_lens_out = (int32_t *)(void *)(f->d_arena + 4 * SLICE);
-  s->req_indices_out = (int32_t *)(void *)(f->d_arena + 5 * SLICE);
-  s->per_req_lens_out = (int32_t *)(void *)(f->d_arena + 6 * SLICE);
-  s->positions = (int64_t *)(void *)(f->d_arena + 7 * SLICE);
-  s->slot_mapping = (int64_t *)(void *)(f->d_arena + 8 * SLICE);
-  s->error_word = (int32_t *)(void *)(f->d_arena + 9 * SLICE);
-}
-
-static void fixture_close(fixture *f) {
-  amt_dev_free(f->ctx, f->d_arena);
-  amt_dev_free(f->ctx, f->d_in);
-  attnmeta_close(f->ctx);
+  s->decode_lens_out = amt_slice(f, 4);
+  s->req_indices_out = amt_slice(f, 5);
+  s->per_req_lens_out = amt_slice(f, 6);
+  s->positions = amt_slice(f, 7);
+  s->slot_mapping = amt_slice(f, 8);
+  s->error_word = amt_slice(f, 9);
 }
 
 /* Fails unless every byte of the output arena still holds the poison. */
 static void expect_untouched(fixture *f, const char *what) {
-  unsigned char host[ARENA_BYTES];
-  size_t i;
-  amt_to_host(f->ctx, host, f->d_arena, sizeof host);
-  for (i = 0; i < sizeof host; i++)
-    if (host[i] != POISON_BYTE) {
-      cr_expect_fail("%s: output written after an argument error (output %zu, byte %zu: 0x%02x)",
-                     what, i / SLICE, i % SLICE, host[i]);
-      return;
-    }
+  const long at = amt_first_written(f);
+  if (at >= 0)
+    cr_expect_fail("%s: output written after an argument error (output %ld, byte %ld)", what,
+                   at / AMT_SLICE, at % AMT_SLICE);
 }
 
 /* ---- the table of bad arguments ---- */
@@ -178,26 +140,9 @@ static void mutate(const char *name, attnmeta_step *s, int32_t **map_out, const 
 #undef IS
 }
 
-typedef struct arg_param {
-  int backend;
-  int index; /* in arg_cases */
-} arg_param;
+typedef amt_case_param arg_param;
 
-static void free_params(struct criterion_test_params *crp) { cr_free(crp->params); }
-
-ParameterizedTestParameters(args, rejected) {
-  attnmeta_backend be[AMT_MAX_BACKENDS];
-  const int nb = amt_test_backends(be);
-  arg_param *ps = cr_calloc((size_t)(nb * NUM_ARG_CASES) + 1, sizeof *ps);
-  int i, j, n = 0;
-  for (i = 0; i < nb; i++)
-    for (j = 0; j < NUM_ARG_CASES; j++) {
-      ps[n].backend = (int)be[i];
-      ps[n].index = j;
-      n++;
-    }
-  return cr_make_param_array(arg_param, ps, (size_t)n, free_params);
-}
+ParameterizedTestParameters(args, rejected) { return amt_case_params(NUM_ARG_CASES); }
 
 ParameterizedTest(arg_param *param, args, rejected) {
   const arg_case *ac = &arg_cases[param->index];
@@ -240,18 +185,11 @@ ParameterizedTest(arg_param *param, args, rejected) {
     snprintf(what, sizeof what, "backend=%s case=%s", be, ac->name);
     expect_untouched(&f, what);
   }
-  fixture_close(&f);
+  amt_step_fixture_close(&f);
 }
 
 /* The unbroken fixture is accepted (so every rejection above is the mutation's). */
-ParameterizedTestParameters(args, fixture_valid) {
-  attnmeta_backend be[AMT_MAX_BACKENDS];
-  const int nb = amt_test_backends(be);
-  arg_param *ps = cr_calloc((size_t)nb + 1, sizeof *ps);
-  int i;
-  for (i = 0; i < nb; i++) ps[i].backend = (int)be[i];
-  return cr_make_param_array(arg_param, ps, (size_t)nb, free_params);
-}
+ParameterizedTestParameters(args, fixture_valid) { return amt_case_params(1); }
 
 ParameterizedTest(arg_param *param, args, fixture_valid) {
   const char *be = amt_backend_label((attnmeta_backend)param->backend);
@@ -296,7 +234,7 @@ ParameterizedTest(arg_param *param, args, fixture_valid) {
   st = attnmeta_build_step(f.ctx, &s, NULL);
   cr_expect_eq(st, ATTNMETA_OK, "backend=%s empty step: %s (%s)", be, attnmeta_status_string(st),
                attnmeta_last_error(f.ctx));
-  fixture_close(&f);
+  amt_step_fixture_close(&f);
 }
 
 /* ---- contexts ---- */
@@ -403,14 +341,7 @@ Test(api, launch_config_default) {
 }
 
 /* Launch configurations: ranges on every backend, block 0/1 only on the CPU. */
-ParameterizedTestParameters(api, launch_config) {
-  attnmeta_backend be[AMT_MAX_BACKENDS];
-  const int nb = amt_test_backends(be);
-  arg_param *ps = cr_calloc((size_t)nb + 1, sizeof *ps);
-  int i;
-  for (i = 0; i < nb; i++) ps[i].backend = (int)be[i];
-  return cr_make_param_array(arg_param, ps, (size_t)nb, free_params);
-}
+ParameterizedTestParameters(api, launch_config) { return amt_case_params(1); }
 
 ParameterizedTest(arg_param *param, api, launch_config) {
   const attnmeta_backend kind = (attnmeta_backend)param->backend;

@@ -11,46 +11,18 @@
 
 #include "attnmeta/attnmeta.h"
 #include "harness.h"
+#include "step_fixture.h"
 
-#define POISON_BYTE 0x5A
-#define ARENA_BYTES 8192
-#define SLICE 512
+/* The shared fixture (step_fixture.h) as a DSV4 step: two groups, SWA and
+ * C128A rows (width 8), slots and lengths, DCP rank 1 of 2. */
+typedef amt_step_fixture fixture;
 
-/* A valid DSV4 step: R = 3, T = 6, C = 8, two groups, SWA and C128A rows
- * (width 8), every part-1 product too, on device buffers. */
-typedef struct fixture {
-  attnmeta_context *ctx;
-  unsigned char *d_in, *d_arena;
-  attnmeta_step step;
-} fixture;
-
-static void *slice(fixture *f, int k) { return f->d_arena + k * SLICE; }
+static void *slice(fixture *f, int k) { return amt_slice(f, k); }
 
 static void fixture_open(fixture *f, attnmeta_backend kind) {
-  static const int32_t qsl[] = {0, 1, 3, 4};
-  static const int32_t seq[] = {5, 2, 9};
-  static const int32_t table[] = {1, 2, 3, 4, 11, 12, 13, 14, 21, 22, 23, 24};
   attnmeta_step *s = &f->step;
-  unsigned char poison[ARENA_BYTES];
   int g;
-  f->ctx = amt_open_or_skip(kind);
-  f->d_in = amt_dev_alloc(f->ctx, 256);
-  f->d_arena = amt_dev_alloc(f->ctx, ARENA_BYTES);
-  amt_to_dev(f->ctx, f->d_in, qsl, sizeof qsl);
-  amt_to_dev(f->ctx, f->d_in + 64, seq, sizeof seq);
-  amt_to_dev(f->ctx, f->d_in + 128, table, sizeof table);
-  memset(poison, POISON_BYTE, sizeof poison);
-  amt_to_dev(f->ctx, f->d_arena, poison, sizeof poison);
-  attnmeta_step_init(s);
-  s->query_start_loc = (const int32_t *)(void *)f->d_in;
-  s->num_reqs = 3;
-  s->num_tokens = 6;
-  s->capacity = 8;
-  s->seq_lens = (const int32_t *)(void *)(f->d_in + 64);
-  s->block_table = (const int32_t *)(void *)(f->d_in + 128);
-  s->block_table_cols = 4;
-  s->block_table_stride = 4;
-  s->block_size = 4;
+  amt_step_fixture_open(f, kind);
   s->dcp_world_size = 2;
   s->dcp_rank = 1;
   s->dcp_interleave = 2;
@@ -87,12 +59,6 @@ static void fixture_open(fixture *f, attnmeta_backend kind) {
   s->c128a_rows = slice(f, 9);
   s->c128a_rows_stride = 8;
   s->c128a_lens = slice(f, 10);
-}
-
-static void fixture_close(fixture *f) {
-  amt_dev_free(f->ctx, f->d_arena);
-  amt_dev_free(f->ctx, f->d_in);
-  attnmeta_close(f->ctx);
 }
 
 typedef struct bad_case {
@@ -171,33 +137,18 @@ static void mutate(const char *name, attnmeta_step *s) {
 #undef IS
 }
 
-typedef struct bad_param {
-  int backend;
-  int index;
-} bad_param;
+typedef amt_case_param bad_param;
 
-static void free_params(struct criterion_test_params *crp) { cr_free(crp->params); }
-
-ParameterizedTestParameters(args_dsv4, rejected) {
-  attnmeta_backend be[AMT_MAX_BACKENDS];
-  const int nb = amt_test_backends(be);
-  bad_param *ps = cr_calloc((size_t)(nb * (NUM_BAD + 1)) + 1, sizeof *ps);
-  int i, j, n = 0;
-  for (i = 0; i < nb; i++)
-    for (j = 0; j <= NUM_BAD; j++) { /* index NUM_BAD: the valid fixture */
-      ps[n].backend = (int)be[i];
-      ps[n].index = j;
-      n++;
-    }
-  return cr_make_param_array(bad_param, ps, (size_t)n, free_params);
-}
+/* index NUM_BAD: the valid fixture */
+ParameterizedTestParameters(args_dsv4, rejected) { return amt_case_params(NUM_BAD + 1); }
 
 ParameterizedTest(bad_param *param, args_dsv4, rejected) {
   const char *be = amt_backend_label((attnmeta_backend)param->backend);
-  unsigned char host[ARENA_BYTES];
+  unsigned char host[AMT_ARENA_BYTES];
   fixture f;
   attnmeta_step s;
   attnmeta_status st;
+  long written;
   size_t i;
   fixture_open(&f, (attnmeta_backend)param->backend);
   s = f.step;
@@ -206,10 +157,10 @@ ParameterizedTest(bad_param *param, args_dsv4, rejected) {
     cr_expect_eq(st, ATTNMETA_OK, "backend=%s valid DSV4 fixture: %s (%s)", be,
                  attnmeta_status_string(st), attnmeta_last_error(f.ctx));
     amt_to_host(f.ctx, host, f.d_arena, sizeof host);
-    for (i = 7 * SLICE; i < 7 * SLICE + 4 && host[i] == POISON_BYTE; i++) {
+    for (i = 7 * AMT_SLICE; i < 7 * AMT_SLICE + 4 && host[i] == AMT_POISON_BYTE; i++) {
     }
-    cr_expect(i < 7 * SLICE + 4, "backend=%s: the valid fixture wrote no SWA row", be);
-    fixture_close(&f);
+    cr_expect(i < 7 * AMT_SLICE + 4, "backend=%s: the valid fixture wrote no SWA row", be);
+    amt_step_fixture_close(&f);
     return;
   }
   mutate(bad_cases[param->index].name, &s);
@@ -221,12 +172,9 @@ ParameterizedTest(bad_param *param, args_dsv4, rejected) {
             "backend=%s case=%s: message \"%s\" does not name %s", be,
             bad_cases[param->index].name, attnmeta_last_error(f.ctx),
             bad_cases[param->index].field);
-  amt_to_host(f.ctx, host, f.d_arena, sizeof host);
-  for (i = 0; i < sizeof host; i++)
-    if (host[i] != POISON_BYTE) {
-      cr_expect_fail("backend=%s case=%s: output written after an argument error (slice %zu)",
-                     be, bad_cases[param->index].name, i / SLICE);
-      break;
-    }
-  fixture_close(&f);
+  written = amt_first_written(&f);
+  if (written >= 0)
+    cr_expect_fail("backend=%s case=%s: output written after an argument error (slice %ld)", be,
+                   bad_cases[param->index].name, written / AMT_SLICE);
+  amt_step_fixture_close(&f);
 }

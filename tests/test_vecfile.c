@@ -12,6 +12,7 @@
 
 #include "attnmeta/attnmeta.h"
 #include "harness.h"
+#include "vector_text.h"
 #include "attnmeta/conformance/vecfile.h"
 #include "attnmeta/conformance/vecrun.h"
 
@@ -43,21 +44,6 @@ static const char tiny[] =
     "expect slot_mapping 3 31 -1 -1\n"     /* 23 */
     "expect_flags 0x0 0x0 0x0 exact\n"     /* 24 */
     "end\n";                               /* 25 */
-
-/* tiny with the first occurrence of `from` replaced by `to` (malloc-ed). */
-static char *edit(const char *from, const char *to) {
-  const char *at = strstr(tiny, from);
-  char *out;
-  size_t head;
-  cr_assert(at != NULL, "test bug: '%s' not in the base text", from);
-  head = (size_t)(at - tiny);
-  out = malloc(sizeof tiny + strlen(to));
-  cr_assert(out != NULL);
-  memcpy(out, tiny, head);
-  strcpy(out + head, to);
-  strcat(out, at + strlen(from));
-  return out;
-}
 
 Test(vectors, parser_accepts_every_form) {
   static const char text[] =
@@ -179,43 +165,24 @@ static const char tiny2[] =
     "expect_flags_dsv4 0x0 0x0 0x0 0x0 0x0 0x0 0x0\n"
     "end\n";
 
-/* tiny2 with `from` replaced by `to` (malloc-ed). */
-static char *edit2(const char *from, const char *to) {
-  const char *at = strstr(tiny2, from);
-  char *out;
-  size_t head;
-  cr_assert(at != NULL, "test bug: '%s' not in the base text", from);
-  head = (size_t)(at - tiny2);
-  out = malloc(sizeof tiny2 + strlen(to));
-  cr_assert(out != NULL);
-  memcpy(out, tiny2, head);
-  strcpy(out + head, to);
-  strcat(out, at + strlen(from));
-  return out;
-}
-
 Test(vectors, parser_version2) {
-  static const struct {
-    const char *from, *to, *says;
-  } bad[] = {
-      {"param group0.ratio 4\n", "", "param group0.ratio missing"},
-      {"param c128a_mode 1\n", "param c128a_mode 1\nparam swa_window 8\n",
+  static const amt_malformed bad[] = { /* line 0: the messages' lines are not checked */
+      {"param group0.ratio 4\n", "", 0, "param group0.ratio missing"},
+      {"param c128a_mode 1\n", "param c128a_mode 1\nparam swa_window 8\n", 0,
        "swa_window given, but none of its products"},
-      {"param c128a_rows_stride 3\n", "param c128a_rows_stride 1\n", "c128a params"},
-      {"input group0.block_table 2 5 7\n", "", "input group0.block_table missing"},
-      {"input group0.block_table 2 5 7\n", "input group0.block_table 1 5\n", "the table needs 2"},
-      {"input c128a_block_table 0\n", "input c128a_block_table 0\ninput swa_block_table 0\n",
+      {"param c128a_rows_stride 3\n", "param c128a_rows_stride 1\n", 0, "c128a params"},
+      {"input group0.block_table 2 5 7\n", "", 0, "input group0.block_table missing"},
+      {"input group0.block_table 2 5 7\n", "input group0.block_table 1 5\n", 0, "the table needs 2"},
+      {"input c128a_block_table 0\n", "input c128a_block_table 0\ninput swa_block_table 0\n", 0,
        "none of its products"},
-      {"expect c128a_rows 4 0 -1 -1 -1\n", "expect c128a_rows 3 0 -1 -1\n", "the sizes make it 4"},
-      {"expect_flags_dsv4 0x0 0x0 0x0 0x0 0x0 0x0 0x0\n", "", "expect_flags_dsv4 missing"},
-      {"expect_flags_dsv4 0x0 0x0 0x0 0x0 0x0 0x0 0x0\n", "expect_flags_dsv4 0x0 0x0\n",
+      {"expect c128a_rows 4 0 -1 -1 -1\n", "expect c128a_rows 3 0 -1 -1\n", 0, "the sizes make it 4"},
+      {"expect_flags_dsv4 0x0 0x0 0x0 0x0 0x0 0x0 0x0\n", "", 0, "expect_flags_dsv4 missing"},
+      {"expect_flags_dsv4 0x0 0x0 0x0 0x0 0x0 0x0 0x0\n", "expect_flags_dsv4 0x0 0x0\n", 0,
        "7 lower-case hex masks"},
   };
   char err[512], *text;
   amv_file f, g;
-  FILE *tmp;
-  long len;
-  size_t i;
+  size_t len;
   int o;
   cr_assert_eq(amv_parse(tiny2, sizeof tiny2 - 1, "tiny2", NULL, &f, err, sizeof err), 0, "%s",
                err);
@@ -224,16 +191,8 @@ Test(vectors, parser_version2) {
   cr_expect_eq(f.vectors[0].dsv4.c128a_out_stride, 3);
   cr_expect_eq(f.vectors[0].ranks[0].expect[AMV_GROUP_SLOT_MAPPING].v[0], 10);
   /* written and read back: the same vector */
-  tmp = tmpfile();
-  cr_assert(tmp != NULL);
-  amv_write_header_version(tmp, 2);
-  amv_write_vector(tmp, &f.vectors[0]);
-  len = ftell(tmp);
-  rewind(tmp);
-  text = malloc((size_t)len);
-  cr_assert(text && fread(text, 1, (size_t)len, tmp) == (size_t)len);
-  fclose(tmp);
-  cr_assert_eq(amv_parse(text, (size_t)len, "written", NULL, &g, err, sizeof err), 0, "%s", err);
+  text = amt_written(&f.vectors[0], 2, &len);
+  cr_assert_eq(amv_parse(text, len, "written", NULL, &g, err, sizeof err), 0, "%s", err);
   cr_expect_eq(g.vectors[0].products, f.vectors[0].products);
   for (o = 0; o < AMV_NUM_OUTPUTS; o++)
     cr_expect_eq(g.vectors[0].ranks[0].expect[o].n, f.vectors[0].ranks[0].expect[o].n, "%s",
@@ -241,25 +200,11 @@ Test(vectors, parser_version2) {
   free(text);
   amv_file_free(&f);
   amv_file_free(&g);
-  for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    text = edit2(bad[i].from, bad[i].to);
-    if (amv_parse(text, strlen(text), "t", NULL, &f, err, sizeof err) == 0) {
-      cr_expect_fail("v2 case %zu (%s) was accepted", i, bad[i].to);
-      amv_file_free(&f);
-    } else {
-      cr_expect(strstr(err, bad[i].says) != NULL, "v2 case %zu: message '%s' lacks '%s'", i, err,
-                bad[i].says);
-    }
-    free(text);
-  }
+  amt_expect_malformed(tiny2, bad, sizeof bad / sizeof bad[0]);
 }
 
 Test(vectors, parser_rejects_malformed) {
-  static const struct {
-    const char *from, *to;
-    int line;
-    const char *says;
-  } bad[] = {
+  static const amt_malformed bad[] = {
       {"attnmeta-vectors 1\n", "", 1, "first line"},
       {"attnmeta-vectors 1\n", "attnmeta-vectors 4\n", 1, "version 4 not supported"},
       {"op step\n", "op topk\n", 5, "unknown op 'topk' (format version 1 knows 'step')"},
@@ -311,24 +256,7 @@ Test(vectors, parser_rejects_malformed) {
       {"rank 0\n", "rank 0\nfoo 1\n", 22, "unknown keyword"},
       {"# a comment\n", "# a comment\n\x01\n", 3, "unexpected byte 0x01"},
   };
-  size_t i;
-  for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    char *text = edit(bad[i].from, bad[i].to);
-    char err[512], where[32];
-    amv_file f;
-    const int rc = amv_parse(text, strlen(text), "t", NULL, &f, err, sizeof err);
-    snprintf(where, sizeof where, "t:%d: ", bad[i].line);
-    cr_expect_eq(rc, -1, "case %zu (%s) was accepted", i, bad[i].to);
-    if (rc == -1) {
-      cr_expect(strncmp(err, where, strlen(where)) == 0, "case %zu: message '%s', wanted line %d",
-                i, err, bad[i].line);
-      cr_expect(strstr(err, bad[i].says) != NULL, "case %zu: message '%s' lacks '%s'", i, err,
-                bad[i].says);
-    } else {
-      amv_file_free(&f);
-    }
-    free(text);
-  }
+  amt_expect_malformed(tiny, bad, sizeof bad / sizeof bad[0]);
 }
 
 Test(vectors, writer_round_trip) {
@@ -337,7 +265,7 @@ Test(vectors, writer_round_trip) {
   amv_values v;
   amv_file f, g;
   char err[512], line[256], *text;
-  long len;
+  size_t len;
   FILE *tmp = tmpfile();
   int i, o;
   cr_assert(tmp != NULL);
@@ -352,16 +280,8 @@ Test(vectors, writer_round_trip) {
 
   /* a parsed vector, written and read back, gives the same vector */
   cr_assert_eq(amv_parse(tiny, sizeof tiny - 1, "tiny", NULL, &f, err, sizeof err), 0, "%s", err);
-  tmp = tmpfile();
-  cr_assert(tmp != NULL);
-  amv_write_header(tmp);
-  amv_write_vector(tmp, &f.vectors[0]);
-  len = ftell(tmp);
-  rewind(tmp);
-  text = malloc((size_t)len);
-  cr_assert(text && fread(text, 1, (size_t)len, tmp) == (size_t)len);
-  fclose(tmp);
-  cr_assert_eq(amv_parse(text, (size_t)len, "written", NULL, &g, err, sizeof err), 0, "%s", err);
+  text = amt_written(&f.vectors[0], 1, &len);
+  cr_assert_eq(amv_parse(text, len, "written", NULL, &g, err, sizeof err), 0, "%s", err);
   cr_assert_eq(g.nvectors, 1);
   cr_expect_eq(g.vectors[0].nranks, 1);
   cr_expect_eq(g.vectors[0].capacity, 3);
@@ -407,7 +327,7 @@ Test(vectors, runner_catches_a_wrong_value) {
   amv_file_free(&f);
 
   memset(&got, 0, sizeof got);
-  text = edit("expect slot_mapping 3 31 -1 -1", "expect slot_mapping 3 30 -1 -1");
+  text = amt_edit(tiny, "expect slot_mapping 3 31 -1 -1", "expect slot_mapping 3 30 -1 -1");
   cr_assert_eq(amv_parse(text, strlen(text), "wrong", NULL, &f, err, sizeof err), 0, "%s", err);
   amv_run_vector(&runner, &f.vectors[0], &out);
   cr_expect_eq(out.result, AMV_FAIL);
@@ -420,7 +340,7 @@ Test(vectors, runner_catches_a_wrong_value) {
   free(text);
 
   memset(&got, 0, sizeof got);
-  text = edit("expect slot_mapping 3 31 -1 -1", "expect slot_mapping 3 ? -1 -1");
+  text = amt_edit(tiny, "expect slot_mapping 3 31 -1 -1", "expect slot_mapping 3 ? -1 -1");
   cr_assert_eq(amv_parse(text, strlen(text), "unchecked", NULL, &f, err, sizeof err), 0, "%s", err);
   amv_run_vector(&runner, &f.vectors[0], &out);
   cr_expect_eq(out.result, AMV_PASS, "an unchecked value is compared: %s", got.first.text);
@@ -428,7 +348,7 @@ Test(vectors, runner_catches_a_wrong_value) {
   free(text);
 
   memset(&got, 0, sizeof got); /* the error word is compared too */
-  text = edit("expect_flags 0x0 0x0 0x0 exact", "expect_flags 0x0 0x0 0x20 exact");
+  text = amt_edit(tiny, "expect_flags 0x0 0x0 0x0 exact", "expect_flags 0x0 0x0 0x20 exact");
   cr_assert_eq(amv_parse(text, strlen(text), "flags", NULL, &f, err, sizeof err), 0, "%s", err);
   amv_run_vector(&runner, &f.vectors[0], &out);
   cr_expect_eq(out.result, AMV_FAIL);

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: Apache-2.0
-#define _POSIX_C_SOURCE 200809L /* open_memstream */
 /*
  * The conformance format's "op topk" vectors (version 3): a small vector
  * parsed field by field, refused when malformed (with the line), written
@@ -13,6 +12,7 @@
 #include "attnmeta/conformance/vecfile.h"
 #include "attnmeta/conformance/vecfile_topk.h"
 #include "attnmeta/conformance/vecrun.h"
+#include "vector_text.h"
 
 /* Two tokens of request 0 (blocks 10 and 11 of 4 positions), K 4, counted
  * and compacted; rank 0 of W 1. */
@@ -46,20 +46,6 @@ static const char tiny[] =
     "expect valid_count 2 2 1\n"             /* 27 */
     "expect_flags 0x20 exact\n"              /* 28 */
     "end\n";                                 /* 29 */
-
-static char *edit(const char *from, const char *to) {
-  const char *at = strstr(tiny, from);
-  char *out;
-  size_t head;
-  cr_assert(at != NULL, "test bug: '%s' not in the base text", from);
-  head = (size_t)(at - tiny);
-  out = malloc(sizeof tiny + strlen(to));
-  cr_assert(out != NULL);
-  memcpy(out, tiny, head);
-  strcpy(out + head, to);
-  strcat(out, at + strlen(from));
-  return out;
-}
 
 Test(vectors_topk, parse_tiny) {
   amv_file f;
@@ -104,7 +90,7 @@ Test(vectors_topk, run_tiny) {
   cr_expect_eq(o.result, AMV_PASS, "%lld failures", (long long)o.failures);
   cr_expect(o.launches >= 2 * r.nconfigs);
   amv_file_free(&f);
-  bad = edit("expect out 8 40 45", "expect out 8 40 44");
+  bad = amt_edit(tiny, "expect out 8 40 45", "expect out 8 40 44");
   cr_assert_eq(amv_parse(bad, strlen(bad), "bad", NULL, &f, err, sizeof err), 0, "%s", err);
   amv_run_vector(&r, &f.vectors[0], &o);
   cr_expect_eq(o.result, AMV_FAIL, "a wrong expected slot passed");
@@ -115,15 +101,10 @@ Test(vectors_topk, run_tiny) {
 
 Test(vectors_topk, round_trip) {
   amv_file f, g;
-  char err[512], *buf = NULL;
-  size_t len = 0;
-  FILE *mem;
+  char err[512], *buf;
+  size_t len;
   cr_assert_eq(amv_parse(tiny, sizeof tiny - 1, "tk", NULL, &f, err, sizeof err), 0, "%s", err);
-  mem = open_memstream(&buf, &len);
-  cr_assert(mem != NULL);
-  amv_write_header_version(mem, AMV_VERSION_TOPK);
-  amv_write_vector(mem, &f.vectors[0]);
-  fclose(mem);
+  buf = amt_written(&f.vectors[0], AMV_VERSION_TOPK, &len);
   cr_assert_eq(amv_parse(buf, len, "written", NULL, &g, err, sizeof err), 0, "%s\n%s", err, buf);
   cr_expect_eq(g.vectors[0].topk->ranks[0].out.v[4], 43);
   cr_expect_eq(g.vectors[0].topk->input[AMV_TOPK_BLOCK_TABLE].v[1], 11);
@@ -133,11 +114,7 @@ Test(vectors_topk, round_trip) {
 }
 
 Test(vectors_topk, rejects_malformed) {
-  static const struct {
-    const char *from, *to;
-    int line;
-    const char *says;
-  } bad[] = {
+  static const amt_malformed bad[] = {
       {"attnmeta-vectors 3\n", "attnmeta-vectors 1\n", 3, "unknown op 'topk'"},
       {"attnmeta-vectors 3\n", "attnmeta-vectors 2\n", 3, "unknown op 'topk'"},
       {"param count 1\n", "", 21, "param count missing"},
@@ -158,22 +135,5 @@ Test(vectors_topk, rejects_malformed) {
       {"end\n", "", 28, "ends inside vector tk"},
       {"rank 0\n", "products out\nrank 0\n", 25, "unknown keyword 'products'"},
   };
-  size_t i;
-  for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    char *text = edit(bad[i].from, bad[i].to);
-    char err[512], where[32];
-    amv_file f;
-    const int rc = amv_parse(text, strlen(text), "t", NULL, &f, err, sizeof err);
-    snprintf(where, sizeof where, "t:%d: ", bad[i].line);
-    cr_expect_eq(rc, -1, "case %zu (%s) was accepted", i, bad[i].to);
-    if (rc == -1) {
-      cr_expect(strncmp(err, where, strlen(where)) == 0, "case %zu: message '%s', wanted line %d",
-                i, err, bad[i].line);
-      cr_expect(strstr(err, bad[i].says) != NULL, "case %zu: message '%s' lacks '%s'", i, err,
-                bad[i].says);
-    } else {
-      amv_file_free(&f);
-    }
-    free(text);
-  }
+  amt_expect_malformed(tiny, bad, sizeof bad / sizeof bad[0]);
 }

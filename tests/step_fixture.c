@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: Apache-2.0
+/* See step_fixture.h. */
+#include "step_fixture.h"
+
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "harness.h"
+
+void amt_step_fixture_open(amt_step_fixture *f, attnmeta_backend kind) {
+  static const int32_t qsl[] = {0, 1, 3, 4};
+  static const int32_t seq[] = {5, 2, 9};
+  static const int32_t table[] = {1, 2, 3, 4, 11, 12, 13, 14, 21, 22, 23, 24};
+  attnmeta_step *s = &f->step;
+  unsigned char poison[AMT_ARENA_BYTES];
+  f->ctx = amt_open_or_skip(kind);
+  f->d_in = amt_dev_alloc(f->ctx, 256);
+  f->d_arena = amt_dev_alloc(f->ctx, AMT_ARENA_BYTES);
+  amt_to_dev(f->ctx, f->d_in, qsl, sizeof qsl);
+  amt_to_dev(f->ctx, f->d_in + 64, seq, sizeof seq);
+  amt_to_dev(f->ctx, f->d_in + 128, table, sizeof table);
+  memset(poison, AMT_POISON_BYTE, sizeof poison);
+  amt_to_dev(f->ctx, f->d_arena, poison, sizeof poison);
+  attnmeta_step_init(s);
+  s->query_start_loc = (const int32_t *)(void *)f->d_in;
+  s->num_reqs = 3;
+  s->num_tokens = 6;
+  s->capacity = 8;
+  s->seq_lens = (const int32_t *)(void *)(f->d_in + 64);
+  s->block_table = (const int32_t *)(void *)(f->d_in + 128);
+  s->block_table_cols = 4;
+  s->block_table_stride = 4;
+  s->block_size = 4;
+}
+
+void amt_step_fixture_close(amt_step_fixture *f) {
+  amt_dev_free(f->ctx, f->d_arena);
+  amt_dev_free(f->ctx, f->d_in);
+  attnmeta_close(f->ctx);
+}
+
+void *amt_slice(const amt_step_fixture *f, int k) { return f->d_arena + k * AMT_SLICE; }
+
+long amt_first_written(const amt_step_fixture *f) {
+  unsigned char host[AMT_ARENA_BYTES];
+  size_t i;
+  amt_to_host(f->ctx, host, f->d_arena, sizeof host);
+  for (i = 0; i < sizeof host; i++)
+    if (host[i] != AMT_POISON_BYTE) return (long)i;
+  return -1;
+}
+
+static void free_params(struct criterion_test_params *crp) { cr_free(crp->params); }
+
+struct criterion_test_params amt_case_params(int ncases) {
+  attnmeta_backend be[AMT_MAX_BACKENDS];
+  const int nb = amt_test_backends(be);
+  amt_case_param *ps = cr_calloc((size_t)(nb * ncases) + 1, sizeof *ps);
+  int i, j, n = 0;
+  for (i = 0; i < nb; i++)
+    for (j = 0; j < ncases; j++) {
+      ps[n].backend = (int)be[i];
+      ps[n].index = j;
+      n++;
+    }
+  return cr_make_param_array(amt_case_param, ps, (size_t)n, free_params);
+}
