@@ -20,6 +20,13 @@
 #define SIX16 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6
 #define ODD(c, in, out) QL(1, 3, 1, 2, 0, 1), .history_max = 300, .block_size = 64, \
     .cols = (c), .in_stride = (in), .out_stride = (out), .pad_tokens = 3, .cap_extra = 2
+/* the same with four requests of two tokens and no padding */
+#define EVEN(c, in, out) QL(2, 2, 2, 2), .history_max = 300, .block_size = 64, \
+    .cols = (c), .in_stride = (in), .out_stride = (out), .pad_tokens = 0, .cap_extra = 3
+/* input and output row strides 44 + i and 48 + o, misalign m, the shape
+ * EVEN or ODD */
+#define ROWS(i, o, m, SHAPE) {"rows_in" #i "_out" #o "_mis" #m,                    \
+    SHAPE(29 + 4 * (i) + (o), 44 + (i), 48 + (o)), .misalign = (m), .seed = 36 + 4 * (i) + (o)}
 #define RANDOM(s) {"random_s" #s, .random = 1, .seed = (s)}
 #define DCPCASE(w, i, bs) {"dcp_w" #w "_i" #i "_bs" #bs, QL(1, 3, 1, 7, 2, 1, 0, 1),    \
     .history_max = 400, .auto_cols = 1, .block_size = (bs), DCP(w, i), .pad_tokens = 3, \
@@ -106,54 +113,10 @@ const amt_case amt_cases[] = {
      * alignment by 0 or 4 bytes: rows start at every offset mod 16 bytes (the
      * realigned 16-byte copy, its scalar edges, speculated first batches on
      * the equal splits, zeroed padding rows) ---- */
-    {"rows_in0_out0_mis0", QL(2, 2, 2, 2),
-     .history_max = 300, .block_size = 64, .cols = 29, .in_stride = 44,
-     .out_stride = 48, .pad_tokens = 0, .cap_extra = 3, .misalign = 0, .seed = 36},
-    {"rows_in0_out1_mis2", QL(1, 3, 1, 2, 0, 1),
-     .history_max = 300, .block_size = 64, .cols = 30, .in_stride = 44,
-     .out_stride = 49, .pad_tokens = 3, .cap_extra = 2, .misalign = 2, .seed = 37},
-    {"rows_in0_out2_mis0", QL(2, 2, 2, 2),
-     .history_max = 300, .block_size = 64, .cols = 31, .in_stride = 44,
-     .out_stride = 50, .pad_tokens = 0, .cap_extra = 3, .misalign = 0, .seed = 38},
-    {"rows_in0_out3_mis2", QL(1, 3, 1, 2, 0, 1),
-     .history_max = 300, .block_size = 64, .cols = 32, .in_stride = 44,
-     .out_stride = 51, .pad_tokens = 3, .cap_extra = 2, .misalign = 2, .seed = 39},
-    {"rows_in1_out0_mis1", QL(1, 3, 1, 2, 0, 1),
-     .history_max = 300, .block_size = 64, .cols = 33, .in_stride = 45,
-     .out_stride = 48, .pad_tokens = 3, .cap_extra = 2, .misalign = 1, .seed = 40},
-    {"rows_in1_out1_mis3", QL(2, 2, 2, 2),
-     .history_max = 300, .block_size = 64, .cols = 34, .in_stride = 45,
-     .out_stride = 49, .pad_tokens = 0, .cap_extra = 3, .misalign = 3, .seed = 41},
-    {"rows_in1_out2_mis1", QL(1, 3, 1, 2, 0, 1),
-     .history_max = 300, .block_size = 64, .cols = 35, .in_stride = 45,
-     .out_stride = 50, .pad_tokens = 3, .cap_extra = 2, .misalign = 1, .seed = 42},
-    {"rows_in1_out3_mis3", QL(2, 2, 2, 2),
-     .history_max = 300, .block_size = 64, .cols = 36, .in_stride = 45,
-     .out_stride = 51, .pad_tokens = 0, .cap_extra = 3, .misalign = 3, .seed = 43},
-    {"rows_in2_out0_mis2", QL(2, 2, 2, 2),
-     .history_max = 300, .block_size = 64, .cols = 37, .in_stride = 46,
-     .out_stride = 48, .pad_tokens = 0, .cap_extra = 3, .misalign = 2, .seed = 44},
-    {"rows_in2_out1_mis0", QL(1, 3, 1, 2, 0, 1),
-     .history_max = 300, .block_size = 64, .cols = 38, .in_stride = 46,
-     .out_stride = 49, .pad_tokens = 3, .cap_extra = 2, .misalign = 0, .seed = 45},
-    {"rows_in2_out2_mis2", QL(2, 2, 2, 2),
-     .history_max = 300, .block_size = 64, .cols = 39, .in_stride = 46,
-     .out_stride = 50, .pad_tokens = 0, .cap_extra = 3, .misalign = 2, .seed = 46},
-    {"rows_in2_out3_mis0", QL(1, 3, 1, 2, 0, 1),
-     .history_max = 300, .block_size = 64, .cols = 40, .in_stride = 46,
-     .out_stride = 51, .pad_tokens = 3, .cap_extra = 2, .misalign = 0, .seed = 47},
-    {"rows_in3_out0_mis3", QL(1, 3, 1, 2, 0, 1),
-     .history_max = 300, .block_size = 64, .cols = 41, .in_stride = 47,
-     .out_stride = 48, .pad_tokens = 3, .cap_extra = 2, .misalign = 3, .seed = 48},
-    {"rows_in3_out1_mis1", QL(2, 2, 2, 2),
-     .history_max = 300, .block_size = 64, .cols = 42, .in_stride = 47,
-     .out_stride = 49, .pad_tokens = 0, .cap_extra = 3, .misalign = 1, .seed = 49},
-    {"rows_in3_out2_mis3", QL(1, 3, 1, 2, 0, 1),
-     .history_max = 300, .block_size = 64, .cols = 43, .in_stride = 47,
-     .out_stride = 50, .pad_tokens = 3, .cap_extra = 2, .misalign = 3, .seed = 50},
-    {"rows_in3_out3_mis1", QL(2, 2, 2, 2),
-     .history_max = 300, .block_size = 64, .cols = 44, .in_stride = 47,
-     .out_stride = 51, .pad_tokens = 0, .cap_extra = 3, .misalign = 1, .seed = 51},
+    ROWS(0, 0, 0, EVEN), ROWS(0, 1, 2, ODD), ROWS(0, 2, 0, EVEN), ROWS(0, 3, 2, ODD),
+    ROWS(1, 0, 1, ODD), ROWS(1, 1, 3, EVEN), ROWS(1, 2, 1, ODD), ROWS(1, 3, 3, EVEN),
+    ROWS(2, 0, 2, EVEN), ROWS(2, 1, 0, ODD), ROWS(2, 2, 2, EVEN), ROWS(2, 3, 0, ODD),
+    ROWS(3, 0, 3, ODD), ROWS(3, 1, 1, EVEN), ROWS(3, 2, 3, ODD), ROWS(3, 3, 1, EVEN),
 
     /* ---- seeded random batches ---- */
     RANDOM(1), RANDOM(2), RANDOM(3), RANDOM(4), RANDOM(5), RANDOM(6), RANDOM(7),
