@@ -191,9 +191,10 @@ run "attnmeta console script: info, step and conformance (the bundled vectors) o
 
 python_m_ok() {
   (cd "$work" && "$bare/bin/python" -m attnmeta >"$work/python-m.txt" && cat "$work/python-m.txt" &&
-    diff -u "$work/info.txt" "$work/python-m.txt")
+    grep -v '^python package: ' "$work/python-m.txt" | diff -u "$work/info.txt" - &&
+    grep -q "^python package: attnmeta $version in $bare/" "$work/python-m.txt")
 }
-run "python -m attnmeta prints what attnmeta info prints" python_m_ok
+run "python -m attnmeta prints what attnmeta info prints, and the package's version and folder" python_m_ok
 
 if [ $failures -ne 0 ]; then
   echo "wheel: $failures check(s) failed"
