@@ -102,8 +102,10 @@ def glibc_need(paths):
 
 def platform_tag(paths):
     """manylinux_2_N_<arch>: runs where glibc is 2.N or newer, N being what
-    the bundled files need (no other library is linked but the HIP module's
-    ROCm runtime, loaded only when the HIP backend is used)."""
+    the bundled files need. Besides glibc the files link only the C++
+    runtime (libstdc++, libgcc_s: the GPU modules) and, for the HIP module,
+    ROCm's libamdhip64, which the core loads only when the HIP backend is
+    used (docs/install.md)."""
     forced = os.environ.get("ATTNMETA_WHEEL_PLATFORM")
     if forced:
         return forced
