@@ -42,6 +42,15 @@ hip_cpu_found=$?
 # six architectures and PTX, builds in about 15 s on 2 idle cores); the HIP
 # targets the default ones the compiler builds (gfx90a and gfx942 with
 # Debian's clang-19), which the test hip_module_code_objects checks.
+# A build folder keeps the HIP compiler it was first configured with: one
+# configured before clang-19 was installed would stay on clang-15 (no
+# gfx942), so its cache and compiler records are removed then (the objects
+# stay).
+old_hip=$(sed -n 's/^set(CMAKE_HIP_COMPILER "\(.*\)")$/\1/p' "$build"/CMakeFiles/*/CMakeHIPCompiler.cmake 2>/dev/null | head -n 1)
+if [[ $old_hip =~ (clang\+\+-15|llvm-15/) ]] && [ -x /usr/lib/llvm-19/bin/clang-offload-bundler ]; then
+  echo "=== $build: configured with $old_hip; configuring afresh for clang-19"
+  rm -rf "$build/CMakeCache.txt" "$build"/CMakeFiles/[0-9]*.[0-9]*
+fi
 configure_and_build() {
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DATTNMETA_WERROR=ON \
     -DBUILD_TESTING=ON -DATTNMETA_SANITIZE=OFF -DATTNMETA_WITH_CUDA=AUTO -DATTNMETA_WITH_HIP=AUTO \
@@ -76,6 +85,13 @@ case $hip_cpu_found in
     ;;
   *) step "HIP backend on HIP-CPU: ATTNMETA_HIP_CPU_ROOT is usable" false ;;
 esac
+# The default HIP targets are probed; with Debian's clang-19 (ci/deps.sh)
+# they must include gfx942, the MI300X's, not only what clang-15 knows.
+hip_compiler=$(sed -n 's/^set(CMAKE_HIP_COMPILER "\(.*\)")$/\1/p' "$build"/CMakeFiles/*/CMakeHIPCompiler.cmake 2>/dev/null | head -n 1)
+if [ -e "$build/lib/libattnmeta_hip.so" ] && [[ $hip_compiler =~ /llvm-(19|[2-9][0-9])/ ]]; then
+  step "HIP module holds gfx90a and gfx942 code objects ($hip_compiler)" \
+    python3 ci/hip_code_objects.py "$build/lib/libattnmeta_hip.so" gfx90a gfx942
+fi
 step "every source file names its licence (ci/check_spdx.sh)" bash ci/check_spdx.sh
 step "conformance vectors match the generator (ci/vectors.sh)" bash ci/vectors.sh "$build"
 step "conformance kit on the CPU backend (attnmeta conformance)" \
