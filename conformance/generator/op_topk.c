@@ -12,9 +12,9 @@
 
 const amg_vector_file amg_topk_files[] = {
     {"s6_topk.amv",
-     {"Contract section 6: top-k indices to global KV slots. The engines' matrices",
-      "(block size 16, 64, 128 x K 128, 256, 512), the request given or found, the prefill",
-      "workspace, strides, misaligned rows, stride_rows, padding, token slots."},
+     {"Contract section 6: top-k indices to global KV slots. The engines' matrices (block size",
+      "16, 64, 128 x K 128, 256, 512), the request given or found, the prefill workspace (past",
+      "the table too), strides, misaligned rows, stride_rows, padding, token slots; section 6b."},
      AMV_VERSION_TOPK},
     {"s6_topk_dcp_errors.amv",
      {"Contract section 6 with DCP (the contract's example; W 2, I 1 and 2, both ranks,",

@@ -58,6 +58,7 @@ static const spec specs[] = {
     {"topk_prefill_dcp_w2", 12, 128, 4, 10, 16, 0, 2, 1, 1, 1, FILL_ENGINE, 0, 0, 0, 0, 1, 0, 1, 1},
     {"topk_prefill_dcp_w2_i2", 12, 64, 4, 3, 16, 0, 2, 0, 2, 1, FILL_ENGINE, 0, 0, 0, 0, 1, 0, 0, 1},
     {"topk_dcp_example", 1, 128, 1, 1, 4, 0, 2, 0, 1, 0, FILL_SEQ, 8, 0, 0, 0, 0, 0, 1, 1},
+    {"topk_owner_filter", 6, 13, 1, 3, 8, 0, 1, 0, 1, 1, FILL_ENGINE, 0, 0, 0, 0, 0, 0, 1, 1},
     DCP(1, 0), DCP(1, 1), DCP(2, 0), DCP(2, 1),
     {"topk_strides_odd_k", 7, 13, 3, 5, 4, 0, 1, 0, 1, 0, FILL_ENGINE, 0, 3, 5, 2, 0, 0, 1, 1},
     {"topk_stride_rows", 8, 64, 4, 10, 16, 48, 1, 0, 1, 0, FILL_ENGINE, 0, 0, 0, 0, 0, 0, 0, 1},
@@ -233,6 +234,18 @@ amt_topk_batch *amt_topk_materialize(int i) {
     }
     for (t = 0; t < s->T; t++) b->token_slot[t] = (t % 3 == 1) ? -1 : (int64_t)t * 1000;
     b->token_slot[s->T - 1] = INT64_MIN;
+  }
+  if (!strcmp(s->name, "topk_owner_filter")) {
+    /* DCP peer slots to owner 2's local slots (contract section 6b): 3 ranks,
+     * segments of 8 slots, the table [-1, -1, 0] keeps [16, 24) */
+    static const int32_t row0[13] = {16, 3, 23, -1, 17, 8, 24, 20, 15, -1, 30, 0, 19};
+    static const int32_t want0[6] = {0, 7, 1, 4, 3, -1};
+    b->table[0] = -1;
+    b->table[1] = -1;
+    b->table[2] = 0;
+    memcpy(b->topk, row0, sizeof row0);
+    b->expect_count0 = 5;
+    for (c = 0; c < 6; c++) b->expect_row0[c] = want0[c];
   }
   if (!strcmp(s->name, "topk_dcp_example")) { /* worked by hand: positions 0, 2, 4, 6 */
     b->expect_count0 = 4;

@@ -9,7 +9,7 @@ launch, give every buffer to one :class:`StepPlan` instead."""
 from typing import Any, Optional, Tuple
 
 from ._arrays import int32
-from ._names import caller_names
+from ._names import call_named
 from ._step import StepPlan
 
 __all__ = [
@@ -124,18 +124,19 @@ def get_compressed_slot_mapping(
     if out is None:
         out = _full_like_int64(query_start_loc, num_tokens, -1)
     names = dict(_GROUP_NAMES, dcp_world_size=world_name, dcp_rank=rank_name)
-    with caller_names(names):
-        plan = StepPlan(
-            query_start_loc=query_start_loc,
-            seq_lens=seq_lens,
-            compressed_groups=(
-                dict(block_table=block_table, ratio=ratio, block_size=bs, slot_mapping=out),
-            ),
-            dcp_world_size=world,
-            dcp_rank=rank,
-            dcp_interleave=interleave,
-        )
-        plan.build(_num_reqs(query_start_loc, seq_lens, block_table), num_tokens)
+    plan = call_named(
+        names,
+        StepPlan,
+        query_start_loc=query_start_loc,
+        seq_lens=seq_lens,
+        compressed_groups=(
+            dict(block_table=block_table, ratio=ratio, block_size=bs, slot_mapping=out),
+        ),
+        dcp_world_size=world,
+        dcp_rank=rank,
+        dcp_interleave=interleave,
+    )
+    call_named(names, plan.build, _num_reqs(query_start_loc, seq_lens, block_table), num_tokens)
     return out[:num_tokens]
 
 
@@ -169,18 +170,19 @@ def compute_swa_indices_and_lens(
     bs = _at_least(block_size, 1, "block_size")
     if block_table is None:
         raise ValueError("block_table is required")
-    with caller_names(_SWA_NAMES):
-        plan = StepPlan(
-            query_start_loc=query_start_loc,
-            seq_lens=seq_lens,
-            swa_indices=swa_indices,
-            swa_lens=swa_lens,
-            swa_block_table=block_table,
-            swa_block_size=bs,
-            swa_window=window,
-            swa_causal=causal,
-        )
-        plan.build(_num_reqs(query_start_loc, seq_lens, block_table), n)
+    plan = call_named(
+        _SWA_NAMES,
+        StepPlan,
+        query_start_loc=query_start_loc,
+        seq_lens=seq_lens,
+        swa_indices=swa_indices,
+        swa_lens=swa_lens,
+        swa_block_table=block_table,
+        swa_block_size=bs,
+        swa_window=window,
+        swa_causal=causal,
+    )
+    call_named(_SWA_NAMES, plan.build, _num_reqs(query_start_loc, seq_lens, block_table), n)
     return swa_indices[:n], swa_lens[:n]
 
 
@@ -224,19 +226,20 @@ def compute_c128a_indices_and_lens(
     if block_table is None and not local:
         raise ValueError("block_table is required for global slots (local=False)")
     table = None if local else block_table
-    with caller_names(_C128A_NAMES):
-        plan = StepPlan(
-            query_start_loc=query_start_loc,
-            seq_lens=seq_lens,
-            c128a_rows=indices,
-            c128a_lens=lens,
-            c128a_block_table=table,
-            c128a_ratio=ratio,
-            c128a_block_size=bs,
-            c128a_local=local,
-            dcp_world_size=world,
-            dcp_rank=rank,
-            dcp_interleave=interleave,
-        )
-        plan.build(_num_reqs(query_start_loc, seq_lens, table), n)
+    plan = call_named(
+        _C128A_NAMES,
+        StepPlan,
+        query_start_loc=query_start_loc,
+        seq_lens=seq_lens,
+        c128a_rows=indices,
+        c128a_lens=lens,
+        c128a_block_table=table,
+        c128a_ratio=ratio,
+        c128a_block_size=bs,
+        c128a_local=local,
+        dcp_world_size=world,
+        dcp_rank=rank,
+        dcp_interleave=interleave,
+    )
+    call_named(_C128A_NAMES, plan.build, _num_reqs(query_start_loc, seq_lens, table), n)
     return indices[:n], lens[:n]

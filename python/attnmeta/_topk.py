@@ -13,7 +13,7 @@ from . import _lib
 from ._arrays import I32, I64, device_str, int32, stream_handle, table, torch_state, vec
 from ._context import context_for
 from ._lib import Backend
-from ._names import caller_names
+from ._names import call_named
 
 if TYPE_CHECKING:
     from ._context import Context
@@ -24,6 +24,7 @@ __all__ = [
     "TopkPlan",
     "convert_req_index_to_global_index",
     "filter_and_convert_dcp_index",
+    "filter_peer_slots_to_owner_local",
 ]
 
 _INT32_MAX = 2**31 - 1
@@ -250,7 +251,7 @@ class TopkPlan:
 
     @property
     def context(self) -> "Context":
-        return self._ctx  # type: ignore[no-any-return]
+        return self._ctx
 
     @property
     def max_tokens(self) -> int:
@@ -262,6 +263,15 @@ class TopkPlan:
 
     def __repr__(self) -> str:
         return "<attnmeta.TopkPlan on %s: K=%d>" % (device_str(self._dev), self._op.topk_count)
+
+
+def _full_like(x: Buffer, shape: Tuple[int, ...], value: int) -> Buffer:
+    """A new int32 array of ``shape`` filled with ``value``, like ``x``."""
+    ts = torch_state()
+    if ts is not None and isinstance(x, ts.Tensor):
+        return ts.torch.full(shape, value, dtype=ts.torch.int32, device=x.device)
+    np = sys.modules["numpy"]
+    return np.full(shape, value, dtype=np.int32)
 
 
 def _empty_like(x: Buffer, shape: Tuple[int, ...]) -> Buffer:
@@ -305,10 +315,9 @@ def _run(req_id: Buffer, block_table: Buffer, token_indices: Buffer, BLOCK_SIZE:
             names["valid_counts"] = "valid_counts_out"
         else:
             counts = _empty_like(token_indices, (shape[0],))
-    with caller_names(names):
-        plan = TopkPlan(token_indices, block_table, out, req_id=req_id, valid_counts=counts,
-                        compact=compact, block_size=BLOCK_SIZE, **more)
-        plan.convert(shape[0])
+    plan = call_named(names, TopkPlan, token_indices, block_table, out, req_id=req_id,
+                      valid_counts=counts, compact=compact, block_size=BLOCK_SIZE, **more)
+    call_named(names, plan.convert, shape[0])
     return (out, counts) if return_valid_counts else out
 
 
@@ -386,3 +395,55 @@ def filter_and_convert_dcp_index(
     return _run(req_id, block_table, token_indices, BLOCK_SIZE, NUM_TOPK_TOKENS,
                 return_valid_counts, bool(compact_valid_to_front), dcp_size=dcp_size,
                 dcp_rank=dcp_rank, cp_kv_cache_interleave_size=cp_kv_cache_interleave_size)
+
+
+def filter_peer_slots_to_owner_local(
+    peer_slots: Buffer,
+    *,
+    owner_rank: int,
+    dcp_world_size: int,
+    blocks_per_peer: int,
+    block_size: int,
+) -> Tuple[Buffer, Buffer]:
+    """The engines' owner filter of DCP peer slots (same arguments): of each
+    row of rank-major ``peer_slots`` [T, K] int32, the slots of rank
+    ``owner_rank``'s segment ``[o * S, (o + 1) * S)`` (``S = blocks_per_peer *
+    block_size``) as that rank's local slots (``slot - o * S``), first and in
+    column order, then -1; returns ``(local_slots, valid_counts)``, new.
+
+    One launch of the top-k conversion (contract section 6b): the peer slots
+    are the positions, a block is one segment (``block_size = S``), and a
+    one-row table ``[-1] * o + [0]`` keeps segment ``o`` only."""
+    world = int32(dcp_world_size, "dcp_world_size")
+    owner = int32(owner_rank, "owner_rank")
+    if world <= 1 or not 0 <= owner < world:
+        raise ValueError(
+            "owner_rank (%d) must be in [0, dcp_world_size = %d) with dcp_world_size > 1"
+            % (owner, world)
+        )
+    peer = int32(blocks_per_peer, "blocks_per_peer")
+    bs = int32(block_size, "block_size")
+    if peer < 1 or bs < 1:
+        raise ValueError("blocks_per_peer (%d) and block_size (%d) must be >= 1" % (peer, bs))
+    segment = peer * bs
+    if world * segment > _INT32_MAX:
+        raise ValueError(
+            "rank-major peer slots do not fit in int32: dcp_world_size x blocks_per_peer x "
+            "block_size = %d" % (world * segment)
+        )
+    shape = tuple(getattr(peer_slots, "shape", ()))
+    if len(shape) != 2:
+        raise ValueError("peer_slots must be 2-D [rows, topk], got shape %s" % (shape,))
+    if shape[1] == 0:
+        raise ValueError("peer_slots must have at least one column")
+    rows = shape[0]
+    local = _empty_like(peer_slots, shape)
+    counts = _empty_like(peer_slots, (rows,))
+    keep = _full_like(peer_slots, (1, owner + 1), -1)
+    keep[0, owner] = 0
+    names = {"token_indices": "peer_slots"}
+    plan = call_named(names, TopkPlan, peer_slots, keep, local,
+                      req_id=_full_like(peer_slots, (rows,), 0), valid_counts=counts,
+                      compact=True, block_size=segment)
+    call_named(names, plan.convert, rows)
+    return local, counts

@@ -5,6 +5,8 @@ contract: the engines' argument names and defaults, their test matrices,
 the prefill workspace, DCP with compaction, the prepared plan, hostile data
 and argument checks."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -369,3 +371,70 @@ def test_engine_function_errors_name_the_callers_arguments(attnmeta, change, tex
             dict(BLOCK_SIZE=16, NUM_TOPK_TOKENS=64), **change))
     assert text in str(info.value)
     assert "stride_rows" not in str(info.value) and "block_size" not in str(info.value)
+
+
+# ---- DCP peer slots to one owner's local slots (contract section 6b) ----
+
+def ref_owner_local(peer, owner, segment):
+    start, stop = owner * segment, (owner + 1) * segment
+    out = np.full(peer.shape, -1, np.int64)
+    counts = np.zeros(peer.shape[0], np.int64)
+    for t in range(peer.shape[0]):
+        kept = [int(s) - start for s in peer[t] if start <= s < stop]
+        out[t, : len(kept)] = kept
+        counts[t] = len(kept)
+    return out, counts
+
+
+def test_owner_filter_example(attnmeta):
+    """Worked by hand: W = 3, 2 blocks of 4 slots a peer (S = 8), owner 2
+    keeps [16, 24): the row's 16, 23, 17, 20 become 0, 7, 1, 4, in order."""
+    peer = np.array([[16, 3, 23, -1, 17, 8, 24, 20, 15]], np.int32)
+    local, counts = attnmeta._topk.filter_peer_slots_to_owner_local(
+        peer, owner_rank=2, dcp_world_size=3, blocks_per_peer=2, block_size=4)
+    assert local.tolist() == [[0, 7, 1, 4, -1, -1, -1, -1, -1]]
+    assert counts.tolist() == [4]
+
+
+@pytest.mark.parametrize("owner", [0, 1, 3])
+@pytest.mark.parametrize("K", [1, 7, 128, 513])
+def test_owner_filter_matches_reference(attnmeta, owner, K):
+    W, peer_blocks, bs = 4, 16, 64
+    segment = peer_blocks * bs
+    rng = np.random.default_rng(owner * 1000 + K)
+    peer = rng.integers(-3, W * segment + 50, size=(9, K)).astype(np.int32)
+    peer[2] = -1  # a row with nothing
+    padded = np.full((9, K + 3), 7, np.int32)[:, :K]  # rows with a row stride past K
+    padded[:] = peer
+    for slots in (peer, padded):
+        local, counts = attnmeta._topk.filter_peer_slots_to_owner_local(
+            slots, owner_rank=owner, dcp_world_size=W, blocks_per_peer=peer_blocks,
+            block_size=bs)
+        want, want_counts = ref_owner_local(peer, owner, segment)
+        np.testing.assert_array_equal(local, want)
+        np.testing.assert_array_equal(counts, want_counts)
+        assert local.dtype == np.int32 and counts.dtype == np.int32
+
+
+def test_owner_filter_empty_and_errors(attnmeta):
+    f = attnmeta._topk.filter_peer_slots_to_owner_local
+    local, counts = f(np.empty((0, 4), np.int32), owner_rank=0, dcp_world_size=2,
+                      blocks_per_peer=4, block_size=4)
+    assert local.shape == (0, 4) and counts.shape == (0,)
+    good = dict(owner_rank=0, dcp_world_size=2, blocks_per_peer=4, block_size=4)
+    slots = np.zeros((2, 4), np.int32)
+    for change, text in [
+        (dict(dcp_world_size=1), "dcp_world_size > 1"),
+        (dict(owner_rank=2), "owner_rank (2)"),
+        (dict(blocks_per_peer=0), "blocks_per_peer (0)"),
+        (dict(block_size=0), "block_size (0)"),
+        (dict(blocks_per_peer=2**20, block_size=2**11), "do not fit in int32"),
+    ]:
+        with pytest.raises(ValueError, match=re.escape(text)):
+            f(slots, **dict(good, **change))
+    with pytest.raises(ValueError, match="2-D"):
+        f(np.zeros(4, np.int32), **good)
+    with pytest.raises(ValueError, match="at least one column"):
+        f(np.zeros((2, 0), np.int32), **good)
+    with pytest.raises(TypeError, match="peer_slots must be"):
+        f(np.zeros((2, 4), np.int64), **good)
