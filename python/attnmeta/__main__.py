@@ -15,7 +15,7 @@ from ._devices import backend_module_path
 from ._lib import Backend
 from ._version import __version__
 
-_HEADER = tuple(int(x) for x in _lib.__version__.split("."))
+_HEADER = tuple(int(x) for x in __version__.split("."))
 
 
 def _module_path(kind: Backend) -> str:

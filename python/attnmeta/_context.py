@@ -41,16 +41,16 @@ def backend_kind(backend: "Union[Backend, int, str]", name: str = "backend") -> 
         return int32(value, name)
 
 
-def _text(ptr_value):
+def _text(ptr_value: Optional[bytes]) -> str:
     return ptr_value.decode(errors="replace") if ptr_value else ""
 
 
-def _open_handle(backend, device):
+def _open_handle(backend: int, device: int) -> int:
     handle = ctypes.c_void_p()
     status = _lib.open_context(ctypes.byref(handle), backend, device)
     if status:
         raise make_error(status, _text(_lib.open_error()), "attnmeta_open")
-    return handle.value
+    return int(handle.value or 0)
 
 
 class Context:
@@ -67,6 +67,7 @@ class Context:
     """
 
     __slots__ = ("_handle", "backend", "device", "device_name", "__weakref__")
+    _handle: Optional[int]
 
     def __init__(self, backend: "Union[Backend, int, str]" = Backend.AUTO, device: int = 0) -> None:
         backend = backend_kind(backend)
@@ -115,7 +116,7 @@ class Context:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def __del__(self):
+    def __del__(self) -> None:
         try:
             self.close()
         except Exception:  # interpreter shutdown: the library may be gone
@@ -192,7 +193,8 @@ def get_context(backend: "Union[Backend, int, str]" = Backend.CPU, device: int =
     return ctx
 
 
-def context_for(dev, context, name="query_start_loc"):
+def context_for(dev: Tuple[int, int], context: Optional["Context"],
+                name: str = "query_start_loc") -> "Context":
     """The context to run on for buffers on ``dev``: ``context`` when given
     (checked against ``dev``), else the cached one."""
     if context is None:

@@ -29,7 +29,7 @@ import operator
 import os
 import sys
 import warnings
-from typing import List, Tuple
+from typing import Any, Callable, List, Optional, Sequence, Tuple, Type, Union
 
 __all__ = [
     "AttnmetaArgumentError",
@@ -123,7 +123,7 @@ class AttnmetaError(RuntimeError):
             text = function + ": " + text
         super().__init__(text)
 
-    def __reduce__(self):
+    def __reduce__(self) -> Tuple[Type["AttnmetaError"], Tuple[int, str, str]]:
         return (type(self), (int(self.status), self.message, self.function))
 
 
@@ -133,7 +133,7 @@ class AttnmetaArgumentError(AttnmetaError, ValueError):
     ``ValueError``."""
 
 
-def make_error(status, message="", function=""):
+def make_error(status: int, message: str = "", function: str = "") -> AttnmetaError:
     """The exception for a failed C call (not raised)."""
     cls = AttnmetaArgumentError if status in _ARGUMENT_STATUSES else AttnmetaError
     return cls(status, message, function)
@@ -273,11 +273,11 @@ class LaunchConfig(ctypes.Structure):
 # Finding the library
 
 
-def _package_dir():
+def _package_dir() -> str:
     return os.path.dirname(os.path.abspath(__file__))
 
 
-def _source_root():
+def _source_root() -> Optional[str]:
     """The source checkout this package sits in (python/attnmeta/ inside it),
     or None when the package is installed elsewhere."""
     root = os.path.dirname(os.path.dirname(_package_dir()))
@@ -286,14 +286,14 @@ def _source_root():
     return None
 
 
-def _mtime(path):
+def _mtime(path: str) -> float:
     try:
         return os.stat(path).st_mtime
     except OSError:
         return 0.0
 
 
-def _sanitized(lib_path):
+def _sanitized(lib_path: str) -> bool:
     """Whether the build tree of lib_path was configured with sanitizers: such
     a library aborts a Python that did not preload the sanitizer runtime, so
     it is tried last."""
@@ -310,7 +310,7 @@ def _sanitized(lib_path):
     return False
 
 
-def _build_order(path):
+def _build_order(path: str) -> Tuple[bool, float]:
     return (_sanitized(path), -_mtime(path))
 
 
@@ -343,7 +343,7 @@ def library_candidates() -> List[Tuple[str, str]]:
     return found
 
 
-def _load():
+def _load() -> Tuple[ctypes.PyDLL, ctypes.CDLL, str]:
     """Loads the library: returns (CDLL that holds the GIL, CDLL that
     releases it, path). Raises ImportError listing what was tried."""
     tried = []
@@ -375,7 +375,7 @@ def _load():
     )
 
 
-def _resolve_path(lib, fallback):
+def _resolve_path(lib: ctypes.CDLL, fallback: str) -> str:
     """The file the loader actually mapped (for a bare name), via dladdr."""
     try:
 
@@ -400,7 +400,7 @@ def _resolve_path(lib, fallback):
     return fallback
 
 
-def _prototype(lib, name, restype, argtypes):
+def _prototype(lib: ctypes.CDLL, name: str, restype: Any, argtypes: Sequence[Any]) -> Any:
     try:
         fn = getattr(lib, name)
     except AttributeError:
@@ -438,17 +438,17 @@ set_launch_config = _prototype(_fast, "attnmeta_set_launch_config", _cint, [_vp,
 step_init_size = _prototype(_fast, "attnmeta_step_init_size", _cint, [_vp, ctypes.c_size_t])
 
 
-def step_init(address):
+def step_init(address: int) -> int:
     """attnmeta_step_init for this binding's Step: the library writes only
     ``sizeof(Step)`` bytes and fills what this mirror has."""
-    return step_init_size(address, ctypes.sizeof(Step))
+    return int(step_init_size(address, ctypes.sizeof(Step)))
 build_step = _prototype(_fast, "attnmeta_build_step", _cint, [_vp, _vp, _vp])
 topk_init_size = _prototype(_fast, "attnmeta_topk_init_size", _cint, [_vp, ctypes.c_size_t])
 
 
-def topk_init(address):
+def topk_init(address: int) -> int:
     """attnmeta_topk_init for this binding's Topk (``sizeof(Topk)`` bytes)."""
-    return topk_init_size(address, ctypes.sizeof(Topk))
+    return int(topk_init_size(address, ctypes.sizeof(Topk)))
 
 
 
@@ -462,7 +462,8 @@ backend_targets = _prototype(
 
 
 
-def _optional_prototype(lib, name, restype, argtypes):
+def _optional_prototype(lib: ctypes.CDLL, name: str, restype: Any,
+                        argtypes: Sequence[Any]) -> Any:
     """A function the library may lack (added after 0.1): None then."""
     fn = getattr(lib, name, None)
     if fn is not None:
@@ -491,7 +492,7 @@ copy_to_host = _prototype(_slow, "attnmeta_copy_to_host", _cint, [_vp, _vp, _vp,
 
 def version_string() -> str:
     """The library's version text, e.g. ``"0.1.0"``."""
-    return _version_string().decode()
+    return str(_version_string().decode())
 
 
 def build_commit() -> str:
@@ -499,17 +500,17 @@ def build_commit() -> str:
     or ``"unknown"`` (a library built outside a checkout, or older than 0.2.0)."""
     if _build_commit is None:
         return "unknown"
-    return _build_commit().decode(errors="replace")
+    return str(_build_commit().decode(errors="replace"))
 
 
 def status_string(status: int) -> str:
     """``attnmeta_status_string``: a short text for a status code."""
-    return _status_string(int(status)).decode()
+    return str(_status_string(int(status)).decode())
 
 
 def backend_name(kind: int) -> str:
     """``attnmeta_backend_name``: "auto", "cpu", "cuda", "hip" or "unknown"."""
-    return _backend_name(int(kind)).decode()
+    return str(_backend_name(int(kind)).decode())
 
 
 def describe_error_flags(flags: int) -> str:
@@ -526,7 +527,7 @@ def describe_error_flags(flags: int) -> str:
     return buf.value.decode()
 
 
-def _check_layout():
+def _check_layout() -> None:
     """The library must accept this binding's attnmeta_step: of its own size
     or of an earlier release's (a library newer than the binding)."""
     scratch = ctypes.create_string_buffer(ctypes.sizeof(Step))

@@ -4,7 +4,7 @@
 buffers (validate once, then each call sets the sizes and launches)."""
 
 import ctypes
-from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar
 
 from . import _arrays, _compile, _lib
 from ._dsv4 import DSV4_ARGS, DSV4_OUTPUTS, setup_dsv4
@@ -56,12 +56,12 @@ OUTPUT_NAMES = (
 )
 
 
-def _cached_context(dev):
+def _cached_context(dev: Tuple[int, int]) -> "Context":
     ctx = _context_cache.get(dev)
     return ctx if ctx is not None else context_for(dev, None)
 
 
-def _too_many(what, value, limits):
+def _too_many(what: str, value: int, limits: Sequence[Tuple[int, str, str]]) -> ValueError:
     """The ValueError for a `what` (num_reqs / num_tokens) over a buffer's room."""
     if value < 0:
         return ValueError("%s (%d) must be >= 0" % (what, value))
@@ -127,6 +127,23 @@ class StepPlan:
         "_capacity",
         "_num_mapped",
     )
+    _args: Dict[str, Any]
+    _keep: Dict[str, Any]
+    _step: Any  # _lib.Step
+    _addr: int
+    _ctx: "Context"
+    _dev: Tuple[int, int]
+    _gpu_index: Optional[int]
+    _raw_stream: Callable[[int], Optional[int]]
+    _guard: bool
+    _fn: Callable[..., int]
+    _max_reqs: int
+    _max_tokens: int
+    _max_tokens_held: int
+    _req_limits: List[Tuple[int, str, str]]
+    _token_limits: List[Tuple[int, str, str]]
+    _capacity: Optional[int]
+    _num_mapped: int
 
     def __init__(
         self,
@@ -167,13 +184,53 @@ class StepPlan:
         c128a_width: Optional[int] = None,
         c128a_local: bool = False,
     ) -> None:
-        args = dict(locals())
-        del args["self"]
+        args = dict(
+            query_start_loc=query_start_loc,
+            seq_lens=seq_lens,
+            block_table=block_table,
+            token_to_req=token_to_req,
+            seq_lens_out=seq_lens_out,
+            global_seq_lens_out=global_seq_lens_out,
+            block_table_out=block_table_out,
+            decode_lens_out=decode_lens_out,
+            req_indices_out=req_indices_out,
+            per_req_lens_out=per_req_lens_out,
+            positions=positions,
+            slot_mapping=slot_mapping,
+            error_word=error_word,
+            capacity=capacity,
+            num_mapped=num_mapped,
+            block_size=block_size,
+            dcp_world_size=dcp_world_size,
+            dcp_rank=dcp_rank,
+            dcp_interleave=dcp_interleave,
+            context=context,
+            compressed_groups=compressed_groups,
+            swa_indices=swa_indices,
+            swa_lens=swa_lens,
+            swa_block_table=swa_block_table,
+            swa_block_size=swa_block_size,
+            swa_window=swa_window,
+            swa_width=swa_width,
+            swa_causal=swa_causal,
+            c128a_rows=c128a_rows,
+            c128a_lens=c128a_lens,
+            c128a_block_table=c128a_block_table,
+            c128a_ratio=c128a_ratio,
+            c128a_block_size=c128a_block_size,
+            c128a_width=c128a_width,
+            c128a_local=c128a_local,
+        )
+        if _compile.is_compiling():
+            # Traced by torch.compile: no pointers exist yet; the custom
+            # operator checks and builds everything when it runs.
+            self._args = args
+            return
         self._setup(args)
 
     # ---- set-up: every check happens here ----
 
-    def _setup(self, args):
+    def _setup(self, args: Dict[str, Any]) -> None:
         step = _lib.Step()
         _lib.step_init(ctypes.addressof(step))
         keep = {}
@@ -187,7 +244,7 @@ class StepPlan:
         req_limits = [(qlen - 1, "query_start_loc (of %d entries)" % qlen, "requests")]
         token_limits = []
 
-        def check_dev(d, name):
+        def check_dev(d: Tuple[int, int], name: str) -> None:
             if d != dev:
                 raise ValueError(
                     "%s is on %s but query_start_loc is on %s" % (name, device_str(d), device_str(dev))
@@ -332,7 +389,7 @@ class StepPlan:
         self._fn = _lib.build_step
         if dev[0] == Backend.CPU:
             self._gpu_index = None
-            self._raw_stream = None
+            self._raw_stream = _no_stream  # never called: the CPU backend takes no stream
             self._guard = False
         else:
             ts = torch_state()
@@ -352,7 +409,8 @@ class StepPlan:
         synchronises or allocates; safe to capture in a CUDA graph.
         ``num_mapped`` overrides the plan's value for this call."""
         if _compile.is_compiling():
-            return self._build_op(num_reqs, num_tokens, num_mapped)
+            self._build_op(num_reqs, num_tokens, num_mapped)
+            return
         if not 0 <= num_reqs <= self._max_reqs:
             raise _too_many("num_reqs", num_reqs, self._req_limits)
         if not 0 <= num_tokens <= self._max_tokens:
@@ -377,25 +435,19 @@ class StepPlan:
 
     __call__ = build
 
-    def _build_op(self, num_reqs, num_tokens, num_mapped):
-        """build() inside torch.compile: the custom operator over the plan's buffers."""
+    def _build_op(self, num_reqs: int, num_tokens: int, num_mapped: Optional[int]) -> None:
+        """build() inside torch.compile: the custom operator over the plan's
+        buffers (attnmeta.ops picks the DeepSeek-V4 one when the plan has
+        DSV4 products)."""
         args = self._args
-        keep = self._keep
-        if args["compressed_groups"] or any(
-                args[name] is not None for name in DSV4_OUTPUTS["rows"] + DSV4_OUTPUTS["capacity"]):
-            # torch.ops.attnmeta.build_step carries the products of contract
-            # sections 1-4; never build a DSV4 plan without them silently.
-            raise NotImplementedError(
-                "StepPlan.build inside torch.compile covers the token map, indexer, position "
-                "and slot products; this plan also builds DeepSeek-V4 products (compressed "
-                "groups, SWA or C128A rows): call build() outside the compiled region")
+        more = {name: args[name] for name in DSV4_ARGS}
+        more.update((name, args[name]) for name in OUTPUT_NAMES)
         _compile.ops_module.build_step(
-            keep["query_start_loc"], num_tokens, num_reqs=num_reqs, capacity=self._capacity,
-            num_mapped=self._num_mapped if num_mapped is None else num_mapped,
+            args["query_start_loc"], num_tokens, num_reqs=num_reqs, capacity=args["capacity"],
+            num_mapped=args["num_mapped"] if num_mapped is None else num_mapped,
             block_size=args["block_size"], dcp_world_size=args["dcp_world_size"],
             dcp_rank=args["dcp_rank"], dcp_interleave=args["dcp_interleave"],
-            seq_lens=keep.get("seq_lens"), block_table=keep.get("block_table"),
-            **{name: keep.get(name) for name in OUTPUT_NAMES})
+            seq_lens=args["seq_lens"], block_table=args["block_table"], **more)
 
     # ---- the rest ----
 
@@ -473,11 +525,12 @@ class StepPlan:
         return "<attnmeta.%s on %s: %s>" % (type(self).__name__, device_str(self._dev), ", ".join(built))
 
 
-def _no_stream(index):
+def _no_stream(index: int) -> Optional[int]:
     return None
 
 
-def _guarded(fn, handle, addr, stream, index):
+def _guarded(fn: Callable[..., int], handle: Optional[int], addr: int, stream: Optional[int],
+             index: int) -> int:
     """The launch with torch's current device kept as it was."""
     ts = torch_state()
     previous = ts.get_device()
@@ -543,18 +596,22 @@ def build_step(query_start_loc: Buffer, num_tokens: int, *, num_reqs: Optional[i
     (torch's current stream, the cached context)."""
     if _compile.is_compiling():
         kwargs.pop("context", None)
-        return _compile.ops_module.build_step(query_start_loc, num_tokens, num_reqs=num_reqs, **kwargs)
+        _compile.ops_module.build_step(query_start_loc, num_tokens, num_reqs=num_reqs, **kwargs)
+        return
     _build_step_direct(query_start_loc, num_tokens, num_reqs=num_reqs, stream=stream, **kwargs)
 
 
-def _build_step_direct(query_start_loc, num_tokens, *, num_reqs=None, stream=None, **kwargs):
+def _build_step_direct(query_start_loc: Buffer, num_tokens: int, *, num_reqs: Optional[int] = None,
+                       stream: Stream = None, **kwargs: Any) -> None:
     plan = StepPlan(query_start_loc, **kwargs)
     if num_reqs is None:
         num_reqs = plan._req_limits[0][0]
     plan.build(int32(num_reqs, "num_reqs"), int32(num_tokens, "num_tokens"), stream=stream)
 
 
-def _token_to_req(query_start_loc, out, num_tokens, num_reqs, num_mapped, stream, context):
+def _token_to_req(query_start_loc: Buffer, out: Buffer, num_tokens: Optional[int],
+                  num_reqs: Optional[int], num_mapped: Optional[int], stream: Stream,
+                  context: "Optional[Context]") -> int:
     """token_to_req's work; returns len(out)."""
     qptr, dev, qlen = vec(query_start_loc, "query_start_loc", I32)
     optr, odev, olen = vec(out, "out", I32, True)
@@ -564,27 +621,29 @@ def _token_to_req(query_start_loc, out, num_tokens, num_reqs, num_mapped, stream
         )
     if qlen < 1:
         raise ValueError("query_start_loc must hold at least one entry (R + 1 for R requests)")
+    reqs: int
+    tokens: int
     if num_reqs is None:
-        num_reqs = qlen - 1
+        reqs = qlen - 1
     else:
-        num_reqs = int32(num_reqs, "num_reqs")
-        if not 0 <= num_reqs < qlen:
-            raise _too_many("num_reqs", num_reqs,
+        reqs = int32(num_reqs, "num_reqs")
+        if not 0 <= reqs < qlen:
+            raise _too_many("num_reqs", reqs,
                             [(qlen - 1, "query_start_loc (of %d entries)" % qlen, "requests")])
     if num_tokens is None:
-        num_tokens = olen
+        tokens = olen
     else:
-        num_tokens = int32(num_tokens, "num_tokens")
-        if not 0 <= num_tokens <= olen:
-            raise _too_many("num_tokens", num_tokens, [(olen, "out", "tokens")])
-    num_mapped = -1 if num_mapped is None else int32(num_mapped, "num_mapped")
+        tokens = int32(num_tokens, "num_tokens")
+        if not 0 <= tokens <= olen:
+            raise _too_many("num_tokens", tokens, [(olen, "out", "tokens")])
+    mapped: int = -1 if num_mapped is None else int32(num_mapped, "num_mapped")
     ctx = _cached_context(dev) if context is None else context_for(dev, context)
     if not optr:  # an empty out (num_tokens == 0): nothing to write
         return olen
     if dev[0] == Backend.CPU:
         if stream is not None:
             stream_handle(stream, dev)  # checks its type; the CPU backend runs in this thread
-        status = _lib.token_to_req(ctx._handle, qptr, num_reqs, num_mapped, num_tokens, optr, None)
+        status = _lib.token_to_req(ctx._handle, qptr, reqs, mapped, tokens, optr, None)
     else:
         ts = _arrays._torch_state
         if stream is not None:
@@ -594,13 +653,13 @@ def _token_to_req(query_start_loc, out, num_tokens, num_reqs, num_mapped, stream
         if ts is not None and ts.multi_gpu:
             previous = ts.get_device()
             try:
-                status = _lib.token_to_req(ctx._handle, qptr, num_reqs, num_mapped, num_tokens, optr,
+                status = _lib.token_to_req(ctx._handle, qptr, reqs, mapped, tokens, optr,
                                            handle)
             finally:
                 if previous != dev[1]:
                     ts.set_device(previous)
         else:
-            status = _lib.token_to_req(ctx._handle, qptr, num_reqs, num_mapped, num_tokens, optr,
+            status = _lib.token_to_req(ctx._handle, qptr, reqs, mapped, tokens, optr,
                                        handle)
     if status:
         raise ctx.error(status, "attnmeta_token_to_req")
@@ -631,7 +690,9 @@ def compute_token_to_req_indices(query_start_loc: Buffer, out: BufferT,
     num_tokens entries). Inside ``torch.compile`` it is the custom operator
     ``torch.ops.attnmeta.token_to_req_indices`` (:mod:`attnmeta.ops`)."""
     if _compile.is_compiling():
-        return _compile.ops_module.compute_token_to_req_indices(
+        traced: BufferT = _compile.ops_module.compute_token_to_req_indices(
             query_start_loc, out, num_mapped_tokens, num_tokens)
+        return traced
     olen = _token_to_req(query_start_loc, out, num_tokens, None, num_mapped_tokens, stream, context)
-    return out if num_tokens == olen else out[:num_tokens]  # type: ignore[index]
+    cut: BufferT = out if num_tokens == olen else out[:num_tokens]  # type: ignore[index]
+    return cut

@@ -122,19 +122,132 @@ def test_eager_calls_stay_direct(attnmeta, ops, monkeypatch):
     assert out.tolist() == reference.token_map(QSL, 3, -1, T)
 
 
-def test_compiled_plan_with_dsv4_products_refuses(attnmeta, ops):
-    """The operator does not carry the DeepSeek-V4 products: a plan that
-    builds them says so inside torch.compile instead of skipping them."""
-    qsl = i32(QSL)
-    plan = attnmeta.StepPlan(qsl, seq_lens=i32(SEQ), block_table=_table(),
-                             swa_lens=poisoned(T), swa_window=4, swa_width=4,
-                             swa_block_table=_table(), swa_block_size=BS)
+# The DeepSeek-V4 products: positions [3, 4, 0, 0, 1, 2] of requests
+# [0, 0, 1, 2, 2, 2]; a window of 4 sees min(pos + 1, 4) positions; a
+# ratio-2 group (2 rows a block) gives the token that completes a row its
+# slot, table[r][(pos // 2) // 2] * 2 + (pos // 2) % 2.
+SWA_LENS = [4, 4, 1, 1, 2, 3, 0, 0]
+GROUP_SLOTS = [21, -1, -1, -1, 60, -1, -1, -1]
+GROUP_LENS = [2, 0, 1]
 
-    def step():
+
+def _dsv4_buffers():
+    return dict(swa_lens=poisoned(T), slots=poisoned(T, torch.int64), lens=poisoned(3),
+                c128a_lens=poisoned(T))
+
+
+def _dsv4_plan(attnmeta, b):
+    return attnmeta.StepPlan(
+        i32(QSL), seq_lens=i32(SEQ), block_table=_table(),
+        compressed_groups=[dict(block_table=_table(), ratio=2, block_size=2,
+                                slot_mapping=b["slots"], seq_lens_out=b["lens"])],
+        swa_lens=b["swa_lens"], swa_window=4, swa_width=4, swa_block_table=_table(),
+        swa_block_size=BS, c128a_lens=b["c128a_lens"], c128a_block_table=_table(),
+        c128a_ratio=2, c128a_block_size=2, c128a_width=2)
+
+
+def _expect_dsv4(b):
+    assert b["swa_lens"].tolist() == SWA_LENS
+    assert b["slots"].tolist() == GROUP_SLOTS
+    assert b["lens"].tolist() == GROUP_LENS
+    # C128A of ratio 2, width 2: min((pos + 1) // 2, 2) rows
+    assert b["c128a_lens"].tolist() == [2, 2, 0, 0, 1, 1, 0, 0]
+
+
+def test_opcheck_build_dsv4_step(ops):
+    b = _dsv4_buffers()
+    none13 = [None] * 10
+    args = ([i32(QSL), i32(SEQ), _table()] + none13
+            + [b["slots"], b["lens"], None, None, None, None, None, None]
+            + [None, b["swa_lens"], None, b["c128a_lens"]]
+            + [_table(), None, None, None, _table(), _table()]
+            + [3, T, -1, -1, 0, 1, 0, 1, 1, [2, 0, 0, 0], [2, 0, 0, 0], BS, 4, 4, True,
+               2, 2, 2, False])
+    torch.library.opcheck(torch.ops.attnmeta.build_dsv4_step.default, tuple(args))
+
+
+def test_compiled_plan_with_dsv4_products(attnmeta, ops):
+    """A StepPlan with compressed groups, SWA and C128A products built
+    inside torch.compile(fullgraph=True): one operator, the same results."""
+    b = _dsv4_buffers()
+    plan = _dsv4_plan(attnmeta, b)
+
+    @torch.compile(fullgraph=True)
+    def step(qsl):
         plan.build(3, T)
         return qsl + 0
 
-    # NotImplementedError itself, or torch.compile's report of it (versions differ).
-    with pytest.raises(Exception):
-        torch.compile(step, fullgraph=True)()
-    assert plan.swa_lens.tolist() == [-7] * T  # nothing was built halfway
+    step(i32(QSL))
+    _expect_dsv4(b)
+
+
+def test_compiled_build_step_with_dsv4_products(attnmeta, ops):
+    b = _dsv4_buffers()
+
+    @torch.compile(fullgraph=True)
+    def step(qsl, seq, table):
+        attnmeta.build_step(
+            qsl, T, seq_lens=seq, block_table=table,
+            compressed_groups=[dict(block_table=table, ratio=2, block_size=2,
+                                    slot_mapping=b["slots"], seq_lens_out=b["lens"])],
+            swa_lens=b["swa_lens"], swa_window=4, swa_width=4, swa_block_table=table,
+            swa_block_size=BS, c128a_lens=b["c128a_lens"], c128a_block_table=table,
+            c128a_ratio=2, c128a_block_size=2, c128a_width=2)
+        return b["slots"] * 1
+
+    got = step(i32(QSL), i32(SEQ), _table())
+    assert got.tolist() == GROUP_SLOTS
+    _expect_dsv4(b)
+
+
+def test_compiled_dsv4_dropin(attnmeta, ops):
+    """The drop-in builds a StepPlan; inside torch.compile it becomes the operator."""
+    out = poisoned(T, torch.int64)
+
+    @torch.compile(fullgraph=True)
+    def step(qsl, seq, table):
+        return attnmeta.get_compressed_slot_mapping(T, qsl, seq, table, 2, 2, out=out) * 1
+
+    got = step(i32(QSL), i32(SEQ), _table())
+    assert got.tolist() == GROUP_SLOTS
+    assert out.tolist() == GROUP_SLOTS
+
+
+# Top-k: tokens of requests 0 and 2, block size 2: x -> table[r][x // 2] * 2 + x % 2.
+TOPK = [[0, 3, 5, -1], [1, 2, -1, 4]]
+TOPK_WANT = [[20, 23, 25, -1], [61, 62, -1, 64]]
+
+
+def test_opcheck_convert_topk(ops):
+    args = (i32(TOPK), _table(), poisoned(2, cols=4), poisoned(2),
+            torch.zeros(1, dtype=torch.int32, device=DEVICE), i32([0, 2]), None, None, None,
+            None, -1, False, 2, -1, 1, 0, 1)
+    torch.library.opcheck(torch.ops.attnmeta.convert_topk.default, args)
+
+
+def test_compiled_convert_topk(attnmeta, ops):
+    out, counts = poisoned(2, cols=4), poisoned(2)
+
+    @torch.compile(fullgraph=True)
+    def layer(indices, table, req):
+        ops.convert_topk(indices, table, out, req_id=req, valid_counts=counts, block_size=2)
+        return out * 1
+
+    got = layer(i32(TOPK), _table(), i32([0, 2]))
+    assert got.tolist() == TOPK_WANT
+    assert counts.tolist() == [3, 3]
+
+
+def test_compiled_topk_plan(attnmeta, ops):
+    """A TopkPlan converted inside torch.compile: the operator."""
+    out, counts = poisoned(2, cols=4), poisoned(2)
+    plan = attnmeta.TopkPlan(i32(TOPK), _table(), out, req_id=i32([0, 2]), valid_counts=counts,
+                             block_size=2)
+
+    @torch.compile(fullgraph=True)
+    def layer(x):
+        plan.convert()
+        return x + 0
+
+    layer(i32([1]))
+    assert out.tolist() == TOPK_WANT and counts.tolist() == [3, 3]

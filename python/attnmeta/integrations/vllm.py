@@ -83,7 +83,7 @@ class VllmPatch:
     def active(self) -> bool:
         return bool(self._undo)
 
-    def _replace(self, owner: Any, name: str, new: Callable, label: Optional[str]) -> None:
+    def _replace(self, owner: Any, name: str, new: Callable[..., Any], label: Optional[str]) -> None:
         original = owner.__dict__[name]
         setattr(new, _MARK, original)
         self._undo.append((owner, name, original))
@@ -154,7 +154,7 @@ def patch_vllm(*, token_to_req_indices: bool = True, indexer_decode: bool = True
 # CommonAttentionMetadata.token_to_req_indices
 
 
-def _find_common_metadata():
+def _find_common_metadata() -> Any:
     for name in _COMMON_MODULES:
         try:
             module = importlib.import_module(name)
@@ -183,7 +183,7 @@ def _patch_token_map(patch: VllmPatch) -> None:
     from .. import compute_token_to_req_indices
 
     @functools.wraps(original)
-    def token_to_req_indices(self, buffer):
+    def token_to_req_indices(self: Any, buffer: Any) -> Any:
         num_tokens = self.num_actual_tokens
         cache = getattr(self, "_token_to_req_indices_cache", None)
         if cache is not None:
@@ -237,7 +237,8 @@ def _patch_indexer(patch: VllmPatch) -> None:
     from .._step import build_step
 
     @functools.wraps(build)
-    def patched_build(self, common_prefix_len, common_attn_metadata, *args, **kwargs):
+    def patched_build(self: Any, common_prefix_len: Any, common_attn_metadata: Any, *args: Any,
+                      **kwargs: Any) -> Any:
         # _prepare_decode_tensors receives query_start_loc[:num_decodes];
         # attnmeta needs the boundary after the last decode request too.
         previous = getattr(_building, "common", None)
@@ -248,8 +249,10 @@ def _patch_indexer(patch: VllmPatch) -> None:
             _building.common = previous
 
     @functools.wraps(prepare)
-    def patched_prepare(self, seq_lens, block_table, decode_lens, decode_lens_cpu, query_start_loc,
-                        num_decodes, num_decode_tokens, use_native, next_n, max_decode_len):
+    def patched_prepare(self: Any, seq_lens: Any, block_table: Any, decode_lens: Any,
+                        decode_lens_cpu: Any, query_start_loc: Any, num_decodes: int,
+                        num_decode_tokens: int, use_native: bool, next_n: int,
+                        max_decode_len: int) -> Any:
         common = getattr(_building, "common", None)
         if use_native or common is None:
             return prepare(self, seq_lens, block_table, decode_lens, decode_lens_cpu,
