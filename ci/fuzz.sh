@@ -22,7 +22,7 @@ seconds=${1:-60}
 build=${ATTNMETA_FUZZ_BUILD_DIR:-$root/build-fuzz}
 case $build in /*) ;; *) build=$root/$build ;; esac
 jobs=${ATTNMETA_FUZZ_JOBS:-1}
-harnesses=(fuzz_step fuzz_args)
+harnesses=(fuzz_step fuzz_args fuzz_vecfile)
 
 case $seconds in
   '' | *[!0-9]*) echo "usage: $0 [SECONDS]" >&2; exit 2 ;;
@@ -77,6 +77,7 @@ failed=()
 max_len_of() {
   case $1 in
     fuzz_step) echo 1024 ;;
+    fuzz_vecfile) echo 4096 ;;
     *) echo 512 ;;
   esac
 }

@@ -3,7 +3,7 @@
 # ci/fuzz_campaign.sh OUTDIR SECONDS
 #
 # A long fuzzing campaign for the figures of docs/reliability.md: runs each
-# libFuzzer harness (fuzz_step, then fuzz_args) with N parallel workers
+# libFuzzer harness (fuzz_step, fuzz_args, then fuzz_vecfile) with N parallel workers
 # (libFuzzer -jobs=N -workers=N) on a copy of its committed corpus
 # fuzz/corpus/<harness>/ for at most SECONDS, and at most 10.5 million
 # executions per harness in all (10,500,000 / N per worker), then writes
@@ -27,7 +27,7 @@
 #                            directly in it); default build-fuzz
 #   ATTNMETA_FUZZ_WORKERS    parallel workers per harness (default: nproc)
 #   ATTNMETA_FUZZ_MAX_RUNS   executions per harness in all (default 10500000)
-#   ATTNMETA_FUZZ_HARNESSES  which harnesses (default "fuzz_step fuzz_args")
+#   ATTNMETA_FUZZ_HARNESSES  which harnesses (default "fuzz_step fuzz_args fuzz_vecfile")
 #   ATTNMETA_COMMIT          commit to report (default: the checkout's HEAD);
 #                            say which commit the harnesses were built from
 set -uo pipefail
@@ -49,7 +49,7 @@ build=${ATTNMETA_FUZZ_BUILD_DIR:-$root/build-fuzz}
 case $build in /*) ;; *) build=$root/$build ;; esac
 workers=${ATTNMETA_FUZZ_WORKERS:-$(nproc 2>/dev/null || echo 1)}
 max_runs=${ATTNMETA_FUZZ_MAX_RUNS:-10500000}
-read -r -a harnesses <<<"${ATTNMETA_FUZZ_HARNESSES:-fuzz_step fuzz_args}"
+read -r -a harnesses <<<"${ATTNMETA_FUZZ_HARNESSES:-fuzz_step fuzz_args fuzz_vecfile}"
 case $workers in '' | *[!0-9]* | 0) echo "$0: ATTNMETA_FUZZ_WORKERS must be >= 1" >&2; exit 2 ;; esac
 
 binary_of() {
@@ -68,6 +68,7 @@ fi
 max_len_of() {
   case $1 in
     fuzz_step) echo 1024 ;;
+    fuzz_vecfile) echo 4096 ;;
     *) echo 512 ;;
   esac
 }

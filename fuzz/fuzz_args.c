@@ -26,7 +26,21 @@
 
 #define BUF 4096 /* elements of every buffer */
 
-enum { B_T2R, B_SEQ, B_GSEQ, B_BT, B_DEC, B_RIDX, B_PRL, B_ERR, B_POS, B_SLOT, B_COUNT };
+/* Outputs: the part-1 ones (int32 up to B_ERR, then int64), then the DSV4
+ * ones: each group's slots (int64) and lengths, SWA's and C128A's rows and
+ * lengths. */
+enum {
+  B_T2R, B_SEQ, B_GSEQ, B_BT, B_DEC, B_RIDX, B_PRL, B_ERR, B_POS, B_SLOT,
+  B_GROUP_SLOT, /* + g */
+  B_GROUP_LENS = B_GROUP_SLOT + ATTNMETA_MAX_COMPRESSED_GROUPS, /* + g */
+  B_SWA_ROWS = B_GROUP_LENS + ATTNMETA_MAX_COMPRESSED_GROUPS,
+  B_SWA_LENS, B_C128A_ROWS, B_C128A_LENS, B_COUNT
+};
+
+static int out_is64(int which) {
+  return which == B_POS || which == B_SLOT ||
+         (which >= B_GROUP_SLOT && which < B_GROUP_SLOT + ATTNMETA_MAX_COMPRESSED_GROUPS);
+}
 
 static attnmeta_context *ctx;
 static fz_buf outs[B_COUNT];
@@ -40,7 +54,7 @@ static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo :
 /* What the inputs were, for docs/reliability.md: printed at exit when the
  * environment has ATTNMETA_FUZZ_STATS=1. */
 static struct {
-  long runs, op[9], refused, accepted_ran, skipped, status[16], aliased, small_struct;
+  long runs, op[9], refused, accepted_ran, skipped, status[16], aliased, small_struct, dsv4;
 } stats;
 
 static void print_stats(void) {
@@ -55,7 +69,8 @@ static void print_stats(void) {
           stats.runs, stats.refused, stats.accepted_ran, stats.skipped);
   for (i = 0; i < 9; ++i) fprintf(stderr, " %s:%ld", ops[i], stats.op[i]);
   fprintf(stderr, "\n  steps with an output placed on another buffer: %ld; steps in an exact-size "
-          "struct smaller than the header's: %ld", stats.aliased, stats.small_struct);
+          "struct smaller than the header's: %ld; steps with DSV4 fields set: %ld",
+          stats.aliased, stats.small_struct, stats.dsv4);
   fprintf(stderr, "\n  statuses returned by refused calls:");
   for (i = 1; i < 16; ++i)
     if (stats.status[i]) fprintf(stderr, " %s:%ld", attnmeta_status_string((attnmeta_status)i), stats.status[i]);
@@ -98,7 +113,7 @@ static void *pick_ptr(fz_reader *rd, void *base, int elem) {
 /* Output pointers are often absent (not wanted) and rarely off alignment. */
 static void *pick_out(fz_reader *rd, int which) {
   const uint8_t b = fz_u8(rd);
-  const int elem = which >= B_POS ? 8 : 4;
+  const int elem = out_is64(which) ? 8 : 4;
   if (b < 112) return NULL;
   if (b < 244) return outs[which].data;
   if (elem == 8 && (b & 1)) return (char *)outs[which].data + 4;
@@ -135,35 +150,119 @@ static int table_fits(int64_t rows, int64_t stride, int64_t cols) {
  * or another output), a few elements off: an overlap the library must
  * refuse, unless the bytes happen not to meet. 1 when done. */
 static int alias_one(fz_reader *rd, attnmeta_step *s) {
+  attnmeta_compressed_group *grp = s->compressed_groups;
   int32_t **out32[] = {&s->token_to_req, &s->seq_lens_out, &s->global_seq_lens_out,
                        &s->block_table_out, &s->decode_lens_out, &s->req_indices_out,
-                       &s->per_req_lens_out, &s->error_word};
-  int64_t **out64[] = {&s->positions, &s->slot_mapping};
+                       &s->per_req_lens_out, &s->error_word, &grp[0].seq_lens_out,
+                       &grp[1].seq_lens_out, &grp[2].seq_lens_out, &grp[3].seq_lens_out,
+                       &s->swa_indices, &s->swa_lens, &s->c128a_rows, &s->c128a_lens};
+  int64_t **out64[] = {&s->positions, &s->slot_mapping, &grp[0].slot_mapping,
+                       &grp[1].slot_mapping, &grp[2].slot_mapping, &grp[3].slot_mapping};
   const void *on[] = {s->query_start_loc, s->seq_lens, s->block_table, s->token_to_req,
                       s->seq_lens_out, s->global_seq_lens_out, s->block_table_out,
                       s->decode_lens_out, s->req_indices_out, s->per_req_lens_out,
-                      s->error_word, s->positions, s->slot_mapping};
-  const int which = (int)fz_range(rd, 0, 9);
-  const char *target = (const char *)on[fz_range(rd, 0, 12)];
+                      s->error_word, s->positions, s->slot_mapping, grp[0].block_table,
+                      grp[0].slot_mapping, grp[0].seq_lens_out, grp[1].seq_lens_out,
+                      grp[3].slot_mapping, s->swa_block_table, s->swa_indices, s->swa_lens,
+                      s->c128a_block_table, s->c128a_rows, s->c128a_lens};
+  const int n32 = (int)(sizeof out32 / sizeof out32[0]), n64 = (int)(sizeof out64 / sizeof out64[0]);
+  const int which = (int)fz_range(rd, 0, n32 + n64 - 1);
+  const char *target = (const char *)on[fz_range(rd, 0, (int64_t)(sizeof on / sizeof on[0]) - 1)];
   const char *at;
   if (!target) return 0;
   at = target + 4 * fz_range(rd, -3, 3);
-  if (which < 8) *out32[which] = (int32_t *)(uintptr_t)at;
-  else *out64[which - 8] = (int64_t *)(uintptr_t)((uintptr_t)at & ~(uintptr_t)7);
+  if (which < n32) {
+    if (!*out32[which]) return 0; /* a product not wanted stays so */
+    *out32[which] = (int32_t *)(uintptr_t)at;
+  } else {
+    if (!*out64[which - n32]) return 0;
+    *out64[which - n32] = (int64_t *)(uintptr_t)((uintptr_t)at & ~(uintptr_t)7);
+  }
+  return 1;
+}
+
+/* The DeepSeek-V3.2/V4 fields, every one of them: mostly sound values,
+ * sometimes edges; each product present about a third of the time. */
+static void pick_dsv4(fz_reader *rd, attnmeta_step *s) {
+  int g;
+  for (g = 0; g < ATTNMETA_MAX_COMPRESSED_GROUPS; ++g) {
+    attnmeta_compressed_group *grp = &s->compressed_groups[g];
+    if (!fz_chance(rd, 1, 3)) continue;
+    grp->block_table = (const int32_t *)pick_ptr(rd, in_table.data, 4);
+    grp->block_table_cols = pick_size(rd, 16);
+    grp->block_table_stride = pick_stride(rd, grp->block_table_cols, s->num_reqs);
+    grp->ratio = fz_chance(rd, 3, 4) ? (int32_t)fz_range(rd, 1, 128) : fz_edge32(rd);
+    grp->block_size = fz_chance(rd, 3, 4) ? (int32_t)fz_range(rd, 1, 64) : fz_edge32(rd);
+    grp->slot_mapping = (int64_t *)pick_out(rd, B_GROUP_SLOT + g);
+    grp->seq_lens_out = (int32_t *)pick_out(rd, B_GROUP_LENS + g);
+    grp->reserved = fz_chance(rd, 1, 8) ? fz_edge32(rd) : 0;
+  }
+  if (fz_chance(rd, 1, 3)) {
+    s->swa_block_table = (const int32_t *)pick_ptr(rd, in_table.data, 4);
+    s->swa_block_table_cols = pick_size(rd, 16);
+    s->swa_block_table_stride = pick_stride(rd, s->swa_block_table_cols, s->num_reqs);
+    s->swa_block_size = fz_chance(rd, 3, 4) ? (int32_t)fz_range(rd, 1, 64) : fz_edge32(rd);
+    s->swa_window = fz_chance(rd, 3, 4) ? (int32_t)fz_range(rd, 1, 16) : fz_edge32(rd);
+    s->swa_width = fz_chance(rd, 3, 4)
+                       ? (int32_t)clamp64((int64_t)s->swa_window + fz_range(rd, 0, 4), INT32_MIN, INT32_MAX)
+                       : fz_edge32(rd);
+    s->swa_mode = fz_chance(rd, 7, 8) ? (int32_t)fz_range(rd, 0, 1) : fz_edge32(rd);
+    s->swa_reserved = fz_chance(rd, 1, 8) ? fz_edge32(rd) : 0;
+    s->swa_indices = (int32_t *)pick_out(rd, B_SWA_ROWS);
+    s->swa_indices_stride = pick_stride(rd, s->swa_width, s->num_tokens);
+    s->swa_lens = (int32_t *)pick_out(rd, B_SWA_LENS);
+  }
+  if (fz_chance(rd, 1, 3)) {
+    s->c128a_block_table = (const int32_t *)pick_ptr(rd, in_table.data, 4);
+    s->c128a_block_table_cols = pick_size(rd, 16);
+    s->c128a_block_table_stride = pick_stride(rd, s->c128a_block_table_cols, s->num_reqs);
+    s->c128a_ratio = fz_chance(rd, 3, 4) ? (int32_t)fz_range(rd, 1, 128) : fz_edge32(rd);
+    s->c128a_block_size = fz_chance(rd, 3, 4) ? (int32_t)fz_range(rd, 1, 8) : fz_edge32(rd);
+    s->c128a_width = fz_chance(rd, 3, 4) ? (int32_t)fz_range(rd, 0, 16) : fz_edge32(rd);
+    s->c128a_mode = fz_chance(rd, 7, 8) ? (int32_t)fz_range(rd, 0, 1) : fz_edge32(rd);
+    s->c128a_reserved = fz_chance(rd, 1, 8) ? fz_edge32(rd) : 0;
+    s->c128a_rows = (int32_t *)pick_out(rd, B_C128A_ROWS);
+    s->c128a_rows_stride = pick_stride(rd, s->c128a_width, s->num_tokens);
+    s->c128a_lens = (int32_t *)pick_out(rd, B_C128A_LENS);
+  }
+  if (fz_chance(rd, 1, 16)) s->launch_flags = (uint32_t)fz_edge32(rd);
+  else if (fz_chance(rd, 1, 4)) s->launch_flags = ATTNMETA_LAUNCH_EARLY_START;
+}
+
+/* Every buffer the DSV4 products would touch fits the fixed buffers. */
+static int dsv4_fits(const attnmeta_step *s) {
+  int g;
+  for (g = 0; g < ATTNMETA_MAX_COMPRESSED_GROUPS; ++g) {
+    const attnmeta_compressed_group *grp = &s->compressed_groups[g];
+    if (grp->slot_mapping &&
+        !table_fits(s->num_reqs, grp->block_table_stride, grp->block_table_cols))
+      return 0;
+  }
+  if (s->swa_indices && (!table_fits(s->num_reqs, s->swa_block_table_stride,
+                                     s->swa_block_table_cols) ||
+                         !table_fits(s->num_tokens, s->swa_indices_stride, s->swa_width)))
+    return 0;
+  if (s->c128a_rows &&
+      ((s->c128a_mode == ATTNMETA_C128A_GLOBAL &&
+        !table_fits(s->num_reqs, s->c128a_block_table_stride, s->c128a_block_table_cols)) ||
+       !table_fits(s->num_tokens, s->c128a_rows_stride, s->c128a_width)))
+    return 0;
   return 1;
 }
 
 static void fuzz_build_step(fz_reader *rd) {
   static const size_t sizes[] = {0, 1, sizeof(attnmeta_step) - 8, sizeof(attnmeta_step) - 1,
                                  sizeof(attnmeta_step) + 1, sizeof(attnmeta_step) + 8,
-                                 (size_t)-1};
+                                 (size_t)-1,
+                                 offsetof(attnmeta_step, error_word) + sizeof(int32_t *),
+                                 offsetof(attnmeta_step, compressed_groups) + 8};
   attnmeta_step s;
   uint32_t required, optional;
   attnmeta_status st;
   int fits, aliased;
   void *caller = &s; /* the struct as passed: a smaller one in an exact-size allocation */
   attnmeta_step_init(&s);
-  if (fz_chance(rd, 1, 16)) s.struct_size = sizes[fz_u8(rd) % 7];
+  if (fz_chance(rd, 1, 16)) s.struct_size = sizes[fz_u8(rd) % 9];
   s.query_start_loc = (const int32_t *)pick_ptr(rd, in_qsl.data, 4);
   s.num_reqs = pick_size(rd, 64);
   s.num_tokens = pick_size(rd, 256);
@@ -195,6 +294,10 @@ static void fuzz_build_step(fz_reader *rd) {
   s.error_word = (int32_t *)pick_out(rd, B_ERR);
   s.positions = (int64_t *)pick_out(rd, B_POS);
   s.slot_mapping = (int64_t *)pick_out(rd, B_SLOT);
+  if (fz_chance(rd, 1, 2)) {
+    pick_dsv4(rd, &s);
+    stats.dsv4++;
+  }
 
   aliased = fz_chance(rd, 1, 8) && alias_one(rd, &s);
 
@@ -208,7 +311,8 @@ static void fuzz_build_step(fz_reader *rd) {
          s.capacity >= 0 && s.capacity <= BUF &&
          (!(s.block_table_out || s.slot_mapping) ||
           table_fits(s.num_reqs, s.block_table_stride, s.block_table_cols)) &&
-         (!s.block_table_out || table_fits(s.num_tokens, s.block_table_out_stride, s.block_table_cols));
+         (!s.block_table_out || table_fits(s.num_tokens, s.block_table_out_stride, s.block_table_cols)) &&
+         dsv4_fits(&s);
   if (!required && !fits) { /* a valid call with buffers smaller than it says */
     count_call(0, 0, ATTNMETA_OK);
     return;
@@ -385,8 +489,37 @@ static void fuzz_launch_config(fz_reader *rd) {
   } else {
     FZ_CHECK(st == ATTNMETA_OK, "attnmeta_set_launch_config({%d,%d,%d,%d,%d}) refused: %s",
              c.block, c.grid, c.stage, c.vector, c.lanes, attnmeta_last_error(ctx));
-    /* a small step runs under it (grids stay bounded: the CPU runs blocks in turn) */
-    if (c.grid <= 4096) {
+    /* a small step and a small top-k conversion run under it, whatever the
+     * grid: the CPU backend runs only the blocks that have work (a grid of
+     * INT32_MAX once took more than a minute a token; -timeout catches it) */
+    {
+      static const int32_t topk[4] = {0, 5, -1, 2}, req[2] = {0, 1}, table[2] = {3, 9};
+      int32_t converted[4] = {7, 7, 7, 7};
+      attnmeta_topk op;
+      attnmeta_topk_init(&op);
+      op.topk = topk;
+      op.topk_stride = 2;
+      op.num_tokens = 2;
+      op.topk_count = 2;
+      op.req_id = req;
+      op.num_reqs = 2;
+      op.block_table = table;
+      op.block_table_cols = 1;
+      op.block_table_stride = 1;
+      op.block_size = 8;
+      op.out = converted;
+      op.out_stride = 2;
+      st = attnmeta_convert_topk(ctx, &op, NULL);
+      FZ_CHECK(st == ATTNMETA_OK || (c.lanes > 1 && st == ATTNMETA_ERR_NOT_SUPPORTED),
+               "top-k under config {%d,%d,%d,%d,%d}: status %d (%s)", c.block, c.grid, c.stage,
+               c.vector, c.lanes, (int)st, attnmeta_last_error(ctx));
+      if (st == ATTNMETA_OK)
+        FZ_CHECK(converted[0] == 24 && converted[1] == 29 && converted[2] == -1 &&
+                     converted[3] == 74,
+                 "top-k under config {%d,%d,%d,%d,%d}: %d %d %d %d", c.block, c.grid, c.stage,
+                 c.vector, c.lanes, converted[0], converted[1], converted[2], converted[3]);
+    }
+    {
       int32_t qsl[3] = {0, 2, 3}, seq[2] = {5, 1}, out[4];
       attnmeta_step s;
       attnmeta_step_init(&s);
@@ -584,7 +717,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   fz_in_alloc(&in_qsl, src, BUF + 1, 0);
   fz_in_alloc(&in_seq, src, BUF, 0);
   fz_in_alloc(&in_table, src, BUF, 0);
-  for (i = 0; i < B_COUNT; ++i) fz_buf_alloc(&outs[i], i >= B_POS ? 8 : 4, BUF, 0);
+  for (i = 0; i < B_COUNT; ++i) fz_buf_alloc(&outs[i], out_is64(i) ? 8 : 4, BUF, 0);
   if (getenv("ATTNMETA_FUZZ_STATS") && getenv("ATTNMETA_FUZZ_STATS")[0] == '1') atexit(print_stats);
   return 0;
 }

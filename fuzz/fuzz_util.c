@@ -433,8 +433,106 @@ uint32_t fz_overlap_rule(const attnmeta_step *s) {
   return (uint32_t)fz_buffers_meet(b, n);
 }
 
-void fz_step_rules(const attnmeta_step *s, uint32_t *required, uint32_t *optional) {
-  const int wants_seq = s->seq_lens_out || s->global_seq_lens_out || s->positions || s->slot_mapping;
+static void fz_step_rules_of(const attnmeta_step *s, uint32_t *required, uint32_t *optional);
+
+/* A block table some DSV4 product reads (contract: the same rules as the
+ * part-1 table): into *req the statuses it must get, *opt those it may. */
+static void fz_table_rules(const int32_t *table, int32_t cols, int64_t stride, int32_t rows,
+                           uint32_t *req, uint32_t *opt) {
+  if (cols < 0) *req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+  if (stride < cols) *req |= FZ_BIT(ATTNMETA_ERR_STRIDE);
+  if (!table && cols > 0) *req |= FZ_BIT(ATTNMETA_ERR_NULL_POINTER);
+  if (rows > 0 && cols >= 0 && stride >= cols) {
+    if (truly_overflows(rows, stride, cols)) *req |= FZ_BIT(ATTNMETA_ERR_OVERFLOW);
+    else if (may_overflow(rows, stride)) *opt |= FZ_BIT(ATTNMETA_ERR_OVERFLOW);
+  }
+  if (misaligned(table, 4)) *req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+}
+
+/* T rows of `width` entries `stride` apart, written by a DSV4 product. */
+static void fz_rows_rules(int64_t stride, int32_t width, int32_t rows, uint32_t *req,
+                          uint32_t *opt) {
+  if (stride < width) {
+    *req |= FZ_BIT(ATTNMETA_ERR_STRIDE);
+    return;
+  }
+  if (rows > 0 && width >= 0) {
+    if (truly_overflows(rows, stride, width)) *req |= FZ_BIT(ATTNMETA_ERR_OVERFLOW);
+    else if (may_overflow(rows, stride)) *opt |= FZ_BIT(ATTNMETA_ERR_OVERFLOW);
+  }
+}
+
+/* A block size of a DCP-placed product: >= 1, a multiple of the interleave
+ * when the world has several ranks (contract section 5). */
+static int fz_bad_dcp_block(const attnmeta_step *s, int32_t block_size) {
+  return block_size < 1 ||
+         (s->dcp_world_size > 1 && s->dcp_interleave >= 1 && block_size % s->dcp_interleave != 0);
+}
+
+/* The DeepSeek-V3.2/V4 products' host rules (header and contract sections
+ * 5, 7, 8); only the products wanted count. */
+static void fz_dsv4_rules(const attnmeta_step *s, uint32_t *required, uint32_t *optional) {
+  uint32_t req = 0, opt = 0;
+  int g;
+  for (g = 0; g < ATTNMETA_MAX_COMPRESSED_GROUPS; ++g) {
+    const attnmeta_compressed_group *grp = &s->compressed_groups[g];
+    if (!grp->slot_mapping && !grp->seq_lens_out) continue;
+    if (grp->ratio < 1) req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+    if (misaligned(grp->slot_mapping, 8) || misaligned(grp->seq_lens_out, 4))
+      req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+    if (!grp->slot_mapping) continue;
+    if (fz_bad_dcp_block(s, grp->block_size)) req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+    fz_table_rules(grp->block_table, grp->block_table_cols, grp->block_table_stride, s->num_reqs,
+                   &req, &opt);
+  }
+  if (s->swa_indices || s->swa_lens) {
+    if (s->swa_mode != ATTNMETA_SWA_CAUSAL && s->swa_mode != ATTNMETA_SWA_NON_CAUSAL)
+      req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+    if (s->swa_window < 1 || s->swa_width < s->swa_window)
+      req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+    if (misaligned(s->swa_indices, 4) || misaligned(s->swa_lens, 4))
+      req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+    if (s->swa_indices) {
+      fz_rows_rules(s->swa_indices_stride, s->swa_width, s->num_tokens, &req, &opt);
+      if (s->swa_block_size < 1) req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+      fz_table_rules(s->swa_block_table, s->swa_block_table_cols, s->swa_block_table_stride,
+                     s->num_reqs, &req, &opt);
+    }
+  }
+  if (s->c128a_rows || s->c128a_lens) {
+    const int global = s->c128a_mode == ATTNMETA_C128A_GLOBAL;
+    if (!global && s->c128a_mode != ATTNMETA_C128A_LOCAL)
+      req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+    if (s->c128a_ratio < 1 || s->c128a_width < 0) req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+    if (misaligned(s->c128a_rows, 4) || misaligned(s->c128a_lens, 4))
+      req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+    if (s->c128a_rows && s->c128a_width >= 0)
+      fz_rows_rules(s->c128a_rows_stride, s->c128a_width, s->num_tokens, &req, &opt);
+    if (global) {
+      if (fz_bad_dcp_block(s, s->c128a_block_size)) req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+      if (s->c128a_rows)
+        fz_table_rules(s->c128a_block_table, s->c128a_block_table_cols,
+                       s->c128a_block_table_stride, s->num_reqs, &req, &opt);
+    }
+  }
+  *required |= req;
+  *optional |= opt;
+}
+
+void fz_step_rules(const attnmeta_step *caller, uint32_t *required, uint32_t *optional) {
+  attnmeta_step effective; /* what the library reads: defaults past struct_size */
+  const attnmeta_step *s = caller;
+  if (caller->struct_size >= sizeof(size_t) && caller->struct_size < sizeof *caller) {
+    attnmeta_step_init(&effective);
+    memcpy(&effective, caller, caller->struct_size);
+    s = &effective;
+  }
+  fz_step_rules_of(s, required, optional);
+}
+
+static void fz_step_rules_of(const attnmeta_step *s, uint32_t *required, uint32_t *optional) {
+  const int wants_seq = s->seq_lens_out || s->global_seq_lens_out || s->positions ||
+                        s->slot_mapping || fz_wants_dsv4(s);
   const int wants_table = s->block_table_out || s->slot_mapping;
   uint32_t req = 0, opt = 0;
 
@@ -497,6 +595,10 @@ void fz_step_rules(const attnmeta_step *s, uint32_t *required, uint32_t *optiona
   if (wants_seq && misaligned(s->seq_lens, 4)) req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
   if (wants_table && misaligned(s->block_table, 4)) req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
 
+  if (s->launch_flags & ~(uint32_t)ATTNMETA_LAUNCH_EARLY_START)
+    req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+  fz_dsv4_rules(s, &req, &opt);
+
   /* overlaps, once the sizes themselves are sound */
   if (!req) {
     uint32_t overlap = fz_overlap_rule(s);
@@ -536,6 +638,11 @@ static void rows_rules(int64_t rows, int64_t stride, int64_t cols, uint32_t *req
 void fz_topk_rules(const attnmeta_topk *op, uint32_t *required, uint32_t *optional) {
   uint32_t req = 0, opt = 0;
   const int uses_ws = op->prefill_req && op->num_prefill > 0;
+  /* an empty array may be NULL: with T = 0 the [T] and [T][K] arrays and
+   * the request source, with R = 0 or cols = 0 the block table (contract
+   * section 6) */
+  const int no_tokens = op->num_tokens == 0;
+  const int no_table = op->num_reqs == 0 || op->block_table_cols == 0;
   /* new in this release: its present size only */
   if (op->struct_size > sizeof *op) req |= FZ_BIT(ATTNMETA_ERR_NOT_SUPPORTED);
   else if (op->struct_size < sizeof *op) req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
@@ -544,20 +651,21 @@ void fz_topk_rules(const attnmeta_topk *op, uint32_t *required, uint32_t *option
       op->dcp_interleave < 1 || op->dcp_rank < 0 || op->dcp_rank >= op->dcp_world_size ||
       (op->compact != 0 && op->compact != 1))
     req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
-  if (!op->topk || !op->out) req |= FZ_BIT(ATTNMETA_ERR_NULL_POINTER);
+  if ((!op->topk || !op->out) && !no_tokens) req |= FZ_BIT(ATTNMETA_ERR_NULL_POINTER);
   if (op->topk_stride < op->topk_count || op->out_stride < op->topk_count)
     req |= FZ_BIT(ATTNMETA_ERR_STRIDE);
   rows_rules(op->num_tokens, op->topk_stride, op->topk_count, &req, &opt);
   rows_rules(op->num_tokens, op->out_stride, op->topk_count, &req, &opt);
-  if (!op->query_start_loc && !op->req_id) req |= FZ_BIT(ATTNMETA_ERR_NULL_POINTER);
+  if (!op->query_start_loc && !op->req_id && !no_tokens) req |= FZ_BIT(ATTNMETA_ERR_NULL_POINTER);
   if (op->query_start_loc && op->req_id) req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
   if (op->block_table_cols < 0) req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
   if (op->block_table_stride < op->block_table_cols) req |= FZ_BIT(ATTNMETA_ERR_STRIDE);
-  if (!op->block_table && op->block_table_cols > 0) req |= FZ_BIT(ATTNMETA_ERR_NULL_POINTER);
+  if (!op->block_table && !no_table && op->block_table_cols > 0)
+    req |= FZ_BIT(ATTNMETA_ERR_NULL_POINTER);
   /* the table's rows even with no column: the library bounds rows x stride */
   rows_rules(op->num_reqs, op->block_table_stride, op->block_table_cols, &req, &opt);
   if (uses_ws && !op->workspace_starts) req |= FZ_BIT(ATTNMETA_ERR_NULL_POINTER);
-  if (op->compact == 1 && !op->valid_count) req |= FZ_BIT(ATTNMETA_ERR_NULL_POINTER);
+  if (op->compact == 1 && !op->valid_count && !no_tokens) req |= FZ_BIT(ATTNMETA_ERR_NULL_POINTER);
   if (misaligned(op->topk, 4) || misaligned(op->query_start_loc, 4) || misaligned(op->req_id, 4) ||
       misaligned(op->prefill_req, 4) || misaligned(op->out, 4) ||
       misaligned(op->valid_count, 4) || misaligned(op->error_word, 4) ||

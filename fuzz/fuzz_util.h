@@ -162,6 +162,9 @@ void fz_step_rules(const attnmeta_step *s, uint32_t *required, uint32_t *optiona
  * fz_step_rules, for steps whose sizes are otherwise sound. */
 uint32_t fz_overlap_rule(const attnmeta_step *s);
 
+/* Whether the step wants a DeepSeek-V3.2/V4 product (each reads seq_lens). */
+int fz_wants_dsv4(const attnmeta_step *s);
+
 /* The same for attnmeta_convert_topk (its header comment and the
  * contract's section 6), overlaps included. */
 void fz_topk_rules(const attnmeta_topk *op, uint32_t *required, uint32_t *optional);

@@ -20,6 +20,12 @@
  *  - the kernel body run for the emulated GPU shape (lanes x groups threads
  *    a block, several blocks, every thread in turn) gives the same bytes as
  *    the CPU backend.
+ *
+ * A quarter of the inputs break one host argument of the DSV4 products
+ * instead (a ratio, block size, mode, window, width, stride, table, an
+ * alignment, an output placed on an input or another output, seq_lens
+ * missing, launch flags): the call must return a status the independent
+ * rules model (fz_step_rules) allows, and a refused call writes nothing.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +39,7 @@
 #include "reference.h"
 #include "reference_dsv4.h"
 
-#define MAX_R 12
+#define MAX_R 256 /* requests: up to 12 most of the time, sometimes up to 256 */
 #define NFAM 6 /* groups 0..3, SWA, C128A */
 
 typedef struct table {
@@ -89,7 +95,7 @@ static void decode(fz_reader *rd, scenario *sc) {
   const int hostile = fz_chance(rd, 1, 4);
   int32_t r, g;
   memset(sc, 0, sizeof *sc);
-  sc->R = (int32_t)fz_range(rd, 0, MAX_R);
+  sc->R = (int32_t)fz_range(rd, 0, fz_chance(rd, 1, 8) ? MAX_R : 12);
   for (r = 0; r < sc->R; r++) {
     const int32_t q = (int32_t)fz_range(rd, 0, 6);
     sc->qsl[r + 1] = sc->qsl[r] + q;
@@ -250,6 +256,108 @@ static void check_rows(const char *what, const fz_buf *b, const int32_t *ref, in
     }
 }
 
+/* Breaks one host argument of the step (see the file comment): 2 when an
+ * output was moved onto another buffer, 1 for another argument, 0 when the
+ * scenario has nothing of that kind to break. */
+static int break_host_argument(fz_reader *rd, attnmeta_step *s, fz_in *in) {
+  attnmeta_compressed_group *grp = &s->compressed_groups[fz_range(rd, 0, 3)];
+  const int64_t R = s->num_reqs > 1 ? s->num_reqs : 2;
+  int32_t *out32[] = {grp->seq_lens_out, s->swa_indices, s->swa_lens, s->c128a_rows,
+                      s->c128a_lens};
+  char *on[] = {(char *)in[0].data, (char *)in[1].data, (char *)in[2].data,
+                (char *)s->swa_indices, (char *)s->c128a_lens, (char *)grp->slot_mapping,
+                (char *)s->error_word};
+  char *target;
+  int32_t *out;
+  const int group_on = grp->slot_mapping || grp->seq_lens_out, slots_on = grp->slot_mapping != NULL;
+  const int swa_on = s->swa_indices || s->swa_lens, c_on = s->c128a_rows || s->c128a_lens;
+  const int c_global = c_on && s->c128a_mode == ATTNMETA_C128A_GLOBAL;
+  switch (fz_range(rd, 0, 23)) {
+#define ONLY_IF(cond) \
+  if (!(cond)) return 0
+    case 0: ONLY_IF(group_on); grp->ratio = fz_chance(rd, 1, 2) ? 0 : fz_edge32(rd); return 1;
+    case 1: ONLY_IF(slots_on);
+            grp->block_size = fz_chance(rd, 1, 2) ? (int32_t)fz_range(rd, -2, 0) : s->dcp_interleave + 1;
+            return 1;
+    case 2: ONLY_IF(slots_on); grp->block_table_cols = fz_chance(rd, 1, 2) ? -1 : fz_edge32(rd); return 1;
+    case 3: ONLY_IF(slots_on); grp->block_table_stride = grp->block_table_cols - fz_range(rd, 1, 3); return 1;
+    case 4: ONLY_IF(slots_on && s->num_reqs > 0);
+            grp->block_table_stride = fz_chance(rd, 1, 2) ? INT64_MAX / 8 / R + 1 : INT64_MAX / 4 / (R - 1) + 1;
+            return 1;
+    case 5: ONLY_IF(slots_on);
+            if (grp->block_table_cols < 1) grp->block_table_cols = 1;
+            grp->block_table = fz_chance(rd, 1, 2) ? NULL
+                                                   : (const int32_t *)(const void *)((const char *)in[2].data + 2);
+            return 1;
+    case 6: ONLY_IF(slots_on); grp->slot_mapping = (int64_t *)(void *)((char *)grp->slot_mapping + 4); return 1;
+    case 7: ONLY_IF(grp->seq_lens_out);
+            grp->seq_lens_out = (int32_t *)(void *)((char *)grp->seq_lens_out + 1 + fz_range(rd, 0, 2));
+            return 1;
+    case 8: ONLY_IF(swa_on); s->swa_mode = fz_chance(rd, 1, 2) ? 2 : fz_edge32(rd); return 1;
+    case 9: ONLY_IF(swa_on); s->swa_window = (int32_t)fz_range(rd, -1, 0); return 1;
+    case 10: ONLY_IF(swa_on); s->swa_width = s->swa_window - (int32_t)fz_range(rd, 1, 3); return 1;
+    case 11: ONLY_IF(s->swa_indices);
+             s->swa_indices_stride = fz_chance(rd, 1, 2) ? s->swa_width - fz_range(rd, 1, 2) : INT64_MAX / 4;
+             return 1;
+    case 12: ONLY_IF(s->swa_indices); s->swa_block_size = (int32_t)fz_range(rd, -1, 0); return 1;
+    case 13: ONLY_IF(s->swa_indices); s->swa_block_table_cols = -1; return 1;
+    case 14: ONLY_IF(c_on); s->c128a_mode = fz_chance(rd, 1, 2) ? 2 : fz_edge32(rd); return 1;
+    case 15: ONLY_IF(c_on); s->c128a_ratio = (int32_t)fz_range(rd, -1, 0); return 1;
+    case 16: ONLY_IF(c_on); s->c128a_width = (int32_t)fz_range(rd, -3, -1); return 1;
+    case 17: ONLY_IF(s->c128a_rows && s->c128a_width > 0);
+             s->c128a_rows_stride = fz_chance(rd, 1, 2) ? s->c128a_width - 1 : INT64_MAX / 4;
+             return 1;
+    case 18: ONLY_IF(c_global);
+             s->c128a_block_size = s->dcp_world_size > 1 && s->dcp_interleave > 1 ? s->dcp_interleave + 1 : 0;
+             return 1;
+    case 19: ONLY_IF(s->c128a_rows); s->c128a_rows = (int32_t *)(void *)((char *)s->c128a_rows + 2); return 1;
+    case 20: s->seq_lens = NULL; return 1;
+    case 21: s->launch_flags = fz_chance(rd, 1, 2) ? 2u : (uint32_t)fz_edge32(rd) | 2u; return 1;
+#undef ONLY_IF
+    default: /* an output on an input or another output, a few elements off */
+      out = out32[fz_range(rd, 0, 4)];
+      target = on[fz_range(rd, 0, 6)];
+      if (!out || !target || target == (char *)out) return 0; /* not onto itself */
+      target += 4 * fz_range(rd, -2, 2);
+      if (out == grp->seq_lens_out) grp->seq_lens_out = (int32_t *)(void *)target;
+      else if (out == s->swa_indices) s->swa_indices = (int32_t *)(void *)target;
+      else if (out == s->swa_lens) s->swa_lens = (int32_t *)(void *)target;
+      else if (out == s->c128a_rows) s->c128a_rows = (int32_t *)(void *)target;
+      else s->c128a_lens = (int32_t *)(void *)target;
+      return 2;
+  }
+}
+
+/* The call on a step with a broken argument: a status the rules allow; a
+ * refusal leaves every output as it was (poisoned; the error word 0). An
+ * output moved next to another buffer (`moved`) whose bytes happen not to
+ * meet it is not run: it would write outside every allocation. */
+static void run_broken(attnmeta_context *ctx, const attnmeta_step *s, const outputs *o,
+                       int moved) {
+  uint32_t required, optional;
+  attnmeta_status st;
+  int i;
+  fz_step_rules(s, &required, &optional);
+  if (moved && !required) return;
+  st = attnmeta_build_step(ctx, s, NULL);
+  FZ_CHECK(fz_message_ok(attnmeta_last_error(ctx), 512), "last error is not terminated");
+  if (required)
+    FZ_CHECK(st != ATTNMETA_OK && ((1u << (unsigned)st) & (required | optional)),
+             "a broken DSV4 argument: status %d (%s), the rules allow 0x%x: %s", (int)st,
+             attnmeta_status_string(st), required | optional, attnmeta_last_error(ctx));
+  else
+    FZ_CHECK(st == ATTNMETA_OK || ((1u << (unsigned)st) & optional),
+             "a DSV4 step the rules allow: status %d (%s): %s", (int)st,
+             attnmeta_status_string(st), attnmeta_last_error(ctx));
+  if (st == ATTNMETA_OK) return; /* the outputs of a changed step: guards only */
+  FZ_CHECK(attnmeta_last_error(ctx)[0] != '\0', "a refused call left no message");
+  for (i = 0; i < NBUF; i++)
+    if (i != B_ERR)
+      FZ_CHECK(fz_buf_untouched(&o->b[i]), "buffer %d written by a refused call (%s)", i,
+               attnmeta_status_string(st));
+  FZ_CHECK(*(const int32_t *)o->b[B_ERR].data == 0, "error word written by a refused call");
+}
+
 void fz_op_dsv4(fz_reader *rd, attnmeta_context *ctx) {
   scenario sc;
   fz_in in[8];
@@ -261,7 +369,7 @@ void fz_op_dsv4(fz_reader *rd, attnmeta_context *ctx) {
   amr_dsv4_input di;
   amr_dsv4_output *ref;
   int32_t flags, req_flags, got;
-  int i, g, wf;
+  int i, g, wf, broken;
   int64_t t;
 
   decode(rd, &sc);
@@ -271,6 +379,15 @@ void fz_op_dsv4(fz_reader *rd, attnmeta_context *ctx) {
   for (i = 0; i < NFAM; i++) fz_in_alloc(&in[2 + i], sc.tab[i].ids, sc.tab[i].n, 0);
   outputs_alloc(&o, &sc);
   fill_step(&s, &sc, in, &o);
+  if (fz_chance(rd, 1, 4) && (broken = break_host_argument(rd, &s, in)) != 0) {
+    run_broken(ctx, &s, &o, broken == 2);
+    for (i = 0; i < NBUF; i++)
+      FZ_CHECK(fz_buf_guards_intact(&o.b[i]), "buffer %d: guard written", i);
+    outputs_free(&o);
+    for (i = 0; i < 8; i++) fz_in_free(&in[i]);
+    for (i = 0; i < NFAM; i++) free(sc.tab[i].ids);
+    return;
+  }
   st = attnmeta_build_step(ctx, &s, NULL);
   FZ_CHECK(st == ATTNMETA_OK, "attnmeta_build_step: %s (%s)", attnmeta_status_string(st),
            attnmeta_last_error(ctx));

@@ -228,7 +228,11 @@ static void decode(fz_reader *rd, topk_case *c) {
     const uint8_t b = fz_u8(rd);
     *g = attnmeta_launch_config_default();
     g->block = (int)fz_range(rd, 0, 1);
-    g->grid = b < 128 ? 0 : b < 224 ? (int)fz_range(rd, 1, 8) : (int)fz_range(rd, 9, 4096);
+    /* forced grids up to INT32_MAX: the CPU backend runs only the blocks with rows */
+    g->grid = b < 128   ? 0
+              : b < 224 ? (int)fz_range(rd, 1, 8)
+              : b < 248 ? (int)fz_range(rd, 9, 4096)
+                        : (fz_chance(rd, 1, 2) ? INT32_MAX : (int)fz_range(rd, 4097, INT32_MAX));
     g->vector = (int)fz_range(rd, -1, 1);
     g->lanes = fz_chance(rd, 1, 2) ? 0 : (int)fz_range(rd, 1, 256);
   }

@@ -786,7 +786,7 @@ static int parse_topk(lexer *lx, amv_vector *v, int keep) {
       tok name, cnt;
       int which;
       int64_t count, want;
-      amv_topk_rank *rk = &k->ranks[k->nranks > 0 ? k->nranks - 1 : 0];
+      amv_topk_rank *rk = k->nranks > 0 ? &k->ranks[k->nranks - 1] : NULL;
       if (state != T_RANK) return fail(lx, "'expect' lines belong to a 'rank' block");
       if (!get_tok(&c, lx->le, &name) || !get_tok(&c, lx->le, &cnt))
         return fail(lx, "bad expect line (expected 'expect NAME COUNT VALUES...')");
@@ -806,7 +806,7 @@ static int parse_topk(lexer *lx, amv_vector *v, int keep) {
         return -1;
     } else if (tok_is(&t, "expect_flags")) {
       tok f, mode;
-      amv_topk_rank *rk = &k->ranks[k->nranks > 0 ? k->nranks - 1 : 0];
+      amv_topk_rank *rk = k->nranks > 0 ? &k->ranks[k->nranks - 1] : NULL;
       if (state != T_RANK || flags_seen)
         return fail(lx, "'expect_flags' belongs to a 'rank' block, once");
       if (!get_tok(&c, lx->le, &f) || parse_hex(&f, &rk->flags) || !get_tok(&c, lx->le, &mode) ||
@@ -1106,7 +1106,7 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
       int o;
       int64_t count;
       char what[96];
-      amv_rank *rk = &cur.ranks[cur.nranks > 0 ? cur.nranks - 1 : 0];
+      amv_rank *rk = cur.nranks > 0 ? &cur.ranks[cur.nranks - 1] : NULL;
       if (vs.state != S_RANK) {
         fail(lx, "'expect' lines belong to a 'rank' block");
         goto out;
@@ -1142,7 +1142,7 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
       tok f[3], mode;
       int32_t v[3];
       int i;
-      amv_rank *rk = &cur.ranks[cur.nranks > 0 ? cur.nranks - 1 : 0];
+      amv_rank *rk = cur.nranks > 0 ? &cur.ranks[cur.nranks - 1] : NULL;
       if (vs.state != S_RANK || vs.flags_seen) {
         fail(lx, "'expect_flags' belongs to a 'rank' block, once");
         goto out;
@@ -1166,7 +1166,7 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
     } else if (tok_is(&t, "expect_flags_dsv4")) {
       tok f;
       int i;
-      amv_rank *rk = &cur.ranks[cur.nranks > 0 ? cur.nranks - 1 : 0];
+      amv_rank *rk = cur.nranks > 0 ? &cur.ranks[cur.nranks - 1] : NULL;
       if (vs.state != S_RANK || vs.dsv4_flags_seen || !amv_families(cur.products)) {
         fail(lx, "'expect_flags_dsv4' belongs to a 'rank' block of a vector with version-2 "
                  "products, once");
