@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The GPU module's launches: the step and top-k kernels picked for the
- * host's plan (variant, shape) and launched on a stream, and waiting for a
- * stream.
+ * The GPU module's launches: the step and top-k kernels looked up for the
+ * host's plan (variant or kind, shape) in tables made from their one
+ * declaration (am_gpu_kernels.h) and launched on a stream, and waiting for
+ * a stream.
  */
 #ifndef ATTNMETA_AM_GPU_LAUNCH_H
 #define ATTNMETA_AM_GPU_LAUNCH_H
@@ -15,53 +16,87 @@
 
 namespace {
 
+/* The kernels of am_gpu_kernels.h with what a launch needs to know of
+ * them, one row each, made from the same declaration. */
+struct step_kernel {
+  int32_t variant;
+  void (*entry)(am_step_params);
+  int64_t max_block;
+  int staged;
+  const char *name;
+};
+
+const step_kernel step_kernels[] = {
+#define AM_GPU_STEP_ROW(name, variant, bound, staged) {(variant), name, (bound), (staged), #name},
+    AM_STEP_KERNELS(AM_GPU_STEP_ROW)
+#undef AM_GPU_STEP_ROW
+};
+
+struct topk_kernel {
+  int kind;
+  void (*entry)(am_topk_params);
+};
+
+const topk_kernel topk_kernels[] = {
+#define AM_GPU_TOPK_ROW(name, kind, staged) {(kind), name},
+    AM_TOPK_KERNELS(AM_GPU_TOPK_ROW)
+#undef AM_GPU_TOPK_ROW
+};
+
+/* The kernel compiled for `variant`, else the lean one (with the same
+ * early start). */
+const step_kernel *step_kernel_for(int32_t variant) {
+  const int32_t lean = AM_VARIANT_LEAN | (variant & AM_VARIANT_EARLY_START);
+  const step_kernel *fallback = &step_kernels[0];
+  for (const step_kernel &k : step_kernels) {
+    if (k.variant == variant) return &k;
+    if (k.variant == lean) fallback = &k;
+  }
+  return fallback;
+}
+
+/* The kernel for `kind`, else the first (the general body). */
+const topk_kernel *topk_kernel_for(int kind) {
+  for (const topk_kernel &k : topk_kernels)
+    if (k.kind == kind) return &k;
+  return &topk_kernels[0];
+}
+
+/* Makes the bound device current and checks the block against every GPU's
+ * limit; on failure the status, with a message about `what`. */
+int launch_prologue(const device_guard &guard, const am_launch_shape *shape, const char *what,
+                    char *msg, size_t msg_size) {
+  if (guard.err != AM_RT_SUCCESS)
+    return fail(msg, msg_size, ATTNMETA_ERR_LAUNCH, "set device", guard.err);
+  /* Every GPU refuses larger blocks; saying so here makes the emulated HIP
+   * run (which would accept them) catch a planner that asks for one. */
+  if ((int64_t)shape->lanes * shape->groups > AM_GPU_MAX_BLOCK_THREADS) {
+    snprintf(msg, msg_size, "%s: a block of %lld x %lld threads exceeds %d", what,
+             (long long)shape->lanes, (long long)shape->groups, AM_GPU_MAX_BLOCK_THREADS);
+    return ATTNMETA_ERR_LAUNCH;
+  }
+  return ATTNMETA_OK;
+}
+
 int gpu_launch_step(void *state, const am_step_params *params, const am_launch_shape *shape,
                     void *stream, char *msg, size_t msg_size) {
   const gpu_state *s = (const gpu_state *)state;
   device_guard guard(s->device);
-  am_rt_error err = guard.err;
-  if (err != AM_RT_SUCCESS) return fail(msg, msg_size, ATTNMETA_ERR_LAUNCH, "set device", err);
-  /* Every GPU refuses larger blocks; saying so here makes the emulated HIP
-   * run (which would accept them) catch a planner that asks for one. */
-  if ((int64_t)shape->lanes * shape->groups > AM_GPU_MAX_BLOCK_THREADS) {
-    snprintf(msg, msg_size, "step kernel: a block of %lld x %lld threads exceeds %d",
-             (long long)shape->lanes, (long long)shape->groups, AM_GPU_MAX_BLOCK_THREADS);
+  const int status = launch_prologue(guard, shape, "step kernel", msg, msg_size);
+  if (status != ATTNMETA_OK) return status;
+  const step_kernel *k = step_kernel_for(params->variant);
+  if ((int64_t)shape->lanes * shape->groups > k->max_block) {
+    snprintf(msg, msg_size, "step kernel %s: a block of %lld x %lld threads exceeds %lld",
+             k->name, (long long)shape->lanes, (long long)shape->groups,
+             (long long)k->max_block);
     return ATTNMETA_ERR_LAUNCH;
   }
   const dim3 grid((unsigned)shape->grid);
   const dim3 block((unsigned)shape->lanes, (unsigned)shape->groups);
-  const int early = (params->variant & AM_VARIANT_EARLY_START) != 0;
-  void (*kernel)(am_step_params);
-  size_t shared = 0;
-  switch (params->variant & ~AM_VARIANT_EARLY_START) {
-    case AM_VARIANT_FULL:
-      kernel = early ? am_step_kernel_early : am_step_kernel;
-      shared = (size_t)shape->shared_bytes;
-      break;
-    case AM_VARIANT_FULL | AM_VARIANT_DSV4:
-      kernel = early ? am_step_kernel_dsv4_early : am_step_kernel_dsv4;
-      shared = (size_t)shape->shared_bytes;
-      break;
-    case AM_VARIANT_INDEXER:
-      kernel = early ? am_step_kernel_indexer_early : am_step_kernel_indexer;
-      break;
-    case AM_VARIANT_LEAN | AM_VARIANT_REALIGNED:
-    case AM_VARIANT_INDEXER | AM_VARIANT_REALIGNED:
-      if ((int64_t)shape->lanes * shape->groups > AM_REALIGNED_MAX_BLOCK) {
-        snprintf(msg, msg_size, "step kernel for realigned rows: a block of %lld x %lld threads exceeds %d",
-                 (long long)shape->lanes, (long long)shape->groups, AM_REALIGNED_MAX_BLOCK);
-        return ATTNMETA_ERR_LAUNCH;
-      }
-      if (params->variant & AM_VARIANT_INDEXER)
-        kernel = early ? am_step_kernel_indexer_realigned_early : am_step_kernel_indexer_realigned;
-      else
-        kernel = early ? am_step_kernel_realigned_early : am_step_kernel_realigned;
-      break;
-    default:
-      kernel = early ? am_step_kernel_lean_early : am_step_kernel_lean;
-      break;
-  }
-  if (early && s->early_start) {
+  const size_t shared = k->staged ? (size_t)shape->shared_bytes : 0;
+  void (*kernel)(am_step_params) = k->entry;
+  am_rt_error err;
+  if ((k->variant & AM_VARIANT_EARLY_START) && s->early_start) {
     err = am_rt_launch_early(kernel, grid, block, shared, (am_rt_stream)stream, *params);
     if (err != AM_RT_SUCCESS) {
       am_rt_clear_error();
@@ -79,31 +114,14 @@ int gpu_launch_topk(void *state, const am_topk_params *params, const am_launch_s
                     void *stream, char *msg, size_t msg_size) {
   const gpu_state *s = (const gpu_state *)state;
   device_guard guard(s->device);
-  am_rt_error err = guard.err;
-  if (err != AM_RT_SUCCESS) return fail(msg, msg_size, ATTNMETA_ERR_LAUNCH, "set device", err);
-  if ((int64_t)shape->lanes * shape->groups > AM_GPU_MAX_BLOCK_THREADS) {
-    snprintf(msg, msg_size, "top-k kernel: a block of %lld x %lld threads exceeds %d",
-             (long long)shape->lanes, (long long)shape->groups, AM_GPU_MAX_BLOCK_THREADS);
-    return ATTNMETA_ERR_LAUNCH;
-  }
+  const int status = launch_prologue(guard, shape, "top-k kernel", msg, msg_size);
+  if (status != ATTNMETA_OK) return status;
   const dim3 block((unsigned)shape->lanes, (unsigned)shape->groups);
   const dim3 grid((unsigned)shape->grid);
   const size_t shared = (size_t)shape->shared_bytes;
-  switch (am_topk_kind_of(params)) {
-    case AM_TOPK_TWO_GROUPS | AM_TOPK_PLAIN:
-      AM_RT_LAUNCH(am_topk_kernel_two_plain, grid, block, shared, (am_rt_stream)stream, *params);
-      break;
-    case AM_TOPK_TWO_GROUPS:
-      AM_RT_LAUNCH(am_topk_kernel_two, grid, block, shared, (am_rt_stream)stream, *params);
-      break;
-    case AM_TOPK_PLAIN:
-      AM_RT_LAUNCH(am_topk_kernel_plain, grid, block, shared, (am_rt_stream)stream, *params);
-      break;
-    default:
-      AM_RT_LAUNCH(am_topk_kernel, grid, block, shared, (am_rt_stream)stream, *params);
-      break;
-  }
-  err = am_rt_get_last_error();
+  void (*kernel)(am_topk_params) = topk_kernel_for(am_topk_kind_of(params))->entry;
+  AM_RT_LAUNCH(kernel, grid, block, shared, (am_rt_stream)stream, *params);
+  const am_rt_error err = am_rt_get_last_error();
   if (err != AM_RT_SUCCESS) return fail(msg, msg_size, ATTNMETA_ERR_LAUNCH, "top-k kernel", err);
   return ATTNMETA_OK;
 }
