@@ -226,11 +226,14 @@ def _cai_device(x):
 def _cai_common(x, name, dtype, ndim, out):
     try:
         cai = x.__cuda_array_interface__
-        shape = tuple(cai["shape"])
+        shape = tuple(operator.index(n) for n in cai["shape"])
         typestr = cai["typestr"]
         ptr, readonly = cai["data"]
+        ptr = operator.index(ptr or 0)
         strides = cai.get("strides")
-    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        if strides is not None:
+            strides = tuple(operator.index(n) for n in strides)
+    except Exception as exc:  # the producer's own failure, or not the interface's form
         raise TypeError("%s has a malformed __cuda_array_interface__ (%s)" % (name, exc)) from None
     if typestr not in _CAI_TYPES[dtype]:
         raise TypeError("%s must hold little-endian %s, got typestr %r" % (name, dtype, typestr))
@@ -421,7 +424,10 @@ _DL_KINDS = {1: Backend.CPU, 3: Backend.CPU, 11: Backend.CPU, 2: Backend.CUDA, 1
 _DL_INT = 0  # kDLInt
 
 
-def _dlpack_common(x, name, dtype, ndim, out):
+def _dlpack_common(x, name, dtype, ndim, out, shaped):
+    """The buffer of a DLPack producer as shaped(name, pointer, device,
+    shape, strides in elements) makes it; the capsule is consumed only
+    when every check has passed."""
     refs_before = sys.getrefcount(x)
     try:
         capsule = x.__dlpack__()
@@ -430,9 +436,28 @@ def _dlpack_common(x, name, dtype, ndim, out):
     if type(capsule).__name__ != "PyCapsule" or not _capsule_valid(capsule, b"dltensor"):
         raise TypeError("%s: __dlpack__() returned no unused 'dltensor' capsule" % name)
     address = _capsule_pointer(capsule, b"dltensor")
-    if not address:
-        raise TypeError("%s: __dlpack__() returned an empty 'dltensor' capsule" % name)
-    t = _DLTensor.from_address(address)
+    try:
+        if not address:
+            raise TypeError("%s: __dlpack__() returned an empty 'dltensor' capsule" % name)
+        ptr, dev, shape, elems = _dlpack_read(_DLTensor.from_address(address), x, name, dtype,
+                                              ndim, out)
+        result = shaped(name, ptr, dev, shape, elems)
+    except (TypeError, ValueError):
+        # refused, not consumed: the capsule goes now (its destructor calls
+        # the producer's deleter), not with the exception's frames
+        capsule = None
+        raise
+    if _capsule_set_name(capsule, _USED_NAME) != 0:
+        raise TypeError("%s: the DLPack capsule could not be marked used" % name)
+    del capsule  # its destructor now leaves the managed tensor alone
+    added = sys.getrefcount(x) - refs_before  # references the export holds
+    _hold(x, address, ptr, added)
+    return result
+
+
+def _dlpack_read(t, x, name, dtype, ndim, out):
+    """The checks of a DLPack tensor t: (pointer, device, shape, strides in
+    elements), or TypeError / ValueError naming the argument."""
     kind = _DL_KINDS.get(t.device.device_type)
     if kind is None:
         raise ValueError("%s is on DLPack device type %d; attnmeta serves CPU, CUDA and ROCm"
@@ -454,25 +479,26 @@ def _dlpack_common(x, name, dtype, ndim, out):
         raise ValueError("%s is not aligned to its %d-byte elements" % (name, _ITEMSIZE[dtype]))
     if out and getattr(x, "flags", None) is not None and getattr(x.flags, "writeable", True) is False:
         raise ValueError("%s is an output but the array is read-only" % name)
-    if _capsule_set_name(capsule, _USED_NAME) != 0:
-        raise TypeError("%s: the DLPack capsule could not be marked used" % name)
-    del capsule  # its destructor now leaves the managed tensor alone
-    added = sys.getrefcount(x) - refs_before  # references the export holds
-    _hold(x, address, ptr, added)
     return ptr, dev, shape, elems
 
 
-def _dlpack_vec(x, name, dtype, out):
-    ptr, dev, shape, elems = _dlpack_common(x, name, dtype, 1, out)
+def _dlpack_vec_of(name, ptr, dev, shape, elems):
     if shape[0] > 1 and elems[0] != 1:
         raise ValueError("%s must be contiguous, got a stride of %d elements" % (name, elems[0]))
     return ptr, dev, shape[0]
 
 
-def _dlpack_table(x, name, out):
-    ptr, dev, shape, elems = _dlpack_common(x, name, I32, 2, out)
+def _dlpack_table_of(name, ptr, dev, shape, elems):
     rows, cols = shape
     return ptr, dev, rows, cols, _row_stride(name, rows, cols, elems[0], elems[1], elems)
+
+
+def _dlpack_vec(x, name, dtype, out):
+    return _dlpack_common(x, name, dtype, 1, out, _dlpack_vec_of)
+
+
+def _dlpack_table(x, name, out):
+    return _dlpack_common(x, name, I32, 2, out, _dlpack_table_of)
 
 
 # ---------------------------------------------------------------------------
