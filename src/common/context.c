@@ -204,12 +204,19 @@ attnmeta_status attnmeta_backend_module_path(attnmeta_backend kind, const char *
   attnmeta_status status;
   const am_backend_table *table;
   Dl_info info;
+  union {
+    int (*fn)(int *, char *, size_t);
+    void *address;
+  } code;
   if (!path) return ATTNMETA_ERR_NULL_POINTER;
   *path = "";
   table = am_backend_for(kind, &status, msg, sizeof msg);
   if (!table) return status;
-  /* modules are never unloaded: the loader's name stays valid */
-  if (dladdr((const void *)table, &info) && info.dli_fname) *path = info.dli_fname;
+  /* The loader keeps its own copy of a module's table, but the functions
+   * it points to are the module's code; modules are never unloaded, so the
+   * loader's name for the file stays valid. */
+  code.fn = table->device_count;
+  if (dladdr(code.address, &info) && info.dli_fname) *path = info.dli_fname;
   return ATTNMETA_OK;
 }
 
