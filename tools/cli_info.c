@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /* attnmeta info: version and commit, the library's file, and for each
  * backend its module file, targets and devices. */
-#define _DEFAULT_SOURCE /* realpath */
+#define _GNU_SOURCE /* realpath, dl_iterate_phdr */
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "attnmeta/attnmeta.h"
 #include "cli.h"
@@ -28,6 +30,52 @@ static void print_module_path(const char *label, attnmeta_backend kind) {
   real = path[0] ? realpath(path, NULL) : NULL;
   printf("%s%s\n", label, real ? real : path[0] ? path : "(the loader does not say)");
   free(real);
+}
+
+/* The GPU driver and runtime libraries the backends loaded, links resolved
+ * (a driver's file name carries its version, e.g. libcuda.so.570.86.15):
+ * sorted, each once. The backend table has no version query of its own. */
+#define MAX_RUNTIME_LIBS 16
+typedef struct runtime_libs {
+  char *path[MAX_RUNTIME_LIBS];
+  int n;
+} runtime_libs;
+
+static int collect_runtime_lib(struct dl_phdr_info *info, size_t size, void *data) {
+  static const char *const names[] = {"libcuda.so", "libcudart.so", "libamdhip64.so",
+                                      "libhsa-runtime64.so"};
+  runtime_libs *libs = data;
+  const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
+  char *real;
+  (void)size;
+  if (!base || libs->n == MAX_RUNTIME_LIBS) return 0;
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) {
+    if (strncmp(base + 1, names[i], strlen(names[i])) != 0) continue;
+    real = realpath(info->dlpi_name, NULL);
+    if (!real) return 0;
+    for (int j = 0; j < libs->n; ++j)
+      if (strcmp(libs->path[j], real) == 0) {
+        free(real);
+        return 0;
+      }
+    libs->path[libs->n++] = real;
+    return 0;
+  }
+  return 0;
+}
+
+static int by_text(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void print_runtime_libs(void) {
+  runtime_libs libs = {{NULL}, 0};
+  dl_iterate_phdr(collect_runtime_lib, &libs);
+  qsort(libs.path, (size_t)libs.n, sizeof libs.path[0], by_text);
+  for (int i = 0; i < libs.n; ++i) {
+    printf("GPU runtime library: %s\n", libs.path[i]);
+    free(libs.path[i]);
+  }
 }
 
 int cli_info(int argc, char **argv) {
@@ -89,5 +137,6 @@ int cli_info(int argc, char **argv) {
   } else {
     printf("default backend: none: %s\n", attnmeta_open_error());
   }
+  print_runtime_libs();
   return 0;
 }

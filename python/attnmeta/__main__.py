@@ -79,7 +79,27 @@ def info_lines() -> List[str]:
         lines.append("default backend: %s (%s)"
                      % (_lib.backend_name(_lib.context_backend(handle)), _name(handle)))
         _lib.close(handle)
+    lines.extend("GPU runtime library: %s" % path for path in runtime_libraries())
     return lines
+
+
+_RUNTIME_LIBS = ("libcuda.so", "libcudart.so", "libamdhip64.so", "libhsa-runtime64.so")
+
+
+def runtime_libraries() -> List[str]:
+    """The GPU driver and runtime libraries this process has loaded, links
+    resolved, sorted (a driver's file name carries its version)."""
+    found = set()
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                fields = line.split(None, 5)  # address, perms, offset, dev, inode[, path]
+                path = fields[5].strip() if len(fields) == 6 else ""
+                if path.startswith("/") and os.path.basename(path).startswith(_RUNTIME_LIBS):
+                    found.add(os.path.realpath(path))
+    except OSError:
+        pass
+    return sorted(found)
 
 
 def main(argv: Optional[List[str]] = None) -> int:

@@ -144,6 +144,32 @@ def test_forced_backend_error_names_the_variable():
     assert "ATTNMETA_BACKEND=hip forces backend hip" in run.stdout, run.stdout
 
 
+def test_info_names_loaded_gpu_runtime_libraries(tmp_path):
+    """A GPU runtime library in the process (a stand-in, preloaded) is
+    named by both, links resolved, as the driver's version is in its name."""
+    import shutil
+
+    cc = shutil.which("cc")
+    if cc is None:
+        pytest.skip("no C compiler to build the stand-in library")
+    source = tmp_path / "stand_in.c"
+    source.write_text("int attnmeta_test_stand_in(void) { return 1; }\n")
+    real = tmp_path / "libcudart.so.99.1"
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(real), str(source)], check=True)
+    (tmp_path / "libcudart.so.99").symlink_to(real.name)
+    env = dict(os.environ, PYTHONPATH=PYTHON_DIR, LD_PRELOAD=str(tmp_path / "libcudart.so.99"))
+    mine = subprocess.run([sys.executable, "-m", "attnmeta"], env=env, capture_output=True,
+                          text=True, timeout=120)
+    want = "GPU runtime library: %s" % os.path.realpath(str(real))
+    assert mine.returncode == 0, mine.stderr
+    assert want in mine.stdout.splitlines(), mine.stdout
+    cli = _cli()
+    if cli is not None:
+        theirs = subprocess.run([cli, "info"], env=env, capture_output=True, text=True,
+                                timeout=120)
+        assert theirs.stdout.splitlines() == mine.stdout.splitlines()[:-1]
+
+
 def test_python_m_attnmeta_usage():
     env = dict(os.environ, PYTHONPATH=PYTHON_DIR)
     bad = subprocess.run([sys.executable, "-m", "attnmeta", "--bogus"], env=env,

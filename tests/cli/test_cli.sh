@@ -151,6 +151,20 @@ also_check "info names the library's file, and it exists" \
   bash -c "f=\$(sed -n 's/^library: //p' '$work/out'); test -f \"\$f\""
 also_check "info gives each GPU backend that loaded its module's file" bash -c \
   "awk '/^backend (cuda|hip) +built for/ { getline; if (\$1 != \"module:\") bad = 1 } END { exit bad }' '$work/out'"
+# a GPU runtime library in the process is named, links resolved (a stand-in
+# built here, preloaded)
+if command -v cc >/dev/null 2>&1; then
+  echo 'int attnmeta_test_stand_in(void) { return 1; }' >"$work/stand_in.c"
+  cc -shared -fPIC -o "$work/libcudart.so.99.1" "$work/stand_in.c" &&
+    ln -sf libcudart.so.99.1 "$work/libcudart.so.99"
+  checks=$((checks + 1))
+  if LD_PRELOAD="$work/libcudart.so.99" "$cli" info 2>&1 | grep -qx "GPU runtime library: $work/libcudart.so.99.1"; then
+    echo "ok:   info names a loaded GPU runtime library"
+  else
+    failed=$((failed + 1))
+    echo "FAIL: info does not name the preloaded libcudart.so.99"
+  fi
+fi
 for cmd in step bench; do
   checks=$((checks + 1))
   if ATTNMETA_BACKEND=hip timeout 120 "$cli" "$cmd" >"$work/out" 2>"$work/err"; then
