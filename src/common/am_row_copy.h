@@ -216,52 +216,57 @@ AM_DEVICE int am_realigned_rest_left(const am_row_plan *r, uint32_t lane, uint32
   return lane + 4 * lanes < r->n + r->lead || lane + 2 * lanes < r->edges;
 }
 
-/* Copies one block-table row of `cols` int32 planned as `r`, lanes [0,
- * lanes) of the token's group splitting it, this lane's units from batch
- * start `c` on (for realigned rows a lane unit, counted from -lead; its
- * earlier ones, and with them a realigned row's first edges, were stored
- * by the caller when c > lane); the scalar elements
- * outside the vectors follow (none when the indexer variant says the rows
- * are aligned and cols is a multiple of 4). */
-AM_DEVICE void am_copy_row(const int32_t *AM_RESTRICT in_row, int32_t *AM_RESTRICT out_row,
-                           const am_row_plan *r, uint32_t cols, uint32_t lane, uint32_t lanes,
-                           int vector_rows, int variant, uint32_t c) {
-  const int indexer = variant & AM_VARIANT_INDEXER;
+/* The ways to copy a lane's share of a row planned as `r` from batch
+ * start `c` on (am_copy_row says what `c` is). */
+
+/* AM_ROWS_REALIGNED: whole batches of vectors realigned in registers (the
+ * last, partial batch too: a lane whose share ends inside a batch copies
+ * its last vector again, the same value to the same place, instead of
+ * branching; as a batch of its own it made the last warp of each row wait
+ * for a second round of loads, n being rarely a multiple of 4 x lanes
+ * here), then the scalar edges [0, head) and [head + 4n, cols). A lane's
+ * first two edges load with its first batch when nothing of its share is
+ * stored yet. */
+AM_DEVICE void am_copy_realigned(const int32_t *AM_RESTRICT in_row, int32_t *AM_RESTRICT out_row,
+                                 const am_row_plan *r, uint32_t lane, uint32_t lanes,
+                                 uint32_t c) {
   const uint32_t n = r->n;
   const int first = c == lane; /* nothing of this lane's share stored yet */
   int32_t edge[2] = {0, 0};
-  if (variant & AM_VARIANT_ONE_LANE) { /* a plain loop compilers vectorise */
-    if (vector_rows == AM_ROWS_REALIGNED) c = 0; /* rewriting stored values is harmless */
-    for (c = vector_rows == AM_ROWS_ALIGNED ? (c < n ? c : n) * 4 : c; c < cols; ++c)
-      out_row[c] = in_row[c];
-    return;
+  const am_i32x4 *AM_RESTRICT in4 = r->in4;
+  if (first) am_load_edges(in_row, r, lane, lanes, edge); /* in flight with the vectors */
+  am_i32x4 *AM_RESTRICT out4 = r->out4;
+  const uint32_t s = r->shift, next = s != 0;
+  const uint32_t last = am_wrapping_sub(n, 1); /* used only when n > 0 */
+  const uint32_t lead = r->lead, lane_units = n ? n + lead : 0; /* c counts from -lead */
+  for (; c < lane_units; c += 4 * lanes) {
+    const uint32_t j0 = c >= lead ? c - lead : 0;
+    const uint32_t j1 = c + lanes < lane_units ? c + lanes - lead : last;
+    const uint32_t j2 = c + 2 * lanes < lane_units ? c + 2 * lanes - lead : last;
+    const uint32_t j3 = c + 3 * lanes < lane_units ? c + 3 * lanes - lead : last;
+    const am_i32x4 a0 = in4[j0], b0 = in4[j0 + next], a1 = in4[j1], b1 = in4[j1 + next],
+                   a2 = in4[j2], b2 = in4[j2 + next], a3 = in4[j3], b3 = in4[j3 + next];
+    out4[j0] = am_realign(a0, b0, s);
+    out4[j1] = am_realign(a1, b1, s);
+    out4[j2] = am_realign(a2, b2, s);
+    out4[j3] = am_realign(a3, b3, s);
   }
-  /* whole batches without index tests */
-  if (vector_rows == AM_ROWS_REALIGNED) {
-    const am_i32x4 *AM_RESTRICT in4 = r->in4;
-    if (first) am_load_edges(in_row, r, lane, lanes, edge); /* in flight with the vectors */
-    am_i32x4 *AM_RESTRICT out4 = r->out4;
-    const uint32_t s = r->shift, next = s != 0;
-    const uint32_t last = am_wrapping_sub(n, 1); /* used only when n > 0 */
-    const uint32_t lead = r->lead, lane_units = n ? n + lead : 0; /* c counts from -lead */
-    /* The last, partial batch too: a lane whose share ends inside a batch
-     * copies its last vector again (the same value to the same place)
-     * instead of branching. As a batch of its own it made the last warp of
-     * each row wait for a second round of loads (n is rarely a multiple of
-     * 4 x lanes here: the shift's pad takes a vector). */
-    for (; c < lane_units; c += 4 * lanes) {
-      const uint32_t j0 = c >= lead ? c - lead : 0;
-      const uint32_t j1 = c + lanes < lane_units ? c + lanes - lead : last;
-      const uint32_t j2 = c + 2 * lanes < lane_units ? c + 2 * lanes - lead : last;
-      const uint32_t j3 = c + 3 * lanes < lane_units ? c + 3 * lanes - lead : last;
-      const am_i32x4 a0 = in4[j0], b0 = in4[j0 + next], a1 = in4[j1], b1 = in4[j1 + next],
-                     a2 = in4[j2], b2 = in4[j2 + next], a3 = in4[j3], b3 = in4[j3 + next];
-      out4[j0] = am_realign(a0, b0, s);
-      out4[j1] = am_realign(a1, b1, s);
-      out4[j2] = am_realign(a2, b2, s);
-      out4[j3] = am_realign(a3, b3, s);
-    }
-  } else if (vector_rows) {
+  if (first) am_store_edges(out_row, r, lane, lanes, edge);
+  for (uint32_t k = lane + 2 * lanes; k < r->edges; k += lanes) {
+    const uint32_t e = am_edge_at(r, k);
+    out_row[e] = in_row[e];
+  }
+}
+
+/* AM_ROWS_ALIGNED and AM_ROWS_SCALAR: whole batches of four units a lane
+ * (16-byte vectors, or int32), the last, partial batch, and for aligned
+ * rows the scalar elements past the vectors (none when the indexer variant
+ * says cols is a multiple of 4). */
+AM_DEVICE void am_copy_units(const int32_t *AM_RESTRICT in_row, int32_t *AM_RESTRICT out_row,
+                             const am_row_plan *r, uint32_t cols, uint32_t lane, uint32_t lanes,
+                             int vector_rows, int indexer, uint32_t c) {
+  const uint32_t n = r->n;
+  if (vector_rows) {
     const am_i32x4 *AM_RESTRICT in4 = r->in4;
     am_i32x4 *AM_RESTRICT out4 = r->out4;
     for (; c + 3 * lanes < n; c += 4 * lanes) {
@@ -282,19 +287,37 @@ AM_DEVICE void am_copy_row(const int32_t *AM_RESTRICT in_row, int32_t *AM_RESTRI
       out_row[c + 3 * lanes] = e;
     }
   }
-  if (vector_rows != AM_ROWS_REALIGNED && c < n) { /* the last, partial batch */
+  if (c < n) {
     const am_row_batch b = am_load_batch(in_row, r, c, lanes, vector_rows);
     am_store_batch(out_row, r, c, lanes, vector_rows, &b);
   }
-  if (vector_rows == AM_ROWS_REALIGNED) { /* the edges: [0, head) and [head + 4n, cols) */
-    if (first) am_store_edges(out_row, r, lane, lanes, edge);
-    for (c = lane + 2 * lanes; c < r->edges; c += lanes) {
-      const uint32_t e = am_edge_at(r, c);
-      out_row[e] = in_row[e];
-    }
-  } else if (vector_rows && !indexer) {
+  if (vector_rows && !indexer)
     for (c = n * 4 + lane; c < cols; c += lanes) out_row[c] = in_row[c];
+}
+
+/* Copies one block-table row of `cols` int32 planned as `r`, lanes [0,
+ * lanes) of the token's group splitting it, this lane's units from batch
+ * start `c` on (for realigned rows a lane unit, counted from -lead; its
+ * earlier ones, and with them a realigned row's first edges, were stored
+ * by the caller when c > lane), by the way `vector_rows` names: the one
+ * call of the kernel body, compile-time constant where the variant fixes
+ * it, so a kernel compiles only the ways it can take. One thread a block
+ * (AM_VARIANT_ONE_LANE, the CPU backend) copies with a plain loop. */
+AM_DEVICE void am_copy_row(const int32_t *AM_RESTRICT in_row, int32_t *AM_RESTRICT out_row,
+                           const am_row_plan *r, uint32_t cols, uint32_t lane, uint32_t lanes,
+                           int vector_rows, int variant, uint32_t c) {
+  if (variant & AM_VARIANT_ONE_LANE) { /* a plain loop compilers vectorise */
+    const uint32_t n = r->n;
+    if (vector_rows == AM_ROWS_REALIGNED) c = 0; /* rewriting stored values is harmless */
+    for (c = vector_rows == AM_ROWS_ALIGNED ? (c < n ? c : n) * 4 : c; c < cols; ++c)
+      out_row[c] = in_row[c];
+    return;
   }
+  if (vector_rows == AM_ROWS_REALIGNED)
+    am_copy_realigned(in_row, out_row, r, lane, lanes, c);
+  else
+    am_copy_units(in_row, out_row, r, cols, lane, lanes, vector_rows,
+                  variant & AM_VARIANT_INDEXER, c);
 }
 
 /* Clears one row of the block-table output (a padding token's). */
