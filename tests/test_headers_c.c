@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Compile check: the public headers (the conformance kit's included) and the
+ * Compile check: the public headers (the device functions of
+ * attnmeta/device/ and the conformance kit's included) and the
  * dialect/kernel headers are valid C11 under -std=c11 -pedantic -Wall -Wextra
  * -Werror. Built as an object library; the build itself is the test.
  */
 #include "attnmeta/attnmeta.h"
+#include "attnmeta/device/topk_slot.h"
 #include "am_dialect.h"
 #include "am_step_params.h"
 #include "am_token_math.h"
