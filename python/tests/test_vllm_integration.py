@@ -1,19 +1,26 @@
 # SPDX-License-Identifier: Apache-2.0
-"""attnmeta.integrations.vllm against a stand-in shaped like vLLM's
-(tests/vllm_standin.py): with the patch, CommonAttentionMetadata's token
-map and the sparse indexer's flattened decode metadata come from attnmeta
-and equal what the stand-in's own (vLLM's) code gives, buffers and caches
-included; restore() puts vLLM's functions back; an old vLLM or a changed
-method is left alone with a reason. NumPy arrays always; torch tensors too
-where torch exists (its GPU when it sees one)."""
+"""attnmeta.integrations.vllm against the stand-in of vLLM's code
+(vllm_standin*.py): every routed target gives what the stand-in's own
+(vLLM's) code gives, bit for bit, into the same persistent buffers, with
+none of the stand-in's kernels left on the routed path and the handle's
+counters saying so; targets whose code differs are left alone with a
+reason; restore() puts every binding back. NumPy arrays always; torch
+tensors too where torch exists (its GPU when it sees one)."""
+
+import sys
+import types
 
 import numpy as np
 import pytest
 
 import vllm_standin
 
-# (query_start_loc, seq_lens, num_actual_tokens): uniform, varlen,
-# empty requests, cudagraph padding past the real tokens, a single token.
+INDEXER = "vllm.v1.attention.backends.mla.indexer"
+WIDTH = 5
+
+# (query_start_loc, seq_lens, num_actual_tokens): speculative decode
+# lengths (all within next_n = 4), empty requests, graph padding past the
+# real tokens, a single token.
 CASES = [
     ([0, 2, 4, 6], [9, 5, 7], 6),
     ([0, 3, 4, 8, 8], [10, 7, 12, 0], 8),
@@ -21,22 +28,22 @@ CASES = [
     ([0, 0, 1, 1, 3], [0, 4, 0, 6], 5),
     ([0, 1], [1], 1),
 ]
-WIDTH = 5
+UNIFORM = [([0, 2, 4, 6], [9, 5, 7], 6), ([0, 4, 8], [300, 4], 8), ([0, 1, 2], [7, 1], 2)]
 
 
-def _array_kinds():
-    kinds = [("numpy", vllm_standin.Arrays(np=np))]
+def _kinds():
+    kinds = {"numpy": vllm_standin.Arrays()}
     try:
         import torch
     except ImportError:
         return kinds
-    kinds.append(("torch-cpu", vllm_standin.Arrays(torch=torch, device="cpu")))
+    kinds["torch-cpu"] = vllm_standin.Arrays(torch=torch, device="cpu")
     if torch.cuda.is_available():
-        kinds.append(("torch-cuda", vllm_standin.Arrays(torch=torch, device="cuda")))
+        kinds["torch-cuda"] = vllm_standin.Arrays(torch=torch, device="cuda")
     return kinds
 
 
-KINDS = dict(_array_kinds())
+KINDS = _kinds()
 
 
 @pytest.fixture
@@ -49,142 +56,414 @@ def vllm_mod():
         patch.restore()
 
 
-def _common(mods, xp, qsl, seq, tokens):
+def _table(xp, rows, width=WIDTH):
+    return xp.i32([[100 * r + c + 1 for c in range(width)] for r in range(rows)])
+
+
+def _common(mods, xp, qsl, seq, tokens, dcp=False, table=None):
     R = len(seq)
-    table = xp.i32([[100 * r + c + 1 for c in range(WIDTH)] for r in range(R)])
     cls = mods["vllm.v1.attention.backend"].CommonAttentionMetadata
-    # vLLM keeps a host copy of the boundaries: a CPU tensor under torch
-    qsl_cpu = (xp.torch.tensor(qsl, dtype=xp.torch.int32) if xp.torch is not None
-               else np.array(qsl, np.int32))
-    return cls(xp.i32(qsl), qsl_cpu, xp.i32(seq), table, R, tokens)
+    slots = xp.array([5] * qsl[-1] + [-1] * (tokens - qsl[-1]), np.int64)
+    return cls(xp.i32(qsl), xp.host(qsl), xp.i32(seq), _table(xp, R) if table is None else table,
+               R, tokens, slot_mapping=slots, dcp_local_seq_lens=xp.i32(seq) if dcp else None)
 
 
-def _run_token_map(mods, xp, qsl, seq, tokens):
-    common = _common(mods, xp, qsl, seq, tokens)
-    buffer = xp.full((16,), -7)
-    got = common.token_to_req_indices(buffer)
-    again = common.token_to_req_indices(xp.full((16,), -5))  # the cache answers
-    return xp.tolist(got), xp.tolist(again), xp.tolist(buffer)
+def _plain(value, xp):
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    return np.asarray(xp.to_np(value)).tolist()
 
 
-def _run_indexer(mods, xp, qsl, seq, tokens):
-    common = _common(mods, xp, qsl, seq, tokens)
-    builder = mods["vllm.v1.attention.backends.mla.indexer"].DeepseekV32IndexerMetadataBuilder(16, WIDTH)
-    meta = builder.build(0, common)
-    return dict(seq_lens=xp.tolist(meta.seq_lens), decode_lens=xp.tolist(meta.decode_lens),
-                block_table=xp.tolist(meta.block_table), batch=meta.batch,
-                requires_padding=meta.requires_padding,
-                seq_buffer=xp.tolist(builder.decode_seq_lens_buffer))
+def _state(obj, xp):
+    """Every array attribute of a builder or metadata record, as lists."""
+    out = {}
+    for name, value in sorted(vars(obj).items()):
+        if name.startswith("_"):
+            continue
+        if hasattr(value, "shape"):
+            out[name] = _plain(value, xp)
+        elif isinstance(value, (bool, int)) or value is None:
+            out[name] = value
+    return out
+
+
+def _run_standin_and_patched(monkeypatch, vllm_mod, xp, run, **install):
+    """run(mods) -> result, once on vLLM's code and once patched (fresh
+    modules each time); returns (theirs, mine, their launches, my launches,
+    handle)."""
+    mods = vllm_standin.install(monkeypatch, xp, **install)
+    theirs = run(mods)
+    their_launches = vllm_standin.standin_launches()
+    mods = vllm_standin.install(monkeypatch, xp, **install)
+    patch = vllm_mod.patch_vllm()
+    mine = run(mods)
+    my_launches = vllm_standin.standin_launches()
+    patch.restore()
+    return theirs, mine, their_launches, my_launches, patch
+
+
+# ---------------------------------------------------------------------------
+# the token map
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
 @pytest.mark.parametrize("case", CASES, ids=str)
-def test_token_map_equals_vllm(vllm_mod, monkeypatch, kind, case):
+def test_token_map_method(vllm_mod, monkeypatch, kind, case):
     xp = KINDS[kind]
-    mods = vllm_standin.install(monkeypatch, xp)
-    theirs = _run_token_map(mods, xp, *case)
-    cls = mods["vllm.v1.attention.backend"].CommonAttentionMetadata
-    original = cls.token_to_req_indices
-    import attnmeta
 
-    calls = []
-    real = attnmeta.compute_token_to_req_indices
-    monkeypatch.setattr(attnmeta, "compute_token_to_req_indices",
-                        lambda *a, **k: calls.append(1) or real(*a, **k))
-    patch = vllm_mod.patch_vllm()
-    assert "token_to_req_indices" in patch.applied, patch
-    assert cls.token_to_req_indices is not original
-    mine = _run_token_map(mods, xp, *case)
+    def run(mods):
+        common = _common(mods, xp, *case)
+        buffer = xp.full((16,), -7)
+        got = common.token_to_req_indices(buffer)
+        again = common.token_to_req_indices(xp.full((16,), -5))  # the cache answers
+        return _plain(got, xp), _plain(again, xp), _plain(buffer, xp)
+
+    theirs, mine, before, after, patch = _run_standin_and_patched(monkeypatch, vllm_mod, xp, run)
     assert mine == theirs
-    assert calls == [1]  # computed once by attnmeta, then the cache answered
+    assert before.get("torch.repeat_interleave") == 1
+    assert not any(k.startswith("torch.") for k in after), after
+    assert patch.launches["token_to_req_indices"] == 1  # once, then the cache
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_token_map_function_and_its_importers(vllm_mod, monkeypatch, kind, case):
+    xp = KINDS[kind]
+    qsl, seq, tokens = case
+
+    def run(mods):
+        ops = mods["vllm.v1.attention.ops.metadata"]
+        draft = mods["vllm.v1.spec_decode.draft_metadata"]
+        common = _common(mods, xp, *case)
+        out = xp.full((16,), -7)
+        a = _plain(ops.compute_token_to_req_indices(common.query_start_loc, out, qsl[-1] - 1,
+                                                    tokens), xp)
+        # a negative count maps nothing, as vLLM's kernel does
+        b = _plain(ops.compute_token_to_req_indices(common.query_start_loc, xp.full((16,), -3),
+                                                    -1, tokens), xp)
+        c = _plain(draft.update_draft_token_map(common, out, tokens), xp)
+        return a, b, c, _plain(out, xp)
+
+    theirs, mine, before, after, patch = _run_standin_and_patched(monkeypatch, vllm_mod, xp, run)
+    assert mine == theirs
+    assert before["_token_request_mapping_kernel"] == 3
+    assert "_token_request_mapping_kernel" not in after
+    assert patch.launches["compute_token_to_req_indices"] == 3
+    assert sorted(patch.bindings["compute_token_to_req_indices"]) == [
+        "vllm.v1.attention.ops.metadata.compute_token_to_req_indices",
+        "vllm.v1.spec_decode.draft_metadata.compute_token_to_req_indices"]
+
+
+def test_a_module_imported_later_gets_the_routed_token_map(vllm_mod, monkeypatch):
+    mods = vllm_standin.install(monkeypatch, KINDS["numpy"])
+    ops = mods["vllm.v1.attention.ops.metadata"]
+    original = ops.compute_token_to_req_indices
+    patch = vllm_mod.patch_vllm()
+    late = types.ModuleType("vllm.v1.late_importer")
+    exec("from vllm.v1.attention.ops.metadata import compute_token_to_req_indices", late.__dict__)
+    assert late.compute_token_to_req_indices is not original
+    late.compute_token_to_req_indices(np.array([0, 2, 3], np.int32), np.zeros(4, np.int32), 3, 4)
+    assert patch.launches["compute_token_to_req_indices"] == 1
     patch.restore()
-    assert cls.token_to_req_indices is original
-    assert vllm_mod.active_patch() is None
+    assert ops.compute_token_to_req_indices is original
+    assert mods["vllm.v1.spec_decode.draft_metadata"].compute_token_to_req_indices is original
 
 
-def _without_padding_columns(result, real):
-    """vLLM clears only column 0 of padding rows (the rest keeps what was
-    there); attnmeta clears the whole row. Compare column 0 there."""
-    rows = result["block_table"]
-    result = dict(result)
-    result["block_table"] = rows[:real] + [row[:1] for row in rows[real:]]
+# ---------------------------------------------------------------------------
+# the sparse indexer: varlen, flattened and native decode, DCP, compression
+
+PATHS = {
+    # name: builder options, the routed target, the stand-in kernels it replaces
+    "varlen": (dict(supports_varlen=True), "indexer_decode_varlen",
+               {"_indexer_decode_metadata_kernel"}),
+    "flatten": (dict(use_flattening=True), "indexer_decode_flat",
+                {"torch.repeat_interleave", "_PREPARE_UNIFORM_DECODE_KERNEL"}),
+    "native": (dict(), "indexer_decode_native", {"torch.clamp"}),
+}
+
+
+def _build(mods, xp, case, options, steps=1):
+    """Builds `case` (and, for steps > 1, the same step again after the
+    boundaries were rewritten in place, as a graph replay sees them)."""
+    qsl, seq, tokens = case
+    dcp = options.pop("dcp", None)
+    builder_options = dict(options, num_speculative_tokens=3)
+    if dcp:
+        builder_options.update(dcp_world_size=dcp[0], dcp_rank=dcp[1])
+    builder = mods[INDEXER].DeepseekV32IndexerMetadataBuilder(16, WIDTH, **builder_options)
+    common = _common(mods, xp, qsl, seq, tokens, dcp=bool(dcp))
+    results = []
+    for step in range(steps):
+        if step:
+            # the same padded step, its requests rotated: other boundaries
+            lens = [b - a for a, b in zip(qsl, qsl[1:])]
+            lens = lens[step % len(lens):] + lens[:step % len(lens)]
+            new_seq = seq[step % len(seq):] + seq[:step % len(seq)]
+            new_qsl = [0]
+            for n in lens:
+                new_qsl.append(new_qsl[-1] + n)
+            common.query_start_loc[...] = xp.i32(new_qsl)
+            common.query_start_loc_cpu[...] = xp.host(new_qsl)
+            common.seq_lens[...] = xp.i32(new_seq)
+            common._token_to_req_indices_cache = None
+        meta = builder.build(0, common)
+        results.append(dict(meta=_state(meta, xp),
+                            decode=_state(meta.decode, xp) if meta.decode else None))
+    return dict(steps=results, builder=_state(builder, xp))
+
+
+def _mask_padding_columns(result, path, case):
+    """vLLM's repeat_interleave branch clears only column 0 of the padding
+    rows of the expanded block table (the rest keeps what was there);
+    attnmeta clears the whole row. Compare column 0 of those rows."""
+    if path != "flatten":
+        return result
+    qsl, _, tokens = case
+    table = result["builder"]["expanded_block_table_buffer"]
+    for row in range(qsl[-1], tokens):
+        table[row] = table[row][:1]
+    for step in result["steps"]:
+        if step["decode"]:
+            rows = step["decode"]["block_table"]
+            for row in range(qsl[-1], len(rows)):
+                rows[row] = rows[row][:1]
     return result
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
+@pytest.mark.parametrize("extra", ["plain", "dcp", "compressed"])
+@pytest.mark.parametrize("path", sorted(PATHS))
 @pytest.mark.parametrize("case", CASES, ids=str)
-def test_indexer_decode_equals_vllm(vllm_mod, monkeypatch, kind, case):
+def test_indexer_decode_paths(vllm_mod, monkeypatch, kind, path, extra, case):
     xp = KINDS[kind]
-    mods = vllm_standin.install(monkeypatch, xp)
     qsl, seq, tokens = case
-    theirs = _run_indexer(mods, xp, *case)
-    from attnmeta import _step
+    options, target, replaced = PATHS[path]
+    if path == "native" and tokens != qsl[-1]:
+        pytest.skip("the native path takes no padding tokens (uniform batches)")
+    options = dict(options)
+    if extra == "dcp":
+        options["dcp"] = (2, 1)
+    if extra == "compressed":
+        options["compress_ratio"] = 4
 
-    launches = []
-    real_build_step = _step.build_step
-    monkeypatch.setattr(_step, "build_step", lambda *a, **k: launches.append(1) or real_build_step(*a, **k))
-    with vllm_mod.patch_vllm() as patch:
-        assert "indexer_decode" in patch.applied, patch
-        mine = _run_indexer(mods, xp, *case)
-    assert launches == [1]  # the metadata came from one attnmeta step
+    theirs, mine, before, after, patch = _run_standin_and_patched(
+        monkeypatch, vllm_mod, xp, lambda mods: _build(mods, xp, case, dict(options)))
+    if path == "flatten":
+        for row in mine["builder"]["expanded_block_table_buffer"][qsl[-1]:tokens]:
+            assert row == [0] * WIDTH
+    assert _mask_padding_columns(mine, path, case) == _mask_padding_columns(theirs, path, case)
+    assert replaced & set(before), before
+    assert not replaced & set(after), after
+    # under DCP the flattened path also expands the global lengths (when a
+    # request has more than one token): a second launch
+    longest = max(b - a for a, b in zip(qsl, qsl[1:]))
+    expanded = path == "flatten" and extra == "dcp" and longest > 1
+    assert patch.launches[target] == (2 if expanded else 1), patch.launches
+    assert patch.fallbacks == {}
+    if extra == "compressed":
+        assert before["_compressed_slot_mapping_kernel"] == 1
+        assert "_compressed_slot_mapping_kernel" not in after
+        assert patch.launches["compressed_slot_mapping"] == 1
+
+
+@pytest.mark.parametrize("case", UNIFORM, ids=str)
+def test_indexer_flatten_uniform_kernel_branch(vllm_mod, monkeypatch, case):
+    """Uniform decode lengths, no padding, no adaptive verification: vLLM's
+    _PREPARE_UNIFORM_DECODE_KERNEL branch."""
+    xp = KINDS["numpy"]
+    theirs, mine, before, after, patch = _run_standin_and_patched(
+        monkeypatch, vllm_mod, xp, lambda mods: _build(mods, xp, case, dict(use_flattening=True)))
+    assert mine == theirs
+    assert before["_PREPARE_UNIFORM_DECODE_KERNEL"] == 1
+    assert "_PREPARE_UNIFORM_DECODE_KERNEL" not in after
+    assert patch.launches["indexer_decode_flat"] == 1
+
+
+@pytest.mark.parametrize("path", ["varlen", "flatten"])
+@pytest.mark.parametrize("case", CASES[1:3], ids=str)
+def test_indexer_rewritten_boundaries_as_a_replay_sees_them(vllm_mod, monkeypatch, path, case):
+    """The same builder, its boundaries rewritten in place between builds:
+    what a graph replay reads. Stale entries of the first build must go."""
+    xp = KINDS["numpy"]
+    options = PATHS[path][0]
+    theirs, mine, _, after, patch = _run_standin_and_patched(
+        monkeypatch, vllm_mod, xp, lambda mods: _build(mods, xp, case, dict(options), steps=3))
+    assert _mask_padding_columns(mine, path, case) == _mask_padding_columns(theirs, path, case)
+    assert patch.launches[PATHS[path][1]] == 3
+    assert not PATHS[path][2] & set(after)
+
+
+# ---------------------------------------------------------------------------
+# DeepSeek-V4: compressed slot mapping with DCP, SWA rows, top-k conversion
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+@pytest.mark.parametrize("dcp", [(1, 0, 1), (2, 1, 1), (4, 2, 2)])
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_compressed_slot_mapping_with_dcp(vllm_mod, monkeypatch, kind, dcp, case):
+    xp = KINDS[kind]
+    qsl, seq, tokens = case
+    world, rank, inter = dcp
+
+    def run(mods):
+        fn = mods[INDEXER].get_compressed_slot_mapping  # the indexer's own binding
+        seq_big = [s * 8 for s in seq]  # lengths spanning several blocks
+        table = _table(xp, len(seq), 16)
+        out = xp.full((16,), 77, np.int64)
+        got = fn(tokens, xp.i32(qsl), xp.i32(seq_big), table, 4, 2, out=out,
+                 cp_world_size=world, cp_rank=rank, cp_kv_cache_interleave_size=inter)
+        new = fn(tokens, xp.i32(qsl), xp.i32(seq_big), table, 4, 2, None, world, rank, inter)
+        return _plain(got, xp), _plain(out, xp), _plain(new, xp)
+
+    theirs, mine, before, after, patch = _run_standin_and_patched(monkeypatch, vllm_mod, xp, run)
+    assert mine == theirs
+    assert before["_compressed_slot_mapping_kernel"] == 2
+    assert "_compressed_slot_mapping_kernel" not in after and "torch.fill" not in after
+    assert patch.launches["compressed_slot_mapping"] == 2
+
+
+SWA_CASES = [
+    # (query_start_loc, seq_lens, num_actual_tokens, decode requests)
+    ([0, 2, 4, 6], [9, 5, 70], 6, 3),
+    ([0, 3, 4, 8, 8], [10, 7, 12, 0], 11, 4),
+    ([0, 1, 2, 12], [40, 3, 30], 12, 2),  # a prefill after the decodes
+]
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+@pytest.mark.parametrize("case", SWA_CASES, ids=str)
+def test_swa_builder(vllm_mod, monkeypatch, kind, case):
+    xp = KINDS[kind]
+    qsl, seq, tokens, decodes = case
+    window = 8
+
+    def run(mods):
+        cls = mods["vllm.v1.attention.backends.mla.sparse_swa"].DeepseekSparseSWAMetadataBuilder
+        builder = cls(16, window, block_size=4, num_speculative_tokens=3)
+        common = _common(mods, xp, qsl, seq, tokens, table=_table(xp, len(seq), 20))
+        meta = builder.build(0, common)
+        return _state(meta, xp), _state(builder, xp), meta.num_decode_tokens
+
+    theirs, mine, before, after, patch = _run_standin_and_patched(monkeypatch, vllm_mod, xp, run)
     real = qsl[-1]
-    assert _without_padding_columns(mine, real) == _without_padding_columns(theirs, real)
-    assert all(row == [0] * WIDTH for row in mine["block_table"][real:])
-    cls = mods["vllm.v1.attention.backends.mla.indexer"].DeepseekV32IndexerMetadataBuilder
-    assert not hasattr(cls._prepare_decode_tensors, "__attnmeta_original__")
-    assert not hasattr(cls.build, "__attnmeta_original__")
+    decode_tokens = theirs[2]
+    # vLLM leaves the rows of padding tokens as they were (their length is
+    # 0); attnmeta writes -1 there. Everything else is the same.
+    for result in (theirs, mine):
+        rows = result[1]["decode_swa_indices"]
+        result[1]["decode_swa_indices"] = rows[:real]
+        result[0]["decode_swa_indices"] = result[0]["decode_swa_indices"][:real]
+    assert mine == theirs
+    prefill = 1 if decode_tokens < tokens else 0
+    assert before["_compute_swa_indices_and_lens_kernel"] == 1 + prefill
+    assert after.get("_compute_swa_indices_and_lens_kernel", 0) == prefill
+    assert patch.launches["swa_decode"] == 1
+    assert patch.fallbacks.get("swa_decode", 0) == prefill  # the prefill launch stays vLLM's
 
 
-def test_native_path_left_to_vllm(vllm_mod, monkeypatch):
+def test_swa_padding_rows(vllm_mod, monkeypatch):
     xp = KINDS["numpy"]
     mods = vllm_standin.install(monkeypatch, xp)
-    cls = mods["vllm.v1.attention.backends.mla.indexer"].DeepseekV32IndexerMetadataBuilder
-    common = _common(mods, xp, [0, 2, 4], [9, 5], 4)
+    cls = mods["vllm.v1.attention.backends.mla.sparse_swa"].DeepseekSparseSWAMetadataBuilder
     with vllm_mod.patch_vllm():
-        builder = cls(16, WIDTH, use_native=True)
-        meta = builder.build(0, common)
-    assert meta.batch == 2 and xp.tolist(meta.seq_lens) == [9, 5]
-    assert xp.tolist(builder.decode_seq_lens_buffer) == [-9] * 16  # untouched
+        builder = cls(16, 8, block_size=4, num_speculative_tokens=3)
+        meta = builder.build(0, _common(mods, xp, [0, 3, 4], [10, 7], 7))
+    assert meta.decode_swa_lens.tolist() == [8, 8, 8, 7, 0, 0, 0]
+    assert (builder.decode_swa_indices[4:7] == -1).all()
+    assert (builder.decode_swa_lens[7:] == 0).all()
 
 
-def test_old_vllm_is_left_alone(vllm_mod, monkeypatch):
-    mods = vllm_standin.install(monkeypatch, KINDS["numpy"], version="0.10.2")
-    cls = mods["vllm.v1.attention.backend"].CommonAttentionMetadata
-    original = cls.__dict__["token_to_req_indices"]
+@pytest.mark.parametrize("kind", sorted(KINDS))
+@pytest.mark.parametrize("dcp", [1, 2, 4])
+@pytest.mark.parametrize("topk", [4, 8, 12])
+def test_topk_conversion_per_layer(vllm_mod, monkeypatch, kind, dcp, topk):
+    xp = KINDS[kind]
+    rng = np.random.default_rng(topk * 10 + dcp)
+    req = rng.integers(0, 3, 9).astype(np.int32)
+    positions = rng.integers(-1, 40, (9, topk)).astype(np.int32)
+
+    def run(mods):
+        layer = mods["vllm.v1.attention.backends.mla.flashmla_sparse"]
+        table = _table(xp, 3, 12)
+        got = [layer.convert_layer_topk(xp.i32(req.tolist()), table, xp.i32(positions.tolist()),
+                                        4, topk, dcp_size=dcp, dcp_rank=dcp - 1)
+               for _layer in range(3)]
+        return [(_plain(a, xp), _plain(b, xp)) for a, b in got]
+
+    theirs, mine, before, after, patch = _run_standin_and_patched(monkeypatch, vllm_mod, xp, run)
+    assert mine == theirs
+    assert before["_convert_req_index_to_global_index_kernel"] == 3
+    assert "_convert_req_index_to_global_index_kernel" not in after
+    assert patch.launches["topk_conversion"] == 3
+
+
+# ---------------------------------------------------------------------------
+# what is routed, what is left alone, and putting it back
+
+
+def test_a_source_checkout_is_judged_by_its_code(vllm_mod, monkeypatch):
+    for version in ("0.7.2.dev0+g1234abcd", "0.10.2", "unknown"):
+        vllm_standin.install(monkeypatch, KINDS["numpy"], version=version)
+        patch = vllm_mod.patch_vllm()
+        assert sorted(patch.applied) == sorted(vllm_mod.TARGETS), patch
+        assert patch.skipped == {}
+        patch.restore()
+
+
+def test_changed_code_is_left_alone(vllm_mod, monkeypatch):
+    vllm_standin.install(monkeypatch, KINDS["numpy"], old_prepare=True, old_varlen_kernel=True)
     patch = vllm_mod.patch_vllm()
-    assert patch.applied == [] and not patch.active
-    assert "older than 0.11.0" in patch.skipped["token_to_req_indices"]
-    assert "older than 0.11.0" in patch.skipped["indexer_decode"]
-    assert cls.__dict__["token_to_req_indices"] is original
-    assert vllm_mod.active_patch() is None
-    forced = vllm_mod.patch_vllm(check_version=False)
-    assert sorted(forced.applied) == ["indexer_decode", "token_to_req_indices"]
-    forced.restore()
-    assert cls.__dict__["token_to_req_indices"] is original
-
-
-def test_changed_method_is_left_alone(vllm_mod, monkeypatch):
-    mods = vllm_standin.install(monkeypatch, KINDS["numpy"], old_prepare=True)
-    patch = vllm_mod.patch_vllm()
-    assert patch.applied == ["token_to_req_indices"]
-    assert "_prepare_decode_tensors takes (seq_lens, block_table, decode_lens, query_start_loc" in \
-        patch.skipped["indexer_decode"]
-    assert "indexer_decode not routed" in repr(patch)
+    for name in ("indexer_decode_flat", "indexer_decode_native", "indexer_decode_varlen"):
+        assert name not in patch.applied
+    assert "_prepare_decode_tensors takes (seq_lens, block_table, decode_lens, query_start_loc" \
+        in patch.skipped["indexer_decode_flat"]
+    assert "_indexer_decode_metadata_kernel takes (query_start_loc" in \
+        patch.skipped["indexer_decode_varlen"]
+    assert "indexer_decode_varlen not routed" in repr(patch)
+    assert "token_to_req_indices" in patch.applied
     patch.restore()
 
 
-def test_only_what_is_asked_and_once(vllm_mod, monkeypatch):
-    vllm_standin.install(monkeypatch, KINDS["numpy"])
-    patch = vllm_mod.patch_vllm(indexer_decode=False)
+def test_a_launch_outside_the_routed_layout_runs_vllms_kernel(vllm_mod, monkeypatch):
+    xp = KINDS["numpy"]
+    mods = vllm_standin.install(monkeypatch, xp)
+    ops = mods["vllm.v1.attention.ops.metadata"]
+    with vllm_mod.patch_vllm() as patch:
+        qsl, seq, table = xp.i32([0, 2, 3]), xp.i32([5, 4]), _table(xp, 2)
+        out = [xp.full((8,), -9) for _ in range(4)]
+        table_out = xp.full((8, WIDTH), -9)
+        # an input stride that is not the table's: not what attnmeta takes
+        ops._indexer_decode_metadata_kernel[(4,)](
+            qsl, seq, table, out[0], table_out, out[1], out[2], out[3], 2, 3, 8, WIDTH + 1,
+            WIDTH, BLOCK_COLS=WIDTH)
+    assert patch.fallbacks == {"indexer_decode_varlen": 1}
+    assert patch.launches["indexer_decode_varlen"] == 0
+    assert vllm_standin.standin_launches()["_indexer_decode_metadata_kernel"] == 1
+
+
+def test_only_what_is_asked_restore_and_once(vllm_mod, monkeypatch):
+    mods = vllm_standin.install(monkeypatch, KINDS["numpy"])
+    before = {name: dict(vars(module)) for name, module in mods.items()}
+    classes = {name: dict(vars(getattr(mods[mod], name))) for mod, name in
+               ((INDEXER, "DeepseekV32IndexerMetadataBuilder"),
+                ("vllm.v1.attention.backend", "CommonAttentionMetadata"))}
+    patch = vllm_mod.patch_vllm(indexer_decode=False, dsv4=False, compute_token_to_req_indices=False)
     assert patch.applied == ["token_to_req_indices"] and patch.skipped == {}
     assert vllm_mod.patch_vllm() is patch  # in force already: the same handle
     patch.restore()
     patch.restore()  # twice is fine
+    full = vllm_mod.patch_vllm()
+    assert sorted(full.applied) == sorted(vllm_mod.TARGETS)
+    full.restore()
+    assert {name: dict(vars(module)) for name, module in mods.items()} == before
+    assert {name: dict(vars(getattr(mods[mod], name))) for mod, name in
+            ((INDEXER, "DeepseekV32IndexerMetadataBuilder"),
+             ("vllm.v1.attention.backend", "CommonAttentionMetadata"))} == classes
+    with pytest.raises(TypeError, match="unknown target"):
+        vllm_mod.patch_vllm(indexer_decode_flattened=False)
 
 
 def test_without_vllm(vllm_mod, monkeypatch):
-    import sys
-
     for name in list(sys.modules):
         if name == "vllm" or name.startswith("vllm."):
             monkeypatch.delitem(sys.modules, name)

@@ -1,167 +1,234 @@
 # SPDX-License-Identifier: Apache-2.0
-"""A stand-in for the parts of vLLM that attnmeta.integrations.vllm
-replaces, shaped like vLLM's (module paths, class and method names,
-parameters, the persistent buffers the builder owns) and computing what
-vLLM computes, written with NumPy (or torch, when given) so the tests run
-without vLLM. install(monkeypatch, xp) puts the modules into sys.modules."""
+"""A stand-in for the parts of vLLM that attnmeta.integrations.vllm routes,
+written from reading vLLM's code: the same module paths, class, method,
+function and kernel names, parameters, persistent buffers and branches
+(varlen, flattened and native indexer decode, DCP, KV compression, lazy
+imports inside build(), names imported into other modules, kernel objects
+launched inline as ``kernel[grid](...)``), computing what vLLM computes.
 
+Its "Triton kernels" are NumPy functions behind objects that count their
+launches (:data:`LAUNCHES`, by kernel name); the torch operations between
+them are counted too (``torch.<op>``). Arrays are NumPy arrays or torch
+tensors (:class:`Arrays`); a kernel given torch tensors works on host
+copies and writes them back, so the stand-in runs anywhere (it is a
+reference, not something to capture in a CUDA graph).
+
+install(monkeypatch, xp, **options) puts the modules into sys.modules."""
+
+import collections
 import sys
 import types
 
+import numpy as np
+
+LAUNCHES = collections.Counter()
+
+
+def cdiv(a, b):
+    return -(-a // b)
+
 
 class Arrays:
-    """The few array operations the stand-in needs, for NumPy or torch."""
+    """The array operations the stand-in needs, for NumPy or torch; each
+    device operation is counted in LAUNCHES as torch.<name>."""
 
-    def __init__(self, np=None, torch=None, device="cpu"):
+    def __init__(self, np=np, torch=None, device="cpu"):
         self.np, self.torch, self.device = np, torch, device
 
+    def _op(self, name):
+        LAUNCHES["torch." + name] += 1
+
+    def _dtype(self, dtype):
+        if self.torch is None:
+            return dtype
+        return {np.int32: self.torch.int32, np.int64: self.torch.int64,
+                np.bool_: self.torch.bool}[dtype]
+
+    # allocation (no launch counted: vLLM allocates its buffers once)
+    def array(self, values, dtype=np.int32):
+        if self.torch is not None:
+            return self.torch.tensor(values, dtype=self._dtype(dtype), device=self.device)
+        return np.array(values, dtype=dtype)
+
     def i32(self, values):
+        return self.array(values, np.int32)
+
+    def host(self, values):
+        """A host (CPU) int32 array: vLLM's *_cpu tensors."""
         if self.torch is not None:
-            return self.torch.tensor(values, dtype=self.torch.int32, device=self.device)
-        return self.np.array(values, dtype=self.np.int32)
+            return self.torch.tensor(values, dtype=self.torch.int32)
+        return np.array(values, dtype=np.int32)
 
-    def zeros(self, shape):
+    def full(self, shape, value, dtype=np.int32):
         if self.torch is not None:
-            return self.torch.zeros(shape, dtype=self.torch.int32, device=self.device)
-        return self.np.zeros(shape, dtype=self.np.int32)
+            return self.torch.full(shape, value, dtype=self._dtype(dtype), device=self.device)
+        return np.full(shape, value, dtype=dtype)
 
-    def full(self, shape, value):
-        z = self.zeros(shape)
-        z[...] = value
-        return z
-
-    def cpu(self, x):
-        return x.cpu() if self.torch is not None else x.copy()
-
-    def repeat(self, x, counts, total):
-        if self.torch is not None:
-            return self.torch.repeat_interleave(x, counts.to(self.torch.int64), dim=0,
-                                                output_size=total)
-        return self.np.repeat(x, counts, axis=0)[:total]
+    def zeros(self, shape, dtype=np.int32):
+        return self.full(shape, 0, dtype)
 
     def arange(self, n):
         if self.torch is not None:
             return self.torch.arange(n, dtype=self.torch.int32, device=self.device)
-        return self.np.arange(n, dtype=self.np.int32)
+        return np.arange(n, dtype=np.int32)
 
-    def diff(self, x):
-        return x[1:] - x[:-1]
+    def empty_like(self, x):
+        if self.torch is not None:
+            return self.torch.empty_like(x)
+        return np.empty_like(x)
+
+    # device operations (counted)
+    def fill(self, x, value):
+        self._op("fill")
+        x[...] = value
+
+    def assign(self, dst, src):
+        """dst[...] = src (one copy or elementwise kernel)."""
+        self._op("copy")
+        dst[...] = src
+
+    def diff(self, x, out=None):
+        self._op("diff")
+        d = x[1:] - x[:-1]
+        if out is not None:
+            out[...] = d
+            return out
+        return d
+
+    def repeat(self, x, counts, total):
+        self._op("repeat_interleave")
+        if self.torch is not None:
+            return self.torch.repeat_interleave(x, counts.to(self.torch.int64), dim=0,
+                                                output_size=total)
+        return np.repeat(x, counts, axis=0)[:total]
+
+    def clamp_min(self, x, low, name="clamp"):
+        self._op(name)
+        if self.torch is not None:
+            return x.clamp(min=low)
+        return np.maximum(x, low)
+
+    def ge(self, x, value):
+        self._op("ge")
+        return x >= value
+
+    def floordiv(self, x, d):
+        self._op("floordiv")
+        return x // d
+
+    # host side
+    def to_np(self, x):
+        if self.torch is not None and isinstance(x, self.torch.Tensor):
+            return x.detach().cpu().numpy().copy()
+        return x
 
     def tolist(self, x):
         return x.tolist()
 
+    def item(self, x):
+        return int(x.item()) if hasattr(x, "item") else int(x)
 
-def make_modules(xp, version="0.11.1", old_prepare=False):
-    """The stand-in vllm package: {module name: module}."""
 
-    class CommonAttentionMetadata:
-        _token_to_req_indices_cache = None
+class Kernel:
+    """A stand-in Triton kernel: ``kernel[grid](*args, **kwargs)`` counts one
+    launch under its name and runs ``body(grid, *args, **kwargs)`` on NumPy
+    views (torch tensors: host copies, written back afterwards).
+    ``arg_names`` are the kernel's parameters, as Triton's JITFunction has."""
 
-        def __init__(self, query_start_loc, query_start_loc_cpu, seq_lens, block_table_tensor,
-                     num_reqs, num_actual_tokens):
-            self.query_start_loc = query_start_loc
-            self.query_start_loc_cpu = query_start_loc_cpu
-            self.seq_lens = seq_lens
-            self.block_table_tensor = block_table_tensor
-            self.num_reqs = num_reqs
-            self.num_actual_tokens = num_actual_tokens
+    def __init__(self, name, body, arg_names):
+        self.__name__ = name
+        self.body = body
+        self.arg_names = list(arg_names)
 
-        def token_to_req_indices(self, buffer):
-            """Build or reuse the per-token request map (vLLM's steps)."""
-            num_tokens = self.num_actual_tokens
-            if self._token_to_req_indices_cache is not None:
-                return self._token_to_req_indices_cache[:num_tokens]
-            num_mapped = int(self.query_start_loc_cpu[-1])
-            query_lens = xp.diff(self.query_start_loc)
-            mapped = xp.repeat(xp.arange(query_lens.shape[0]), query_lens, num_mapped)
-            buffer[:num_mapped] = mapped
-            if num_mapped < num_tokens:
-                buffer[num_mapped:num_tokens] = 0
-            self._token_to_req_indices_cache = buffer[: max(num_mapped, num_tokens)]
-            return self._token_to_req_indices_cache[:num_tokens]
+    def __getitem__(self, grid):
+        def launch(*args, **kwargs):
+            LAUNCHES[self.__name__] += 1
+            host, back = [], []
+            for a in args:
+                if hasattr(a, "detach"):  # torch tensor
+                    h = a.detach().cpu().numpy().copy()
+                    back.append((a, h))
+                    host.append(h)
+                else:
+                    host.append(a)
+            self.body(tuple(grid), *host, **kwargs)
+            for tensor, h in back:
+                import torch
 
-    class DecodeMetadata:
-        def __init__(self, **kw):
-            self.__dict__.update(kw)
+                tensor.copy_(torch.from_numpy(h).to(tensor.device))
 
-    class DeepseekV32IndexerMetadataBuilder:
-        def __init__(self, max_tokens, width, use_native=False):
-            self.decode_seq_lens_buffer = xp.full((max_tokens,), -9)
-            self.expanded_block_table_buffer = xp.full((max_tokens, width), -9)
-            self.decode_lens_buffer = xp.full((max_tokens,), -9)
-            self.arange_buffer = xp.arange(max_tokens)
-            self.use_native = use_native
+        return launch
 
-        def _prepare_decode_tensors(self, seq_lens, block_table, decode_lens, decode_lens_cpu,
-                                    query_start_loc, num_decodes, num_decode_tokens, use_native,
-                                    next_n, max_decode_len):
-            """vLLM's flattened (one row per token) decode tensors."""
-            if use_native:
-                return seq_lens, block_table, decode_lens, num_decodes, False
-            actual = int(decode_lens_cpu.sum())
-            offsets = xp.repeat(seq_lens - decode_lens - query_start_loc, decode_lens, actual)
-            self.decode_seq_lens_buffer[:actual] = offsets + self.arange_buffer[:actual] + 1
-            self.decode_seq_lens_buffer[actual:] = 0
-            self.expanded_block_table_buffer[:actual] = xp.repeat(block_table, decode_lens, actual)
-            if actual < num_decode_tokens:
-                # vLLM clears only column 0 of the padding rows.
-                self.expanded_block_table_buffer[actual:num_decode_tokens, 0] = 0
-            self.decode_lens_buffer[:num_decode_tokens] = 1
-            return (self.decode_seq_lens_buffer[:num_decode_tokens],
-                    self.expanded_block_table_buffer[:num_decode_tokens],
-                    self.decode_lens_buffer[:num_decode_tokens], num_decode_tokens, False)
+    def __repr__(self):
+        return "<stand-in kernel %s>" % self.__name__
 
-        def build(self, common_prefix_len, common_attn_metadata, fast_build=False):
-            c = common_attn_metadata
-            num_decodes = c.num_reqs  # every request decodes in these tests
-            num_decode_tokens = c.num_actual_tokens
-            decode_lens = xp.diff(c.query_start_loc[: num_decodes + 1])
-            self.decode_lens_buffer[:num_decodes] = decode_lens
-            decode_lens = self.decode_lens_buffer[:num_decodes]
-            decode_lens_cpu = xp.cpu(xp.diff(c.query_start_loc_cpu[: num_decodes + 1]))
-            max_decode_len = int(decode_lens_cpu.max())
-            seq_lens, block_table, decode_lens, batch, padded = self._prepare_decode_tensors(
-                seq_lens=c.seq_lens[:num_decodes],
-                block_table=c.block_table_tensor[:num_decodes],
-                decode_lens=decode_lens,
-                decode_lens_cpu=decode_lens_cpu,
-                query_start_loc=c.query_start_loc[:num_decodes],
-                num_decodes=num_decodes,
-                num_decode_tokens=num_decode_tokens,
-                use_native=self.use_native,
-                next_n=max_decode_len,
-                max_decode_len=max_decode_len,
-            )
-            return DecodeMetadata(seq_lens=seq_lens, block_table=block_table,
-                                  decode_lens=decode_lens, batch=batch, requires_padding=padded)
 
-    if old_prepare:  # a vLLM whose method has other parameters: left alone
-        def _prepare_decode_tensors(self, seq_lens, block_table, decode_lens, query_start_loc,
-                                    num_decodes, num_decode_tokens):
-            raise AssertionError("not called by these tests")
+class CallableKernel(Kernel):
+    """A kernel launched by calling an instance (vLLM's VllmTritonJitKernel
+    style); ``grid_of(*args)`` gives the grid."""
 
-        DeepseekV32IndexerMetadataBuilder._prepare_decode_tensors = _prepare_decode_tensors
+    def __init__(self, name, body, arg_names, grid_of):
+        Kernel.__init__(self, name, body, arg_names)
+        self.grid_of = grid_of
 
-    names = ["vllm", "vllm.v1", "vllm.v1.attention", "vllm.v1.attention.backend",
-             "vllm.v1.attention.backends", "vllm.v1.attention.backends.mla",
-             "vllm.v1.attention.backends.mla.indexer"]
-    modules = {name: types.ModuleType(name) for name in names}
-    for name in names[1:]:
+    def __call__(self, *args):
+        self[self.grid_of(*args)](*args)
+
+
+def stride0(x):
+    """Elements between rows (torch's stride(0), NumPy's strides[0])."""
+    return x.stride(0) if callable(getattr(x, "stride", None)) else x.strides[0] // x.itemsize
+
+
+def token_request(qsl, token, num_reqs):
+    """The request of each token: the first r with qsl[r + 1] > token, else
+    the last request (as vLLM's binary search)."""
+    ends = np.asarray(qsl[1:num_reqs + 1], dtype=np.int64)
+    found = np.searchsorted(ends, np.asarray(token, dtype=np.int64), side="right")
+    return np.minimum(found, num_reqs - 1)
+
+
+def _package(names):
+    """Modules for every name and every package above it, linked."""
+    full = set()
+    for name in names:
+        parts = name.split(".")
+        full.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+    modules = {name: types.ModuleType(name) for name in full}
+    for name in full:
         parent, _, child = name.rpartition(".")
-        setattr(modules[parent], child, modules[name])
+        if parent:
+            setattr(modules[parent], child, modules[name])
+    return modules
+
+
+def make_modules(xp, version="0.7.2.dev0+g1234abcd", **options):
+    """The stand-in vllm package: {module name: module}. ``version``: a
+    source checkout's fallback version by default."""
+    import vllm_standin_dsv4
+    import vllm_standin_indexer
+
+    modules = _package(vllm_standin_indexer.MODULES + vllm_standin_dsv4.MODULES)
     modules["vllm"].__version__ = version
-    modules["vllm.v1.attention.backend"].CommonAttentionMetadata = CommonAttentionMetadata
-    modules["vllm.v1.attention.backends.mla.indexer"].DeepseekV32IndexerMetadataBuilder = (
-        DeepseekV32IndexerMetadataBuilder)
+    vllm_standin_indexer.fill(modules, xp, **options)
+    vllm_standin_dsv4.fill(modules, xp, **options)
     return modules
 
 
 def install(monkeypatch, xp, **kw):
-    """The stand-in modules in sys.modules (undone by monkeypatch)."""
+    """The stand-in modules in sys.modules (undone by monkeypatch); the
+    launch counts start from zero."""
     modules = make_modules(xp, **kw)
     for name in list(sys.modules):
         if name == "vllm" or name.startswith("vllm."):
             monkeypatch.delitem(sys.modules, name)
     for name, module in modules.items():
         monkeypatch.setitem(sys.modules, name, module)
+    LAUNCHES.clear()
     return modules
+
+
+def standin_launches():
+    """Launches of stand-in kernels and torch operations since the last
+    reset, by name (a copy)."""
+    return dict(LAUNCHES)

@@ -1,0 +1,427 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The vLLM targets routed through attnmeta, one function each: it checks
+the target's shape (names and parameters) and either replaces it, writing
+into the same buffers vLLM's code writes, or says in ``patch.skipped`` why
+it left it alone."""
+
+import importlib
+import threading
+from typing import Any, Dict, Tuple
+
+from ._vllm_handle import VllmPatch, expect, params, rebind_everywhere, wraps
+from ._vllm_kernels import RoutedKernel, row_stride
+
+BACKEND_MODULES = ("vllm.v1.attention.backend", "vllm.v1.attention.backends.utils")
+OPS_METADATA = "vllm.v1.attention.ops.metadata"
+INDEXER = "vllm.v1.attention.backends.mla.indexer"
+COMPRESSOR = "vllm.v1.attention.backends.mla.compressor_utils"
+SPARSE_SWA = "vllm.v1.attention.backends.mla.sparse_swa"
+SPARSE_UTILS = "vllm.v1.attention.backends.mla.sparse_utils"
+
+TOKEN_MAP_PARAMS = ("query_start_loc", "out", "num_mapped_tokens", "num_tokens")
+VARLEN_ARGS = ("query_start_loc", "seq_lens", "block_table", "output_seq_lens",
+               "output_block_table", "decode_lens", "indices", "per_req_lens", "num_reqs",
+               "num_tokens", "capacity", "input_stride", "output_stride", "BLOCK_COLS")
+PREPARE_PARAMS = ("seq_lens", "block_table", "decode_lens", "decode_lens_cpu", "query_start_loc",
+                  "num_decodes", "num_decode_tokens", "use_native", "next_n", "max_decode_len")
+GLOBAL_PARAMS = ("global_seq_lens", "decode_lens", "decode_lens_cpu", "query_start_loc",
+                 "num_decode_tokens", "use_native", "max_decode_len")
+BUILD_PARAMS = ("self", "common_prefix_len", "common_attn_metadata")
+COMPRESSED_PARAMS = ("num_tokens", "query_start_loc", "seq_lens", "block_table", "block_size",
+                     "compress_ratio", "out")
+COMPRESSED_DCP = ("cp_world_size", "cp_rank", "cp_kv_cache_interleave_size")
+SWA_ARGS = ("swa_indices_ptr", "swa_indices_stride", "swa_lens_ptr", "window_size",
+            "query_start_loc_ptr", "seq_lens_ptr", "token_to_req_indices_ptr",
+            "is_valid_token_ptr", "block_table_ptr", "block_table_stride", "block_size",
+            "token_offset", "TRITON_BLOCK_SIZE")
+CONVERT_PARAMS = ("req_id", "block_table", "token_indices", "BLOCK_SIZE", "BLOCK_STRIDE_ROWS",
+                  "NUM_TOPK_TOKENS", "BLOCK_N", "HAS_PREFILL_WORKSPACE",
+                  "prefill_workspace_request_ids", "prefill_workspace_starts",
+                  "return_valid_counts")
+DCP_CONVERT_PARAMS = ("req_id", "block_table", "token_indices", "dcp_size", "dcp_rank",
+                      "cp_kv_cache_interleave_size", "BLOCK_SIZE", "NUM_TOPK_TOKENS", "BLOCK_N",
+                      "return_valid_counts", "compact_valid_to_front")
+
+
+def _module(patch: VllmPatch, label: str, name: str) -> Any:
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        patch.skipped[label] = "cannot import %s: %s" % (name, exc)
+        return None
+
+
+def _attr(patch: VllmPatch, label: str, module: Any, name: str) -> Any:
+    value = module.__dict__.get(name) if module is not None else None
+    if value is None and module is not None:
+        patch.skipped[label] = "%s has no %s" % (module.__name__, name)
+    return value
+
+
+# ---------------------------------------------------------------------------
+# the token map: CommonAttentionMetadata.token_to_req_indices and every
+# binding of vllm.v1.attention.ops.metadata.compute_token_to_req_indices
+
+
+def token_map_method(patch: VllmPatch) -> None:
+    label = "token_to_req_indices"
+    cls = None
+    for name in BACKEND_MODULES:
+        try:
+            cls = getattr(importlib.import_module(name), "CommonAttentionMetadata", None)
+        except ImportError:
+            continue
+        if cls is not None:
+            break
+    if cls is None:
+        patch.skipped[label] = "no CommonAttentionMetadata in %s" % " or ".join(BACKEND_MODULES)
+        return
+    original = cls.__dict__.get("token_to_req_indices")
+    if not callable(original) or params(original) != ("self", "buffer"):
+        patch.skipped[label] = "CommonAttentionMetadata.token_to_req_indices is not (self, buffer)"
+        return
+    from .. import compute_token_to_req_indices
+
+    @wraps(original)
+    def token_to_req_indices(self: Any, buffer: Any) -> Any:
+        num_tokens = self.num_actual_tokens
+        cache = getattr(self, "_token_to_req_indices_cache", None)
+        if cache is not None:
+            return cache[:num_tokens]
+        num_mapped = int(self.query_start_loc_cpu[-1])
+        total = max(num_mapped, num_tokens)
+        if buffer.shape[0] < total:
+            raise ValueError("token_to_req_indices: buffer holds %d entries, %d needed"
+                             % (buffer.shape[0], total))
+        compute_token_to_req_indices(self.query_start_loc, buffer, num_mapped, total)
+        patch.count(label)
+        self._token_to_req_indices_cache = buffer[:total]
+        return self._token_to_req_indices_cache[:num_tokens]
+
+    patch.replace(cls, "token_to_req_indices", token_to_req_indices, label)
+    patch.apply(label)
+
+
+def token_map_function(patch: VllmPatch) -> None:
+    label = "compute_token_to_req_indices"
+    module = _module(patch, label, OPS_METADATA)
+    original = _attr(patch, label, module, "compute_token_to_req_indices")
+    if original is None:
+        return
+    why = expect(params(original), TOKEN_MAP_PARAMS)
+    if why:
+        patch.skipped[label] = "compute_token_to_req_indices " + why
+        return
+    from .. import compute_token_to_req_indices as ours
+
+    @wraps(original)
+    def compute_token_to_req_indices(query_start_loc: Any, out: Any, num_mapped_tokens: int,
+                                     num_tokens: int) -> Any:
+        # vLLM maps nothing for a negative count; attnmeta reads a negative
+        # count as "the device's total", so pass 0 for it.
+        got = ours(query_start_loc, out, max(int(num_mapped_tokens), 0), int(num_tokens))
+        patch.count(label)
+        return got
+
+    rebind_everywhere(patch, original, compute_token_to_req_indices, label)
+    patch.apply(label)
+
+
+# ---------------------------------------------------------------------------
+# the sparse indexer's decode metadata: varlen (inline kernel launch),
+# flattened and native (DeepseekV32IndexerMetadataBuilder._prepare_decode_tensors)
+
+
+def indexer_varlen(patch: VllmPatch) -> None:
+    label = "indexer_decode_varlen"
+    module = _module(patch, label, OPS_METADATA)
+    kernel = _attr(patch, label, module, "_indexer_decode_metadata_kernel")
+    if kernel is None:
+        return
+    names = getattr(kernel, "arg_names", None)
+    if names is None or tuple(names) != VARLEN_ARGS:
+        patch.skipped[label] = "_indexer_decode_metadata_kernel takes (%s), not (%s)" % (
+            ", ".join(names or ("?",)), ", ".join(VARLEN_ARGS))
+        return
+    from .._step import build_step
+
+    def route(a: Dict[str, Any], grid: Tuple[Any, ...]) -> bool:
+        table, out_table = a["block_table"], a["output_block_table"]
+        cols = int(a["BLOCK_COLS"])
+        if (row_stride(table) != int(a["input_stride"])
+                or row_stride(out_table) != int(a["output_stride"])
+                or len(table.shape) != 2 or cols > table.shape[1]):
+            return False
+        num_reqs, num_tokens = int(a["num_reqs"]), int(a["num_tokens"])
+        build_step(a["query_start_loc"][: num_reqs + 1], num_tokens, num_reqs=num_reqs,
+                   seq_lens=a["seq_lens"], block_table=table[:, :cols],
+                   seq_lens_out=a["output_seq_lens"], block_table_out=out_table,
+                   decode_lens_out=a["decode_lens"], req_indices_out=a["indices"],
+                   per_req_lens_out=a["per_req_lens"], capacity=int(a["capacity"]))
+        return True
+
+    # build() imports the kernel from its module when it runs, so replacing
+    # it there (and wherever a module imported it) is enough.
+    rebind_everywhere(patch, kernel, RoutedKernel(kernel, VARLEN_ARGS, route, patch, label), label)
+    patch.apply(label)
+
+
+_building = threading.local()
+
+
+def _uniform_boundaries(builder: Any, like: Any, per_request: int) -> Any:
+    """[0, n, 2n, ...] up to the builder's capacity, kept on the builder
+    (made once per decode width, outside graph replays)."""
+    cache = builder.__dict__.setdefault("_attnmeta_uniform_qsl", {})
+    got = cache.get(per_request)
+    if got is None:
+        count = int(builder.decode_seq_lens_buffer.shape[0]) // per_request + 1
+        if hasattr(like, "new_full"):  # torch
+            import torch
+
+            got = torch.arange(count, dtype=torch.int32, device=like.device) * per_request
+        else:
+            import numpy as np
+
+            got = np.arange(count, dtype=np.int32) * per_request
+        cache[per_request] = got
+    return got
+
+
+def indexer_prepare(patch: VllmPatch, flat: bool = True, native: bool = True) -> None:
+    labels = [lab for lab, on in (("indexer_decode_flat", flat), ("indexer_decode_native", native))
+              if on]
+    module = None
+    for label in labels:
+        module = _module(patch, label, INDEXER)
+    cls = None
+    for label in labels:
+        cls = _attr(patch, label, module, "DeepseekV32IndexerMetadataBuilder")
+    if cls is None:
+        return
+    prepare = cls.__dict__.get("_prepare_decode_tensors")
+    build = cls.__dict__.get("build")
+    why = None
+    if not callable(prepare) or not callable(build):
+        why = "DeepseekV32IndexerMetadataBuilder has no _prepare_decode_tensors or build"
+    elif expect(params(prepare), ("self",) + PREPARE_PARAMS) or len(params(prepare) or ()) != 11:
+        why = "_prepare_decode_tensors takes (%s), not (%s)" % (
+            ", ".join((params(prepare) or ())[1:]), ", ".join(PREPARE_PARAMS))
+    elif expect(params(build), BUILD_PARAMS):
+        why = "build " + str(expect(params(build), BUILD_PARAMS))
+    if why:
+        for label in labels:
+            patch.skipped[label] = why
+        return
+    from .._step import build_step
+
+    @wraps(build)
+    def patched_build(self: Any, common_prefix_len: Any, common_attn_metadata: Any, *args: Any,
+                      **kwargs: Any) -> Any:
+        # _prepare_decode_tensors sees query_start_loc[:num_decodes]; the
+        # launch needs the boundary after the last decode request too.
+        previous = getattr(_building, "common", None)
+        _building.common = common_attn_metadata
+        try:
+            return build(self, common_prefix_len, common_attn_metadata, *args, **kwargs)
+        finally:
+            _building.common = previous
+
+    @wraps(prepare)
+    def patched_prepare(self: Any, seq_lens: Any, block_table: Any, decode_lens: Any,
+                        decode_lens_cpu: Any, query_start_loc: Any, num_decodes: int,
+                        num_decode_tokens: int, use_native: bool, next_n: int,
+                        max_decode_len: int) -> Any:
+        common = getattr(_building, "common", None)
+        seq_buf = self.decode_seq_lens_buffer
+        if common is not None and not use_native and flat:
+            table_out = self.expanded_block_table_buffer
+            if len(block_table.shape) == 2 and table_out.shape[1] >= block_table.shape[1]:
+                # per-token causal lengths (zeros from the real token count to
+                # the end of the buffer), the request's block-table row (zero
+                # rows for padding tokens), decode length 1: one launch
+                build_step(common.query_start_loc[: num_decodes + 1], num_decode_tokens,
+                           num_reqs=num_decodes, seq_lens=seq_lens, block_table=block_table,
+                           seq_lens_out=seq_buf, block_table_out=table_out,
+                           decode_lens_out=self.decode_lens_buffer, capacity=seq_buf.shape[0])
+                patch.count("indexer_decode_flat")
+                return (seq_buf[:num_decode_tokens], table_out[:num_decode_tokens],
+                        self.decode_lens_buffer[:num_decode_tokens], num_decode_tokens, False)
+            patch.fell_back("indexer_decode_flat")
+        if common is not None and use_native and next_n > 1 and native:
+            # [B, max_decode_len] rows: request b's token j sees
+            # max(seq_lens[b] - max_decode_len + j + 1, 0) entries: the
+            # one-row-per-token lengths of B requests of max_decode_len tokens.
+            width = int(max_decode_len)
+            n = int(num_decodes) * width
+            bounds = _uniform_boundaries(self, seq_buf, width)
+            build_step(bounds[: num_decodes + 1], n, num_reqs=num_decodes, seq_lens=seq_lens,
+                       seq_lens_out=seq_buf, capacity=n)
+            patch.count("indexer_decode_native")
+            requires_padding = int(decode_lens_cpu.min()) != width
+            return (seq_buf[:n].reshape(num_decodes, width), block_table, decode_lens,
+                    num_decodes, requires_padding)
+        return prepare(self, seq_lens, block_table, decode_lens, decode_lens_cpu,
+                       query_start_loc, num_decodes, num_decode_tokens, use_native, next_n,
+                       max_decode_len)
+
+    glob = cls.__dict__.get("_prepare_global_decode_seq_lens")
+    if flat and callable(glob) and params(glob) == ("self",) + GLOBAL_PARAMS:
+        @wraps(glob)
+        def patched_global(self: Any, global_seq_lens: Any, decode_lens: Any,
+                           decode_lens_cpu: Any, query_start_loc: Any, num_decode_tokens: int,
+                           use_native: bool, max_decode_len: int) -> Any:
+            common = getattr(_building, "common", None)
+            if global_seq_lens is None or use_native or max_decode_len <= 1 or common is None:
+                return glob(self, global_seq_lens, decode_lens, decode_lens_cpu, query_start_loc,
+                            num_decode_tokens, use_native, max_decode_len)
+            # DCP's global per-token lengths: zeros from the real token count
+            # to num_decode_tokens, nothing past it
+            out = self.global_decode_seq_lens_buffer
+            num_decodes = int(decode_lens.shape[0])
+            build_step(common.query_start_loc[: num_decodes + 1], num_decode_tokens,
+                       num_reqs=num_decodes, seq_lens=global_seq_lens, seq_lens_out=out,
+                       capacity=num_decode_tokens)
+            patch.count("indexer_decode_flat")
+            return out[:num_decode_tokens]
+
+        patch.replace(cls, "_prepare_global_decode_seq_lens", patched_global, labels[0])
+    patch.replace(cls, "build", patched_build, labels[0])
+    patch.replace(cls, "_prepare_decode_tensors", patched_prepare, labels[0])
+    for label in labels:
+        patch.apply(label)
+
+
+# ---------------------------------------------------------------------------
+# DeepSeek-V4: compressed slot mappings, SWA rows, per-layer top-k conversion
+
+
+def compressed_slot_mapping(patch: VllmPatch) -> None:
+    label = "compressed_slot_mapping"
+    module = _module(patch, label, COMPRESSOR)
+    original = _attr(patch, label, module, "get_compressed_slot_mapping")
+    if original is None:
+        return
+    have = params(original)
+    why = expect(have, COMPRESSED_PARAMS)
+    if not why and not set(COMPRESSED_DCP) <= set(have or ()):
+        why = "takes (%s), without %s" % (", ".join(have or ()), ", ".join(COMPRESSED_DCP))
+    if why:
+        patch.skipped[label] = "get_compressed_slot_mapping " + why
+        return
+    import inspect
+
+    from .._dsv4_dropins import get_compressed_slot_mapping as ours
+
+    signature = inspect.signature(original)
+
+    @wraps(original)
+    def get_compressed_slot_mapping(*args: Any, **kwargs: Any) -> Any:
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        a = bound.arguments
+        got = ours(a["num_tokens"], a["query_start_loc"], a["seq_lens"], a["block_table"],
+                   a["block_size"], a["compress_ratio"], out=a["out"],
+                   cp_kv_cache_interleave_size=a["cp_kv_cache_interleave_size"],
+                   cp_world_size=a["cp_world_size"], cp_rank=a["cp_rank"])
+        patch.count(label)
+        return got
+
+    rebind_everywhere(patch, original, get_compressed_slot_mapping, label)
+    patch.apply(label)
+
+
+def swa_rows(patch: VllmPatch) -> None:
+    label = "swa_decode"
+    module = _module(patch, label, SPARSE_SWA)
+    kernel = _attr(patch, label, module, "_compute_swa_indices_and_lens_kernel")
+    if kernel is None:
+        return
+    names = getattr(kernel, "arg_names", None)
+    if names is None or tuple(names) != SWA_ARGS:
+        patch.skipped[label] = "_compute_swa_indices_and_lens_kernel takes (%s), not (%s)" % (
+            ", ".join(names or ("?",)), ", ".join(SWA_ARGS))
+        return
+    from .._dsv4_dropins import compute_swa_indices_and_lens
+
+    def route(a: Dict[str, Any], grid: Tuple[Any, ...]) -> bool:
+        # The decode launch (token_offset 0, one program per decode token);
+        # the prefill launch, at an offset into the step, stays vLLM's.
+        if int(a.get("token_offset", -1)) != 0:
+            return False
+        rows, table = a["swa_indices_ptr"], a["block_table_ptr"]
+        if (row_stride(rows) != int(a["swa_indices_stride"])
+                or row_stride(table) != int(a["block_table_stride"])):
+            return False
+        compute_swa_indices_and_lens(rows, a["swa_lens_ptr"], int(a["window_size"]),
+                                     a["query_start_loc_ptr"], a["seq_lens_ptr"], table,
+                                     int(a["block_size"]), num_tokens=int(grid[0]))
+        return True
+
+    rebind_everywhere(patch, kernel, RoutedKernel(kernel, SWA_ARGS, route, patch, label), label)
+    patch.apply(label)
+
+
+def topk_conversion(patch: VllmPatch) -> None:
+    label = "topk_conversion"
+    module = _module(patch, label, SPARSE_UTILS)
+    plain = _attr(patch, label, module, "triton_convert_req_index_to_global_index")
+    dcp = _attr(patch, label, module, "triton_filter_and_convert_dcp_index")
+    if plain is None or dcp is None:
+        return
+    why = expect(params(plain), CONVERT_PARAMS) or expect(params(dcp), DCP_CONVERT_PARAMS)
+    if why:
+        patch.skipped[label] = "the top-k conversion " + why
+        return
+    import inspect
+
+    from .._topk import convert_req_index_to_global_index, filter_and_convert_dcp_index
+
+    plain_sig, dcp_sig = inspect.signature(plain), inspect.signature(dcp)
+
+    @wraps(plain)
+    def triton_convert_req_index_to_global_index(*args: Any, **kwargs: Any) -> Any:
+        bound = plain_sig.bind(*args, **kwargs)
+        bound.apply_defaults()
+        a = dict(bound.arguments)
+        stride = a.pop("BLOCK_STRIDE_ROWS")
+        got = convert_req_index_to_global_index(**a, BLOCK_STRIDE_ROWS=stride)
+        patch.count(label)
+        return got
+
+    @wraps(dcp)
+    def triton_filter_and_convert_dcp_index(*args: Any, **kwargs: Any) -> Any:
+        bound = dcp_sig.bind(*args, **kwargs)
+        bound.apply_defaults()
+        got = filter_and_convert_dcp_index(**bound.arguments)
+        patch.count(label)
+        return got
+
+    rebind_everywhere(patch, plain, triton_convert_req_index_to_global_index, label)
+    rebind_everywhere(patch, dcp, triton_filter_and_convert_dcp_index, label)
+    patch.apply(label)
+
+
+TARGETS = ("token_to_req_indices", "compute_token_to_req_indices", "indexer_decode_varlen",
+           "indexer_decode_flat", "indexer_decode_native", "compressed_slot_mapping",
+           "swa_decode", "topk_conversion")
+
+_SINGLE = {
+    "token_to_req_indices": token_map_method,
+    "compute_token_to_req_indices": token_map_function,
+    "indexer_decode_varlen": indexer_varlen,
+    "compressed_slot_mapping": compressed_slot_mapping,
+    "swa_decode": swa_rows,
+    "topk_conversion": topk_conversion,
+}
+
+
+def run(patch: VllmPatch, wanted: Dict[str, bool]) -> None:
+    """Routes each wanted target (all by default)."""
+    for name, fn in _SINGLE.items():
+        if wanted.get(name, True):
+            fn(patch)
+    flat = wanted.get("indexer_decode_flat", True)
+    native = wanted.get("indexer_decode_native", True)
+    if flat or native:
+        indexer_prepare(patch, flat=flat, native=native)

@@ -1,0 +1,223 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The stand-in's DeepSeek-V4 builders (see vllm_standin.py):
+vllm.v1.attention.backends.mla.sparse_swa (the SWA metadata builder and
+its inline kernel), .sparse_utils (the per-layer top-k conversion) and a
+sparse-MLA module that imports the conversion by name and calls it per
+layer."""
+
+import numpy as np
+
+from vllm_standin import Kernel, stride0
+
+MODULES = [
+    "vllm.v1.attention.backends.mla.sparse_swa",
+    "vllm.v1.attention.backends.mla.sparse_utils",
+    "vllm.v1.attention.backends.mla.flashmla_sparse",
+]
+
+_SWA_ARGS = ("swa_indices_ptr", "swa_indices_stride", "swa_lens_ptr", "window_size",
+             "query_start_loc_ptr", "seq_lens_ptr", "token_to_req_indices_ptr",
+             "is_valid_token_ptr", "block_table_ptr", "block_table_stride", "block_size",
+             "token_offset", "TRITON_BLOCK_SIZE")
+
+
+def _swa_body(grid, swa_indices, swa_indices_stride, swa_lens, window_size, query_start_loc,
+              seq_lens, token_to_req_indices, is_valid_token, block_table, block_table_stride,
+              block_size, token_offset, TRITON_BLOCK_SIZE):
+    rows = swa_indices.reshape(swa_indices.shape[0], -1)
+    for pid in range(grid[0]):
+        token = pid + token_offset
+        if not is_valid_token[token]:
+            swa_lens[pid] = 0
+            continue
+        req = int(token_to_req_indices[token])
+        start, end = int(query_start_loc[req]), int(query_start_loc[req + 1])
+        pos = int(seq_lens[req]) - (end - start) + token - start
+        first = max(pos - window_size + 1, 0)
+        length = pos + 1 - first
+        swa_lens[pid] = length
+        q = first + np.arange(window_size)
+        inside = np.arange(window_size) < length
+        slots = np.full(window_size, -1, dtype=np.int64)
+        slots[inside] = block_table[req, q[inside] // block_size] * block_size + q[inside] % block_size
+        rows[pid, :window_size] = slots
+
+
+def _fill_sparse_swa(m, xp, **_):
+    m._compute_swa_indices_and_lens_kernel = Kernel(
+        "_compute_swa_indices_and_lens_kernel", _swa_body, _SWA_ARGS)
+
+    class DeepseekSparseSWAMetadata:
+        def __init__(self, **kw):
+            self.__dict__.update(kw)
+
+    class DeepseekSparseSWAMetadataBuilder:
+        def __init__(self, max_tokens, window_size, block_size=64, num_speculative_tokens=0,
+                     poison=-9):
+            self.window_size = window_size
+            self.block_size = block_size
+            self.decode_threshold = 1 + num_speculative_tokens
+            self.token_to_req_indices = xp.full((max_tokens,), poison)
+            self.decode_swa_indices = xp.full((max_tokens, 1, window_size), poison)
+            self.decode_swa_lens = xp.full((max_tokens,), poison)
+            self.prefill_swa_indices = xp.full((max_tokens, 1, window_size), poison)
+            self.prefill_swa_lens = xp.full((max_tokens,), poison)
+            self.is_valid_token = xp.zeros((max_tokens,), np.bool_)
+
+        def build(self, common_prefix_len, common_attn_metadata, fast_build=False):
+            from vllm.v1.attention.backends.utils import split_decodes_and_prefills
+
+            c = common_attn_metadata
+            num_decodes, num_prefills, num_decode_tokens, num_prefill_tokens = (
+                split_decodes_and_prefills(c, decode_threshold=self.decode_threshold))
+            qsl_cpu = [int(v) for v in c.query_start_loc_cpu]
+            # the request of each real token, on the host, then copied over
+            host = np.repeat(np.arange(c.num_reqs), np.diff(qsl_cpu)).astype(np.int32)
+            token_to_req = self.token_to_req_indices[: host.shape[0]]
+            xp.assign(token_to_req, host if xp.torch is None else xp.torch.from_numpy(host).to(
+                token_to_req.device))
+            is_valid = self.is_valid_token[: c.slot_mapping.shape[0]]
+            xp.assign(is_valid, xp.ge(c.slot_mapping, 0))
+            table = c.block_table_tensor
+            if num_decode_tokens > 0:
+                xp.fill(self.decode_swa_lens[num_decode_tokens:], 0)
+                m._compute_swa_indices_and_lens_kernel[(num_decode_tokens,)](
+                    self.decode_swa_indices, stride0(self.decode_swa_indices),
+                    self.decode_swa_lens, self.window_size, c.query_start_loc, c.seq_lens,
+                    token_to_req, is_valid, table, stride0(table), self.block_size,
+                    token_offset=0, TRITON_BLOCK_SIZE=1024)
+            if num_prefill_tokens > 0:
+                m._compute_swa_indices_and_lens_kernel[(num_prefill_tokens,)](
+                    self.prefill_swa_indices[:num_prefill_tokens],
+                    stride0(self.prefill_swa_indices), self.prefill_swa_lens[:num_prefill_tokens],
+                    self.window_size, c.query_start_loc, c.seq_lens, token_to_req, is_valid,
+                    table, stride0(table), self.block_size, token_offset=num_decode_tokens,
+                    TRITON_BLOCK_SIZE=1024)
+            return DeepseekSparseSWAMetadata(
+                token_to_req_indices=token_to_req, is_valid_token=is_valid,
+                decode_swa_indices=self.decode_swa_indices[:num_decode_tokens],
+                decode_swa_lens=self.decode_swa_lens[:num_decode_tokens],
+                num_decodes=num_decodes, num_prefills=num_prefills,
+                num_decode_tokens=num_decode_tokens, num_prefill_tokens=num_prefill_tokens)
+
+    DeepseekSparseSWAMetadataBuilder.__module__ = m.__name__
+    m.DeepseekSparseSWAMetadataBuilder = DeepseekSparseSWAMetadataBuilder
+
+
+def _convert_body(grid, req_id, block_table, token_indices, out, valid_count, prefill_request_id,
+                  workspace_starts, max_num_blocks_per_req, BLOCK_SIZE, BLOCK_STRIDE_ROWS, BLOCK_N,
+                  HAS_PREFILL, COUNT_VALID, SINGLE_TILE, COMPACT_TO_FRONT, DCP_SIZE, DCP_RANK,
+                  DCP_INTERLEAVE, bt_stride0, bt_stride1, ti_stride0, ti_stride1, out_stride0,
+                  out_stride1, num_warps=4):
+    for t in range(grid[0]):
+        tok = token_indices[t].astype(np.int64)
+        req = int(req_id[t])
+        invalid = tok < 0
+        prefill = HAS_PREFILL and int(prefill_request_id[t]) >= 0
+        remote = (tok // DCP_INTERLEAVE) % DCP_SIZE != DCP_RANK
+        local = (tok // (DCP_SIZE * DCP_INTERLEAVE)) * DCP_INTERLEAVE + tok % DCP_INTERLEAVE
+        block, inner = local // BLOCK_SIZE, local % BLOCK_SIZE
+        good_block = (block >= 0) & (block < max_num_blocks_per_req)
+        invalid = invalid | ~good_block | remote
+        base = np.zeros_like(tok)
+        if not prefill:
+            use = good_block & ~remote
+            base[use] = block_table[req, block[use]]
+        value = base * BLOCK_STRIDE_ROWS + inner
+        if prefill:
+            value = int(workspace_starts[int(prefill_request_id[t])]) + tok
+        value = np.where(invalid, -1, value)
+        if COMPACT_TO_FRONT:
+            kept = value[~invalid]
+            out[t, :] = -1
+            out[t, : kept.shape[0]] = kept
+        else:
+            out[t, :] = value
+        if COUNT_VALID:
+            valid_count[t] = int((~invalid).sum())
+
+
+def _fill_sparse_utils(m, xp, **_):
+    m._convert_req_index_to_global_index_kernel = Kernel(
+        "_convert_req_index_to_global_index_kernel", _convert_body, ("req_id_ptr",))
+
+    def _tiling(topk, block_n, count_valid):
+        if count_valid and topk & (topk - 1) == 0:
+            return True, topk, 1
+        return False, block_n, topk // block_n
+
+    def _strides(x):
+        return (x.stride(0), x.stride(1)) if callable(getattr(x, "stride", None)) else (
+            x.strides[0] // x.itemsize, x.strides[1] // x.itemsize)
+
+    def triton_convert_req_index_to_global_index(
+            req_id, block_table, token_indices, BLOCK_SIZE=64, BLOCK_STRIDE_ROWS=None,
+            NUM_TOPK_TOKENS=2048, BLOCK_N=128, HAS_PREFILL_WORKSPACE=False,
+            prefill_workspace_request_ids=None, prefill_workspace_starts=None,
+            return_valid_counts=False):
+        assert req_id.shape[0] == token_indices.shape[0]
+        assert token_indices.shape[1] == NUM_TOPK_TOKENS
+        single, block_n, tiles = _tiling(NUM_TOPK_TOKENS, BLOCK_N, return_valid_counts)
+        out = xp.empty_like(token_indices)
+        counts = xp.zeros((req_id.shape[0],)) if return_valid_counts else None
+        m._convert_req_index_to_global_index_kernel[(req_id.shape[0], tiles)](
+            req_id, block_table, token_indices, out, counts, prefill_workspace_request_ids,
+            prefill_workspace_starts, block_table.shape[1], BLOCK_SIZE,
+            BLOCK_SIZE if BLOCK_STRIDE_ROWS is None else BLOCK_STRIDE_ROWS, block_n,
+            HAS_PREFILL_WORKSPACE, return_valid_counts, single, False, 1, 0, 1,
+            *_strides(block_table), *_strides(token_indices), *_strides(out), num_warps=4)
+        return (out, counts) if return_valid_counts else out
+
+    def triton_filter_and_convert_dcp_index(
+            req_id, block_table, token_indices, dcp_size, dcp_rank,
+            cp_kv_cache_interleave_size=1, BLOCK_SIZE=64, NUM_TOPK_TOKENS=2048, BLOCK_N=128,
+            return_valid_counts=False, compact_valid_to_front=True):
+        if dcp_size == 1:
+            return triton_convert_req_index_to_global_index(
+                req_id, block_table, token_indices, BLOCK_SIZE=BLOCK_SIZE,
+                NUM_TOPK_TOKENS=NUM_TOPK_TOKENS, BLOCK_N=BLOCK_N,
+                return_valid_counts=return_valid_counts)
+        count = return_valid_counts or compact_valid_to_front
+        single, block_n, tiles = _tiling(NUM_TOPK_TOKENS, BLOCK_N, count)
+        out = xp.empty_like(token_indices)
+        if compact_valid_to_front:
+            xp.fill(out, -1)
+        counts = xp.zeros((req_id.shape[0],)) if count else None
+        m._convert_req_index_to_global_index_kernel[(req_id.shape[0], tiles)](
+            req_id, block_table, token_indices, out, counts, None, None, block_table.shape[1],
+            BLOCK_SIZE, BLOCK_SIZE, block_n, False, count, single, compact_valid_to_front,
+            dcp_size, dcp_rank, cp_kv_cache_interleave_size, *_strides(block_table),
+            *_strides(token_indices), *_strides(out), num_warps=4)
+        return (out, counts) if return_valid_counts else out
+
+    m.triton_convert_req_index_to_global_index = triton_convert_req_index_to_global_index
+    m.triton_filter_and_convert_dcp_index = triton_filter_and_convert_dcp_index
+
+
+def _fill_flashmla_sparse(m, xp, sparse_utils=None, **_):
+    # imported by name at module level, as the sparse-MLA backends do
+    m.triton_convert_req_index_to_global_index = (
+        sparse_utils.triton_convert_req_index_to_global_index)
+    m.triton_filter_and_convert_dcp_index = sparse_utils.triton_filter_and_convert_dcp_index
+
+    def convert_layer_topk(req_id, block_table, topk_indices, block_size, topk, dcp_size=1,
+                           dcp_rank=0):
+        """One layer's conversion of its top-k indices to cache slots."""
+        if dcp_size > 1:
+            return m.triton_filter_and_convert_dcp_index(
+                req_id, block_table, topk_indices, dcp_size, dcp_rank, BLOCK_SIZE=block_size,
+                NUM_TOPK_TOKENS=topk, return_valid_counts=True)
+        return m.triton_convert_req_index_to_global_index(
+            req_id, block_table, topk_indices, BLOCK_SIZE=block_size, NUM_TOPK_TOKENS=topk,
+            return_valid_counts=True)
+
+    m.convert_layer_topk = convert_layer_topk
+
+
+def fill(modules, xp, **options):
+    options.pop("sparse_utils", None)
+    _fill_sparse_swa(modules["vllm.v1.attention.backends.mla.sparse_swa"], xp, **options)
+    utils = modules["vllm.v1.attention.backends.mla.sparse_utils"]
+    _fill_sparse_utils(utils, xp, **options)
+    _fill_flashmla_sparse(modules["vllm.v1.attention.backends.mla.flashmla_sparse"], xp,
+                          sparse_utils=utils, **options)
