@@ -5,9 +5,14 @@ on one GPU, in one process, on the same inputs:
 
   attnmeta        attnmeta_convert_topk through the Python binding (TopkPlan),
                   without counts, with counts, and compacted with counts;
-  triton          the engines' kernel re-implemented in bench/triton_topk.py,
-                  without counts, and with counts (counter zeroing + kernel,
-                  as the engines issue it);
+  triton          the engines' kernel re-implemented in bench/triton_topk.py
+                  (a program per token and 128-column tile), without counts,
+                  and with counts as triton_counts_atomic (counter zeroing +
+                  kernel with atomic adds, as the engines issue it);
+  triton_row      the single-tile form (a program per token over its whole
+                  row, the count a reduction in registers, one launch):
+                  without counts, and with counts as triton_counts, the
+                  reference of the counted mode;
   copy            a device copy of the same T x K int32 (what the conversion
                   must at least move: read the indices, write the slots).
 
@@ -24,10 +29,13 @@ The copy bound of a case is its bytes (T x K x 4 read, the same written,
 plus T x 4 request ids) divided by the bandwidth of a 512 MiB device copy
 measured in the same run. Targets (issue tracker, issue 18): attnmeta
 <= 1.2 x the copy bound where memory-bound, <= 0.5 x the Triton kernel's
-time where latency-bound. Outputs are checked equal (attnmeta vs Triton,
-both modes) before timing; a mismatch fails the run.
+time where latency-bound. The ratios am/triton take the best Triton form of
+each mode (the faster of triton and triton_row plain; triton_counts, the
+single-tile kernel, counted). Outputs are checked equal (attnmeta vs every
+Triton form, both modes) before timing; a mismatch fails the run.
 
 Usage: python3 bench/topk_compare.py [--json FILE] [--print-json] [--quick] [--library PATH]
+           [--modes warm,cold] [--tokens 1,8] [--topk 512] [--one-group]
 """
 
 import argparse
@@ -116,17 +124,44 @@ def run_case(torch, am, tr, T, K, cold, l2, bw, args):
                                  valid_counts=s["count"] if kw.get("count") else None,
                                  compact=kw.get("compact", False)) for s in sets]
             impls[name] = (lambda ps: (lambda i: ps[i].convert()))(plans)
+    if am is not None and args.one_group:
+        # the same conversion with one row a block (block = the plan's lanes)
+        ctx = am.Context("cuda")
+        ctx.set_launch_config(block=min(1 << max(0, math.ceil(math.log2(K / 4))), 512))
+        for name, count in (("attnmeta_1g", False), ("attnmeta_counts_1g", True)):
+            plans = [am.TopkPlan(s["topk"], table, s["out"], req_id=s["req"], block_size=BLOCK,
+                                 valid_counts=s["count"] if count else None, context=ctx)
+                     for s in sets]
+            impls[name] = (lambda ps: (lambda i: ps[i].convert()))(plans)
+    for split in (args.split if am is not None else ()):
+        # the plain conversion of T x K as (T x split) rows of K / split
+        # columns (same slots: a plain row's columns are independent)
+        if K % split or K // split < 64:
+            continue
+        plans = [am.TopkPlan(s["topk"].view(T * split, K // split), table,
+                             s["out"].view(T * split, K // split),
+                             req_id=s["req"].repeat_interleave(split), block_size=BLOCK)
+                 for s in sets]
+        impls["attnmeta_split%d" % split] = (lambda ps: (lambda i: ps[i].convert()))(plans)
     if tr is not None and K % 128 == 0:
-        for name, count in (("triton", False), ("triton_counts", True)):
+        for name, count in (("triton", False), ("triton_counts_atomic", True)):
             ks = [tr.TritonTopk(s["req"], table, s["topk"], s["out"],
                                 s["count"] if count else None, block_size=BLOCK) for s in sets]
+            impls[name] = (lambda kk: (lambda i: kk[i].launch()))(ks)
+    if tr is not None and K & (K - 1) == 0:
+        for name, count in (("triton_row", False), ("triton_counts", True)):
+            ks = [tr.TritonTopkRow(s["req"], table, s["topk"], s["out"],
+                                   s["count"] if count else None, block_size=BLOCK) for s in sets]
             impls[name] = (lambda kk: (lambda i: kk[i].launch()))(ks)
     copies = [(s["out"], s["topk"]) for s in sets]
     impls["copy"] = lambda i: copies[i][0].copy_(copies[i][1])
 
     # check: attnmeta and Triton agree, in both modes, on set 0
     results = {}
-    for name in ("attnmeta", "triton", "attnmeta_counts", "triton_counts"):
+    plain_names = ("attnmeta", "attnmeta_1g", "triton", "triton_row") + tuple(
+        "attnmeta_split%d" % v for v in args.split)
+    counted_names = ("attnmeta_counts", "attnmeta_counts_1g", "triton_counts_atomic", "triton_counts")
+    for name in plain_names + counted_names:
         if name in impls:
             sets[0]["out"].fill_(POISON)
             sets[0]["count"].fill_(POISON if name.startswith("attnmeta") else 0)
@@ -134,7 +169,9 @@ def run_case(torch, am, tr, T, K, cold, l2, bw, args):
             torch.cuda.synchronize()
             results[name] = (sets[0]["out"].clone(), sets[0]["count"].clone())
     res["check"] = "ok"
-    for a, b, counted in (("attnmeta", "triton", False), ("attnmeta_counts", "triton_counts", True)):
+    pairs = [("attnmeta", b, False) for b in plain_names[1:]]
+    pairs += [("attnmeta_counts", b, True) for b in counted_names[1:]]
+    for a, b, counted in pairs:
         if a in results and b in results:
             if not torch.equal(results[a][0], results[b][0]) or (
                     counted and not torch.equal(results[a][1], results[b][1])):
@@ -157,28 +194,60 @@ def med(res, name):
     return r.get("median") if isinstance(r, dict) else None
 
 
+def best(res, names):
+    v = [med(res, n) for n in names if med(res, n) is not None]
+    return min(v) if v else None
+
+
 def print_table(report):
-    cols = ("attnmeta", "attnmeta_counts", "attnmeta_compact", "triton", "triton_counts", "copy")
+    cols = ("attnmeta", "attnmeta_counts", "attnmeta_compact", "triton", "triton_row",
+            "triton_counts_atomic", "triton_counts", "copy")
     print("\nsparse top-k conversion, GPU us per call (median); copy bound = bytes / %.0f GB/s"
           % (report["copy_bandwidth_gbs"]))
-    print("%-5s %5s %5s %6s | %8s %8s %8s %8s %8s %8s | %6s | %9s %9s" % (
-        "mode", "T", "K", "sets", "attnmeta", "+counts", "compact", "triton", "+counts", "copy",
-        "bound", "am/bound", "am/triton"))
+    print("triton: tiles; row: single tile; +cnt/at: tiles, zeroing + atomics; +cnt/row: single "
+          "tile, the counted reference; am/triton: plain / counted against the best of each mode")
+    print("%-5s %5s %5s %6s | %8s %8s %8s %8s %8s %8s %8s %8s | %6s | %9s %9s" % (
+        "mode", "T", "K", "sets", "attnmeta", "+counts", "compact", "triton", "row", "+cnt/at",
+        "+cnt/row", "copy", "bound", "am/bound", "am/triton"))
     for r in report["cases"]:
-        am, trn = med(r, "attnmeta"), med(r, "triton")
-        amc, trc = med(r, "attnmeta_counts"), med(r, "triton_counts")
+        am, trn = med(r, "attnmeta"), best(r, ("triton", "triton_row"))
+        amc, trc = med(r, "attnmeta_counts"), best(r, ("triton_counts",))
         print("%-5s %5d %5d %6d | %s | %6.2f | %9s %9s  %s" % (
             r["mode"], r["T"], r["K"], r["sets"],
             " ".join("%8s" % fmt(med(r, c)) for c in cols), r["copy_bound_us"],
             fmt(am / r["copy_bound_us"]) if am else "n/a",
             ("%s/%s" % (fmt(am / trn) if am and trn else "n/a", fmt(amc / trc) if amc and trc else "n/a")),
             r["check"]))
+    if any(med(r, "attnmeta_1g") is not None for r in report["cases"]):
+        print("\none row a block (--one-group): plain / counted, us")
+        for r in report["cases"]:
+            print("%-5s %5d %5d | %8s %8s" % (r["mode"], r["T"], r["K"], fmt(med(r, "attnmeta_1g")),
+                                          fmt(med(r, "attnmeta_counts_1g"))))
+    splits = sorted({int(n[len("attnmeta_split"):]) for r in report["cases"] for n in r
+                     if n.startswith("attnmeta_split")})
+    if splits:
+        print("\nrows split (--split): plain us, T x K as (T x s) rows of K / s")
+        print("%-5s %5s %5s | %s" % ("mode", "T", "K", " ".join("%8s" % ("s=%d" % v) for v in splits)))
+        for r in report["cases"]:
+            print("%-5s %5d %5d | %s" % (r["mode"], r["T"], r["K"], " ".join(
+                "%8s" % fmt(med(r, "attnmeta_split%d" % v)) for v in splits)))
+
+
+def csv_ints(text):
+    return tuple(int(v) for v in text.split(",") if v)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", help="write every number here")
     ap.add_argument("--print-json", action="store_true", help="print every number as one JSON line")
+    ap.add_argument("--modes", default="warm,cold", help="warm, cold or both (comma-separated)")
+    ap.add_argument("--tokens", type=csv_ints, default=TOKENS, help="T values, comma-separated")
+    ap.add_argument("--topk", type=csv_ints, default=TOPK, help="K values, comma-separated")
+    ap.add_argument("--split", type=csv_ints, default=(),
+                    help="also time the plain conversion with each row split in this many rows")
+    ap.add_argument("--one-group", action="store_true",
+                    help="also time attnmeta with one row a block (a launch config)")
     add_run_args(ap)
     args = parse_run_args(ap)
     torch = cuda_torch("topk_compare.py")
@@ -198,9 +267,10 @@ def main():
                   l2_bytes=l2, copy_bandwidth_gbs=bw / 1e3, block_size=BLOCK,
                   notes=dict(attnmeta=why_am, triton=why_tr), cases=[])
     failed = am is None
-    for cold in (False, True):
-        for K in TOPK:
-            for T in TOKENS:
+    modes = [m.strip() for m in args.modes.split(",")]
+    for cold in [m == "cold" for m in ("warm", "cold") if m in modes]:
+        for K in args.topk:
+            for T in args.tokens:
                 print("  %s T=%d K=%d" % ("cold" if cold else "warm", T, K), file=sys.stderr, flush=True)
                 try:
                     res = run_case(torch, am, tr, T, K, cold, l2, bw, args)
