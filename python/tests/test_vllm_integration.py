@@ -182,6 +182,7 @@ PATHS = {
 }
 
 
+
 def _build(mods, xp, case, options, steps=1):
     """Builds `case` (and, for steps > 1, the same step again after the
     boundaries were rewritten in place, as a graph replay sees them)."""
@@ -264,6 +265,30 @@ def test_indexer_decode_paths(vllm_mod, monkeypatch, kind, path, extra, case):
         assert before["_compressed_slot_mapping_kernel"] == 1
         assert "_compressed_slot_mapping_kernel" not in after
         assert patch.launches["compressed_slot_mapping"] == 1
+
+
+@pytest.mark.parametrize("extra", ["plain", "dcp"])
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_indexer_earlier_varlen_layout(vllm_mod, monkeypatch, extra, case):
+    """vLLM's varlen path before its inline kernel: through
+    _prepare_decode_tensors (the repeat_interleave branch) and
+    _build_varlen_decode_indices."""
+    xp = KINDS["numpy"]
+    options = dict(supports_varlen=True)
+    if extra == "dcp":
+        options["dcp"] = (2, 1)
+
+    def run(mods):
+        return _build(mods, xp, case, dict(options))
+
+    theirs, mine, before, after, patch = _run_standin_and_patched(
+        monkeypatch, vllm_mod, xp, run, inline_varlen_kernel=False)
+    assert _mask_padding_columns(mine, "flatten", case) == \
+        _mask_padding_columns(theirs, "flatten", case)
+    assert before["torch.repeat_interleave"] >= 3
+    assert "torch.repeat_interleave" not in after, after
+    assert patch.launches["indexer_decode_varlen"] == 1  # the request ids
+    assert patch.launches["indexer_decode_flat"] >= 1
 
 
 @pytest.mark.parametrize("case", UNIFORM, ids=str)

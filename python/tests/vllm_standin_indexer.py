@@ -57,13 +57,14 @@ def _indexer_decode_metadata_body(grid, query_start_loc, seq_lens, block_table, 
             per_req_lens[token] = query_start_loc[token + 1] - query_start_loc[token]
 
 
-def _fill_ops_metadata(m, xp, old_varlen_kernel=False, **_):
+def _fill_ops_metadata(m, xp, old_varlen_kernel=False, inline_varlen_kernel=True, **_):
     m._token_request_mapping_kernel = Kernel(
         "_token_request_mapping_kernel", _token_request_mapping_body,
         ("query_start_loc", "output", "num_reqs", "num_mapped", "num_tokens"))
     names = _VARLEN_ARGS[:-3] + _VARLEN_ARGS[-1:] if old_varlen_kernel else _VARLEN_ARGS
-    m._indexer_decode_metadata_kernel = Kernel(
-        "_indexer_decode_metadata_kernel", _indexer_decode_metadata_body, names)
+    if inline_varlen_kernel:  # added with it
+        m._indexer_decode_metadata_kernel = Kernel(
+            "_indexer_decode_metadata_kernel", _indexer_decode_metadata_body, names)
 
     def compute_token_to_req_indices(query_start_loc, out, num_mapped_tokens, num_tokens):
         """The request of each of the first num_tokens tokens (0 from
@@ -220,7 +221,10 @@ class _Record:
         self.__dict__.update(kw)
 
 
-def _fill_indexer(m, xp, old_prepare=False, **_):
+def _fill_indexer(m, xp, old_prepare=False, inline_varlen_kernel=True, **_):
+    """inline_varlen_kernel=False: the varlen path as vLLM had it before its
+    inline kernel (through _prepare_decode_tensors, with the request ids
+    from _build_varlen_decode_indices)."""
     utils = _current["vllm.v1.attention.backends.utils"]
     compressor = _current["vllm.v1.attention.backends.mla.compressor_utils"]
     # module-level imports, as indexer.py has them
@@ -312,6 +316,17 @@ def _fill_indexer(m, xp, old_prepare=False, **_):
                 seq_lens = view
             return seq_lens, block_table, decode_lens, num_decodes, requires_padding
 
+        def _build_varlen_decode_indices(self, decode_lens, decode_lens_cpu, num_decode_tokens):
+            indices = self.decode_indices_buffer[:num_decode_tokens]
+            actual = int(decode_lens_cpu.sum())
+            num_decodes = decode_lens.shape[0]
+            xp.assign(indices[:actual], xp.repeat(self.arange_buffer[:num_decodes], decode_lens,
+                                                  actual))
+            if actual < num_decode_tokens:
+                xp.assign(indices[actual:num_decode_tokens],
+                          num_decodes + self.arange_buffer[: num_decode_tokens - actual])
+            return indices
+
         def _prepare_global_decode_seq_lens(self, global_seq_lens, decode_lens, decode_lens_cpu,
                                             query_start_loc, num_decode_tokens, use_native,
                                             max_decode_len):
@@ -344,7 +359,8 @@ def _fill_indexer(m, xp, old_prepare=False, **_):
                     self.compress_ratio, out=self.compressed_slot_mapping_buffer)
             decode = None
             if num_decodes > 0:
-                if not self.supports_varlen:
+                inline = self.supports_varlen and inline_varlen_kernel
+                if not inline:
                     xp.diff(query_start_loc[: num_decodes + 1],
                             out=self.decode_lens_buffer[:num_decodes])
                     xp.assign(self.per_req_decode_lens_buffer[:num_decodes],
@@ -362,7 +378,7 @@ def _fill_indexer(m, xp, old_prepare=False, **_):
                 next_n = 1 + self.num_speculative_tokens
                 use_native = (not (self.use_flattening or self.supports_varlen)
                               and max_decode_len <= next_n)
-                if not self.supports_varlen:
+                if not inline:
                     global_seq_lens = self._prepare_global_decode_seq_lens(
                         global_seq_lens=global_seq_lens, decode_lens=decode_lens,
                         decode_lens_cpu=decode_lens_cpu,
@@ -370,7 +386,10 @@ def _fill_indexer(m, xp, old_prepare=False, **_):
                         num_decode_tokens=num_decode_tokens, use_native=use_native,
                         max_decode_len=max_decode_len)
                 indices = None
-                if self.supports_varlen:
+                if self.supports_varlen and not inline:
+                    indices = self._build_varlen_decode_indices(decode_lens, decode_lens_cpu,
+                                                                num_decode_tokens)
+                if inline:
                     # imported here, as vLLM's build() does
                     from vllm.v1.attention.ops.metadata import _indexer_decode_metadata_kernel
 

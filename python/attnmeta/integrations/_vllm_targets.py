@@ -8,7 +8,7 @@ import importlib
 import threading
 from typing import Any, Dict, Tuple
 
-from ._vllm_handle import VllmPatch, expect, params, rebind_everywhere, wraps
+from ._vllm_handle import MARK, VllmPatch, expect, params, rebind_everywhere, wraps
 from ._vllm_kernels import RoutedKernel, row_stride
 
 BACKEND_MODULES = ("vllm.v1.attention.backend", "vllm.v1.attention.backends.utils")
@@ -26,6 +26,7 @@ PREPARE_PARAMS = ("seq_lens", "block_table", "decode_lens", "decode_lens_cpu", "
                   "num_decodes", "num_decode_tokens", "use_native", "next_n", "max_decode_len")
 GLOBAL_PARAMS = ("global_seq_lens", "decode_lens", "decode_lens_cpu", "query_start_loc",
                  "num_decode_tokens", "use_native", "max_decode_len")
+VARLEN_INDICES_PARAMS = ("self", "decode_lens", "decode_lens_cpu", "num_decode_tokens")
 BUILD_PARAMS = ("self", "common_prefix_len", "common_attn_metadata")
 COMPRESSED_PARAMS = ("num_tokens", "query_start_loc", "seq_lens", "block_table", "block_size",
                      "compress_ratio", "out")
@@ -132,18 +133,72 @@ def token_map_function(patch: VllmPatch) -> None:
 # flattened and native (DeepseekV32IndexerMetadataBuilder._prepare_decode_tensors)
 
 
+_building = threading.local()
+
+
+def wrap_build(patch: VllmPatch, cls: Any, label: str) -> None:
+    """build() keeps its common metadata where the routed methods find it:
+    they see query_start_loc[:num_decodes], and a launch needs the boundary
+    after the last decode request too. Once per class."""
+    build = cls.__dict__["build"]
+    if hasattr(build, MARK):
+        return
+
+    @wraps(build)
+    def patched_build(self: Any, common_prefix_len: Any, common_attn_metadata: Any, *args: Any,
+                      **kwargs: Any) -> Any:
+        previous = getattr(_building, "common", None)
+        _building.common = common_attn_metadata
+        try:
+            return build(self, common_prefix_len, common_attn_metadata, *args, **kwargs)
+        finally:
+            _building.common = previous
+
+    patch.replace(cls, "build", patched_build, label)
+
+
+def _indexer_builder(patch: VllmPatch, labels: Any) -> Any:
+    """The indexer's builder class when its build() is (self,
+    common_prefix_len, common_attn_metadata, ...), else None (and why)."""
+    module = None
+    for label in labels:
+        module = _module(patch, label, INDEXER)
+    cls = None
+    for label in labels:
+        cls = _attr(patch, label, module, "DeepseekV32IndexerMetadataBuilder")
+    if cls is None:
+        return None
+    build = cls.__dict__.get("build")
+    why = "has no build" if not callable(build) else expect(params(build), BUILD_PARAMS)
+    if why:
+        for label in labels:
+            patch.skipped[label] = "DeepseekV32IndexerMetadataBuilder.build " + why
+        return None
+    return cls
+
+
 def indexer_varlen(patch: VllmPatch) -> None:
+    """The varlen path: the inline launch of _indexer_decode_metadata_kernel
+    in build(), and, in vLLM before that kernel (the varlen path through
+    _prepare_decode_tensors), _build_varlen_decode_indices."""
     label = "indexer_decode_varlen"
+    from .._step import build_step
+
     module = _module(patch, label, OPS_METADATA)
-    kernel = _attr(patch, label, module, "_indexer_decode_metadata_kernel")
+    kernel = module.__dict__.get("_indexer_decode_metadata_kernel") if module else None
     if kernel is None:
+        if _varlen_indices(patch, label, build_step):
+            patch.skipped.pop(label, None)
+            patch.apply(label)
+        elif label not in patch.skipped:
+            patch.skipped[label] = ("%s has no _indexer_decode_metadata_kernel and the indexer "
+                                    "no _build_varlen_decode_indices" % OPS_METADATA)
         return
     names = getattr(kernel, "arg_names", None)
     if names is None or tuple(names) != VARLEN_ARGS:
         patch.skipped[label] = "_indexer_decode_metadata_kernel takes (%s), not (%s)" % (
             ", ".join(names or ("?",)), ", ".join(VARLEN_ARGS))
         return
-    from .._step import build_step
 
     def route(a: Dict[str, Any], grid: Tuple[Any, ...]) -> bool:
         table, out_table = a["block_table"], a["output_block_table"]
@@ -166,7 +221,32 @@ def indexer_varlen(patch: VllmPatch) -> None:
     patch.apply(label)
 
 
-_building = threading.local()
+def _varlen_indices(patch: VllmPatch, label: str, build_step: Any) -> bool:
+    """_build_varlen_decode_indices(decode_lens, decode_lens_cpu,
+    num_decode_tokens): each token's request, padding tokens numbered on
+    past the requests, into decode_indices_buffer. True when routed."""
+    cls = _indexer_builder(patch, [label])
+    method = cls.__dict__.get("_build_varlen_decode_indices") if cls is not None else None
+    if method is None or params(method) != VARLEN_INDICES_PARAMS:
+        return False
+
+    @wraps(method)
+    def build_varlen_decode_indices(self: Any, decode_lens: Any, decode_lens_cpu: Any,
+                                    num_decode_tokens: int) -> Any:
+        common = getattr(_building, "common", None)
+        if common is None:
+            patch.fell_back(label)
+            return method(self, decode_lens, decode_lens_cpu, num_decode_tokens)
+        num_decodes = int(decode_lens.shape[0])
+        out = self.decode_indices_buffer
+        build_step(common.query_start_loc[: num_decodes + 1], num_decode_tokens,
+                   num_reqs=num_decodes, req_indices_out=out)
+        patch.count(label)
+        return out[:num_decode_tokens]
+
+    wrap_build(patch, cls, label)
+    patch.replace(cls, "_build_varlen_decode_indices", build_varlen_decode_indices, label)
+    return True
 
 
 def _uniform_boundaries(builder: Any, like: Any, per_request: int) -> Any:
@@ -191,41 +271,21 @@ def _uniform_boundaries(builder: Any, like: Any, per_request: int) -> Any:
 def indexer_prepare(patch: VllmPatch, flat: bool = True, native: bool = True) -> None:
     labels = [lab for lab, on in (("indexer_decode_flat", flat), ("indexer_decode_native", native))
               if on]
-    module = None
-    for label in labels:
-        module = _module(patch, label, INDEXER)
-    cls = None
-    for label in labels:
-        cls = _attr(patch, label, module, "DeepseekV32IndexerMetadataBuilder")
+    cls = _indexer_builder(patch, labels)
     if cls is None:
         return
     prepare = cls.__dict__.get("_prepare_decode_tensors")
-    build = cls.__dict__.get("build")
     why = None
-    if not callable(prepare) or not callable(build):
-        why = "DeepseekV32IndexerMetadataBuilder has no _prepare_decode_tensors or build"
+    if not callable(prepare):
+        why = "DeepseekV32IndexerMetadataBuilder has no _prepare_decode_tensors"
     elif expect(params(prepare), ("self",) + PREPARE_PARAMS) or len(params(prepare) or ()) != 11:
         why = "_prepare_decode_tensors takes (%s), not (%s)" % (
             ", ".join((params(prepare) or ())[1:]), ", ".join(PREPARE_PARAMS))
-    elif expect(params(build), BUILD_PARAMS):
-        why = "build " + str(expect(params(build), BUILD_PARAMS))
     if why:
         for label in labels:
             patch.skipped[label] = why
         return
     from .._step import build_step
-
-    @wraps(build)
-    def patched_build(self: Any, common_prefix_len: Any, common_attn_metadata: Any, *args: Any,
-                      **kwargs: Any) -> Any:
-        # _prepare_decode_tensors sees query_start_loc[:num_decodes]; the
-        # launch needs the boundary after the last decode request too.
-        previous = getattr(_building, "common", None)
-        _building.common = common_attn_metadata
-        try:
-            return build(self, common_prefix_len, common_attn_metadata, *args, **kwargs)
-        finally:
-            _building.common = previous
 
     @wraps(prepare)
     def patched_prepare(self: Any, seq_lens: Any, block_table: Any, decode_lens: Any,
@@ -286,7 +346,7 @@ def indexer_prepare(patch: VllmPatch, flat: bool = True, native: bool = True) ->
             return out[:num_decode_tokens]
 
         patch.replace(cls, "_prepare_global_decode_seq_lens", patched_global, labels[0])
-    patch.replace(cls, "build", patched_build, labels[0])
+    wrap_build(patch, cls, labels[0])
     patch.replace(cls, "_prepare_decode_tensors", patched_prepare, labels[0])
     for label in labels:
         patch.apply(label)
