@@ -164,9 +164,11 @@ def test_a_module_imported_later_gets_the_routed_token_map(vllm_mod, monkeypatch
     assert late.compute_token_to_req_indices is not original
     late.compute_token_to_req_indices(np.array([0, 2, 3], np.int32), np.zeros(4, np.int32), 3, 4)
     assert patch.launches["compute_token_to_req_indices"] == 1
+    monkeypatch.setitem(sys.modules, late.__name__, late)
     patch.restore()
     assert ops.compute_token_to_req_indices is original
     assert mods["vllm.v1.spec_decode.draft_metadata"].compute_token_to_req_indices is original
+    assert late.compute_token_to_req_indices is original  # imported during the patch
 
 
 # ---------------------------------------------------------------------------

@@ -31,6 +31,7 @@ class VllmPatch:
         self.fallbacks = {}  # type: Dict[str, int]
         self.bindings = {}  # type: Dict[str, List[str]]
         self._undo = []  # type: List[Tuple[Any, str, Any]]
+        self._made = {}  # type: Dict[int, Tuple[Any, Any]]
 
     @property
     def active(self) -> bool:
@@ -58,6 +59,7 @@ class VllmPatch:
         except (AttributeError, TypeError):
             pass
         self._undo.append((owner, name, original))
+        self._made[id(new)] = (new, original)
         setattr(owner, name, new)
         where = getattr(owner, "__module__", None) if isinstance(owner, type) else None
         place = ("%s.%s" % (where, owner.__qualname__) if where else owner.__name__) + "." + name
@@ -76,6 +78,14 @@ class VllmPatch:
             while self._undo:
                 owner, name, original = self._undo.pop()
                 setattr(owner, name, original)
+            # modules imported while the patch was in force took the routed
+            # objects by name: give them vLLM's back too
+            for module in _vllm_modules():
+                for attr, value in list(module.__dict__.items()):
+                    made = self._made.get(id(value))
+                    if made is not None and made[0] is value:
+                        setattr(module, attr, made[1])
+            self._made.clear()
             if entry._active is self:
                 entry._active = None
 
@@ -100,19 +110,25 @@ def params(fn: Any) -> Optional[Tuple[str, ...]]:
         return None
 
 
+def _vllm_modules(prefix: str = "vllm") -> List[Any]:
+    """The loaded modules of the package `prefix`, by name."""
+    found = []
+    for name, module in sorted(sys.modules.items()):
+        if module is None or not (name == prefix or name.startswith(prefix + ".")):
+            continue
+        if isinstance(getattr(module, "__dict__", None), dict):
+            found.append(module)
+    return found
+
+
 def rebind_everywhere(patch: VllmPatch, original: Any, new: Any, label: str,
                       prefix: str = "vllm") -> int:
     """Replaces every module-level binding of `original` in the loaded
     modules of the vllm package (the defining module and every module that
     imported the name); returns how many."""
     found = 0
-    for name, module in sorted(sys.modules.items()):
-        if module is None or not (name == prefix or name.startswith(prefix + ".")):
-            continue
-        space = getattr(module, "__dict__", None)
-        if not isinstance(space, dict):
-            continue
-        for attr, value in list(space.items()):
+    for module in _vllm_modules(prefix):
+        for attr, value in list(module.__dict__.items()):
             if value is original:
                 patch.replace(module, attr, new, label)
                 found += 1
