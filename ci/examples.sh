@@ -10,6 +10,8 @@
 #     (CMAKE_PREFIX_PATH=prefix) and with pkg-config (PKG_CONFIG_PATH), and
 #     the static core when the build has it, run on the CPU backend;
 #   - version checking of the CMake package (0.1 accepted, 1.0 refused);
+#   - the fused top-k example (examples/fused_topk) through the CMake
+#     package, run on the CPU; its CUDA program built where nvcc is;
 #   - prefix/bin/attnmeta info: every module the build made is loaded from
 #     prefix/<libdir>/attnmeta/ (checked with the loader's own trace);
 #   - prefix/bin/attnmeta conformance with no files, run from a folder outside
@@ -85,7 +87,7 @@ pydir=$(dirname "$(find "$prefix" -path '*-packages/attnmeta/__init__.py' 2>/dev
 
 layout_ok() {
   local missing=0 f
-  for f in include/attnmeta/attnmeta.h bin/attnmeta \
+  for f in include/attnmeta/attnmeta.h include/attnmeta/device/topk_slot.h bin/attnmeta \
            include/attnmeta/conformance/vecfile.h include/attnmeta/conformance/vecrun.h \
            "${libdir#"$prefix"/}/libattnmeta_conformance.a" share/attnmeta/spec/attnmeta-vectors-v1.md \
            "${libdir#"$prefix"/}/libattnmeta.so" "${libdir#"$prefix"/}/pkgconfig/attnmeta.pc" \
@@ -124,6 +126,27 @@ run "CMake: C example builds with find_package(attnmeta 0.1 CONFIG)" cmake_examp
 run "CMake: C example runs on the CPU backend" "$work/cmake-c/step_example_c" cpu
 run "CMake: C++ example builds with find_package(attnmeta 0.1 CONFIG)" cmake_example cpp cpp
 run "CMake: C++ example runs on the CPU backend" "$work/cmake-cpp/step_example_cpp" cpu
+# The fused top-k example: the public device functions in an engine's own
+# selection kernel, on the CPU; its CUDA program is built where nvcc is
+# found and run where a GPU is.
+run "CMake: fused top-k example (examples/fused_topk) builds" cmake_example fused_topk fused
+run "fused top-k example: the selection writing slots itself equals selection + attnmeta_convert_topk on the CPU" \
+  "$work/cmake-fused/fused_topk_cpu"
+run "fused top-k example, more shapes (T R L K): 1 1 100 512, 64 9 8192 2048, 20 3 777 700" \
+  bash -c 'for a in "1 1 100 512" "64 9 8192 2048" "20 3 777 700"; do "$0" $a || exit 1; done' "$work/cmake-fused/fused_topk_cpu"
+nvcc_path=$(command -v nvcc || { [ -x /usr/local/cuda/bin/nvcc ] && echo /usr/local/cuda/bin/nvcc; })
+if [ -n "$nvcc_path" ]; then
+  run "CMake: fused top-k example's CUDA program builds with $nvcc_path" \
+    cmake_example fused_topk fused-cuda -DFUSED_TOPK_CUDA=ON -DCMAKE_CUDA_COMPILER="$nvcc_path"
+  if nvidia-smi -L >/dev/null 2>&1 && [[ " ${modules[*]} " == *" cuda "* ]]; then
+    run "fused top-k example on the GPU: fused equals unfused and the reference" \
+      env ATTNMETA_BACKEND= "$work/cmake-fused-cuda/fused_topk_cuda" 5
+  else
+    echo "skip fused top-k example on the GPU (no NVIDIA GPU or no CUDA module)"
+  fi
+else
+  echo "skip fused top-k example's CUDA program (no nvcc)"
+fi
 if [ -e "$libdir/libattnmeta.a" ]; then
   static_ok() { "$work/cmake-static/step_example_c" cpu && ! ldd "$work/cmake-static/step_example_c" | grep -q libattnmeta; }
   run "CMake: C example builds against attnmeta::attnmeta_static" \
