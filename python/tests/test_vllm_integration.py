@@ -497,3 +497,12 @@ def test_without_vllm(vllm_mod, monkeypatch):
     monkeypatch.setitem(sys.modules, "vllm", None)  # import vllm fails
     with pytest.raises(ImportError):
         vllm_mod.patch_vllm()
+
+
+def test_a_module_that_cannot_be_imported_skips_its_targets_only(vllm_mod, monkeypatch):
+    vllm_standin.install(monkeypatch, KINDS["numpy"])
+    monkeypatch.setitem(sys.modules, "vllm.v1.attention.backends.mla.sparse_swa", None)
+    patch = vllm_mod.patch_vllm()
+    assert "cannot import vllm.v1.attention.backends.mla.sparse_swa" in patch.skipped["swa_decode"]
+    assert sorted(patch.applied) == sorted(set(vllm_mod.TARGETS) - {"swa_decode"})
+    patch.restore()

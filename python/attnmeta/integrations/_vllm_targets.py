@@ -47,8 +47,8 @@ DCP_CONVERT_PARAMS = ("req_id", "block_table", "token_indices", "dcp_size", "dcp
 def _module(patch: VllmPatch, label: str, name: str) -> Any:
     try:
         return importlib.import_module(name)
-    except ImportError as exc:
-        patch.skipped[label] = "cannot import %s: %s" % (name, exc)
+    except Exception as exc:  # a vLLM module may fail in other ways than ImportError
+        patch.skipped[label] = "cannot import %s: %s: %s" % (name, type(exc).__name__, exc)
         return None
 
 
