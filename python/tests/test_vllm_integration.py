@@ -506,3 +506,59 @@ def test_a_module_that_cannot_be_imported_skips_its_targets_only(vllm_mod, monke
     assert "cannot import vllm.v1.attention.backends.mla.sparse_swa" in patch.skipped["swa_decode"]
     assert sorted(patch.applied) == sorted(set(vllm_mod.TARGETS) - {"swa_decode"})
     patch.restore()
+
+
+C128A_CASES = [
+    # (query_start_loc, seq_lens, num_actual_tokens)
+    ([0, 2, 4, 6], [900, 129, 300], 6),
+    ([0, 3, 4, 8, 8], [1000, 7, 640, 0], 11),
+    ([0, 1], [128], 1),
+]
+
+
+def _c128a_common(mods, xp, qsl, seq, tokens, pad_position=0):
+    common = _common(mods, xp, qsl, seq, tokens)
+    positions = [pad_position] * tokens
+    for r in range(len(seq)):
+        for i in range(qsl[r], qsl[r + 1]):
+            positions[i] = seq[r] - (qsl[r + 1] - qsl[r]) + (i - qsl[r])
+    common.positions = xp.array(positions, np.int64)
+    return common
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+@pytest.mark.parametrize("case", C128A_CASES, ids=str)
+def test_c128a_rows_of_a_decode_step(vllm_mod, monkeypatch, kind, case):
+    xp = KINDS[kind]
+
+    def run(mods):
+        cls = mods["vllm.v1.attention.backends.mla.flashmla_sparse"].FlashMLASparseMetadataBuilder
+        builder = cls(16, 8, num_speculative_tokens=3)
+        result = builder.build(0, _c128a_common(mods, xp, *case))
+        return ({k: _plain(v, xp) for k, v in sorted(result.items())},
+                _state(builder, xp))
+
+    theirs, mine, before, after, patch = _run_standin_and_patched(monkeypatch, vllm_mod, xp, run)
+    assert mine == theirs
+    assert before["_build_c128a_topk_metadata_kernel"] == 1
+    assert "_build_c128a_topk_metadata_kernel" not in after
+    assert patch.launches["c128a_decode"] == 1 and patch.fallbacks == {}
+
+
+def test_c128a_with_prefill_tokens_and_stale_padding_positions(vllm_mod, monkeypatch):
+    xp = KINDS["numpy"]
+    mods = vllm_standin.install(monkeypatch, xp)
+    cls = mods["vllm.v1.attention.backends.mla.flashmla_sparse"].FlashMLASparseMetadataBuilder
+    with vllm_mod.patch_vllm() as patch:
+        # a prefill after the decodes: the one kernel covers both, so vLLM's runs
+        builder = cls(16, 8, num_speculative_tokens=1)
+        builder.build(0, _c128a_common(mods, xp, [0, 1, 2, 9], [300, 129, 700], 9))
+        assert patch.fallbacks == {"c128a_decode": 1}
+        assert vllm_standin.standin_launches()["_build_c128a_topk_metadata_kernel"] == 1
+        # padding tokens with stale positions: length 0, and a row of -1
+        builder = cls(16, 8, num_speculative_tokens=3)
+        result = builder.build(0, _c128a_common(mods, xp, [0, 3, 4], [700, 300], 7,
+                                                pad_position=999))
+        assert result["c128a_decode_topk_lens"].tolist() == [5, 5, 5, 2, 0, 0, 0]
+        assert (builder.c128a_global_decode_buffer[4:7] == -1).all()
+        assert patch.launches["c128a_decode"] == 1

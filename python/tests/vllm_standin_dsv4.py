@@ -194,7 +194,113 @@ def _fill_sparse_utils(m, xp, **_):
     m.triton_filter_and_convert_dcp_index = triton_filter_and_convert_dcp_index
 
 
+_C128A_ARGS = ("global_decode_ptr", "global_decode_stride", "decode_lens_ptr", "prefill_local_ptr",
+               "prefill_local_stride", "positions_ptr", "compress_ratio", "max_compressed_tokens",
+               "num_decode_tokens", "token_to_req_indices_ptr", "block_table_ptr",
+               "block_table_stride", "block_size", "slot_mapping_ptr", "BLOCK_SIZE")
+
+
+def _c128a_body(grid, global_decode, global_decode_stride, decode_lens, prefill_local,
+                prefill_local_stride, positions, compress_ratio, max_compressed_tokens,
+                num_decode_tokens, token_to_req_indices, block_table, block_table_stride,
+                block_size, slot_mapping, BLOCK_SIZE):
+    columns = np.arange(max_compressed_tokens)
+    for t in range(grid[0]):
+        n = min((int(positions[t]) + 1) // compress_ratio, max_compressed_tokens)
+        inside = columns < n
+        if t < num_decode_tokens:
+            req = int(token_to_req_indices[t])
+            row = np.full(max_compressed_tokens, -1, dtype=np.int64)
+            c = columns[inside]
+            row[inside] = block_table[req, c // block_size] * block_size + c % block_size
+            global_decode[t, :max_compressed_tokens] = row
+            decode_lens[t] = int(inside.sum()) if slot_mapping[t] >= 0 else 0
+        else:
+            prefill_local[t - num_decode_tokens, :max_compressed_tokens] = np.where(
+                inside, columns, -1)
+
+
+def _fill_c128a(m, xp, **_):
+    """The C128A rows: a module-level function launching one kernel for the
+    decode and prefill tokens, called from the sparse-MLA builder's
+    _build_c128a_metadata."""
+    m._build_c128a_topk_metadata_kernel = Kernel(
+        "_build_c128a_topk_metadata_kernel", _c128a_body, _C128A_ARGS)
+
+    def build_c128a_topk_metadata(positions, compress_ratio, num_decode_tokens,
+                                  token_to_req_indices, block_table, block_size, slot_mapping,
+                                  global_decode_buffer, decode_lens_buffer, prefill_buffer,
+                                  max_compressed_tokens=8192):
+        num_tokens = positions.shape[0]
+        num_prefill_tokens = num_tokens - num_decode_tokens
+        global_decode = global_decode_buffer[:num_decode_tokens]
+        decode_lens = decode_lens_buffer[:num_decode_tokens]
+        prefill_local = prefill_buffer[:num_prefill_tokens]
+        if num_tokens == 0:
+            return global_decode, decode_lens, prefill_local
+        m._build_c128a_topk_metadata_kernel[(num_tokens,)](
+            global_decode_buffer, stride0(global_decode_buffer), decode_lens_buffer,
+            prefill_buffer, stride0(prefill_buffer), positions, compress_ratio,
+            max_compressed_tokens, num_decode_tokens, token_to_req_indices, block_table,
+            stride0(block_table), block_size, slot_mapping, BLOCK_SIZE=1024)
+        return global_decode, decode_lens, prefill_local
+
+    m.build_c128a_topk_metadata = build_c128a_topk_metadata
+
+    class FlashMLASparseMetadataBuilder:
+        """Only the C128A part (compress_ratio 128)."""
+
+        def __init__(self, max_tokens, max_compressed, block_size=256, compress_ratio=128,
+                     num_speculative_tokens=0, poison=-9):
+            self.compress_ratio = compress_ratio
+            self.block_size = block_size
+            self.decode_threshold = 1 + num_speculative_tokens
+            self.c128a_max_compressed = max_compressed
+            self.req_id_per_token_buffer = xp.full((max_tokens,), poison)
+            self.c128a_global_decode_buffer = xp.full((max_tokens, max_compressed), poison)
+            self.c128a_decode_lens_buffer = xp.full((max_tokens,), poison)
+            self.c128a_prefill_buffer = xp.full((max_tokens, max_compressed), poison)
+
+        def build(self, common_prefix_len, common_attn_metadata, fast_build=False):
+            cm = common_attn_metadata
+            qsl_cpu = [int(v) for v in cm.query_start_loc_cpu]
+            host = np.repeat(np.arange(cm.num_reqs), np.diff(qsl_cpu)).astype(np.int32)
+            xp.fill(self.req_id_per_token_buffer, 0)
+            xp.assign(self.req_id_per_token_buffer[: host.shape[0]],
+                      host if xp.torch is None else xp.torch.from_numpy(host).to(
+                          self.req_id_per_token_buffer.device))
+            return self._build_c128a_metadata(
+                cm, self.req_id_per_token_buffer[: cm.num_actual_tokens])
+
+        def _build_c128a_metadata(self, cm, req_id_per_token):
+            from vllm.v1.attention.backends.utils import split_decodes_and_prefills
+
+            num_decodes, _, num_decode_tokens, num_prefill_tokens = split_decodes_and_prefills(
+                cm, decode_threshold=self.decode_threshold)
+            num_total = num_decode_tokens + num_prefill_tokens
+            if num_total == 0:
+                return {}
+            global_decode, decode_lens, prefill_local = m.build_c128a_topk_metadata(
+                cm.positions[:num_total], self.compress_ratio, num_decode_tokens,
+                req_id_per_token, cm.block_table_tensor[:num_decodes],
+                self.block_size // self.compress_ratio, cm.slot_mapping,
+                self.c128a_global_decode_buffer, self.c128a_decode_lens_buffer,
+                self.c128a_prefill_buffer, max_compressed_tokens=self.c128a_max_compressed)
+            result = {}
+            if num_decode_tokens > 0:
+                result["c128a_global_decode_topk_indices"] = global_decode.reshape(
+                    num_decode_tokens, 1, -1)
+                result["c128a_decode_topk_lens"] = decode_lens
+            if num_prefill_tokens > 0:
+                result["c128a_prefill_topk_indices"] = prefill_local
+            return result
+
+    FlashMLASparseMetadataBuilder.__module__ = m.__name__
+    m.FlashMLASparseMetadataBuilder = FlashMLASparseMetadataBuilder
+
+
 def _fill_flashmla_sparse(m, xp, sparse_utils=None, **_):
+    _fill_c128a(m, xp)
     # imported by name at module level, as the sparse-MLA backends do
     m.triton_convert_req_index_to_global_index = (
         sparse_utils.triton_convert_req_index_to_global_index)

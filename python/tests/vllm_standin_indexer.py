@@ -87,7 +87,8 @@ def _fill_backend(m, xp, **_):
 
         def __init__(self, query_start_loc, query_start_loc_cpu, seq_lens, block_table_tensor,
                      num_reqs, num_actual_tokens, slot_mapping=None, dcp_local_seq_lens=None,
-                     max_seq_len=0):
+                     max_seq_len=0, positions=None):
+            self.positions = positions
             self.query_start_loc = query_start_loc
             self.query_start_loc_cpu = query_start_loc_cpu
             self.seq_lens = seq_lens

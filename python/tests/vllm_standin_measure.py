@@ -71,6 +71,17 @@ def _scenarios(args):
         common = _step(xp, mods, reqs, n, width, cap)
         return lambda: builder.build(0, common)
 
+    def c128a(xp, mods):
+        cls = mods[LAYER].FlashMLASparseMetadataBuilder
+        builder = cls(cap, 64, num_speculative_tokens=n - 1)
+        common = _step(xp, mods, reqs, n, width, cap)
+        positions = []
+        for r in range(reqs):
+            first = int(common.seq_lens[r]) - n
+            positions += [first + i for i in range(n)]
+        common.positions = xp.array(positions, np.int64)
+        return lambda: builder.build(0, common)
+
     def topk(xp, mods):
         layer = mods[LAYER]
         tokens = reqs * n
@@ -87,6 +98,7 @@ def _scenarios(args):
         "indexer flattened": (indexer(dict(use_flattening=True)), True),
         "indexer native [B, next_n]": (indexer(dict()), True),
         "SWA builder (decode)": (swa, False),  # its host token map cannot be captured
+        "C128A builder (decode)": (c128a, False),  # nor this one's
         "top-k conversion, %d layers" % layers: (topk, True),
     }
 

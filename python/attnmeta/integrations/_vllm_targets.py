@@ -17,6 +17,7 @@ INDEXER = "vllm.v1.attention.backends.mla.indexer"
 COMPRESSOR = "vllm.v1.attention.backends.mla.compressor_utils"
 SPARSE_SWA = "vllm.v1.attention.backends.mla.sparse_swa"
 SPARSE_UTILS = "vllm.v1.attention.backends.mla.sparse_utils"
+FLASHMLA_SPARSE = "vllm.v1.attention.backends.mla.flashmla_sparse"
 
 TOKEN_MAP_PARAMS = ("query_start_loc", "out", "num_mapped_tokens", "num_tokens")
 VARLEN_ARGS = ("query_start_loc", "seq_lens", "block_table", "output_seq_lens",
@@ -35,6 +36,9 @@ SWA_ARGS = ("swa_indices_ptr", "swa_indices_stride", "swa_lens_ptr", "window_siz
             "query_start_loc_ptr", "seq_lens_ptr", "token_to_req_indices_ptr",
             "is_valid_token_ptr", "block_table_ptr", "block_table_stride", "block_size",
             "token_offset", "TRITON_BLOCK_SIZE")
+C128A_PARAMS = ("positions", "compress_ratio", "num_decode_tokens", "token_to_req_indices",
+                "block_table", "block_size", "slot_mapping", "global_decode_buffer",
+                "decode_lens_buffer", "prefill_buffer", "max_compressed_tokens")
 CONVERT_PARAMS = ("req_id", "block_table", "token_indices", "BLOCK_SIZE", "BLOCK_STRIDE_ROWS",
                   "NUM_TOPK_TOKENS", "BLOCK_N", "HAS_PREFILL_WORKSPACE",
                   "prefill_workspace_request_ids", "prefill_workspace_starts",
@@ -462,9 +466,74 @@ def topk_conversion(patch: VllmPatch) -> None:
     patch.apply(label)
 
 
+def c128a_rows(patch: VllmPatch) -> None:
+    """build_c128a_topk_metadata of a decode-only step: the global C128A rows
+    and their lengths. It is given positions and each token's request; the
+    launch takes the step's boundaries and lengths from the common metadata
+    of the builder's _build_c128a_metadata, which is wrapped to keep it."""
+    label = "c128a_decode"
+    module = _module(patch, label, FLASHMLA_SPARSE)
+    original = _attr(patch, label, module, "build_c128a_topk_metadata")
+    if original is None:
+        return
+    why = expect(params(original), C128A_PARAMS)
+    if why:
+        patch.skipped[label] = "build_c128a_topk_metadata " + why
+        return
+    builders = [cls for cls in vars(module).values() if isinstance(cls, type)
+                and params(cls.__dict__.get("_build_c128a_metadata"))
+                == ("self", "cm", "req_id_per_token")]
+    if not builders:
+        patch.skipped[label] = ("%s has no builder with _build_c128a_metadata(self, cm, "
+                                "req_id_per_token)" % FLASHMLA_SPARSE)
+        return
+    import inspect
+
+    from .._dsv4_dropins import compute_c128a_indices_and_lens
+
+    signature = inspect.signature(original)
+    for cls in builders:
+        method = cls.__dict__["_build_c128a_metadata"]
+
+        def keep_common(self: Any, cm: Any, req_id_per_token: Any, _method: Any = method) -> Any:
+            previous = getattr(_building, "c128a_common", None)
+            _building.c128a_common = cm
+            try:
+                return _method(self, cm, req_id_per_token)
+            finally:
+                _building.c128a_common = previous
+
+        patch.replace(cls, "_build_c128a_metadata", wraps(method)(keep_common), label)
+
+    @wraps(original)
+    def build_c128a_topk_metadata(*args: Any, **kwargs: Any) -> Any:
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        a = bound.arguments
+        cm = getattr(_building, "c128a_common", None)
+        rows, lens = a["global_decode_buffer"], a["decode_lens_buffer"]
+        tokens = int(a["num_decode_tokens"])
+        table = a["block_table"]
+        # decode tokens only, and rows as wide as the kernel's bound
+        if (cm is None or int(a["positions"].shape[0]) != tokens or tokens == 0
+                or len(rows.shape) != 2 or int(rows.shape[1]) != int(a["max_compressed_tokens"])):
+            patch.fell_back(label)
+            return original(*args, **kwargs)
+        num_decodes = int(table.shape[0])
+        compute_c128a_indices_and_lens(rows[:tokens], lens[:tokens],
+                                       cm.query_start_loc[: num_decodes + 1],
+                                       cm.seq_lens[:num_decodes], table, int(a["block_size"]),
+                                       compress_ratio=int(a["compress_ratio"]), num_tokens=tokens)
+        patch.count(label)
+        return rows[:tokens], lens[:tokens], a["prefill_buffer"][:0]
+
+    rebind_everywhere(patch, original, build_c128a_topk_metadata, label)
+    patch.apply(label)
+
+
 TARGETS = ("token_to_req_indices", "compute_token_to_req_indices", "indexer_decode_varlen",
            "indexer_decode_flat", "indexer_decode_native", "compressed_slot_mapping",
-           "swa_decode", "topk_conversion")
+           "swa_decode", "c128a_decode", "topk_conversion")
 
 _SINGLE = {
     "token_to_req_indices": token_map_method,
@@ -472,6 +541,7 @@ _SINGLE = {
     "indexer_decode_varlen": indexer_varlen,
     "compressed_slot_mapping": compressed_slot_mapping,
     "swa_decode": swa_rows,
+    "c128a_decode": c128a_rows,
     "topk_conversion": topk_conversion,
 }
 

@@ -25,6 +25,9 @@ launches into the same buffers (so CUDA graphs keep their addresses):
     indexer's and the DeepSeek-V4 builders' compressed groups);
 ``swa_decode``
     the decode launch of ``sparse_swa._compute_swa_indices_and_lens_kernel``;
+``c128a_decode``
+    ``flashmla_sparse.build_c128a_topk_metadata`` of a decode-only step (the
+    global C128A rows and lengths; a step with prefill tokens stays vLLM's);
 ``topk_conversion``
     ``sparse_utils.triton_convert_req_index_to_global_index`` and
     ``triton_filter_and_convert_dcp_index`` and their bindings (each
@@ -64,7 +67,7 @@ TARGETS = _vllm_targets.TARGETS
 _GROUPS = {
     "token_to_req_indices": ("token_to_req_indices", "compute_token_to_req_indices"),
     "indexer_decode": ("indexer_decode_varlen", "indexer_decode_flat", "indexer_decode_native"),
-    "dsv4": ("compressed_slot_mapping", "swa_decode", "topk_conversion"),
+    "dsv4": ("compressed_slot_mapping", "swa_decode", "c128a_decode", "topk_conversion"),
 }
 
 _active = None  # type: Optional[VllmPatch]
