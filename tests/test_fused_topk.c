@@ -263,9 +263,11 @@ Test(fused_topk, conformance_cases) {
 
 /* ---- random inputs, hostile data throughout ---- */
 static uint64_t rng_state;
-static uint32_t rnd(uint32_t n) { /* in [0, n) */
-  rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
-  return n ? (uint32_t)(rng_state >> 33) % n : 0;
+static uint32_t rnd(uint32_t n) { /* in [0, n); xorshift: no wrapping arithmetic */
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return n ? (uint32_t)(rng_state >> 32) % n : 0;
 }
 static int32_t pick(const int32_t *v, uint32_t n) { return v[rnd(n)]; }
 
