@@ -466,6 +466,14 @@ def test_a_launch_outside_the_routed_layout_runs_vllms_kernel(vllm_mod, monkeypa
     assert patch.fallbacks == {"indexer_decode_varlen": 1}
     assert patch.launches["indexer_decode_varlen"] == 0
     assert vllm_standin.standin_launches()["_indexer_decode_metadata_kernel"] == 1
+    # a buffer attnmeta refuses (int64 lengths): nothing written, vLLM's kernel runs
+    with vllm_mod.patch_vllm() as patch:
+        ops._indexer_decode_metadata_kernel[(4,)](
+            qsl, seq, table, np.full(8, -9, np.int64), table_out, out[1], out[2], out[3], 2, 3,
+            8, WIDTH, WIDTH, BLOCK_COLS=WIDTH)
+    assert patch.fallbacks == {"indexer_decode_varlen": 1}
+    assert patch.fallback_reasons["indexer_decode_varlen"].startswith(("ValueError", "TypeError"))
+    assert vllm_standin.standin_launches()["_indexer_decode_metadata_kernel"] == 2
 
 
 def test_only_what_is_asked_restore_and_once(vllm_mod, monkeypatch):

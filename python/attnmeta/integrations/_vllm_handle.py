@@ -19,7 +19,8 @@ class VllmPatch:
     to vLLM. ``launches``: target -> attnmeta launches made for it since the
     patch (or :meth:`reset_counts`); ``fallbacks``: target -> calls handed
     back to vLLM's own code because their arguments were outside what the
-    routed path takes (vLLM's code moved, or an unusual layout).
+    routed path takes (vLLM's code moved, or an unusual layout), and
+    ``fallback_reasons`` the last reason of each.
     ``bindings``: target -> the ``module.name`` places replaced.
     ``restore()`` (or the end of a ``with`` block) puts vLLM's code back."""
 
@@ -29,6 +30,7 @@ class VllmPatch:
         self.skipped = {}  # type: Dict[str, str]
         self.launches = {}  # type: Dict[str, int]
         self.fallbacks = {}  # type: Dict[str, int]
+        self.fallback_reasons = {}  # type: Dict[str, str]
         self.bindings = {}  # type: Dict[str, List[str]]
         self._undo = []  # type: List[Tuple[Any, str, Any]]
         self._made = {}  # type: Dict[int, Tuple[Any, Any]]
@@ -40,13 +42,15 @@ class VllmPatch:
     def count(self, label: str, n: int = 1) -> None:
         self.launches[label] = self.launches.get(label, 0) + n
 
-    def fell_back(self, label: str) -> None:
+    def fell_back(self, label: str, reason: str = "arguments outside the routed path") -> None:
         self.fallbacks[label] = self.fallbacks.get(label, 0) + 1
+        self.fallback_reasons[label] = reason
 
     def reset_counts(self) -> None:
         for key in self.launches:
             self.launches[key] = 0
         self.fallbacks.clear()
+        self.fallback_reasons.clear()
 
     def counts(self) -> Dict[str, int]:
         """A copy of ``launches``."""

@@ -31,10 +31,15 @@ class RoutedKernel:
         def launch(*args: Any, **kwargs: Any) -> Any:
             named = dict(zip(self._arg_names, args))
             named.update(kwargs)
-            if len(args) <= len(self._arg_names) and self._route(named, grid_t):
-                self._patch.count(self._label)
-                return None
-            self._patch.fell_back(self._label)
+            reason = "arguments outside the routed layout"
+            try:
+                if len(args) <= len(self._arg_names) and self._route(named, grid_t):
+                    self._patch.count(self._label)
+                    return None
+            except (TypeError, ValueError) as exc:
+                # attnmeta refused a buffer (it writes nothing then): vLLM's kernel runs
+                reason = "%s: %s" % (type(exc).__name__, exc)
+            self._patch.fell_back(self._label, reason)
             return self._original[grid](*args, **kwargs)
 
         return launch
