@@ -84,6 +84,7 @@ FT_KERNEL void ft_select_kernel(const float *scores, int32_t L, const int32_t *s
     n = len <= 0 ? 0u : len < L ? static_cast<uint32_t>(len) : static_cast<uint32_t>(L);
   }
   for (i = tid; i < n; i += FT_THREADS) keys[i] = ft_device_key(scores[static_cast<int64_t>(t) * L + i]);
+  __syncthreads(); /* each thread reads other threads' keys below */
   take_all = n <= K;
   for (shift = 24; !take_all && shift >= 0; shift -= 8) {
     for (i = tid; i < 256; i += FT_THREADS) hist[i] = 0;
