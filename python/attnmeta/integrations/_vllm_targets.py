@@ -434,6 +434,12 @@ def topk_conversion(patch: VllmPatch) -> None:
     if plain is None or dcp is None:
         return
     why = expect(params(plain), CONVERT_PARAMS) or expect(params(dcp), DCP_CONVERT_PARAMS)
+    # parameters past the known ones: only those attnmeta's functions take too
+    extra = [p for p in (params(plain) or ())[len(CONVERT_PARAMS):]
+             if p not in ("out", "valid_counts_out")]
+    extra += list((params(dcp) or ())[len(DCP_CONVERT_PARAMS):])
+    if not why and extra:
+        why = "takes parameters attnmeta's does not: %s" % ", ".join(extra)
     if why:
         patch.skipped[label] = "the top-k conversion " + why
         return
