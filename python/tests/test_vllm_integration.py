@@ -570,3 +570,30 @@ def test_c128a_with_prefill_tokens_and_stale_padding_positions(vllm_mod, monkeyp
         assert result["c128a_decode_topk_lens"].tolist() == [5, 5, 5, 2, 0, 0, 0]
         assert (builder.c128a_global_decode_buffer[4:7] == -1).all()
         assert patch.launches["c128a_decode"] == 1
+
+
+def test_other_signatures_of_the_dsv4_functions_are_left_alone(vllm_mod, monkeypatch):
+    mods = vllm_standin.install(monkeypatch, KINDS["numpy"])
+    layer = mods["vllm.v1.attention.backends.mla.flashmla_sparse"]
+    compressor = mods["vllm.v1.attention.backends.mla.compressor_utils"]
+
+    def build_c128a_topk_metadata(positions, compress_ratio, num_decode_tokens,
+                                  actual_num_query_tokens, token_to_req_indices, block_table,
+                                  block_size, slot_mapping, global_decode_buffer,
+                                  decode_lens_buffer, prefill_buffer, max_compressed_tokens=8192,
+                                  dcp_world_size=1, dcp_rank=0, cp_kv_cache_interleave_size=1):
+        raise AssertionError("not called")
+
+    def get_compressed_slot_mapping(num_tokens, query_start_loc, seq_lens, block_table,
+                                    block_size, compress_ratio, out=None, cp_world_size=1,
+                                    cp_rank=0, cp_kv_cache_interleave_size=1, pad_id=-1):
+        raise AssertionError("not called")
+
+    monkeypatch.setattr(layer, "build_c128a_topk_metadata", build_c128a_topk_metadata)
+    monkeypatch.setattr(compressor, "get_compressed_slot_mapping", get_compressed_slot_mapping)
+    with vllm_mod.patch_vllm() as patch:
+        assert "actual_num_query_tokens" in patch.skipped["c128a_decode"]
+        assert "pad_id" in patch.skipped["compressed_slot_mapping"]
+        assert layer.build_c128a_topk_metadata is build_c128a_topk_metadata
+        assert compressor.get_compressed_slot_mapping is get_compressed_slot_mapping
+        assert "topk_conversion" in patch.applied

@@ -48,6 +48,15 @@ DCP_CONVERT_PARAMS = ("req_id", "block_table", "token_indices", "dcp_size", "dcp
                       "return_valid_counts", "compact_valid_to_front")
 
 
+def _exactly(have: Any, want: Tuple[str, ...]) -> Any:
+    """None when the parameters are exactly `want`, else why not."""
+    if have is None:
+        return "has parameters that cannot be read"
+    if tuple(have) != want:
+        return "takes (%s), not (%s)" % (", ".join(have), ", ".join(want))
+    return None
+
+
 def _module(patch: VllmPatch, label: str, name: str) -> Any:
     try:
         return importlib.import_module(name)
@@ -366,10 +375,7 @@ def compressed_slot_mapping(patch: VllmPatch) -> None:
     original = _attr(patch, label, module, "get_compressed_slot_mapping")
     if original is None:
         return
-    have = params(original)
-    why = expect(have, COMPRESSED_PARAMS)
-    if not why and not set(COMPRESSED_DCP) <= set(have or ()):
-        why = "takes (%s), without %s" % (", ".join(have or ()), ", ".join(COMPRESSED_DCP))
+    why = _exactly(params(original), COMPRESSED_PARAMS + COMPRESSED_DCP)
     if why:
         patch.skipped[label] = "get_compressed_slot_mapping " + why
         return
@@ -482,7 +488,7 @@ def c128a_rows(patch: VllmPatch) -> None:
     original = _attr(patch, label, module, "build_c128a_topk_metadata")
     if original is None:
         return
-    why = expect(params(original), C128A_PARAMS)
+    why = _exactly(params(original), C128A_PARAMS)
     if why:
         patch.skipped[label] = "build_c128a_topk_metadata " + why
         return
