@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# ci/gpu_extras.sh OUTDIR [OLD_TREE] — the GPU checks that ci/gpu.sh leaves
+# out, in one command on the NVIDIA test machine (about five minutes):
+#
+#   build     Release build of this tree (CUDA module for sm_90, no tests),
+#             installed into a prefix
+#   fused     examples/fused_topk's CUDA program (bit-for-bit checks, then
+#             the selection alone, selection + attnmeta_convert_topk, and the
+#             fused kernel, timed in CUDA graphs) and tests/gpu's device
+#             functions against attnmeta_convert_topk (needs a tests build)
+#   readme    the README's torch example against the output the README shows
+#   standin   python/tests/vllm_standin_measure.py: launches and times of the
+#             vLLM-shaped stand-in builds with and without patch_vllm()
+#   ab        bench/ab_bench.sh OLD_TREE against this tree (when OLD_TREE is
+#             given), the README cases' device time on one GPU
+#
+# Each step's output goes to OUTDIR/<step>.log; OUTDIR/extras.txt has one
+# line per step, also printed last. Exit status 0 only when no step failed.
+set -uo pipefail
+if [ $# -lt 1 ] || [ $# -gt 2 ]; then
+  echo "usage: $0 OUTDIR [OLD_TREE]" >&2
+  exit 2
+fi
+mkdir -p "$1" || exit 2
+out=$(cd "$1" && pwd)
+old=${2:-}
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root" || exit 2
+export PATH=/usr/local/cuda/bin:$PATH
+jobs=$(nproc 2>/dev/null || echo 4)
+build=$root/build-extras
+prefix=$root/build-extras-prefix
+lines=()
+failed=0
+
+step() { # step NAME LIMIT_S COMMAND...
+  local name=$1 secs=$2 start=$SECONDS rc verdict
+  shift 2
+  timeout --kill-after=10 "$secs" "$@" >"$out/$name.log" 2>&1
+  rc=$?
+  if [ "$rc" -eq 0 ]; then verdict=PASS; else verdict=FAIL; failed=1; fi
+  lines+=("$(printf '%-8s %-4s %4ss  %s' "$name" "$verdict" "$((SECONDS - start))" \
+    "$(grep -v '^\s*$' "$out/$name.log" | tail -n 1 | cut -c1-140)")")
+  printf '%s\n' "${lines[-1]}"
+}
+
+build_tree() {
+  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=ON \
+    -DATTNMETA_WITH_CUDA=ON -DATTNMETA_WITH_HIP=OFF -DATTNMETA_CUDA_ARCHITECTURES=90 \
+    -DCRITERION_ROOT="${CRITERION_ROOT:-$root/.carry/criterion}" &&
+    cmake --build "$build" -j"$jobs" &&
+    cmake --install "$build" --prefix "$prefix" >/dev/null
+}
+
+fused() {
+  local fb=$build-fused
+  cmake -S examples/fused_topk -B "$fb" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
+    -DFUSED_TOPK_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_CUDA_COMPILER="$(command -v nvcc)" &&
+    cmake --build "$fb" -j"$jobs" &&
+    env -u ATTNMETA_BACKEND "$fb/fused_topk_cuda" &&
+    if [ -x "$build/bin/attnmeta_gpu_fused_topk_test" ]; then
+      env -u ATTNMETA_BACKEND "$build/bin/attnmeta_gpu_fused_topk_test"
+    else
+      echo "attnmeta_gpu_fused_topk_test not built"
+      false
+    fi
+}
+
+readme() {
+  python3 ci/readme_block.py readme_torch.py >"$out/readme_torch.py" &&
+    python3 ci/readme_block.py readme_torch.out >"$out/readme_torch.expected" &&
+    PYTHONPATH="$root/python" ATTNMETA_LIBRARY="$build/lib/libattnmeta.so" \
+      python3 "$out/readme_torch.py" >"$out/readme_torch.actual" &&
+    diff "$out/readme_torch.expected" "$out/readme_torch.actual" &&
+    echo "README torch example: output as the README shows"
+}
+
+standin() {
+  PYTHONPATH="$root/python" ATTNMETA_LIBRARY="$build/lib/libattnmeta.so" \
+    python3 python/tests/vllm_standin_measure.py --device cuda --json "$out/standin.json" &&
+    echo "stand-in measured: $out/standin.json"
+}
+
+step build 300 build_tree
+step fused 120 fused
+step readme 60 readme
+step standin 120 standin
+if [ -n "$old" ]; then
+  step ab 420 bash bench/ab_bench.sh "$out/ab" "$old" "$root" 2
+  tail -n 40 "$out/ab/ab.log" >"$out/ab.log" 2>/dev/null
+fi
+printf '%s\n' "${lines[@]}" >"$out/extras.txt"
+echo
+echo "gpu_extras.sh at $(date -u +%FT%TZ):"
+cat "$out/extras.txt"
+exit "$failed"
