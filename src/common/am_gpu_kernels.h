@@ -50,13 +50,16 @@
     0)
 
 /* The top-k kernels: X(name, kind, staged), one for each kind of body
- * (AM_TOPK_TWO_GROUPS, AM_TOPK_PLAIN); staged ones keep the prefix sum in
- * dynamic shared memory. A kind without a row runs am_topk_kernel. */
-#define AM_TOPK_KERNELS(X)                              \
-  X(am_topk_kernel, 0, 1)                               \
-  X(am_topk_kernel_two, AM_TOPK_TWO_GROUPS, 1)          \
-  X(am_topk_kernel_plain, AM_TOPK_PLAIN, 0)             \
-  X(am_topk_kernel_two_plain, AM_TOPK_TWO_GROUPS | AM_TOPK_PLAIN, 0)
+ * (AM_TOPK_TWO_GROUPS, AM_TOPK_PLAIN, AM_TOPK_COUNTS); staged ones keep
+ * the row sums in dynamic shared memory. A kind without a row runs
+ * am_topk_kernel. */
+#define AM_TOPK_KERNELS(X)                                                         \
+  X(am_topk_kernel, 0, 1)                                                          \
+  X(am_topk_kernel_two, AM_TOPK_TWO_GROUPS, 1)                                     \
+  X(am_topk_kernel_plain, AM_TOPK_PLAIN, 0)                                        \
+  X(am_topk_kernel_two_plain, AM_TOPK_TWO_GROUPS | AM_TOPK_PLAIN, 0)               \
+  X(am_topk_kernel_counted, AM_TOPK_PLAIN | AM_TOPK_COUNTS, 1)                     \
+  X(am_topk_kernel_two_counted, AM_TOPK_TWO_GROUPS | AM_TOPK_PLAIN | AM_TOPK_COUNTS, 1)
 
 /* The block-shared scratch of a staged kernel, or none. */
 #define AM_GPU_SCRATCH_1(name) AM_RT_DYNAMIC_SHARED(int32_t, name)

@@ -14,11 +14,11 @@
  * together. For compaction the group's lanes add up their valid entries
  * with a two-level prefix sum in block-shared memory (two barriers a
  * chunk), so a row's valid slots go in increasing column order on every
- * backend and launch shape; counts alone need one such sum per row, and a
- * plain conversion needs no barrier. Rows are taken in block-uniform
- * rounds (every thread of a block runs the same number of rounds and
- * chunks), so the barriers are reached by all threads. Correct for any
- * block and grid.
+ * backend and launch shape; counts alone need one sum per row (its total
+ * only), and a plain conversion needs no barrier. Rows are taken in
+ * block-uniform rounds (every thread of a block runs the same number of
+ * rounds and chunks), so the barriers are reached by all threads. Correct
+ * for any block and grid.
  */
 #ifndef ATTNMETA_AM_TOPK_KERNEL_H
 #define ATTNMETA_AM_TOPK_KERNEL_H
@@ -57,16 +57,17 @@ AM_DEVICE int32_t am_topk_request(const am_topk_params *p, uint32_t t) {
   }
 }
 
-/* `plain`: AM_TOPK_PLAIN's launch (no counts, no workspace). */
-AM_DEVICE am_topk_row am_topk_row_of(const am_topk_params *p, uint32_t t, int plain) {
+/* `lean`: AM_TOPK_PLAIN's launch (decode rows: no workspace); `counts`:
+ * rows are counted. */
+AM_DEVICE am_topk_row am_topk_row_of(const am_topk_params *p, uint32_t t, int lean, int counts) {
   am_topk_row row;
   const int32_t r = am_topk_request(p, t);
   row.live = r >= 0;
-  row.counted = !plain && row.live && !(p->token_slot && p->token_slot[t] < 0);
+  row.counted = counts && row.live && !(p->token_slot && p->token_slot[t] < 0);
   row.table_off = row.live ? (int64_t)r * p->block_table_stride : 0;
   row.prefill = 0;
   row.ws_start = 0;
-  if (!plain && row.live && p->prefill_req) {
+  if (!lean && row.live && p->prefill_req) {
     const int32_t w = p->prefill_req[t];
     if (w >= p->num_prefill) {
       row.prefill = 2;
@@ -108,7 +109,7 @@ AM_DEVICE am_topk_split am_topk_split_of(const am_topk_params *p) {
  * A workspace row is addressed by the raw position: neither DCP ownership
  * nor the table's bound applies to it. */
 AM_DEVICE void am_topk_convert4(const am_topk_params *p, const am_topk_row *row,
-                                am_topk_split d, int plain, const int32_t x[AM_TOPK_LANE_COLS],
+                                am_topk_split d, int lean, const int32_t x[AM_TOPK_LANE_COLS],
                                 int32_t v[AM_TOPK_LANE_COLS], int32_t *flags) {
   uint32_t local[AM_TOPK_LANE_COLS], blk[AM_TOPK_LANE_COLS], off[AM_TOPK_LANE_COLS];
   int ok[AM_TOPK_LANE_COLS]; /* a position this rank looks up in the row's table */
@@ -119,7 +120,7 @@ AM_DEVICE void am_topk_convert4(const am_topk_params *p, const am_topk_row *row,
     ok[i] = row->live && x[i] >= 0;
     v[i] = -1;
   }
-  if (!plain && row->prefill == 1) { /* uniform over the row, as the two cases below */
+  if (!lean && row->prefill == 1) { /* uniform over the row, as the two cases below */
     for (i = 0; i < AM_TOPK_LANE_COLS; ++i) {
       const int64_t slot = row->ws_start + x[i];
       const int over = ok[i] && (slot < 0 || slot > INT32_MAX);
@@ -129,12 +130,12 @@ AM_DEVICE void am_topk_convert4(const am_topk_params *p, const am_topk_row *row,
     *flags |= f;
     return;
   }
-  if (!plain && row->prefill == 2) {
+  if (!lean && row->prefill == 2) {
     for (i = 0; i < AM_TOPK_LANE_COLS; ++i) f |= ok[i] ? ATTNMETA_FLAG_WORKSPACE_OUT_OF_RANGE : 0;
     *flags |= f;
     return;
   }
-  if (!plain && p->dcp_world_size > 1) { /* rank (x / I) % W owns x; floor(floor(x / I) / W) = x / (W I) */
+  if (!lean && p->dcp_world_size > 1) { /* rank (x / I) % W owns x; floor(floor(x / I) / W) = x / (W I) */
     const uint32_t interleave = (uint32_t)p->dcp_interleave;
     const uint32_t world = (uint32_t)p->dcp_world_size;
     for (i = 0; i < AM_TOPK_LANE_COLS; ++i) {
@@ -186,37 +187,67 @@ AM_DEVICE void am_topk_convert4(const am_topk_params *p, const am_topk_row *row,
  * the first lane of each segment of AM_TOPK_SCAN_SEGMENT lanes adds its
  * segment, and every lane adds the segments before its own and its
  * segment's lanes before it. Two barriers a call, where a lane-by-lane
- * scan would need two per doubling step. Calls alternate between two
- * halves of scratch (`phase` counts them): the next call writes the other
- * half, and the one after it comes after the next call's first barrier, by
- * which every lane has read this one. Every thread of the block must call
- * it (it holds barriers). */
+ * scan would need two per doubling step; the loops have fixed lengths (or
+ * take four segments a step), so their reads are in flight together
+ * rather than one after another. Calls alternate between two halves of
+ * scratch (`phase` counts them): the next call writes the other half, and
+ * the one after it comes after the next call's first barrier, by which
+ * every lane has read this one. Every thread of the block must call it (it
+ * holds barriers). */
 AM_DEVICE uint32_t am_topk_group_scan(int32_t *scratch, am_thread th, uint32_t *phase, uint32_t n,
                                       uint32_t *total) {
   const uint32_t segs = (th.lanes + AM_TOPK_SCAN_SEGMENT - 1) / AM_TOPK_SCAN_SEGMENT;
   int32_t *half = scratch + (*phase & 1) * (th.block_dim + th.groups * segs);
   int32_t *posted = half + th.group * th.lanes;
   int32_t *seg_sum = half + th.block_dim + th.group * segs;
-  const uint32_t mine = th.lane / AM_TOPK_SCAN_SEGMENT;
-  uint32_t i, excl = 0, sum = 0;
+  const uint32_t mine = th.lane / AM_TOPK_SCAN_SEGMENT, own = mine * AM_TOPK_SCAN_SEGMENT;
+  uint32_t i, u, excl = 0, sum = 0;
+  *phase += 1;
+  posted[th.lane] = (int32_t)n;
+  AM_BARRIER();
+  if (th.lane == own) {
+    uint32_t s = 0;
+    for (i = 0; i < AM_TOPK_SCAN_SEGMENT; ++i)
+      s += th.lane + i < th.lanes ? (uint32_t)posted[th.lane + i] : 0;
+    seg_sum[mine] = (int32_t)s;
+  }
+  AM_BARRIER();
+  for (i = 0; i < segs; i += 4)
+    for (u = 0; u < 4; ++u) {
+      const uint32_t s = i + u < segs ? (uint32_t)seg_sum[i + u] : 0;
+      sum += s;
+      excl += i + u < mine ? s : 0;
+    }
+  for (i = 0; i < AM_TOPK_SCAN_SEGMENT; ++i)
+    excl += own + i < th.lane ? (uint32_t)posted[own + i] : 0;
+  *total = sum;
+  return excl;
+}
+
+/* The sum of `n` over the lanes of the calling thread's group, on the
+ * group's first lane (0 on the others): am_topk_group_scan's two levels
+ * without the prefix. Shares its halves and `phase`, so calls of both may
+ * follow one another; every thread of the block must call it. */
+AM_DEVICE uint32_t am_topk_group_total(int32_t *scratch, am_thread th, uint32_t *phase, uint32_t n) {
+  const uint32_t segs = (th.lanes + AM_TOPK_SCAN_SEGMENT - 1) / AM_TOPK_SCAN_SEGMENT;
+  int32_t *half = scratch + (*phase & 1) * (th.block_dim + th.groups * segs);
+  int32_t *posted = half + th.group * th.lanes;
+  int32_t *seg_sum = half + th.block_dim + th.group * segs;
+  uint32_t i, u, sum = 0;
   *phase += 1;
   posted[th.lane] = (int32_t)n;
   AM_BARRIER();
   if (th.lane % AM_TOPK_SCAN_SEGMENT == 0) {
-    const uint32_t end = th.lane + AM_TOPK_SCAN_SEGMENT < th.lanes ? th.lane + AM_TOPK_SCAN_SEGMENT : th.lanes;
     uint32_t s = 0;
-    for (i = th.lane; i < end; ++i) s += (uint32_t)posted[i];
-    seg_sum[mine] = (int32_t)s;
+    for (i = 0; i < AM_TOPK_SCAN_SEGMENT; ++i)
+      s += th.lane + i < th.lanes ? (uint32_t)posted[th.lane + i] : 0;
+    seg_sum[th.lane / AM_TOPK_SCAN_SEGMENT] = (int32_t)s;
   }
   AM_BARRIER();
-  for (i = 0; i < segs; ++i) {
-    const uint32_t s = (uint32_t)seg_sum[i];
-    sum += s;
-    if (i < mine) excl += s;
-  }
-  for (i = mine * AM_TOPK_SCAN_SEGMENT; i < th.lane; ++i) excl += (uint32_t)posted[i];
-  *total = sum;
-  return excl;
+  if (th.lane != 0) return 0;
+  for (i = 0; i < segs; i += 4)
+    for (u = 0; u < 4; ++u) sum += i + u < segs ? (uint32_t)seg_sum[i + u] : 0;
+  return sum;
 }
 
 /* Loads this lane's (up to) four columns [j0, j0 + 4) of a row; columns at
@@ -255,8 +286,8 @@ AM_DEVICE void am_topk_store(const am_topk_params *p, int32_t *AM_RESTRICT out, 
 }
 
 /* scratch: block-shared, AM_TOPK_SCRATCH_INTS(lanes, groups) int32 (used
- * only when rows are counted). `kind`: AM_TOPK_TWO_GROUPS and
- * AM_TOPK_PLAIN bits (am_topk_params.h), a compile-time constant on the
+ * only when rows are counted). `kind`: AM_TOPK_TWO_GROUPS, AM_TOPK_PLAIN
+ * and AM_TOPK_COUNTS bits (am_topk_params.h), a compile-time constant on the
  * GPUs (a kernel each, so each keeps only the registers and instructions
  * it needs), am_topk_kind_of(p) or a general kind where it is not. */
 AM_DEVICE void am_topk_body(const am_topk_params *p, am_thread th, int32_t *scratch, int kind) {
@@ -266,12 +297,13 @@ AM_DEVICE void am_topk_body(const am_topk_params *p, am_thread th, int32_t *scra
    * (rows of many tokens: half the threads, twice the loads in flight per
    * thread); never with compaction, whose prefix sum wants a lane's
    * columns consecutive */
-  const int plain = kind & AM_TOPK_PLAIN;
-  const int compact = !plain && p->compact;
+  const int lean = kind & AM_TOPK_PLAIN;
+  const int compact = !lean && p->compact;
   const int two = (kind & AM_TOPK_TWO_GROUPS) && !compact;
   const uint32_t half = th.lanes * AM_TOPK_LANE_COLS;
   const uint32_t chunk = two ? 2 * half : half;
-  const int counting = !plain && p->valid_count != 0; /* compact implies it (host check) */
+  /* compact implies counts (host check) */
+  const int counting = (!lean || (kind & AM_TOPK_COUNTS)) && p->valid_count != 0;
   const am_topk_split split = am_topk_split_of(p);
   int32_t flags = 0;
   uint32_t first, phase = 0;
@@ -292,7 +324,7 @@ AM_DEVICE void am_topk_body(const am_topk_params *p, am_thread th, int32_t *scra
     am_topk_load(p, in, active && two, half + th.lane * AM_TOPK_LANE_COLS, y);
     row.live = row.counted = row.prefill = 0;
     row.table_off = row.ws_start = 0;
-    if (active) row = am_topk_row_of(p, t, plain);
+    if (active) row = am_topk_row_of(p, t, lean, counting);
     for (c0 = 0; c0 < k; c0 += chunk) {
       const uint32_t j0 = c0 + th.lane * AM_TOPK_LANE_COLS, j1 = j0 + half;
       int32_t next[AM_TOPK_LANE_COLS], next_y[AM_TOPK_LANE_COLS];
@@ -302,9 +334,9 @@ AM_DEVICE void am_topk_body(const am_topk_params *p, am_thread th, int32_t *scra
       /* the next chunk's positions are in flight while this one converts */
       am_topk_load(p, in, active && c0 + chunk < k, j0 + chunk, next);
       am_topk_load(p, in, active && two && c0 + chunk < k, j1 + chunk, next_y);
-      am_topk_convert4(p, &row, split, plain, x, v, &flags);
+      am_topk_convert4(p, &row, split, lean, x, v, &flags);
       for (i = 0; i < AM_TOPK_LANE_COLS; ++i) w[i] = -1;
-      if (two) am_topk_convert4(p, &row, split, plain, y, w, &flags);
+      if (two) am_topk_convert4(p, &row, split, lean, y, w, &flags);
       if (active && j0 < k && !compact) am_topk_store(p, out, j0, v);
       if (two && active && j1 < k) am_topk_store(p, out, j1, w);
       if (row.counted)
@@ -325,7 +357,7 @@ AM_DEVICE void am_topk_body(const am_topk_params *p, am_thread th, int32_t *scra
       total += sum;
     }
     /* counts without compaction: one sum over the lanes for the whole row */
-    if (counting && !compact) (void)am_topk_group_scan(scratch, th, &phase, lane_count, &total);
+    if (counting && !compact) total = am_topk_group_total(scratch, th, &phase, lane_count);
     if (active && compact)
       for (c0 = total + th.lane; c0 < k; c0 += th.lanes) out[c0] = -1;
     if (active && counting && th.lane == 0) p->valid_count[t] = (int32_t)total;

@@ -59,17 +59,21 @@ typedef struct am_topk_params {
  * constant in each GPU kernel): AM_TOPK_TWO_GROUPS when a lane takes two
  * groups of four columns (lane_vectors == 2); AM_TOPK_PLAIN when the
  * launch converts decode rows only, without DCP, counts or compaction, so
- * what those need compiles out (a shorter chain for rows of few tokens:
- * H200, T 1 x K 512 in 1.78 us instead of 2.20; with counts allowed in
- * it, 2.12).
+ * what those need compiles out (a shorter chain for rows of few tokens);
+ * AM_TOPK_PLAIN | AM_TOPK_COUNTS, the same with counts (and token_slot):
+ * the plain body and one sum over a row's lanes. A barrier compiled into
+ * the plain body itself slows plain rows even when no count is asked for,
+ * so counts have kernels of their own.
  * The general body (kind 0 or AM_TOPK_TWO_GROUPS) is right for every
  * launch. */
 #define AM_TOPK_TWO_GROUPS 1
 #define AM_TOPK_PLAIN 2
+#define AM_TOPK_COUNTS 4
 
 static inline int am_topk_kind_of(const am_topk_params *p) {
-  const int plain = p->dcp_world_size <= 1 && !p->prefill_req && !p->valid_count && !p->compact;
-  return (p->lane_vectors == 2 ? AM_TOPK_TWO_GROUPS : 0) | (plain ? AM_TOPK_PLAIN : 0);
+  const int decode = p->dcp_world_size <= 1 && !p->prefill_req && !p->compact;
+  return (p->lane_vectors == 2 ? AM_TOPK_TWO_GROUPS : 0) | (decode ? AM_TOPK_PLAIN : 0) |
+         (decode && p->valid_count ? AM_TOPK_COUNTS : 0);
 }
 
 #endif /* ATTNMETA_AM_TOPK_PARAMS_H */
