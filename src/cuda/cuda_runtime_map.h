@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#define AM_RT(name) cuda##name
 #define AM_RT_NAME "CUDA"
 #define AM_RT_BACKEND_NAME "cuda"
-#define AM_RT_SUCCESS cudaSuccess
 
 /* A kernel launch and a kernel's block-shared array sized at launch. */
 #define AM_RT_LAUNCH(kernel, grid, block, shared_bytes, stream, ...) \
@@ -18,23 +18,9 @@
 /* Stream capture and graphs exist. */
 #define AM_RT_HAS_GRAPHS 1
 
-typedef cudaError_t am_rt_error;
-typedef cudaStream_t am_rt_stream;
+typedef cudaDeviceProp am_rt_device_prop;
 
-static inline const char *am_rt_error_string(am_rt_error e) { return cudaGetErrorString(e); }
-static inline am_rt_error am_rt_get_device_count(int *n) { return cudaGetDeviceCount(n); }
-static inline am_rt_error am_rt_get_device(int *d) { return cudaGetDevice(d); }
-static inline am_rt_error am_rt_set_device(int d) { return cudaSetDevice(d); }
-static inline am_rt_error am_rt_get_last_error(void) { return cudaGetLastError(); }
-static inline void am_rt_clear_error(void) { (void)cudaGetLastError(); }
-static inline am_rt_error am_rt_malloc(void **p, size_t n) { return cudaMalloc(p, n); }
-static inline am_rt_error am_rt_free(void *p) { return cudaFree(p); }
-static inline am_rt_error am_rt_copy(void *dst, const void *src, size_t n, int to_device) {
-  return cudaMemcpy(dst, src, n, to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost);
-}
-static inline am_rt_error am_rt_stream_synchronize(am_rt_stream s) {
-  return cudaStreamSynchronize(s);
-}
+#include "am_runtime_prefixed.h"
 
 static inline int am_rt_processor_count(int device) {
   int n = 0;
@@ -47,22 +33,6 @@ static inline void am_rt_arch_name(int device, char *buf, size_t size) {
   cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
   cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
   snprintf(buf, size, "sm_%d%d", major, minor);
-}
-
-static inline void am_rt_device_name(int device, char *buf, size_t size) {
-  struct cudaDeviceProp prop;
-  if (cudaGetDeviceProperties(&prop, device) == cudaSuccess) {
-    snprintf(buf, size, "%s", prop.name);
-  } else {
-    snprintf(buf, size, "CUDA device %d", device);
-  }
-}
-
-/* True when the current device can run `kernel` (an image for its
- * architecture is in the module). */
-static inline int am_rt_kernel_loadable(const void *kernel) {
-  struct cudaFuncAttributes attr;
-  return cudaFuncGetAttributes(&attr, kernel) == cudaSuccess;
 }
 
 static inline int64_t am_rt_cache_bytes(int device) {
@@ -142,54 +112,9 @@ static inline void am_rt_code_kind(int device, char *buf, size_t size) {
     snprintf(buf, size, "%s", "");
 }
 
-/* ---- measurement (attnmeta_measure.h): streams, events, graphs ---- */
-typedef cudaEvent_t am_rt_event;
-typedef cudaGraph_t am_rt_graph;
-typedef cudaGraphExec_t am_rt_graph_exec;
-typedef cudaGraphNode_t am_rt_graph_node;
-
-static inline am_rt_error am_rt_stream_create(am_rt_stream *s) {
-  return cudaStreamCreateWithFlags(s, cudaStreamNonBlocking);
-}
-static inline am_rt_error am_rt_stream_destroy(am_rt_stream s) { return cudaStreamDestroy(s); }
-static inline am_rt_error am_rt_event_create(am_rt_event *e) { return cudaEventCreate(e); }
-static inline am_rt_error am_rt_event_destroy(am_rt_event e) { return cudaEventDestroy(e); }
-static inline am_rt_error am_rt_event_record(am_rt_event e, am_rt_stream s) {
-  return cudaEventRecord(e, s);
-}
-static inline am_rt_error am_rt_event_synchronize(am_rt_event e) { return cudaEventSynchronize(e); }
-static inline am_rt_error am_rt_event_elapsed_ms(float *ms, am_rt_event start, am_rt_event stop) {
-  return cudaEventElapsedTime(ms, start, stop);
-}
-/* Capture of the calling thread's work on `s` (other threads unaffected). */
-static inline am_rt_error am_rt_capture_begin(am_rt_stream s) {
-  return cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
-}
-static inline am_rt_error am_rt_capture_end(am_rt_stream s, am_rt_graph *g) {
-  return cudaStreamEndCapture(s, g);
-}
-/* nodes NULL: *count receives the number of nodes. */
-static inline am_rt_error am_rt_graph_get_nodes(am_rt_graph g, am_rt_graph_node *nodes,
-                                                size_t *count) {
-  return cudaGraphGetNodes(g, nodes, count);
-}
-static inline int am_rt_graph_node_is_kernel(am_rt_graph_node n) {
-  enum cudaGraphNodeType type;
-  return cudaGraphNodeGetType(n, &type) == cudaSuccess && type == cudaGraphNodeTypeKernel;
-}
+/* The one graph call whose arguments differ between the runtimes. */
 static inline am_rt_error am_rt_graph_instantiate(am_rt_graph_exec *e, am_rt_graph g) {
   return cudaGraphInstantiate(e, g, 0);
-}
-static inline am_rt_error am_rt_graph_launch(am_rt_graph_exec e, am_rt_stream s) {
-  return cudaGraphLaunch(e, s);
-}
-static inline am_rt_error am_rt_graph_exec_destroy(am_rt_graph_exec e) {
-  return cudaGraphExecDestroy(e);
-}
-static inline am_rt_error am_rt_graph_destroy(am_rt_graph g) { return cudaGraphDestroy(g); }
-static inline am_rt_error am_rt_copy_device_async(void *dst, const void *src, size_t n,
-                                                  am_rt_stream s) {
-  return cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, s);
 }
 
 #endif /* ATTNMETA_CUDA_RUNTIME_MAP_H */
