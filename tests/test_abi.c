@@ -14,6 +14,7 @@
 #include "attnmeta/attnmeta.h"
 #include "guarded.h"
 #include "harness.h"
+#include "step_fixture.h"
 
 /* attnmeta_step as 0.1 released it, member for member: what a program
  * built against 0.1 allocates. */
@@ -91,22 +92,9 @@ Test(abi, release_0_1_init_writes_only_its_struct) {
 
 /* A program built against 0.1 builds a step with a 0.1-sized struct:
  * qsl {0, 1, 3}, seq_lens {5, 2}, T = 4, C = 5; on every backend. */
-typedef struct backend_param {
-  int backend;
-} backend_param;
+ParameterizedTestParameters(abi, release_0_1_caller_builds) { return amt_case_params(1); }
 
-static void free_params(struct criterion_test_params *crp) { cr_free(crp->params); }
-
-ParameterizedTestParameters(abi, release_0_1_caller_builds) {
-  attnmeta_backend be[AMT_MAX_BACKENDS];
-  const int nb = amt_test_backends(be);
-  backend_param *ps = cr_calloc((size_t)nb + 1, sizeof *ps);
-  int i;
-  for (i = 0; i < nb; i++) ps[i].backend = (int)be[i];
-  return cr_make_param_array(backend_param, ps, (size_t)nb, free_params);
-}
-
-ParameterizedTest(backend_param *param, abi, release_0_1_caller_builds) {
+ParameterizedTest(amt_case_param *param, abi, release_0_1_caller_builds) {
   static const int32_t qsl[] = {0, 1, 3}, seq[] = {5, 2};
   static const int32_t want_map[4] = {0, 1, 1, 0};
   static const int64_t want_pos[4] = {4, 0, 1, 0};

@@ -9,6 +9,7 @@
 
 #include "attnmeta/attnmeta.h"
 #include "harness.h"
+#include "step_fixture.h"
 #include "reference.h"
 
 Test(reference, dcp_formula_equals_counting) {
@@ -87,22 +88,9 @@ Test(reference, step_small) {
 
 /* ---- the contract's DCP example through the library, on every backend ---- */
 
-typedef struct backend_param {
-  int backend;
-} backend_param;
+ParameterizedTestParameters(contract, dcp_example) { return amt_case_params(1); }
 
-static void free_params(struct criterion_test_params *crp) { cr_free(crp->params); }
-
-ParameterizedTestParameters(contract, dcp_example) {
-  attnmeta_backend be[AMT_MAX_BACKENDS];
-  const int n = amt_test_backends(be);
-  backend_param *ps = cr_calloc((size_t)n + 1, sizeof *ps);
-  int i;
-  for (i = 0; i < n; i++) ps[i].backend = (int)be[i];
-  return cr_make_param_array(backend_param, ps, (size_t)n, free_params);
-}
-
-ParameterizedTest(backend_param *param, contract, dcp_example) {
+ParameterizedTest(amt_case_param *param, contract, dcp_example) {
   static const int32_t qsl[] = {0, 3};
   static const int32_t seq[] = {10};
   static const int32_t table[] = {5};

@@ -12,6 +12,7 @@
 
 #include "attnmeta/attnmeta.h"
 #include "harness.h"
+#include "step_fixture.h"
 
 #define POISON_BYTE 0x5A
 #define ARENA_BYTES 4096
@@ -167,27 +168,11 @@ static void apply(attnmeta_topk *op, int field) {
   }
 }
 
-typedef struct arg_param {
-  int backend;
-  int index;
-} arg_param;
-
 ParameterizedTestParameters(topk_args, refused) {
-  static arg_param ps[AMT_MAX_BACKENDS * sizeof bad_args / sizeof bad_args[0]];
-  attnmeta_backend be[AMT_MAX_BACKENDS];
-  const int nb = amt_test_backends(be);
-  size_t n = 0, i;
-  int b;
-  for (b = 0; b < nb; b++)
-    for (i = 0; i < sizeof bad_args / sizeof bad_args[0]; i++) {
-      ps[n].backend = (int)be[b];
-      ps[n].index = (int)i;
-      n++;
-    }
-  return cr_make_param_array(arg_param, ps, n);
+  return amt_case_params((int)(sizeof bad_args / sizeof bad_args[0]));
 }
 
-ParameterizedTest(arg_param *p, topk_args, refused) {
+ParameterizedTest(amt_case_param *p, topk_args, refused) {
   const bad_arg *a = &bad_args[p->index];
   fixture f;
   attnmeta_status st;
