@@ -127,6 +127,15 @@ static int32_t cols_for(int64_t rows, int64_t bs, int64_t world) {
   return (int32_t)(ceil_div(rows > 0 ? rows : 0, bs * world) + 1);
 }
 
+/* Table `tab` as the reference reads it (rows packed: stride = cols). */
+static amr_table table_view(const amd_batch *b, int tab) {
+  amr_table t;
+  t.ids = b->tables[tab];
+  t.cols = b->cols[tab];
+  t.stride = b->cols[tab];
+  return t;
+}
+
 static void fill_table(amd_batch *b, const amd_case *c, int tab, int32_t cols) {
   int32_t r, k;
   if (c->table_cols > 0) cols = c->table_cols;
@@ -196,17 +205,9 @@ amd_batch *amd_materialize(const amd_case *c) {
     const amd_patch *pt = &c->patch[r];
     b->tables[pt->table][(int64_t)pt->row * b->cols[pt->table] + pt->col] = pt->value;
   }
-  for (g = 0; g < c->ngroups; g++) {
-    b->d.groups[g].table.ids = b->tables[AMD_TAB_GROUP0 + g];
-    b->d.groups[g].table.cols = b->cols[AMD_TAB_GROUP0 + g];
-    b->d.groups[g].table.stride = b->cols[AMD_TAB_GROUP0 + g];
-  }
-  b->d.swa_table.ids = b->tables[AMD_TAB_SWA];
-  b->d.swa_table.cols = b->cols[AMD_TAB_SWA];
-  b->d.swa_table.stride = b->cols[AMD_TAB_SWA];
-  b->d.c128a_table.ids = b->tables[AMD_TAB_C128A];
-  b->d.c128a_table.cols = b->cols[AMD_TAB_C128A];
-  b->d.c128a_table.stride = b->cols[AMD_TAB_C128A];
+  for (g = 0; g < c->ngroups; g++) b->d.groups[g].table = table_view(b, AMD_TAB_GROUP0 + g);
+  b->d.swa_table = table_view(b, AMD_TAB_SWA);
+  b->d.c128a_table = table_view(b, AMD_TAB_C128A);
   return b;
 }
 
