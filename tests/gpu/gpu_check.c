@@ -62,6 +62,18 @@ attnmeta_context *amg_open_cuda(const char *name) {
   return ctx;
 }
 
+attnmeta_context *amg_open_cuda_with_stream(const char *name, cudaStream_t *stream) {
+  attnmeta_context *ctx;
+  amg_require_device(name);
+  ctx = amg_open_cuda(name);
+  printf("%s: %s\n", name, attnmeta_context_device_name(ctx));
+  if (!AMG_CUDA(cudaStreamCreateWithFlags(stream, cudaStreamNonBlocking))) {
+    attnmeta_close(ctx);
+    return NULL;
+  }
+  return ctx;
+}
+
 /* ------------------------------------------------------------ buffers */
 
 amg_sizes amg_sizes_of(const amg_shape *s) {

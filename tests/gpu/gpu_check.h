@@ -39,6 +39,11 @@ void amg_require_device(const char *name);
  * reports no device, fails the program on any other error. */
 attnmeta_context *amg_open_cuda(const char *name);
 
+/* The start of a program that works on a stream of its own: the two calls
+ * above, a line naming the device, and a new non-blocking `*stream`.
+ * Returns NULL (the failure counted) when the stream cannot be made. */
+attnmeta_context *amg_open_cuda_with_stream(const char *name, cudaStream_t *stream);
+
 /* ---- one step: shape, host inputs, device buffers ---- */
 typedef struct amg_shape {
   int32_t R, T, C, cols;

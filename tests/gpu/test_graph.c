@@ -127,11 +127,8 @@ int main(void) {
   attnmeta_context *ctx;
   cudaStream_t stream;
   int d, k, v, r, col;
-  amg_require_device(NAME);
-  ctx = amg_open_cuda(NAME);
-  printf("%s: %s\n", NAME, attnmeta_context_device_name(ctx));
-  if (!AMG_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)))
-    return amg_finish(NAME);
+  ctx = amg_open_cuda_with_stream(NAME, &stream);
+  if (!ctx) return amg_finish(NAME);
 
   for (d = 0; d < (int)(sizeof dcps / sizeof dcps[0]); d++) {
     const amg_shape shape = {R, T, C, COLS, IN_STRIDE, OUT_STRIDE, -1, 4,

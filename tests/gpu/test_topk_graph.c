@@ -37,11 +37,8 @@ int main(void) {
   int32_t *d_topk, *d_topk_all, *d_qsl, *d_qsl_all, *d_table, *d_out, *d_counts, *d_err;
   int v, t, j, c, compact;
 
-  amg_require_device(NAME);
-  ctx = amg_open_cuda(NAME);
-  printf("%s: %s\n", NAME, attnmeta_context_device_name(ctx));
-  if (!AMG_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)))
-    return amg_finish(NAME);
+  ctx = amg_open_cuda_with_stream(NAME, &stream);
+  if (!ctx) return amg_finish(NAME);
   for (j = 0; j < R * COLS; j++) table[j] = amg_rand_range(&rng, 0, 100000);
   for (v = 0; v < NV; v++) {
     const int32_t total = v == 1 ? T - 7 : T; /* variant 1: padding tokens */
