@@ -11,7 +11,7 @@ looked up in ``sys.modules`` when first met.
 
 import operator
 import sys
-from typing import Any, Callable, Dict, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 
 from . import _compile
 from ._lib import Backend
@@ -26,14 +26,14 @@ _INT32_MIN = -(2**31)
 _INT32_MAX = 2**31 - 1
 
 
-def device_str(dev):
+def device_str(dev: Tuple[int, int]) -> str:
     kind, index = dev
     if kind == Backend.CPU:
         return "the host (CPU backend)"
     return "%s device %d" % (Backend(kind).name.lower(), index)
 
 
-def int32(value, name):
+def int32(value: Any, name: str) -> int:
     """``value`` as an int that fits int32, or TypeError/ValueError naming it.
     A bool is not a number here (True would silently mean 1)."""
     if isinstance(value, bool) or type(value).__name__ == "bool_":
@@ -86,10 +86,10 @@ class _Torch:
         return self._multi_gpu
 
 
-_torch_state = None
+_torch_state = None  # type: Optional[_Torch]
 
 
-def torch_state():
+def torch_state() -> Any:  # an _Torch, or None while torch is not imported
     """The _Torch of the imported torch, or None when torch is not imported."""
     global _torch_state
     if _torch_state is None:
@@ -157,10 +157,10 @@ class _NumPy:
         self.dtypes = {I32: np.dtype(np.int32), I64: np.dtype(np.int64)}
 
 
-_numpy_state = None
+_numpy_state = None  # type: Optional[_NumPy]
 
 
-def numpy_state():
+def numpy_state() -> "Optional[_NumPy]":
     global _numpy_state
     if _numpy_state is None:
         np = sys.modules.get("numpy")
@@ -543,17 +543,19 @@ def _classify(cls, name):
     )
 
 
-def vec(x, name, dtype=I32, out=False):
+def vec(x: Any, name: str, dtype: str = I32,
+        out: bool = False) -> Tuple[int, Tuple[int, int], int]:
     """A 1-D contiguous buffer: (pointer, device, length)."""
     fn = _VEC.get(type(x))
     if fn is None:
         fn, table_fn = _classify(type(x), name)
         _VEC[type(x)] = fn
         _TABLE[type(x)] = table_fn
-    return fn(x, name, dtype, out)
+    return fn(x, name, dtype, out)  # type: ignore[return-value]
 
 
-def table(x, name, out=False):
+def table(x: Any, name: str,
+          out: bool = False) -> Tuple[int, Tuple[int, int], int, int, int]:
     """A 2-D int32 table with unit column stride: (pointer, device, rows,
     cols, row_stride) with row_stride >= cols."""
     fn = _TABLE.get(type(x))
@@ -561,10 +563,10 @@ def table(x, name, out=False):
         vec_fn, fn = _classify(type(x), name)
         _VEC[type(x)] = vec_fn
         _TABLE[type(x)] = fn
-    return fn(x, name, out)
+    return fn(x, name, out)  # type: ignore[return-value]
 
 
-def stream_handle(stream, dev):
+def stream_handle(stream: Any, dev: Tuple[int, int]) -> Optional[int]:
     """The stream to pass to C for work on ``dev``: the caller's, or torch's
     current stream of that device; None on the CPU backend."""
     if dev[0] == Backend.CPU:
