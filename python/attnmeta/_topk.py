@@ -9,7 +9,7 @@ import ctypes
 import sys
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
 
-from . import _lib
+from . import _compile, _lib
 from ._arrays import I32, I64, device_str, int32, stream_handle, table, torch_state, vec
 from ._context import context_for
 from ._lib import Backend
@@ -75,8 +75,30 @@ class TopkPlan:
         error_word: Optional[Buffer] = None,
         context: "Optional[Context]" = None,
     ) -> None:
-        args = dict(locals())
-        del args["self"]
+        args = dict(
+            token_indices=token_indices,
+            block_table=block_table,
+            out=out,
+            req_id=req_id,
+            query_start_loc=query_start_loc,
+            valid_counts=valid_counts,
+            compact=compact,
+            block_size=block_size,
+            stride_rows=stride_rows,
+            prefill_workspace_request_ids=prefill_workspace_request_ids,
+            prefill_workspace_starts=prefill_workspace_starts,
+            token_slot=token_slot,
+            dcp_size=dcp_size,
+            dcp_rank=dcp_rank,
+            cp_kv_cache_interleave_size=cp_kv_cache_interleave_size,
+            error_word=error_word,
+            context=context,
+        )
+        if _compile.is_compiling():
+            # Traced by torch.compile: the custom operator checks and
+            # converts when it runs (attnmeta.ops.convert_topk).
+            self._args = args
+            return
         self._setup(args)
 
     def _setup(self, args: Dict[str, Any]) -> None:
@@ -212,7 +234,13 @@ class TopkPlan:
     def convert(self, num_tokens: Optional[int] = None, stream: Any = None) -> None:
         """Converts rows ``[0, num_tokens)`` (default: every row of
         token_indices) in one launch on ``stream`` (default: torch's current
-        stream of the buffers' device). Never synchronises or allocates."""
+        stream of the buffers' device). Never synchronises or allocates.
+        Inside ``torch.compile`` it is the custom operator
+        ``torch.ops.attnmeta.convert_topk``."""
+        if _compile.is_compiling():
+            traced = {name: value for name, value in self._args.items() if name != "context"}
+            _compile.ops_module.convert_topk(num_tokens=num_tokens, **traced)
+            return
         t = self._rows if num_tokens is None else num_tokens
         if not 0 <= t <= self._max_tokens:
             raise ValueError("num_tokens (%d) must be in [0, %d]" % (t, self._max_tokens))
