@@ -39,7 +39,7 @@ from ._lib import (
 )
 from ._version import __version__
 from ._context import Context, clear_context_cache, get_context
-from ._devices import backend_device_count, backend_targets
+from ._devices import backend_device_count, backend_module_path, backend_targets
 from ._dsv4_dropins import (
     compute_c128a_indices_and_lens,
     compute_swa_indices_and_lens,
@@ -65,6 +65,7 @@ __all__ = [
     "StepPlan",
     "__version__",
     "backend_device_count",
+    "backend_module_path",
     "backend_name",
     "backend_targets",
     "build_commit",
@@ -89,7 +90,7 @@ __all__ = [
 
 # torch imported first: its custom operators (attnmeta.ops) are registered
 # now, so torch.compile finds them from the first call.
-def _register_torch_ops_if_imported():
+def _register_torch_ops_if_imported() -> None:
     import sys
 
     from ._register import register_torch_ops
