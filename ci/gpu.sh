@@ -236,6 +236,8 @@ arch_generator=()
 [ ! -f "$arch_build/CMakeCache.txt" ] && command -v ninja >/dev/null 2>&1 && arch_generator=(-G Ninja)
 common=(-DCMAKE_BUILD_TYPE=Release -DATTNMETA_WITH_CUDA=ON -DATTNMETA_WITH_HIP=OFF)
 [ -n "$nvcc_path" ] && common+=("-DCMAKE_CUDA_COMPILER=$nvcc_path")
+# A tree copied without its own history reports the commit it was given.
+[ -n "${ATTNMETA_COMMIT:-}" ] && common+=("-DATTNMETA_COMMIT=$ATTNMETA_COMMIT")
 
 t0=$SECONDS
 # The foreign-architecture module, built beside the main build.
@@ -294,8 +296,9 @@ if [ -x "$bin/attnmeta" ]; then
   run "$tmp/info.log" "$(limit 60 300)" "$bin/attnmeta" info
   rc=$?
   keep info "$tmp/info.log"
-  # The line after the CUDA backend's header: its first device, or why none.
-  dev=$(awk '/^backend cuda/ {f = 1; next} f {sub(/^ */, ""); print; exit}' "$tmp/info.log")
+  # The first line after the CUDA backend's header that is not its module's
+  # path: its first device, or why none.
+  dev=$(awk '/^backend cuda/ {f = 1; next} f && !/^ *module: / {sub(/^ */, ""); print; exit}' "$tmp/info.log")
   if [ "$rc" = 0 ] && printf '%s' "$dev" | grep -q '^device 0: ' &&
     ! printf '%s' "$dev" | grep -q 'cannot open'; then
     record info PASS $((SECONDS - t0)) "$dev"

@@ -31,13 +31,19 @@ export PATH=/usr/local/cuda/bin:$PATH
 jobs=$(nproc 2>/dev/null || echo 4)
 build=$root/build-extras
 prefix=$root/build-extras-prefix
+export root out build prefix jobs
 lines=()
 failed=0
 
 step() { # step NAME LIMIT_S COMMAND...
   local name=$1 secs=$2 start=$SECONDS rc verdict
   shift 2
-  timeout --kill-after=10 "$secs" "$@" >"$out/$name.log" 2>&1
+  if declare -F "$1" >/dev/null; then # a function of this script: in a child bash
+    timeout --kill-after=10 "$secs" bash -c "$(declare -f "$1"); \"\$@\"" "$1" "$@" \
+      >"$out/$name.log" 2>&1
+  else
+    timeout --kill-after=10 "$secs" "$@" >"$out/$name.log" 2>&1
+  fi
   rc=$?
   if [ "$rc" -eq 0 ]; then verdict=PASS; else verdict=FAIL; failed=1; fi
   lines+=("$(printf '%-8s %-4s %4ss  %s' "$name" "$verdict" "$((SECONDS - start))" \
@@ -48,7 +54,8 @@ step() { # step NAME LIMIT_S COMMAND...
 build_tree() {
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=ON \
     -DATTNMETA_WITH_CUDA=ON -DATTNMETA_WITH_HIP=OFF -DATTNMETA_CUDA_ARCHITECTURES=90 \
-    -DCRITERION_ROOT="${CRITERION_ROOT:-$root/.carry/criterion}" &&
+    -DCRITERION_ROOT="${CRITERION_ROOT:-$root/.carry/criterion}" \
+    ${ATTNMETA_COMMIT:+"-DATTNMETA_COMMIT=$ATTNMETA_COMMIT"} &&
     cmake --build "$build" -j"$jobs" &&
     cmake --install "$build" --prefix "$prefix" >/dev/null
 }
