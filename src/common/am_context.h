@@ -40,11 +40,6 @@ void am_forget_message(const attnmeta_context *ctx);
 /* Longest path of a module file the loader tries (bytes, with the NUL). */
 #define AM_MODULE_PATH_MAX 4096
 
-/* The environment variable `name`, or NULL; NULL too in a process running
- * with elevated privileges (set-user-ID, set-group-ID, capabilities), which
- * must not let its caller choose what the library loads (secure_getenv). */
-const char *am_environment(const char *name);
-
 /* The backend table for `kind`, loading its module on first use. NULL with
  * a message in msg when it cannot be had. Thread-safe. */
 const am_backend_table *am_backend_for(attnmeta_backend kind, attnmeta_status *status, char *msg,

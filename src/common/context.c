@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "am_context.h"
+#include "am_environment.h"
 #include "am_paths_off.h"
 
 static _Thread_local char open_message[AM_MESSAGE_SIZE];

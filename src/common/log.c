@@ -11,7 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "am_context.h"
+#include "am_environment.h"
 #include "am_log.h"
 
 static pthread_once_t level_once = PTHREAD_ONCE_INIT;

@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "am_context.h"
+#include "am_environment.h"
 #include "am_log.h"
 
 #ifndef ATTNMETA_MODULE_INSTALL_DIR
@@ -171,8 +172,6 @@ static int try_in(module_slot *slot, const char *dir, char *why, size_t why_size
          slot->copy.name, path, slot->copy.table_size, slot->copy.targets);
   return 1;
 }
-
-const char *am_environment(const char *name) { return secure_getenv(name); }
 
 /* The search of the file comment; 1 when a module's table was taken. */
 static int find_module(module_slot *slot, char *why, size_t why_size, int *refused) {

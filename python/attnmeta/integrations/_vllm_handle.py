@@ -10,6 +10,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 MARK = "__attnmeta_original__"
 
 lock = threading.Lock()
+# The patch in force (patch_vllm sets it, restore clears it); under `lock`.
+in_force = None  # type: Optional[VllmPatch]
 
 
 class VllmPatch:
@@ -76,8 +78,7 @@ class VllmPatch:
 
     def restore(self) -> None:
         """vLLM's own code back; safe to call twice."""
-        from . import vllm as entry
-
+        global in_force
         with lock:
             while self._undo:
                 owner, name, original = self._undo.pop()
@@ -90,8 +91,8 @@ class VllmPatch:
                     if made is not None and made[0] is value:
                         setattr(module, attr, made[1])
             self._made.clear()
-            if entry._active is self:
-                entry._active = None
+            if in_force is self:
+                in_force = None
 
     def __enter__(self) -> "VllmPatch":
         return self

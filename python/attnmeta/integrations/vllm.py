@@ -70,12 +70,9 @@ _GROUPS = {
     "dsv4": ("compressed_slot_mapping", "swa_decode", "c128a_decode", "topk_conversion"),
 }
 
-_active = None  # type: Optional[VllmPatch]
-
-
 def active_patch() -> Optional[VllmPatch]:
     """The patch in force, or None."""
-    return _active
+    return _vllm_handle.in_force
 
 
 def patch_vllm(*, token_to_req_indices: bool = True, indexer_decode: bool = True,
@@ -88,7 +85,6 @@ def patch_vllm(*, token_to_req_indices: bool = True, indexer_decode: bool = True
     TypeError for an unknown target. Calling it again while a patch is in
     force returns that patch. ``check_version`` is accepted for older
     callers and changes nothing: every target is checked by its code."""
-    global _active
     del check_version
     unknown = sorted(set(targets) - set(TARGETS))
     if unknown:
@@ -103,10 +99,10 @@ def patch_vllm(*, token_to_req_indices: bool = True, indexer_decode: bool = True
         for name in names:
             wanted[name] = bool(targets.get(name, groups[group]))
     with _vllm_handle.lock:
-        if _active is not None:
-            return _active
+        if _vllm_handle.in_force is not None:
+            return _vllm_handle.in_force
         patch = VllmPatch(version)
         _vllm_targets.run(patch, wanted)
         if patch.active:
-            _active = patch
+            _vllm_handle.in_force = patch
         return patch
