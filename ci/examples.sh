@@ -237,6 +237,8 @@ run "pkg-config: C++ example runs on the CPU backend" "$work/pkgconfig/step_exam
 # Each block follows a "<!-- ci/examples.sh: NAME -->" line of README.md;
 # NAME.out holds what NAME must print.
 readme_block() { "$python" "$src/ci/readme_block.py" "$1" "$src/README.md"; }
+readme_short() { [ "$(wc -c <"$src/README.md")" -le 16384 ]; }
+run "README: at most 16 KB (docs/ holds the detail, docs/performance.md the history)" readme_short
 readme_c_ok() {
   local d="$work/readme"
   mkdir -p "$d" && readme_block readme_step.c >"$d/readme_step.c" &&
