@@ -83,7 +83,7 @@ int cli_bench(int argc, char **argv) {
   bench_case cases[MAX_CASES];
   int case_ids[MAX_CASES];
   static result res[MAX_VARIANTS][MAX_CASES];
-  int nvariants = 0, ncases_all, ncases = 0, rc = CLI_EXIT_FAILED, failures = 0, list = 0;
+  int nvariants = 0, ncases_all, ncases = 0, rc = CLI_EXIT_FAILED, stop, failures = 0, list = 0;
   cli_args a;
   cli_output json = {NULL, NULL};
   attnmeta_context *ctx = NULL;
@@ -96,17 +96,9 @@ int cli_bench(int argc, char **argv) {
   o.target_ms = 20.0;
   ncases_all = bench_make_cases(cases);
   cli_args_init(&a, CMD, argc, argv);
-  while (cli_next(&a)) {
+  while (cli_next_own(&a, usage, &o.kind, &o.device, &stop)) {
     int bad = 0;
-    if (cli_is_help(&a)) {
-      if (cli_flag(&a)) return CLI_EXIT_USAGE;
-      usage(stdout);
-      return CLI_EXIT_OK;
-    } else if (cli_is(&a, "--backend")) {
-      bad = cli_take_backend(&a, &o.kind);
-    } else if (cli_is(&a, "--device")) {
-      bad = cli_take_device(&a, &o.device);
-    } else if (cli_is(&a, "--config")) {
+    if (cli_is(&a, "--config")) {
       const char *v = cli_value(&a);
       if (v && nvariants == MAX_VARIANTS) {
         fprintf(stderr, CMD ": --config: at most %d variants\n", MAX_VARIANTS);
@@ -155,6 +147,7 @@ int cli_bench(int argc, char **argv) {
     }
     if (bad) return CLI_EXIT_USAGE;
   }
+  if (stop >= 0) return stop;
   if (list) {
     for (int k = 0; k < ncases_all; ++k) printf("%-18s %s\n", cases[k].name, cases[k].label);
     return CLI_EXIT_OK;

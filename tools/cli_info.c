@@ -86,11 +86,7 @@ int cli_info(int argc, char **argv) {
   cli_args a;
   cli_args_init(&a, "attnmeta info", argc, argv);
   while (cli_next(&a)) {
-    if (cli_is_help(&a)) {
-      if (cli_flag(&a)) return CLI_EXIT_USAGE;
-      usage(stdout);
-      return CLI_EXIT_OK;
-    }
+    if (cli_is_help(&a)) return cli_help(&a, usage);
     return cli_unknown(&a);
   }
   printf("attnmeta %s, commit %s (header %d.%d.%d)\n", attnmeta_version_string(),

@@ -65,6 +65,30 @@ int cli_flag(const cli_args *a) {
   return -1;
 }
 
+int cli_help(const cli_args *a, void (*usage)(FILE *out)) {
+  if (cli_flag(a)) return CLI_EXIT_USAGE;
+  usage(stdout);
+  return CLI_EXIT_OK;
+}
+
+int cli_next_own(cli_args *a, void (*usage)(FILE *out), attnmeta_backend *kind, int *device,
+                 int *exit_code) {
+  *exit_code = -1;
+  while (cli_next(a)) {
+    if (cli_is_help(a)) {
+      *exit_code = cli_help(a, usage);
+    } else if (cli_is(a, "--backend")) {
+      if (cli_take_backend(a, kind)) *exit_code = CLI_EXIT_USAGE;
+    } else if (cli_is(a, "--device")) {
+      if (cli_take_device(a, device)) *exit_code = CLI_EXIT_USAGE;
+    } else {
+      return 1;
+    }
+    if (*exit_code >= 0) return 0;
+  }
+  return 0;
+}
+
 int cli_unknown(const cli_args *a) {
   if (a->positional)
     fprintf(stderr, "%s: unexpected argument '%s'\n", a->cmd, a->arg);
@@ -308,6 +332,13 @@ void cli_output_discard(cli_output *out) {
   remove(out->path);
 }
 
+int cli_call(const char *cmd, attnmeta_context *ctx, attnmeta_status st, const char *what) {
+  if (st == ATTNMETA_OK) return 0;
+  fprintf(stderr, "%s: %s: %s: %s\n", cmd, what, attnmeta_status_string(st),
+          attnmeta_last_error(ctx));
+  return -1;
+}
+
 /* --------------------------------------------------------------- progress */
 
 double cli_now_s(void) {
@@ -336,4 +367,31 @@ void cli_progress_end(cli_progress *p, const char *what, int64_t total) {
   if (!p->printed) return;
   fprintf(stderr, "%s: %s %lld/%lld done (%.1f s)\n", p->cmd, what, (long long)total,
           (long long)total, cli_now_s() - p->start_s);
+}
+
+int cli_time_calls(const char *cmd, attnmeta_context *ctx, int iters, const char *unit,
+                   int (*issue)(attnmeta_context *ctx, void *arg), void *arg) {
+  cli_progress progress;
+  double t0, since, now, issued = 0, total;
+  char label[32];
+  cli_progress_start(&progress, cmd);
+  t0 = since = cli_now_s();
+  for (int i = 0; i < iters; ++i) {
+    if (issue(ctx, arg)) return -1;
+    now = cli_now_s();
+    if (now - since >= 1.0 && i + 1 < iters) {
+      issued += now - since;
+      if (cli_call(cmd, ctx, attnmeta_synchronize(ctx, NULL), "synchronize")) return -1;
+      cli_progress_tick(&progress, "calls", i + 1, iters);
+      since = cli_now_s();
+    }
+  }
+  issued += cli_now_s() - since;
+  if (cli_call(cmd, ctx, attnmeta_synchronize(ctx, NULL), "synchronize")) return -1;
+  total = cli_now_s() - t0;
+  cli_progress_end(&progress, "calls", iters);
+  snprintf(label, sizeof label, "%d call%s", iters, iters == 1 ? "" : "s");
+  printf("  %-18s %.2f us host time per call to issue, %.2f us per %s to complete\n", label,
+         issued * 1e6 / iters, total * 1e6 / iters, unit);
+  return 0;
 }

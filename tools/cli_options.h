@@ -57,6 +57,16 @@ const char *cli_value(cli_args *a);
 int cli_flag(const cli_args *a);
 /* The "unknown option" message with a pointer to --help; returns CLI_EXIT_USAGE. */
 int cli_unknown(const cli_args *a);
+/* Answers -h/--help: prints `usage` to stdout and returns CLI_EXIT_OK, or
+ * CLI_EXIT_USAGE (with the message) when the flag was given a value. */
+int cli_help(const cli_args *a, void (*usage)(FILE *out));
+/* Moves to the next argument that is not one of the options every device
+ * subcommand shares, reading those on the way: -h/--help (prints `usage`),
+ * --backend and --device. Returns 0 past the end (*exit_code stays -1), or
+ * when the command is to stop with *exit_code: CLI_EXIT_OK after the help,
+ * CLI_EXIT_USAGE after the message of a bad value. */
+int cli_next_own(cli_args *a, void (*usage)(FILE *out), attnmeta_backend *kind, int *device,
+                 int *exit_code);
 
 /* ---- values (each prints a message naming `opt` and returns -1 when bad) ---- */
 
@@ -94,6 +104,9 @@ int cli_parse_backend(const char *text, attnmeta_backend *kind);
 /* attnmeta_open with the command's message on failure ("no device" and the
  * like): returns 0, or CLI_EXIT_USAGE after the message. */
 int cli_open_context(const char *cmd, attnmeta_context **ctx, attnmeta_backend kind, int device);
+/* A library call's status: 0 when ATTNMETA_OK, else -1 after the message
+ * "<cmd>: <what>: <status>: <last error>". */
+int cli_call(const char *cmd, attnmeta_context *ctx, attnmeta_status st, const char *what);
 
 /* ---- output files, opened before the work so that a bad path fails at once ---- */
 typedef struct cli_output {
@@ -123,5 +136,14 @@ void cli_progress_tick(cli_progress *p, const char *what, int64_t done, int64_t 
 /* Ends the progress lines (when any was printed). */
 void cli_progress_end(cli_progress *p, const char *what, int64_t total);
 double cli_now_s(void);
+
+/* Times `iters` calls of `issue` (which returns nonzero after its own
+ * message when the call failed) and prints the host time per call to issue
+ * and the time per `unit` to complete. Past a second of issuing, the queued
+ * calls are waited for every second, so that the progress lines come while a
+ * long run runs (a GPU queue can hold many seconds of work); the waits are
+ * not host time. Returns 0, or -1 when a call failed. */
+int cli_time_calls(const char *cmd, attnmeta_context *ctx, int iters, const char *unit,
+                   int (*issue)(attnmeta_context *ctx, void *arg), void *arg);
 
 #endif

@@ -223,9 +223,7 @@ static int any_dsv4(const step_run *run) {
 }
 
 static int call(attnmeta_context *ctx, attnmeta_status st, const char *what) {
-  if (st == ATTNMETA_OK) return 0;
-  fprintf(stderr, CMD ": %s: %s: %s\n", what, attnmeta_status_string(st), attnmeta_last_error(ctx));
-  return -1;
+  return cli_call(CMD, ctx, st, what);
 }
 
 static size_t bytes_of(int64_t count, size_t elem) { return (size_t)(count > 0 ? count : 1) * elem; }
@@ -354,17 +352,21 @@ static int print_product(attnmeta_context *ctx, const step_run *run, size_t i) {
   return 0;
 }
 
+/* One timed call of the step. */
+static int issue_step(attnmeta_context *ctx, void *step) {
+  return call(ctx, attnmeta_build_step(ctx, (const attnmeta_step *)step, NULL), "build step");
+}
+
 int cli_step(int argc, char **argv) {
   attnmeta_backend kind = ATTNMETA_BACKEND_AUTO;
-  int device = 0, iters = 1000, rc = CLI_EXIT_FAILED, any = 0;
+  int device = 0, iters = 1000, rc = CLI_EXIT_FAILED, stop, any = 0;
   int32_t error_word = 0;
   attnmeta_context *ctx = NULL;
   attnmeta_step step;
   step_run run;
   cli_args a;
-  cli_progress progress;
   char flags[256];
-  double t0, first, issued, total;
+  double t0, first;
 
   if (step_product_count > sizeof run.want / sizeof run.want[0] ||
       step_input_count > sizeof run.dev_in / sizeof run.dev_in[0]) {
@@ -377,17 +379,9 @@ int cli_step(int argc, char **argv) {
   for (size_t i = 0; i < step_product_count; ++i) run.want[i] = !step_products[i].dsv4;
 
   cli_args_init(&a, CMD, argc, argv);
-  while (cli_next(&a)) {
+  while (cli_next_own(&a, usage, &kind, &device, &stop)) {
     int bad = 0;
-    if (cli_is_help(&a)) {
-      if (cli_flag(&a)) return CLI_EXIT_USAGE;
-      usage(stdout);
-      return CLI_EXIT_OK;
-    } else if (cli_is(&a, "--backend")) {
-      bad = cli_take_backend(&a, &kind);
-    } else if (cli_is(&a, "--device")) {
-      bad = cli_take_device(&a, &device);
-    } else if (cli_is(&a, "--iters")) {
+    if (cli_is(&a, "--iters")) {
       bad = cli_take_int(&a, 0, MAX_ITERS, &iters);
     } else if (cli_is(&a, "--show")) {
       bad = cli_take_int(&a, 1, 64, &run.show);
@@ -399,6 +393,7 @@ int cli_step(int argc, char **argv) {
     }
     if (bad) return CLI_EXIT_USAGE;
   }
+  if (stop >= 0) return stop;
   for (size_t i = 0; i < step_product_count; ++i) any |= run.want[i];
   if (!any) {
     fprintf(stderr, CMD ": --products: no product named\n");
@@ -440,35 +435,7 @@ int cli_step(int argc, char **argv) {
   printf("timing:\n  %-18s %.1f us (with synchronize)\n", "first call", first * 1e6);
   fflush(stdout);
 
-  if (iters > 0) {
-    /* Past a second of issuing, the queued calls are waited for every
-     * second, so that the progress lines come while a long run runs (a GPU
-     * queue can hold many seconds of work); the waits are not host time. */
-    double since = 0, now;
-    issued = 0;
-    cli_progress_start(&progress, CMD);
-    t0 = since = cli_now_s();
-    for (int i = 0; i < iters; ++i) {
-      if (call(ctx, attnmeta_build_step(ctx, &step, NULL), "build step")) goto done;
-      now = cli_now_s();
-      if (now - since >= 1.0 && i + 1 < iters) {
-        issued += now - since;
-        if (call(ctx, attnmeta_synchronize(ctx, NULL), "synchronize")) goto done;
-        cli_progress_tick(&progress, "calls", i + 1, iters);
-        since = cli_now_s();
-      }
-    }
-    issued += cli_now_s() - since;
-    if (call(ctx, attnmeta_synchronize(ctx, NULL), "synchronize")) goto done;
-    total = cli_now_s() - t0;
-    cli_progress_end(&progress, "calls", iters);
-    {
-      char label[32];
-      snprintf(label, sizeof label, "%d call%s", iters, iters == 1 ? "" : "s");
-      printf("  %-18s %.2f us host time per call to issue, %.2f us per step to complete\n", label,
-             issued * 1e6 / iters, total * 1e6 / iters);
-    }
-  }
+  if (iters > 0 && cli_time_calls(CMD, ctx, iters, "step", issue_step, &step)) goto done;
   rc = error_word != 0 ? CLI_EXIT_FAILED : CLI_EXIT_OK;
 
 done:

@@ -107,9 +107,7 @@ static int64_t count_mismatches(const topk_shape *s, const topk_host *h) {
 }
 
 static int call(attnmeta_context *ctx, attnmeta_status st, const char *what) {
-  if (st == ATTNMETA_OK) return 0;
-  fprintf(stderr, CMD ": %s: %s: %s\n", what, attnmeta_status_string(st), attnmeta_last_error(ctx));
-  return -1;
+  return cli_call(CMD, ctx, st, what);
 }
 
 static int upload(attnmeta_context *ctx, void **dev, const void *host, size_t bytes) {
@@ -223,33 +221,29 @@ static int take_option(cli_args *a, topk_shape *s, int *bad) {
   return 0;
 }
 
+/* One timed call of the conversion. */
+static int issue_topk(attnmeta_context *ctx, void *op) {
+  return call(ctx, attnmeta_convert_topk(ctx, (const attnmeta_topk *)op, NULL), "convert");
+}
+
 int cli_topk(int argc, char **argv) {
   topk_shape s = {64, 2048, 1024, 64, 1, 0, 1, 0, 7};
   attnmeta_backend kind = ATTNMETA_BACKEND_AUTO;
-  int device = 0, iters = 1000, show = 8, rc = CLI_EXIT_FAILED;
+  int device = 0, iters = 1000, show = 8, rc = CLI_EXIT_FAILED, stop;
   int32_t error_word = 0;
   int64_t bad_rows;
   attnmeta_context *ctx = NULL;
   attnmeta_topk op;
   topk_host h;
   cli_args a;
-  cli_progress progress;
   char flags[256];
-  double t0, first, issued = 0, since, now, total;
+  double t0, first;
 
   memset(&h, 0, sizeof h);
   cli_args_init(&a, CMD, argc, argv);
-  while (cli_next(&a)) {
+  while (cli_next_own(&a, usage, &kind, &device, &stop)) {
     int bad = 0;
-    if (cli_is_help(&a)) {
-      if (cli_flag(&a)) return CLI_EXIT_USAGE;
-      usage(stdout);
-      return CLI_EXIT_OK;
-    } else if (cli_is(&a, "--backend")) {
-      bad = cli_take_backend(&a, &kind);
-    } else if (cli_is(&a, "--device")) {
-      bad = cli_take_device(&a, &device);
-    } else if (cli_is(&a, "--iters")) {
+    if (cli_is(&a, "--iters")) {
       bad = cli_take_int(&a, 0, MAX_ITERS, &iters);
     } else if (cli_is(&a, "--show")) {
       bad = cli_take_int(&a, 1, 64, &show);
@@ -258,6 +252,7 @@ int cli_topk(int argc, char **argv) {
     }
     if (bad) return CLI_EXIT_USAGE;
   }
+  if (stop >= 0) return stop;
   if (s.dcp_rank >= s.dcp_world) {
     fprintf(stderr, CMD ": --dcp-rank %d must be below --dcp-world %d\n", s.dcp_rank, s.dcp_world);
     return CLI_EXIT_USAGE;
@@ -314,31 +309,7 @@ int cli_topk(int argc, char **argv) {
   printf("timing:\n  %-18s %.1f us (with synchronize)\n", "first call", first * 1e6);
   fflush(stdout);
 
-  if (iters > 0) {
-    /* as attnmeta step: waits every second past the first, for progress */
-    cli_progress_start(&progress, CMD);
-    t0 = since = cli_now_s();
-    for (int i = 0; i < iters; ++i) {
-      if (call(ctx, attnmeta_convert_topk(ctx, &op, NULL), "convert")) goto done;
-      now = cli_now_s();
-      if (now - since >= 1.0 && i + 1 < iters) {
-        issued += now - since;
-        if (call(ctx, attnmeta_synchronize(ctx, NULL), "synchronize")) goto done;
-        cli_progress_tick(&progress, "calls", i + 1, iters);
-        since = cli_now_s();
-      }
-    }
-    issued += cli_now_s() - since;
-    if (call(ctx, attnmeta_synchronize(ctx, NULL), "synchronize")) goto done;
-    total = cli_now_s() - t0;
-    cli_progress_end(&progress, "calls", iters);
-    {
-      char label[32];
-      snprintf(label, sizeof label, "%d call%s", iters, iters == 1 ? "" : "s");
-      printf("  %-18s %.2f us host time per call to issue, %.2f us per call to complete\n", label,
-             issued * 1e6 / iters, total * 1e6 / iters);
-    }
-  }
+  if (iters > 0 && cli_time_calls(CMD, ctx, iters, "call", issue_topk, &op)) goto done;
   rc = error_word != 0 || bad_rows ? CLI_EXIT_FAILED : CLI_EXIT_OK;
 
 done:
