@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The schema of the two operations, declared once: every member of
+ * attnmeta_step, attnmeta_compressed_group and attnmeta_topk, in the
+ * public header's order, and every product of the step. The public header
+ * stays the ABI; tests/test_schema.c holds this list against it.
+ *
+ * A member is X(c, type, member, role, extent, products, rule):
+ *   c         the caller's context, passed through untouched;
+ *   type      its C type, exactly as the header spells it;
+ *   role      IN (a device buffer read), OUT (a device buffer written),
+ *             PARAM (a scalar setting), GROUPS (the nested groups);
+ *   extent    for IN and OUT, the elements covered:
+ *             AM_ARRAY(n), n elements, or AM_TABLE(n, cols, stride), n rows
+ *             of member `cols` elements, member `stride` elements apart;
+ *             n is R (num_reqs), R1 (R + 1), T (num_tokens),
+ *             C (capacity), P (num_prefill) or ONE; AM_NONE for the rest;
+ *   products  for OUT, the product it belongs to; for IN, the products
+ *             that read it (AM_P_ALWAYS: read whenever the operation runs);
+ *   rule      its range rule, as the contract states it ("" where none).
+ *
+ * A product is P(c, name, wanted): it is built when `wanted` holds, an
+ * expression over `b`, the struct holding its outputs (the step, or one
+ * compressed group for the GROUP_ products).
+ */
+#ifndef ATTNMETA_AM_SCHEMA_H
+#define ATTNMETA_AM_SCHEMA_H
+
+#include "attnmeta/attnmeta.h"
+
+/* ---- the step's products ---- */
+#define AM_STEP_PRODUCTS(P, c)                                               \
+  P(c, TOKEN_MAP, b->token_to_req)                                           \
+  P(c, SEQ_LENS, b->seq_lens_out)                                            \
+  P(c, GLOBAL_SEQ_LENS, b->global_seq_lens_out)                              \
+  P(c, BLOCK_TABLE, b->block_table_out)                                      \
+  P(c, DECODE_LENS, b->decode_lens_out)                                      \
+  P(c, REQ_INDICES, b->req_indices_out)                                      \
+  P(c, PER_REQ_LENS, b->per_req_lens_out)                                    \
+  P(c, POSITIONS, b->positions)                                              \
+  P(c, SLOT_MAPPING, b->slot_mapping)                                        \
+  P(c, SWA_INDICES, b->swa_indices)                                          \
+  P(c, SWA_LENS, b->swa_lens)                                                \
+  P(c, C128A_ROWS, b->c128a_rows)                                            \
+  P(c, C128A_GLOBAL_ROWS, b->c128a_rows && b->c128a_mode == ATTNMETA_C128A_GLOBAL) \
+  P(c, C128A_LENS, b->c128a_lens)
+
+/* ---- each compressed group's products ---- */
+#define AM_GROUP_PRODUCTS(P, c)                                              \
+  P(c, GROUP_SLOTS, b->slot_mapping)                                         \
+  P(c, GROUP_LENS, b->seq_lens_out)
+
+#define AM_PRODUCT_BIT_(c, name, wanted) AM_PBIT_##name,
+enum am_product_bit {
+  AM_STEP_PRODUCTS(AM_PRODUCT_BIT_, _) AM_GROUP_PRODUCTS(AM_PRODUCT_BIT_, _) AM_PRODUCT_COUNT
+};
+#undef AM_PRODUCT_BIT_
+#define AM_P(name) (1u << AM_PBIT_##name)
+#define AM_P_ALWAYS (1u << 31)
+_Static_assert(AM_PRODUCT_COUNT < 31, "a bit per product");
+
+/* Every DeepSeek-V3.2/V4 product (contract sections 5, 7, 8). */
+#define AM_P_DSV4                                                            \
+  (AM_P(SWA_INDICES) | AM_P(SWA_LENS) | AM_P(C128A_ROWS) | AM_P(C128A_LENS) | \
+   AM_P(GROUP_SLOTS) | AM_P(GROUP_LENS))
+
+/* ---- attnmeta_step ---- */
+#define AM_STEP_FIELDS(X, c)                                                 \
+  X(c, size_t, struct_size, PARAM, AM_NONE, 0, "the caller's sizeof")        \
+  X(c, const int32_t *, query_start_loc, IN, AM_ARRAY(R1), AM_P_ALWAYS, "required") \
+  X(c, int32_t, num_reqs, PARAM, AM_NONE, 0, ">= 0")                         \
+  X(c, int32_t, num_tokens, PARAM, AM_NONE, 0, ">= 0")                       \
+  X(c, int32_t, capacity, PARAM, AM_NONE, 0, ">= num_tokens")                \
+  X(c, const int32_t *, seq_lens, IN, AM_ARRAY(R),                           \
+    AM_P(SEQ_LENS) | AM_P(GLOBAL_SEQ_LENS) | AM_P(POSITIONS) | AM_P(SLOT_MAPPING) | AM_P_DSV4, "") \
+  X(c, const int32_t *, block_table, IN, AM_TABLE(R, block_table_cols, block_table_stride), \
+    AM_P(BLOCK_TABLE) | AM_P(SLOT_MAPPING), "NULL allowed when cols == 0")   \
+  X(c, int32_t, block_table_cols, PARAM, AM_NONE, 0, ">= 0")                 \
+  X(c, int64_t, block_table_stride, PARAM, AM_NONE, 0, ">= block_table_cols") \
+  X(c, int32_t, num_mapped, PARAM, AM_NONE, 0, "< 0 means actual")           \
+  X(c, int32_t, block_size, PARAM, AM_NONE, 0, ">= 1, no default")           \
+  X(c, int32_t, dcp_world_size, PARAM, AM_NONE, 0, ">= 1")                   \
+  X(c, int32_t, dcp_rank, PARAM, AM_NONE, 0, "0 <= dcp_rank < dcp_world_size") \
+  X(c, int32_t, dcp_interleave, PARAM, AM_NONE, 0, ">= 1")                   \
+  X(c, int32_t *, token_to_req, OUT, AM_ARRAY(T), AM_P(TOKEN_MAP), "")       \
+  X(c, int32_t *, seq_lens_out, OUT, AM_ARRAY(C), AM_P(SEQ_LENS), "")        \
+  X(c, int32_t *, global_seq_lens_out, OUT, AM_ARRAY(T), AM_P(GLOBAL_SEQ_LENS), "") \
+  X(c, int32_t *, block_table_out, OUT, AM_TABLE(T, block_table_cols, block_table_out_stride), \
+    AM_P(BLOCK_TABLE), "")                                                   \
+  X(c, int64_t, block_table_out_stride, PARAM, AM_NONE, 0, ">= block_table_cols") \
+  X(c, int32_t *, decode_lens_out, OUT, AM_ARRAY(T), AM_P(DECODE_LENS), "")  \
+  X(c, int32_t *, req_indices_out, OUT, AM_ARRAY(T), AM_P(REQ_INDICES), "")  \
+  X(c, int32_t *, per_req_lens_out, OUT, AM_ARRAY(R), AM_P(PER_REQ_LENS), "") \
+  X(c, int64_t *, positions, OUT, AM_ARRAY(T), AM_P(POSITIONS), "")          \
+  X(c, int64_t *, slot_mapping, OUT, AM_ARRAY(C), AM_P(SLOT_MAPPING), "")    \
+  X(c, int32_t *, error_word, OUT, AM_ARRAY(ONE), AM_P_ALWAYS, "optional")   \
+  X(c, am_group_array, compressed_groups, GROUPS, AM_NONE, 0, "")            \
+  X(c, const int32_t *, swa_block_table, IN,                                 \
+    AM_TABLE(R, swa_block_table_cols, swa_block_table_stride), AM_P(SWA_INDICES), \
+    "NULL allowed when cols == 0")                                           \
+  X(c, int64_t, swa_block_table_stride, PARAM, AM_NONE, 0, ">= swa_block_table_cols") \
+  X(c, int32_t, swa_block_table_cols, PARAM, AM_NONE, 0, ">= 0")             \
+  X(c, int32_t, swa_block_size, PARAM, AM_NONE, 0, ">= 1")                   \
+  X(c, int32_t, swa_window, PARAM, AM_NONE, 0, ">= 1")                       \
+  X(c, int32_t, swa_width, PARAM, AM_NONE, 0, ">= swa_window")               \
+  X(c, int32_t, swa_mode, PARAM, AM_NONE, 0, "an attnmeta_swa_mode")         \
+  X(c, int32_t, swa_reserved, PARAM, AM_NONE, 0, "padding, ignored")         \
+  X(c, int32_t *, swa_indices, OUT, AM_TABLE(T, swa_width, swa_indices_stride), \
+    AM_P(SWA_INDICES), "")                                                   \
+  X(c, int64_t, swa_indices_stride, PARAM, AM_NONE, 0, ">= swa_width")       \
+  X(c, int32_t *, swa_lens, OUT, AM_ARRAY(C), AM_P(SWA_LENS), "")            \
+  X(c, const int32_t *, c128a_block_table, IN,                               \
+    AM_TABLE(R, c128a_block_table_cols, c128a_block_table_stride), AM_P(C128A_GLOBAL_ROWS), \
+    "NULL allowed when cols == 0")                                           \
+  X(c, int64_t, c128a_block_table_stride, PARAM, AM_NONE, 0, ">= c128a_block_table_cols") \
+  X(c, int32_t, c128a_block_table_cols, PARAM, AM_NONE, 0, ">= 0")           \
+  X(c, int32_t, c128a_ratio, PARAM, AM_NONE, 0, ">= 1")                      \
+  X(c, int32_t, c128a_block_size, PARAM, AM_NONE, 0,                         \
+    ">= 1, a multiple of dcp_interleave when dcp_world_size > 1")            \
+  X(c, int32_t, c128a_width, PARAM, AM_NONE, 0, ">= 0")                      \
+  X(c, int32_t, c128a_mode, PARAM, AM_NONE, 0, "an attnmeta_c128a_mode")     \
+  X(c, int32_t, c128a_reserved, PARAM, AM_NONE, 0, "padding, ignored")       \
+  X(c, int32_t *, c128a_rows, OUT, AM_TABLE(T, c128a_width, c128a_rows_stride), \
+    AM_P(C128A_ROWS), "")                                                    \
+  X(c, int64_t, c128a_rows_stride, PARAM, AM_NONE, 0, ">= c128a_width")      \
+  X(c, int32_t *, c128a_lens, OUT, AM_ARRAY(C), AM_P(C128A_LENS), "")        \
+  X(c, uint32_t, launch_flags, PARAM, AM_NONE, 0, "ATTNMETA_LAUNCH_* bits")
+
+typedef attnmeta_compressed_group am_group_array[ATTNMETA_MAX_COMPRESSED_GROUPS];
+
+/* ---- attnmeta_compressed_group (compressed_groups[] of the step) ---- */
+#define AM_GROUP_FIELDS(X, c)                                                \
+  X(c, const int32_t *, block_table, IN, AM_TABLE(R, block_table_cols, block_table_stride), \
+    AM_P(GROUP_SLOTS), "NULL allowed when cols == 0")                        \
+  X(c, int32_t, block_table_cols, PARAM, AM_NONE, 0, ">= 0")                 \
+  X(c, int32_t, ratio, PARAM, AM_NONE, 0, ">= 1")                            \
+  X(c, int64_t, block_table_stride, PARAM, AM_NONE, 0, ">= block_table_cols") \
+  X(c, int32_t, block_size, PARAM, AM_NONE, 0,                               \
+    ">= 1, a multiple of dcp_interleave when dcp_world_size > 1")            \
+  X(c, int32_t, reserved, PARAM, AM_NONE, 0, "padding, ignored")             \
+  X(c, int64_t *, slot_mapping, OUT, AM_ARRAY(C), AM_P(GROUP_SLOTS), "")     \
+  X(c, int32_t *, seq_lens_out, OUT, AM_ARRAY(R), AM_P(GROUP_LENS), "")
+
+/* The groups' indices, for walkers that name each group's buffers. */
+#define AM_EACH_GROUP(G, c) G(c, 0) G(c, 1) G(c, 2) G(c, 3)
+_Static_assert(ATTNMETA_MAX_COMPRESSED_GROUPS == 4, "AM_EACH_GROUP names every group");
+
+/* ---- attnmeta_topk: one product, the converted rows ---- */
+#define AM_TOPK_FIELDS(X, c)                                                 \
+  X(c, size_t, struct_size, PARAM, AM_NONE, 0, "the caller's sizeof")        \
+  X(c, const int32_t *, topk, IN, AM_TABLE(T, topk_count, topk_stride), AM_P_ALWAYS, "required") \
+  X(c, int64_t, topk_stride, PARAM, AM_NONE, 0, ">= topk_count")             \
+  X(c, int32_t, num_tokens, PARAM, AM_NONE, 0, ">= 0")                       \
+  X(c, int32_t, topk_count, PARAM, AM_NONE, 0, ">= 1")                       \
+  X(c, const int32_t *, query_start_loc, IN, AM_ARRAY(R1), AM_P_ALWAYS,      \
+    "exactly one of query_start_loc and req_id")                             \
+  X(c, const int32_t *, req_id, IN, AM_ARRAY(T), AM_P_ALWAYS,                \
+    "exactly one of query_start_loc and req_id")                             \
+  X(c, int32_t, num_reqs, PARAM, AM_NONE, 0, ">= 0")                         \
+  X(c, const int32_t *, block_table, IN, AM_TABLE(R, block_table_cols, block_table_stride), \
+    AM_P_ALWAYS, "NULL allowed when cols == 0")                              \
+  X(c, int32_t, block_table_cols, PARAM, AM_NONE, 0, ">= 0")                 \
+  X(c, int64_t, block_table_stride, PARAM, AM_NONE, 0, ">= block_table_cols") \
+  X(c, int32_t, block_size, PARAM, AM_NONE, 0, ">= 1")                       \
+  X(c, int32_t, stride_rows, PARAM, AM_NONE, 0, "0 means block_size")        \
+  X(c, int32_t, dcp_world_size, PARAM, AM_NONE, 0, ">= 1")                   \
+  X(c, int32_t, dcp_rank, PARAM, AM_NONE, 0, "0 <= dcp_rank < dcp_world_size") \
+  X(c, int32_t, dcp_interleave, PARAM, AM_NONE, 0, ">= 1")                   \
+  X(c, const int32_t *, prefill_req, IN, AM_ARRAY(T), AM_P_ALWAYS, "optional, < num_prefill") \
+  X(c, const int32_t *, workspace_starts, IN, AM_ARRAY(P), AM_P_ALWAYS,      \
+    "needed with prefill_req when num_prefill > 0")                          \
+  X(c, int32_t, num_prefill, PARAM, AM_NONE, 0, ">= 0")                      \
+  X(c, const int64_t *, token_slot, IN, AM_ARRAY(T), AM_P_ALWAYS, "optional") \
+  X(c, int32_t *, out, OUT, AM_TABLE(T, topk_count, out_stride), AM_P_ALWAYS, "required") \
+  X(c, int64_t, out_stride, PARAM, AM_NONE, 0, ">= topk_count")              \
+  X(c, int32_t *, valid_count, OUT, AM_ARRAY(T), AM_P_ALWAYS, "optional; needed by compact") \
+  X(c, int32_t, compact, PARAM, AM_NONE, 0, "0 or 1")                        \
+  X(c, int32_t *, error_word, OUT, AM_ARRAY(ONE), AM_P_ALWAYS, "optional")
+
+/* 1 for the roles that are device buffers. */
+#define AM_IS_BUFFER_IN 1
+#define AM_IS_BUFFER_OUT 1
+#define AM_IS_BUFFER_PARAM 0
+#define AM_IS_BUFFER_GROUPS 0
+#define AM_COUNT_BUFFER_(c, type, member, role, extent, products, rule) +AM_IS_BUFFER_##role
+enum {
+  AM_STEP_BUFFERS = 0 AM_STEP_FIELDS(AM_COUNT_BUFFER_, _),
+  AM_GROUP_BUFFERS = 0 AM_GROUP_FIELDS(AM_COUNT_BUFFER_, _),
+  AM_TOPK_BUFFERS = 0 AM_TOPK_FIELDS(AM_COUNT_BUFFER_, _)
+};
+#undef AM_COUNT_BUFFER_
+
+#endif /* ATTNMETA_AM_SCHEMA_H */
