@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "attnmeta/attnmeta.h"
+#include "tiny_topk.h"
 
 #ifndef MODULE_DIR_FULL
 #define MODULE_DIR_NULL_ENTRY ""
@@ -86,8 +87,7 @@ Test(module_table, huge_table_refused) { expect_refused(MODULE_DIR_HUGE_TABLE, "
 Test(module_table, full_table_used) {
   attnmeta_context *ctx;
   captured log;
-  attnmeta_topk op;
-  int32_t topk[4] = {0, 1, 2, 3}, qsl[2] = {0, 1}, out[4] = {7, 7, 7, 7};
+  int32_t out[4] = {7, 7, 7, 7};
   const char *targets = NULL;
   attnmeta_status st = open_capturing(MODULE_DIR_FULL, NULL, &ctx, &log);
   cr_assert_eq(st, ATTNMETA_OK, "%s (%s)", attnmeta_status_string(st), attnmeta_open_error());
@@ -95,16 +95,7 @@ Test(module_table, full_table_used) {
   cr_expect(attnmeta_backend_targets(ATTNMETA_BACKEND_HIP, &targets) == ATTNMETA_OK &&
                 targets && strcmp(targets, "none") == 0,
             "targets %s", targets ? targets : "(null)");
-  attnmeta_topk_init(&op);
-  op.topk = topk;
-  op.topk_stride = 4;
-  op.topk_count = 4;
-  op.num_tokens = 1;
-  op.query_start_loc = qsl;
-  op.num_reqs = 1;
-  op.out = out;
-  op.out_stride = 4;
-  st = attnmeta_convert_topk(ctx, &op, NULL);
+  st = amt_convert_tiny_topk(ctx, out);
   cr_expect(st == ATTNMETA_ERR_NOT_SUPPORTED &&
                 strstr(attnmeta_last_error(ctx), "full test module") != NULL,
             "the module's own launch_topk answers: %s (%s)", attnmeta_status_string(st),

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "attnmeta/attnmeta.h"
+#include "tiny_topk.h"
 
 #ifndef OLD_MODULE_DIR
 #define OLD_MODULE_DIR ""
@@ -21,23 +22,13 @@
 
 Test(old_module, topk_refused) {
   attnmeta_context *ctx = NULL;
-  attnmeta_topk op;
-  int32_t topk[4] = {0, 1, 2, 3}, qsl[2] = {0, 1}, out[4] = {7, 7, 7, 7};
+  int32_t out[4] = {7, 7, 7, 7};
   attnmeta_status st;
   cr_assert(setenv("ATTNMETA_MODULE_DIR", OLD_MODULE_DIR, 1) == 0);
   st = attnmeta_open(&ctx, ATTNMETA_BACKEND_HIP, 0);
   cr_assert(st == ATTNMETA_OK, "the old module does not load: %s (%s)",
             attnmeta_status_string(st), attnmeta_open_error());
-  attnmeta_topk_init(&op);
-  op.topk = topk;
-  op.topk_stride = 4;
-  op.topk_count = 4;
-  op.num_tokens = 1;
-  op.query_start_loc = qsl;
-  op.num_reqs = 1;
-  op.out = out;
-  op.out_stride = 4;
-  st = attnmeta_convert_topk(ctx, &op, NULL);
+  st = amt_convert_tiny_topk(ctx, out);
   cr_expect(st == ATTNMETA_ERR_NOT_SUPPORTED, "status %s (%s)", attnmeta_status_string(st),
             attnmeta_last_error(ctx));
   cr_expect(strstr(attnmeta_last_error(ctx), "predates") != NULL, "message: %s",
