@@ -27,18 +27,35 @@ def attnmeta():
     return module
 
 
-@pytest.fixture(scope="session")
-def cpu_contexts(attnmeta):
-    """A context per launch configuration (None: the cached one)."""
+def open_contexts(attnmeta, kind, index, configs):
+    """Yields a context per launch configuration of `configs` (None: the
+    cached one) on device `index` of `kind`, and closes them after."""
     made = {}
-    for name, config in CPU_CONFIGS.items():
+    for name, config in configs.items():
         if config is None:
             made[name] = None
         else:
-            ctx = attnmeta.Context(attnmeta.Backend.CPU, 0)
+            ctx = attnmeta.Context(kind, index)
             ctx.set_launch_config(**config)
             made[name] = ctx
     yield made
     for ctx in made.values():
         if ctx is not None:
             ctx.close()
+
+
+@pytest.fixture
+def vllm_mod():
+    """The vLLM integration module; a patch a test left in force is undone."""
+    from attnmeta.integrations import vllm as integration
+
+    yield integration
+    patch = integration.active_patch()
+    if patch is not None:
+        patch.restore()
+
+
+@pytest.fixture(scope="session")
+def cpu_contexts(attnmeta):
+    """A context per launch configuration (None: the cached one)."""
+    yield from open_contexts(attnmeta, attnmeta.Backend.CPU, 0, CPU_CONFIGS)

@@ -12,6 +12,7 @@ if not torch.cuda.is_available():
 
 import cases  # noqa: E402
 import reference  # noqa: E402
+from conftest import open_contexts  # noqa: E402
 from torch_arrays import TorchArrays  # noqa: E402
 
 CASES = cases.well_formed_cases()
@@ -35,18 +36,7 @@ def gpu_kind(attnmeta):
 
 @pytest.fixture(scope="module")
 def gpu_contexts(attnmeta, gpu_kind):
-    made = {}
-    for name, config in GPU_CONFIGS.items():
-        if config is None:
-            made[name] = None
-        else:
-            ctx = attnmeta.Context(gpu_kind, DEVICE.index)
-            ctx.set_launch_config(**config)
-            made[name] = ctx
-    yield made
-    for ctx in made.values():
-        if ctx is not None:
-            ctx.close()
+    yield from open_contexts(attnmeta, gpu_kind, DEVICE.index, GPU_CONFIGS)
 
 
 def _check(case, got, **kw):

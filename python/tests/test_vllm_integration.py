@@ -46,16 +46,6 @@ def _kinds():
 KINDS = _kinds()
 
 
-@pytest.fixture
-def vllm_mod():
-    from attnmeta.integrations import vllm as integration
-
-    yield integration
-    patch = integration.active_patch()
-    if patch is not None:
-        patch.restore()
-
-
 def _table(xp, rows, width=WIDTH):
     return xp.i32([[100 * r + c + 1 for c in range(width)] for r in range(rows)])
 

@@ -27,16 +27,6 @@ STEPS = [
 ]
 
 
-@pytest.fixture
-def vllm_mod():
-    from attnmeta.integrations import vllm as integration
-
-    yield integration
-    patch = integration.active_patch()
-    if patch is not None:
-        patch.restore()
-
-
 def _table(rows):
     return [[100 * r + c + 1 for c in range(WIDTH)] for r in range(rows)]
 
