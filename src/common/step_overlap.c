@@ -1,82 +1,76 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The buffers of a step for the overlap check (overlap.c): each with
- * exactly the bytes the step reads or writes there.
+ * The buffers of a step for the overlap check (overlap.c), walked from the
+ * schema (am_schema.h) in its order: each output the caller set, and each
+ * input that a wanted product reads, with exactly the bytes it covers.
  */
 #include <stdint.h>
 
 #include "am_overlap.h"
+#include "am_schema.h"
 #include "am_step_overlap.h"
 
-static const char *const group_names[][3] = {
-    {"compressed_groups[0].block_table", "compressed_groups[0].slot_mapping",
-     "compressed_groups[0].seq_lens_out"},
-    {"compressed_groups[1].block_table", "compressed_groups[1].slot_mapping",
-     "compressed_groups[1].seq_lens_out"},
-    {"compressed_groups[2].block_table", "compressed_groups[2].slot_mapping",
-     "compressed_groups[2].seq_lens_out"},
-    {"compressed_groups[3].block_table", "compressed_groups[3].slot_mapping",
-     "compressed_groups[3].seq_lens_out"}};
-_Static_assert(sizeof group_names / sizeof group_names[0] == ATTNMETA_MAX_COMPRESSED_GROUPS,
-               "a name per compressed group");
+/* The step's counts that extents are made of. */
+typedef struct counts {
+  int64_t R, R1, T, C, ONE;
+} counts;
 
-/* Whether a DeepSeek-V3.2/V4 product is wanted: each reads seq_lens, as
- * check_step (step.c) counts them. */
-static int wants_dsv4(const attnmeta_step *s) {
+/* The bits of the products wanted of `b`, a step or a compressed group. */
+#define WANTED_(c, name, wanted) | ((wanted) ? AM_P(name) : 0u)
+static unsigned group_products(const attnmeta_compressed_group *b) {
+  return AM_P_ALWAYS AM_GROUP_PRODUCTS(WANTED_, _);
+}
+static unsigned step_products(const attnmeta_step *b) {
+  unsigned p = AM_P_ALWAYS AM_STEP_PRODUCTS(WANTED_, _);
   int g;
-  for (g = 0; g < ATTNMETA_MAX_COMPRESSED_GROUPS; ++g)
-    if (s->compressed_groups[g].slot_mapping || s->compressed_groups[g].seq_lens_out) return 1;
-  return s->swa_indices || s->swa_lens || s->c128a_rows || s->c128a_lens;
+  for (g = 0; g < ATTNMETA_MAX_COMPRESSED_GROUPS; ++g) p |= group_products(&b->compressed_groups[g]);
+  return p;
+}
+#undef WANTED_
+
+/* A buffer's rows, columns and stride from its declared extent, for the
+ * member of `b` with the counts `k`. */
+#define AM_ARRAY(n) 1, k->n, k->n
+#define AM_TABLE(n, cols, stride) k->n, b->cols, b->stride
+
+/* Appends a buffer by its role (its extent comes last, as it expands to
+ * three arguments); `wanted` holds the products wanted. */
+#define ADD_IN(name, member, products, ...) \
+  if ((products) & wanted)                  \
+    am_extent_add(list, n, name, b->member, __VA_ARGS__, (int64_t)sizeof *b->member, 0);
+#define ADD_OUT(name, member, products, ...) \
+  am_extent_add(list, n, name, b->member, __VA_ARGS__, (int64_t)sizeof *b->member, 1);
+#define ADD_PARAM(name, member, products, ...)
+#define ADD_GROUPS(name, member, products, ...) \
+  for (g = 0; g < ATTNMETA_MAX_COMPRESSED_GROUPS; ++g) add_group(list, n, &b->member[g], k, group_names[g]);
+
+/* Each group's buffer names, "compressed_groups[g].member". */
+#define GROUP_INDEX_(c, type, member, role, extent, products, rule) GROUP_##member,
+enum { AM_GROUP_FIELDS(GROUP_INDEX_, _) GROUP_MEMBERS };
+#define GROUP_NAME_(g, type, member, role, extent, products, rule) "compressed_groups[" #g "]." #member,
+#define GROUP_NAMES_(c, g) {AM_GROUP_FIELDS(GROUP_NAME_, g)},
+static const char *const group_names[][GROUP_MEMBERS] = {AM_EACH_GROUP(GROUP_NAMES_, _)};
+
+#define GROUP_ADD_(c, type, member, role, extent, products, rule) \
+  ADD_##role(names[GROUP_##member], member, products, extent)
+static void add_group(am_extent *list, int *n, const attnmeta_compressed_group *b, const counts *k,
+                      const char *const names[]) {
+  const unsigned wanted = group_products(b);
+  AM_GROUP_FIELDS(GROUP_ADD_, _)
+}
+
+#define STEP_ADD_(c, type, member, role, extent, products, rule) \
+  ADD_##role(#member, member, products, extent)
+static void add_step(am_extent *list, int *n, const attnmeta_step *b, const counts *k) {
+  const unsigned wanted = step_products(b);
+  int g;
+  AM_STEP_FIELDS(STEP_ADD_, _)
 }
 
 attnmeta_status am_check_overlaps(attnmeta_context *ctx, const attnmeta_step *s) {
-  const int wants_seq = s->seq_lens_out || s->global_seq_lens_out || s->positions ||
-                        s->slot_mapping || wants_dsv4(s);
-  const int wants_table = s->block_table_out || s->slot_mapping;
-  const int64_t R = s->num_reqs, T = s->num_tokens, C = s->capacity;
-  const int64_t cols = wants_table ? s->block_table_cols : 0;
-  /* the part-1 buffers, then each compressed group's three, SWA's and
-   * C128A's three */
-  am_extent list[14 + 3 * ATTNMETA_MAX_COMPRESSED_GROUPS + 6];
-  int n = 0, g;
-
-  am_extent_add_array(list, &n, "query_start_loc", s->query_start_loc, R + 1, 4, 0);
-  if (wants_seq) am_extent_add_array(list, &n, "seq_lens", s->seq_lens, R, 4, 0);
-  if (wants_table)
-    am_extent_add(list, &n, "block_table", s->block_table, R, cols, s->block_table_stride, 4, 0);
-  am_extent_add_array(list, &n, "token_to_req", s->token_to_req, T, 4, 1);
-  am_extent_add_array(list, &n, "seq_lens_out", s->seq_lens_out, C, 4, 1);
-  am_extent_add_array(list, &n, "global_seq_lens_out", s->global_seq_lens_out, T, 4, 1);
-  am_extent_add(list, &n, "block_table_out", s->block_table_out, T, cols, s->block_table_out_stride,
-                4, 1);
-  am_extent_add_array(list, &n, "decode_lens_out", s->decode_lens_out, T, 4, 1);
-  am_extent_add_array(list, &n, "req_indices_out", s->req_indices_out, T, 4, 1);
-  am_extent_add_array(list, &n, "per_req_lens_out", s->per_req_lens_out, R, 4, 1);
-  am_extent_add_array(list, &n, "positions", s->positions, T, 8, 1);
-  am_extent_add_array(list, &n, "slot_mapping", s->slot_mapping, C, 8, 1);
-  am_extent_add_array(list, &n, "error_word", s->error_word, 1, 4, 1);
-
-  /* DeepSeek-V3.2/V4 products: a table is read only by its slots or rows */
-  for (g = 0; g < ATTNMETA_MAX_COMPRESSED_GROUPS; ++g) {
-    const attnmeta_compressed_group *grp = &s->compressed_groups[g];
-    if (grp->slot_mapping)
-      am_extent_add(list, &n, group_names[g][0], grp->block_table, R, grp->block_table_cols,
-                    grp->block_table_stride, 4, 0);
-    am_extent_add_array(list, &n, group_names[g][1], grp->slot_mapping, C, 8, 1);
-    am_extent_add_array(list, &n, group_names[g][2], grp->seq_lens_out, R, 4, 1);
-  }
-  if (s->swa_indices)
-    am_extent_add(list, &n, "swa_block_table", s->swa_block_table, R, s->swa_block_table_cols,
-                  s->swa_block_table_stride, 4, 0);
-  am_extent_add(list, &n, "swa_indices", s->swa_indices, T, s->swa_width, s->swa_indices_stride, 4,
-                1);
-  am_extent_add_array(list, &n, "swa_lens", s->swa_lens, C, 4, 1);
-  if (s->c128a_rows && s->c128a_mode == ATTNMETA_C128A_GLOBAL)
-    am_extent_add(list, &n, "c128a_block_table", s->c128a_block_table, R, s->c128a_block_table_cols,
-                  s->c128a_block_table_stride, 4, 0);
-  am_extent_add(list, &n, "c128a_rows", s->c128a_rows, T, s->c128a_width, s->c128a_rows_stride, 4,
-                1);
-  am_extent_add_array(list, &n, "c128a_lens", s->c128a_lens, C, 4, 1);
-
+  const counts k = {s->num_reqs, (int64_t)s->num_reqs + 1, s->num_tokens, s->capacity, 1};
+  am_extent list[AM_STEP_BUFFERS + ATTNMETA_MAX_COMPRESSED_GROUPS * AM_GROUP_BUFFERS];
+  int n = 0;
+  add_step(list, &n, s, &k);
   return am_check_extents(ctx, list, n);
 }
