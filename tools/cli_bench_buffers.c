@@ -178,13 +178,7 @@ int bench_step_check(case_run *b, int s, char *why, size_t why_size) {
     goto out;
   }
   for (int t = 0; t < T; ++t) {
-    /* req(t): the first request whose end is past t (linear scan). */
-    int r = R - 1;
-    for (int q = 0; q < R; ++q)
-      if (qsl[q + 1] > t) {
-        r = q;
-        break;
-      }
+    const int r = bench_req_of(qsl, R, t);
     const int valid = t < actual;
     const int64_t qlen = (int64_t)qsl[r + 1] - qsl[r];
     int64_t want_seq = valid ? (int64_t)b->seq_h[s][r] - qlen + (t - qsl[r]) + 1 : 0;

@@ -175,12 +175,7 @@ static void release(dsv4_host *h) {
 static int check_token(case_run *b, const dsv4_host *h, int s, int t, char *why, size_t why_size) {
   const int R = b->R, cols = b->cols, actual = b->actual;
   const int32_t *qsl = b->qsl_h;
-  int r = R - 1;
-  for (int q = 0; q < R; ++q)
-    if (qsl[q + 1] > t) {
-      r = q;
-      break;
-    }
+  const int r = bench_req_of(qsl, R, t);
   const int valid = t < actual;
   const int32_t *row = b->table_h[s] + (int64_t)r * cols;
   const int64_t pos = valid ? (int64_t)b->seq_h[s][r] - (qsl[r + 1] - qsl[r]) + (t - qsl[r]) : 0;

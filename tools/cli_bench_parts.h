@@ -138,6 +138,9 @@ typedef struct run_info {
 /* ---- helpers of every part (cli_bench_util.c) ---- */
 
 uint32_t bench_lcg(uint32_t *seed);
+/* The naive req(t): the first of the R requests whose end qsl[r + 1] is past
+ * token t (a linear scan); R - 1 when none is. */
+int bench_req_of(const int32_t *qsl, int R, int t);
 /* 0 for ATTNMETA_OK; else prints the failed call and returns 1. */
 int bench_report(attnmeta_context *ctx, attnmeta_status st, const char *what);
 

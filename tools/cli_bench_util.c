@@ -21,3 +21,9 @@ uint32_t bench_lcg(uint32_t *seed) {
   *seed = *seed * 1103515245u + 12345u;
   return *seed >> 8;
 }
+
+int bench_req_of(const int32_t *qsl, int R, int t) {
+  for (int q = 0; q < R; ++q)
+    if (qsl[q + 1] > t) return q;
+  return R - 1;
+}
