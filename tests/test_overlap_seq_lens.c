@@ -36,6 +36,13 @@ static void seq_layout_init(seq_layout *L) {
   L->s.seq_lens = L->arena;
 }
 
+/* The layout with a local C128A product of ratio 4 wanted (its outputs to be set). */
+static void seq_layout_c128a_init(seq_layout *L) {
+  seq_layout_init(L);
+  L->s.c128a_mode = ATTNMETA_C128A_LOCAL;
+  L->s.c128a_ratio = 4;
+}
+
 static void expect_refused(attnmeta_context *ctx, seq_layout *L, const char *out) {
   const attnmeta_status st = attnmeta_build_step(ctx, &L->s, NULL);
   int i, written = 0;
@@ -52,18 +59,14 @@ static void expect_refused(attnmeta_context *ctx, seq_layout *L, const char *out
 Test(overlap_seq_lens, swa_lens) {
   attnmeta_context *ctx = amt_open_or_skip(ATTNMETA_BACKEND_CPU);
   seq_layout L;
-  seq_layout_init(&L);
-  L.s.swa_mode = ATTNMETA_SWA_CAUSAL;
-  L.s.swa_window = 4;
-  L.s.swa_width = 4;
-  L.s.swa_lens = L.arena;
-  expect_refused(ctx, &L, "swa_lens");
-  seq_layout_init(&L);
-  L.s.swa_mode = ATTNMETA_SWA_CAUSAL;
-  L.s.swa_window = 4;
-  L.s.swa_width = 4;
-  L.s.swa_lens = L.arena + 1; /* only seq_lens[1] */
-  expect_refused(ctx, &L, "swa_lens");
+  for (int at = 0; at < 2; ++at) { /* on all of seq_lens, then on seq_lens[1] only */
+    seq_layout_init(&L);
+    L.s.swa_mode = ATTNMETA_SWA_CAUSAL;
+    L.s.swa_window = 4;
+    L.s.swa_width = 4;
+    L.s.swa_lens = L.arena + at;
+    expect_refused(ctx, &L, "swa_lens");
+  }
   attnmeta_close(ctx);
 }
 
@@ -105,14 +108,10 @@ Test(overlap_seq_lens, compressed_groups) {
 Test(overlap_seq_lens, c128a) {
   attnmeta_context *ctx = amt_open_or_skip(ATTNMETA_BACKEND_CPU);
   seq_layout L;
-  seq_layout_init(&L);
-  L.s.c128a_mode = ATTNMETA_C128A_LOCAL;
-  L.s.c128a_ratio = 4;
+  seq_layout_c128a_init(&L);
   L.s.c128a_lens = L.arena;
   expect_refused(ctx, &L, "c128a_lens");
-  seq_layout_init(&L);
-  L.s.c128a_mode = ATTNMETA_C128A_LOCAL;
-  L.s.c128a_ratio = 4;
+  seq_layout_c128a_init(&L);
   L.s.c128a_width = 2;
   L.s.c128a_rows = L.arena + 1;
   L.s.c128a_rows_stride = 2;
