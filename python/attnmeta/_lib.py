@@ -40,6 +40,7 @@ __all__ = [
     "library_candidates",
 ]
 
+from . import _schema
 from ._version import __version__  # of this binding; matches the C library it was written for
 
 LIBRARY_NAME = "libattnmeta.so"
@@ -140,7 +141,8 @@ def make_error(status: int, message: str = "", function: str = "") -> AttnmetaEr
 
 
 # ---------------------------------------------------------------------------
-# attnmeta_step, field for field (include/attnmeta/attnmeta.h)
+# attnmeta_step and attnmeta_topk, field for field (include/attnmeta/attnmeta.h),
+# from the schema
 
 _p = ctypes.c_void_p
 _i32 = ctypes.c_int32
@@ -152,109 +154,39 @@ MAX_COMPRESSED_GROUPS = 4  # ATTNMETA_MAX_COMPRESSED_GROUPS
 SWA_CAUSAL, SWA_NON_CAUSAL = 0, 1  # attnmeta_swa_mode
 C128A_GLOBAL, C128A_LOCAL = 0, 1  # attnmeta_c128a_mode
 
+# The ctypes of the schema's C types (_schema.py, generated from the schema).
+_SCALARS = {"size_t": ctypes.c_size_t, "int32_t": _i32, "int64_t": _i64, "uint32_t": ctypes.c_uint32}
+
+
+def _fields_of(members: Sequence[Tuple[str, str, str]]) -> List[Tuple[str, Any]]:
+    """The ctypes ``_fields_`` of a struct's members, as the schema lists them."""
+    fields: List[Tuple[str, Any]] = []
+    for name, c_type, _role in members:
+        if c_type.endswith("*"):
+            fields.append((name, _p))
+        elif c_type == "am_group_array":
+            fields.append((name, CompressedGroup * MAX_COMPRESSED_GROUPS))
+        else:
+            fields.append((name, _SCALARS[c_type]))
+    return fields
+
 
 class CompressedGroup(ctypes.Structure):
     """ctypes mirror of ``attnmeta_compressed_group``."""
 
-    _fields_ = [
-        ("block_table", _p),
-        ("block_table_cols", _i32),
-        ("ratio", _i32),
-        ("block_table_stride", _i64),
-        ("block_size", _i32),
-        ("reserved", _i32),
-        ("slot_mapping", _p),
-        ("seq_lens_out", _p),
-    ]
+    _fields_ = _fields_of(_schema.COMPRESSED_GROUP_FIELDS)
 
 
 class Step(ctypes.Structure):
     """ctypes mirror of ``attnmeta_step``; pointer fields take ints (or None)."""
 
-    _fields_ = [
-        ("struct_size", ctypes.c_size_t),
-        ("query_start_loc", _p),
-        ("num_reqs", _i32),
-        ("num_tokens", _i32),
-        ("capacity", _i32),
-        ("seq_lens", _p),
-        ("block_table", _p),
-        ("block_table_cols", _i32),
-        ("block_table_stride", _i64),
-        ("num_mapped", _i32),
-        ("block_size", _i32),
-        ("dcp_world_size", _i32),
-        ("dcp_rank", _i32),
-        ("dcp_interleave", _i32),
-        ("token_to_req", _p),
-        ("seq_lens_out", _p),
-        ("global_seq_lens_out", _p),
-        ("block_table_out", _p),
-        ("block_table_out_stride", _i64),
-        ("decode_lens_out", _p),
-        ("req_indices_out", _p),
-        ("per_req_lens_out", _p),
-        ("positions", _p),
-        ("slot_mapping", _p),
-        ("error_word", _p),
-        # DeepSeek-V3.2/V4 products (contract sections 5, 7, 8)
-        ("compressed_groups", CompressedGroup * MAX_COMPRESSED_GROUPS),
-        ("swa_block_table", _p),
-        ("swa_block_table_stride", _i64),
-        ("swa_block_table_cols", _i32),
-        ("swa_block_size", _i32),
-        ("swa_window", _i32),
-        ("swa_width", _i32),
-        ("swa_mode", _i32),
-        ("swa_reserved", _i32),
-        ("swa_indices", _p),
-        ("swa_indices_stride", _i64),
-        ("swa_lens", _p),
-        ("c128a_block_table", _p),
-        ("c128a_block_table_stride", _i64),
-        ("c128a_block_table_cols", _i32),
-        ("c128a_ratio", _i32),
-        ("c128a_block_size", _i32),
-        ("c128a_width", _i32),
-        ("c128a_mode", _i32),
-        ("c128a_reserved", _i32),
-        ("c128a_rows", _p),
-        ("c128a_rows_stride", _i64),
-        ("c128a_lens", _p),
-        ("launch_flags", ctypes.c_uint32),
-    ]
+    _fields_ = _fields_of(_schema.STEP_FIELDS)
 
 
 class Topk(ctypes.Structure):
     """ctypes mirror of ``attnmeta_topk``; pointer fields take ints (or None)."""
 
-    _fields_ = [
-        ("struct_size", ctypes.c_size_t),
-        ("topk", _p),
-        ("topk_stride", _i64),
-        ("num_tokens", _i32),
-        ("topk_count", _i32),
-        ("query_start_loc", _p),
-        ("req_id", _p),
-        ("num_reqs", _i32),
-        ("block_table", _p),
-        ("block_table_cols", _i32),
-        ("block_table_stride", _i64),
-        ("block_size", _i32),
-        ("stride_rows", _i32),
-        ("dcp_world_size", _i32),
-        ("dcp_rank", _i32),
-        ("dcp_interleave", _i32),
-        ("prefill_req", _p),
-        ("workspace_starts", _p),
-        ("num_prefill", _i32),
-        ("token_slot", _p),
-        ("out", _p),
-        ("out_stride", _i64),
-        ("valid_count", _p),
-        ("compact", _i32),
-        ("error_word", _p),
-    ]
+    _fields_ = _fields_of(_schema.TOPK_FIELDS)
 
 
 class LaunchConfig(ctypes.Structure):
