@@ -20,8 +20,8 @@
  *   rule      its range rule, as the contract states it ("" where none).
  *
  * A product is P(c, name, wanted): it is built when `wanted` holds, an
- * expression over `b`, the struct holding its outputs (the step, or one
- * compressed group for the GROUP_ products).
+ * expression over `b`, the struct holding its outputs (the step, one
+ * compressed group for the GROUP_ products, or the top-k conversion).
  */
 #ifndef ATTNMETA_AM_SCHEMA_H
 #define ATTNMETA_AM_SCHEMA_H
@@ -50,9 +50,16 @@
   P(c, GROUP_SLOTS, b->slot_mapping)                                         \
   P(c, GROUP_LENS, b->seq_lens_out)
 
+/* ---- the top-k conversion's products: its rows, and the prefill
+ * workspace they may map into ---- */
+#define AM_TOPK_PRODUCTS(P, c)                                               \
+  P(c, TOPK_ROWS, b->out)                                                    \
+  P(c, TOPK_PREFILL, b->prefill_req)
+
 #define AM_PRODUCT_BIT_(c, name, wanted) AM_PBIT_##name,
 enum am_product_bit {
-  AM_STEP_PRODUCTS(AM_PRODUCT_BIT_, _) AM_GROUP_PRODUCTS(AM_PRODUCT_BIT_, _) AM_PRODUCT_COUNT
+  AM_STEP_PRODUCTS(AM_PRODUCT_BIT_, _) AM_GROUP_PRODUCTS(AM_PRODUCT_BIT_, _)
+  AM_TOPK_PRODUCTS(AM_PRODUCT_BIT_, _) AM_PRODUCT_COUNT
 };
 #undef AM_PRODUCT_BIT_
 #define AM_P(name) (1u << AM_PBIT_##name)
@@ -145,7 +152,7 @@ typedef attnmeta_compressed_group am_group_array[ATTNMETA_MAX_COMPRESSED_GROUPS]
 #define AM_EACH_GROUP(G, c) G(c, 0) G(c, 1) G(c, 2) G(c, 3)
 _Static_assert(ATTNMETA_MAX_COMPRESSED_GROUPS == 4, "AM_EACH_GROUP names every group");
 
-/* ---- attnmeta_topk: one product, the converted rows ---- */
+/* ---- attnmeta_topk ---- */
 #define AM_TOPK_FIELDS(X, c)                                                 \
   X(c, size_t, struct_size, PARAM, AM_NONE, 0, "the caller's sizeof")        \
   X(c, const int32_t *, topk, IN, AM_TABLE(T, topk_count, topk_stride), AM_P_ALWAYS, "required") \
@@ -167,13 +174,13 @@ _Static_assert(ATTNMETA_MAX_COMPRESSED_GROUPS == 4, "AM_EACH_GROUP names every g
   X(c, int32_t, dcp_rank, PARAM, AM_NONE, 0, "0 <= dcp_rank < dcp_world_size") \
   X(c, int32_t, dcp_interleave, PARAM, AM_NONE, 0, ">= 1")                   \
   X(c, const int32_t *, prefill_req, IN, AM_ARRAY(T), AM_P_ALWAYS, "optional, < num_prefill") \
-  X(c, const int32_t *, workspace_starts, IN, AM_ARRAY(P), AM_P_ALWAYS,      \
+  X(c, const int32_t *, workspace_starts, IN, AM_ARRAY(P), AM_P(TOPK_PREFILL), \
     "needed with prefill_req when num_prefill > 0")                          \
   X(c, int32_t, num_prefill, PARAM, AM_NONE, 0, ">= 0")                      \
   X(c, const int64_t *, token_slot, IN, AM_ARRAY(T), AM_P_ALWAYS, "optional") \
-  X(c, int32_t *, out, OUT, AM_TABLE(T, topk_count, out_stride), AM_P_ALWAYS, "required") \
+  X(c, int32_t *, out, OUT, AM_TABLE(T, topk_count, out_stride), AM_P(TOPK_ROWS), "required") \
   X(c, int64_t, out_stride, PARAM, AM_NONE, 0, ">= topk_count")              \
-  X(c, int32_t *, valid_count, OUT, AM_ARRAY(T), AM_P_ALWAYS, "optional; needed by compact") \
+  X(c, int32_t *, valid_count, OUT, AM_ARRAY(T), AM_P(TOPK_ROWS), "optional; needed by compact") \
   X(c, int32_t, compact, PARAM, AM_NONE, 0, "0 or 1")                        \
   X(c, int32_t *, error_word, OUT, AM_ARRAY(ONE), AM_P_ALWAYS, "optional")
 

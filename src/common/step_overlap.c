@@ -6,42 +6,22 @@
  */
 #include <stdint.h>
 
-#include "am_overlap.h"
-#include "am_schema.h"
+#include "am_schema_overlap.h"
 #include "am_step_overlap.h"
 
-/* The step's counts that extents are made of. */
-typedef struct counts {
-  int64_t R, R1, T, C, ONE;
-} counts;
-
-/* The bits of the products wanted of `b`, a step or a compressed group. */
-#define WANTED_(c, name, wanted) | ((wanted) ? AM_P(name) : 0u)
+/* The bits of the products wanted of a step or of a compressed group. */
 static unsigned group_products(const attnmeta_compressed_group *b) {
-  return AM_P_ALWAYS AM_GROUP_PRODUCTS(WANTED_, _);
+  return AM_P_ALWAYS AM_GROUP_PRODUCTS(AM_WANTED_, _);
 }
 static unsigned step_products(const attnmeta_step *b) {
-  unsigned p = AM_P_ALWAYS AM_STEP_PRODUCTS(WANTED_, _);
+  unsigned p = AM_P_ALWAYS AM_STEP_PRODUCTS(AM_WANTED_, _);
   int g;
   for (g = 0; g < ATTNMETA_MAX_COMPRESSED_GROUPS; ++g) p |= group_products(&b->compressed_groups[g]);
   return p;
 }
-#undef WANTED_
 
-/* A buffer's rows, columns and stride from its declared extent, for the
- * member of `b` with the counts `k`. */
-#define AM_ARRAY(n) 1, k->n, k->n
-#define AM_TABLE(n, cols, stride) k->n, b->cols, b->stride
-
-/* Appends a buffer by its role (its extent comes last, as it expands to
- * three arguments); `wanted` holds the products wanted. */
-#define ADD_IN(name, member, products, ...) \
-  if ((products) & wanted)                  \
-    am_extent_add(list, n, name, b->member, __VA_ARGS__, (int64_t)sizeof *b->member, 0);
-#define ADD_OUT(name, member, products, ...) \
-  am_extent_add(list, n, name, b->member, __VA_ARGS__, (int64_t)sizeof *b->member, 1);
-#define ADD_PARAM(name, member, products, ...)
-#define ADD_GROUPS(name, member, products, ...) \
+/* The groups, each with its own buffers. */
+#define AM_OVERLAP_ADD_GROUPS(name, member, products, ...) \
   for (g = 0; g < ATTNMETA_MAX_COMPRESSED_GROUPS; ++g) add_group(list, n, &b->member[g], k, group_names[g]);
 
 /* Each group's buffer names, "compressed_groups[g].member". */
@@ -52,23 +32,23 @@ enum { AM_GROUP_FIELDS(GROUP_INDEX_, _) GROUP_MEMBERS };
 static const char *const group_names[][GROUP_MEMBERS] = {AM_EACH_GROUP(GROUP_NAMES_, _)};
 
 #define GROUP_ADD_(c, type, member, role, extent, products, rule) \
-  ADD_##role(names[GROUP_##member], member, products, extent)
-static void add_group(am_extent *list, int *n, const attnmeta_compressed_group *b, const counts *k,
+  AM_OVERLAP_ADD_##role(names[GROUP_##member], member, products, extent)
+static void add_group(am_extent *list, int *n, const attnmeta_compressed_group *b, const am_counts *k,
                       const char *const names[]) {
   const unsigned wanted = group_products(b);
   AM_GROUP_FIELDS(GROUP_ADD_, _)
 }
 
 #define STEP_ADD_(c, type, member, role, extent, products, rule) \
-  ADD_##role(#member, member, products, extent)
-static void add_step(am_extent *list, int *n, const attnmeta_step *b, const counts *k) {
+  AM_OVERLAP_ADD_##role(#member, member, products, extent)
+static void add_step(am_extent *list, int *n, const attnmeta_step *b, const am_counts *k) {
   const unsigned wanted = step_products(b);
   int g;
   AM_STEP_FIELDS(STEP_ADD_, _)
 }
 
 attnmeta_status am_check_overlaps(attnmeta_context *ctx, const attnmeta_step *s) {
-  const counts k = {s->num_reqs, (int64_t)s->num_reqs + 1, s->num_tokens, s->capacity, 1};
+  const am_counts k = {s->num_reqs, (int64_t)s->num_reqs + 1, s->num_tokens, s->capacity, 0, 1};
   am_extent list[AM_STEP_BUFFERS + ATTNMETA_MAX_COMPRESSED_GROUPS * AM_GROUP_BUFFERS];
   int n = 0;
   add_step(list, &n, s, &k);

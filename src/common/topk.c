@@ -10,6 +10,7 @@
 
 #include "am_context.h"
 #include "am_overlap.h"
+#include "am_schema_overlap.h"
 #include "am_sized_struct.h"
 #include "am_topk_params.h"
 
@@ -160,24 +161,19 @@ static attnmeta_status check_buffers(attnmeta_context *ctx, const attnmeta_topk 
 }
 
 /* No output may share a byte with an input or another output (overlap.c):
- * each buffer with exactly the bytes the conversion reads or writes. */
-static attnmeta_status check_overlaps(attnmeta_context *ctx, const attnmeta_topk *op) {
-  const int64_t T = op->num_tokens, R = op->num_reqs, K = op->topk_count;
-  am_extent list[10];
-  int n = 0;
-  am_extent_add(list, &n, "topk", op->topk, T, K, op->topk_stride, 4, 0);
-  am_extent_add_array(list, &n, "query_start_loc", op->query_start_loc, R + 1, 4, 0);
-  am_extent_add_array(list, &n, "req_id", op->req_id, T, 4, 0);
-  am_extent_add(list, &n, "block_table", op->block_table, R, op->block_table_cols,
-                op->block_table_stride, 4, 0);
-  am_extent_add_array(list, &n, "prefill_req", op->prefill_req, T, 4, 0);
-  if (op->prefill_req)
-    am_extent_add_array(list, &n, "workspace_starts", op->workspace_starts, op->num_prefill, 4, 0);
-  am_extent_add_array(list, &n, "token_slot", op->token_slot, T, 8, 0);
-  am_extent_add(list, &n, "out", op->out, T, K, op->out_stride, 4, 1);
-  am_extent_add_array(list, &n, "valid_count", op->valid_count, T, 4, 1);
-  am_extent_add_array(list, &n, "error_word", op->error_word, 1, 4, 1);
-  return am_check_extents(ctx, list, n);
+ * each buffer of the schema with exactly the bytes the conversion reads or
+ * writes (am_schema_overlap.h). */
+#define TOPK_ADD_(c, type, member, role, extent, products, rule) \
+  AM_OVERLAP_ADD_##role(#member, member, products, extent)
+static attnmeta_status check_overlaps(attnmeta_context *ctx, const attnmeta_topk *b) {
+  const am_counts counts = {b->num_reqs, (int64_t)b->num_reqs + 1, b->num_tokens, 0,
+                            b->num_prefill, 1};
+  const am_counts *k = &counts;
+  const unsigned wanted = AM_P_ALWAYS AM_TOPK_PRODUCTS(AM_WANTED_, _);
+  am_extent list[AM_TOPK_BUFFERS];
+  int count = 0, *n = &count;
+  AM_TOPK_FIELDS(TOPK_ADD_, _)
+  return am_check_extents(ctx, list, count);
 }
 
 static attnmeta_status check_topk(attnmeta_context *ctx, const attnmeta_topk *op) {
