@@ -292,6 +292,13 @@ static int may_overflow(int64_t rows, int64_t stride) {
   return (__int128)rows * stride * 8 > (__int128)INT64_MAX;
 }
 
+/* A strided buffer of `rows` rows: overflow rules (none while stride < cols). */
+static void rows_rules(int64_t rows, int64_t stride, int64_t cols, uint32_t *req, uint32_t *opt) {
+  if (rows <= 0 || cols < 0 || stride < cols) return;
+  if (truly_overflows(rows, stride, cols)) *req |= FZ_BIT(ATTNMETA_ERR_OVERFLOW);
+  else if (may_overflow(rows, stride)) *opt |= FZ_BIT(ATTNMETA_ERR_OVERFLOW);
+}
+
 /* A buffer as the contract sees it: `rows` runs of `width` bytes, `pitch`
  * bytes apart. */
 typedef struct fz_span {
@@ -442,10 +449,7 @@ static void fz_table_rules(const int32_t *table, int32_t cols, int64_t stride, i
   if (cols < 0) *req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
   if (stride < cols) *req |= FZ_BIT(ATTNMETA_ERR_STRIDE);
   if (!table && cols > 0) *req |= FZ_BIT(ATTNMETA_ERR_NULL_POINTER);
-  if (rows > 0 && cols >= 0 && stride >= cols) {
-    if (truly_overflows(rows, stride, cols)) *req |= FZ_BIT(ATTNMETA_ERR_OVERFLOW);
-    else if (may_overflow(rows, stride)) *opt |= FZ_BIT(ATTNMETA_ERR_OVERFLOW);
-  }
+  rows_rules(rows, stride, cols, req, opt);
   if (misaligned(table, 4)) *req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
 }
 
@@ -456,10 +460,7 @@ static void fz_rows_rules(int64_t stride, int32_t width, int32_t rows, uint32_t 
     *req |= FZ_BIT(ATTNMETA_ERR_STRIDE);
     return;
   }
-  if (rows > 0 && width >= 0) {
-    if (truly_overflows(rows, stride, width)) *req |= FZ_BIT(ATTNMETA_ERR_OVERFLOW);
-    else if (may_overflow(rows, stride)) *opt |= FZ_BIT(ATTNMETA_ERR_OVERFLOW);
-  }
+  rows_rules(rows, stride, width, req, opt);
 }
 
 /* A block size of a DCP-placed product: >= 1, a multiple of the interleave
@@ -559,13 +560,7 @@ static void fz_step_rules_of(const attnmeta_step *s, uint32_t *required, uint32_
     if (s->block_table_cols < 0) table |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
     if (s->block_table_stride < s->block_table_cols) table |= FZ_BIT(ATTNMETA_ERR_STRIDE);
     if (!s->block_table && s->block_table_cols > 0) table |= FZ_BIT(ATTNMETA_ERR_NULL_POINTER);
-    if (s->num_reqs > 0 && s->block_table_cols >= 0 &&
-        s->block_table_stride >= s->block_table_cols) {
-      if (truly_overflows(s->num_reqs, s->block_table_stride, s->block_table_cols))
-        table |= FZ_BIT(ATTNMETA_ERR_OVERFLOW);
-      else if (may_overflow(s->num_reqs, s->block_table_stride))
-        table_opt |= FZ_BIT(ATTNMETA_ERR_OVERFLOW);
-    }
+    rows_rules(s->num_reqs, s->block_table_stride, s->block_table_cols, &table, &table_opt);
     if (wants_table) { /* a table no product reads is not checked */
       req |= table;
       opt |= table_opt;
@@ -573,13 +568,7 @@ static void fz_step_rules_of(const attnmeta_step *s, uint32_t *required, uint32_
   }
   if (s->block_table_out) {
     if (s->block_table_out_stride < s->block_table_cols) req |= FZ_BIT(ATTNMETA_ERR_STRIDE);
-    if (s->num_tokens > 0 && s->block_table_cols >= 0 &&
-        s->block_table_out_stride >= s->block_table_cols) {
-      if (truly_overflows(s->num_tokens, s->block_table_out_stride, s->block_table_cols))
-        req |= FZ_BIT(ATTNMETA_ERR_OVERFLOW);
-      else if (may_overflow(s->num_tokens, s->block_table_out_stride))
-        opt |= FZ_BIT(ATTNMETA_ERR_OVERFLOW);
-    }
+    rows_rules(s->num_tokens, s->block_table_out_stride, s->block_table_cols, &req, &opt);
   }
   if (s->block_size < 1 && s->slot_mapping) req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
 
@@ -626,13 +615,6 @@ static int topk_overlap(const attnmeta_topk *op) {
       {op->valid_count, 1, T * 4, T * 4, 1},
       {op->error_word, 1, 4, 4, 1}};
   return fz_buffers_meet(b, 10);
-}
-
-/* A strided buffer of `rows` rows: overflow rules (stride >= cols given). */
-static void rows_rules(int64_t rows, int64_t stride, int64_t cols, uint32_t *req, uint32_t *opt) {
-  if (rows <= 0 || cols < 0 || stride < cols) return;
-  if (truly_overflows(rows, stride, cols)) *req |= FZ_BIT(ATTNMETA_ERR_OVERFLOW);
-  else if (may_overflow(rows, stride)) *opt |= FZ_BIT(ATTNMETA_ERR_OVERFLOW);
 }
 
 void fz_topk_rules(const attnmeta_topk *op, uint32_t *required, uint32_t *optional) {
