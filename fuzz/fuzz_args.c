@@ -101,6 +101,30 @@ static void check_guards(const char *what) {
     FZ_CHECK(fz_buf_guards_intact(&outs[i]), "%s: guard zone of output %d written", what, i);
 }
 
+/* What call `what` is held to after it returned st: a status the rules
+ * allow (one of required | optional when any is required, else OK or an
+ * optional one), a terminated message exactly when it failed, no output
+ * written when it failed and no guard zone written when it ran. `valid`
+ * names a valid argument in the message ("for a valid step"). */
+static void check_call(attnmeta_status st, const char *what, const char *valid, uint32_t required,
+                       uint32_t optional) {
+  FZ_CHECK(fz_message_ok(attnmeta_last_error(ctx), 512), "last error is not terminated");
+  if (required)
+    FZ_CHECK(st != ATTNMETA_OK && (BIT(st) & (required | optional)),
+             "%s returned %d (%s), the rules allow 0x%x (required 0x%x): %s", what, (int)st,
+             attnmeta_status_string(st), required | optional, required, attnmeta_last_error(ctx));
+  else
+    FZ_CHECK(st == ATTNMETA_OK || (BIT(st) & optional), "%s returned %d (%s) for a valid %s: %s",
+             what, (int)st, attnmeta_status_string(st), valid, attnmeta_last_error(ctx));
+  if (st != ATTNMETA_OK) {
+    FZ_CHECK(attnmeta_last_error(ctx)[0] != '\0', "a failed call left no message");
+    check_outputs_untouched(what, st);
+  } else {
+    FZ_CHECK(attnmeta_last_error(ctx)[0] == '\0', "a successful call left a message");
+    check_guards(what);
+  }
+}
+
 /* A pointer into `base` for an argument: NULL, the buffer, or off alignment. */
 static void *pick_ptr(fz_reader *rd, void *base, int elem) {
   const uint8_t b = fz_u8(rd);
@@ -329,24 +353,7 @@ static void fuzz_build_step(fz_reader *rd) {
   st = attnmeta_build_step(ctx, (const attnmeta_step *)caller, NULL);
   if (caller != &s) free(caller);
   count_call(required, 1, st);
-  FZ_CHECK(fz_message_ok(attnmeta_last_error(ctx), 512), "last error is not terminated");
-  if (required) {
-    FZ_CHECK(st != ATTNMETA_OK && (BIT(st) & (required | optional)),
-             "attnmeta_build_step returned %d (%s), the rules allow 0x%x (required 0x%x): %s",
-             (int)st, attnmeta_status_string(st), required | optional, required,
-             attnmeta_last_error(ctx));
-  } else {
-    FZ_CHECK(st == ATTNMETA_OK || (BIT(st) & optional),
-             "attnmeta_build_step returned %d (%s) for a valid step: %s", (int)st,
-             attnmeta_status_string(st), attnmeta_last_error(ctx));
-  }
-  if (st != ATTNMETA_OK) {
-    FZ_CHECK(attnmeta_last_error(ctx)[0] != '\0', "a failed call left no message");
-    check_outputs_untouched("attnmeta_build_step", st);
-  } else {
-    FZ_CHECK(attnmeta_last_error(ctx)[0] == '\0', "a successful call left a message");
-    check_guards("attnmeta_build_step");
-  }
+  check_call(st, "attnmeta_build_step", "step", required, optional);
 }
 
 /* attnmeta_convert_topk: sizes, strides, request sources, pointers and
@@ -421,23 +428,7 @@ static void fuzz_convert_topk(fz_reader *rd) {
   poison_outputs();
   st = attnmeta_convert_topk(ctx, &op, NULL);
   count_call(required, 1, st);
-  FZ_CHECK(fz_message_ok(attnmeta_last_error(ctx), 512), "last error is not terminated");
-  if (required)
-    FZ_CHECK(st != ATTNMETA_OK && (BIT(st) & (required | optional)),
-             "attnmeta_convert_topk returned %d (%s), the rules allow 0x%x (required 0x%x): %s",
-             (int)st, attnmeta_status_string(st), required | optional, required,
-             attnmeta_last_error(ctx));
-  else
-    FZ_CHECK(st == ATTNMETA_OK || (BIT(st) & optional),
-             "attnmeta_convert_topk returned %d (%s) for a valid call: %s", (int)st,
-             attnmeta_status_string(st), attnmeta_last_error(ctx));
-  if (st != ATTNMETA_OK) {
-    FZ_CHECK(attnmeta_last_error(ctx)[0] != '\0', "a failed call left no message");
-    check_outputs_untouched("attnmeta_convert_topk", st);
-  } else {
-    FZ_CHECK(attnmeta_last_error(ctx)[0] == '\0', "a successful call left a message");
-    check_guards("attnmeta_convert_topk");
-  }
+  check_call(st, "attnmeta_convert_topk", "call", required, optional);
 }
 
 static void fuzz_token_to_req(fz_reader *rd) {
