@@ -17,10 +17,12 @@
 #define TYPE_OF_(st, type, member)                                                   \
   _Static_assert(_Generic(&((st *)0)->member, type *: 1, default: 0),                \
                  #st "." #member " has the declared type");
-#define STEP_TYPE_(c, type, member, role, extent, products, rule) TYPE_OF_(attnmeta_step, type, member)
+#define STEP_TYPE_(c, type, member, role, extent, products, rule) \
+  TYPE_OF_(attnmeta_step, type, member)
 #define GROUP_TYPE_(c, type, member, role, extent, products, rule) \
   TYPE_OF_(attnmeta_compressed_group, type, member)
-#define TOPK_TYPE_(c, type, member, role, extent, products, rule) TYPE_OF_(attnmeta_topk, type, member)
+#define TOPK_TYPE_(c, type, member, role, extent, products, rule) \
+  TYPE_OF_(attnmeta_topk, type, member)
 AM_STEP_FIELDS(STEP_TYPE_, _)
 AM_GROUP_FIELDS(GROUP_TYPE_, _)
 AM_TOPK_FIELDS(TOPK_TYPE_, _)

@@ -16,25 +16,28 @@ static unsigned group_products(const attnmeta_compressed_group *b) {
 static unsigned step_products(const attnmeta_step *b) {
   unsigned p = AM_P_ALWAYS AM_STEP_PRODUCTS(AM_WANTED_, _);
   int g;
-  for (g = 0; g < ATTNMETA_MAX_COMPRESSED_GROUPS; ++g) p |= group_products(&b->compressed_groups[g]);
+  for (g = 0; g < ATTNMETA_MAX_COMPRESSED_GROUPS; ++g)
+    p |= group_products(&b->compressed_groups[g]);
   return p;
 }
 
 /* The groups, each with its own buffers. */
 #define AM_OVERLAP_ADD_GROUPS(name, member, products, ...) \
-  for (g = 0; g < ATTNMETA_MAX_COMPRESSED_GROUPS; ++g) add_group(list, n, &b->member[g], k, group_names[g]);
+  for (g = 0; g < ATTNMETA_MAX_COMPRESSED_GROUPS; ++g)   \
+    add_group(list, n, &b->member[g], k, group_names[g]);
 
 /* Each group's buffer names, "compressed_groups[g].member". */
 #define GROUP_INDEX_(c, type, member, role, extent, products, rule) GROUP_##member,
 enum { AM_GROUP_FIELDS(GROUP_INDEX_, _) GROUP_MEMBERS };
-#define GROUP_NAME_(g, type, member, role, extent, products, rule) "compressed_groups[" #g "]." #member,
+#define GROUP_NAME_(g, type, member, role, extent, products, rule) \
+  "compressed_groups[" #g "]." #member,
 #define GROUP_NAMES_(c, g) {AM_GROUP_FIELDS(GROUP_NAME_, g)},
 static const char *const group_names[][GROUP_MEMBERS] = {AM_EACH_GROUP(GROUP_NAMES_, _)};
 
 #define GROUP_ADD_(c, type, member, role, extent, products, rule) \
   AM_OVERLAP_ADD_##role(names[GROUP_##member], member, products, extent)
-static void add_group(am_extent *list, int *n, const attnmeta_compressed_group *b, const am_counts *k,
-                      const char *const names[]) {
+static void add_group(am_extent *list, int *n, const attnmeta_compressed_group *b,
+                      const am_counts *k, const char *const names[]) {
   const unsigned wanted = group_products(b);
   AM_GROUP_FIELDS(GROUP_ADD_, _)
 }
