@@ -401,13 +401,7 @@ static void print_stats(void) {
 
 static int applied_breakage;
 
-#define CHECK(cond, ...)                 \
-  do {                                   \
-    if (!(cond)) {                       \
-      describe(current);                 \
-      fz_fail(__VA_ARGS__);              \
-    }                                    \
-  } while (0)
+#define CHECK(cond, ...) FZ_CHECK_DESCRIBED(describe(current), cond, __VA_ARGS__)
 
 /* ---- one call ---- */
 

@@ -111,13 +111,7 @@ static void describe(const large *L) {
   fprintf(stderr, "\n");
 }
 
-#define LCHECK(cond, ...)    \
-  do {                       \
-    if (!(cond)) {           \
-      describe(current);     \
-      fz_fail(__VA_ARGS__);  \
-    }                        \
-  } while (0)
+#define LCHECK(cond, ...) FZ_CHECK_DESCRIBED(describe(current), cond, __VA_ARGS__)
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }

@@ -75,6 +75,16 @@ void fz_fail(const char *fmt, ...);
     if (!(cond)) fz_fail(__VA_ARGS__); \
   } while (0)
 
+/* FZ_CHECK that first prints the case that failed: `describe` is a
+ * statement run only then. */
+#define FZ_CHECK_DESCRIBED(describe, cond, ...) \
+  do {                                          \
+    if (!(cond)) {                              \
+      describe;                                 \
+      fz_fail(__VA_ARGS__);                     \
+    }                                           \
+  } while (0)
+
 /* ---- guarded buffers ----
  * [guard][shift bytes][n elements of `elem` bytes][guard], every byte of it
  * filled with a poison pattern. `data` points at the first element. The

@@ -385,13 +385,7 @@ static void describe(const topk_case *c) {
           c->cfg[1].block, c->cfg[1].grid, c->cfg[1].vector, c->cfg[1].lanes);
 }
 
-#define TCHECK(c, cond, ...) \
-  do {                       \
-    if (!(cond)) {           \
-      describe(c);           \
-      fz_fail(__VA_ARGS__);  \
-    }                        \
-  } while (0)
+#define TCHECK(c, cond, ...) FZ_CHECK_DESCRIBED(describe(c), cond, __VA_ARGS__)
 
 static amr_topk_input reference_input(const topk_case *c) {
   amr_topk_input in;
