@@ -395,3 +395,11 @@ int cli_time_calls(const char *cmd, attnmeta_context *ctx, int iters, const char
          issued * 1e6 / iters, total * 1e6 / iters, unit);
   return 0;
 }
+
+double cli_time_one(const char *cmd, attnmeta_context *ctx,
+                    int (*issue)(attnmeta_context *ctx, void *arg), void *arg) {
+  const double t0 = cli_now_s();
+  if (issue(ctx, arg) || cli_call(cmd, ctx, attnmeta_synchronize(ctx, NULL), "synchronize"))
+    return -1;
+  return cli_now_s() - t0;
+}

@@ -145,5 +145,9 @@ double cli_now_s(void);
  * not host time. Returns 0, or -1 when a call failed. */
 int cli_time_calls(const char *cmd, attnmeta_context *ctx, int iters, const char *unit,
                    int (*issue)(attnmeta_context *ctx, void *arg), void *arg);
+/* The seconds one call of `issue` takes to complete (issued, then waited
+ * for); -1 when it or the wait failed (after the message). */
+double cli_time_one(const char *cmd, attnmeta_context *ctx,
+                    int (*issue)(attnmeta_context *ctx, void *arg), void *arg);
 
 #endif

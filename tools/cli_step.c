@@ -366,7 +366,7 @@ int cli_step(int argc, char **argv) {
   step_run run;
   cli_args a;
   char flags[256];
-  double t0, first;
+  double first;
 
   if (step_product_count > sizeof run.want / sizeof run.want[0] ||
       step_input_count > sizeof run.dev_in / sizeof run.dev_in[0]) {
@@ -413,11 +413,7 @@ int cli_step(int argc, char **argv) {
     goto done;
   }
 
-  t0 = cli_now_s();
-  if (call(ctx, attnmeta_build_step(ctx, &step, NULL), "build step") ||
-      call(ctx, attnmeta_synchronize(ctx, NULL), "synchronize"))
-    goto done;
-  first = cli_now_s() - t0;
+  if ((first = cli_time_one(CMD, ctx, issue_step, &step)) < 0) goto done;
 
   printf("attnmeta step on %s (%s)\n", attnmeta_backend_name(attnmeta_context_backend(ctx)),
          attnmeta_context_device_name(ctx));

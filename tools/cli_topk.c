@@ -237,7 +237,7 @@ int cli_topk(int argc, char **argv) {
   topk_host h;
   cli_args a;
   char flags[256];
-  double t0, first;
+  double first;
 
   memset(&h, 0, sizeof h);
   cli_args_init(&a, CMD, argc, argv);
@@ -268,11 +268,7 @@ int cli_topk(int argc, char **argv) {
     goto done;
   }
 
-  t0 = cli_now_s();
-  if (call(ctx, attnmeta_convert_topk(ctx, &op, NULL), "convert") ||
-      call(ctx, attnmeta_synchronize(ctx, NULL), "synchronize"))
-    goto done;
-  first = cli_now_s() - t0;
+  if ((first = cli_time_one(CMD, ctx, issue_topk, &op)) < 0) goto done;
   if (call(ctx, attnmeta_copy_to_host(ctx, h.out, h.d_out, (size_t)s.tokens * s.k * 4), "copy back") ||
       call(ctx, attnmeta_copy_to_host(ctx, h.count, h.d_count, (size_t)s.tokens * 4), "copy back") ||
       call(ctx, attnmeta_copy_to_host(ctx, &error_word, h.d_error, sizeof error_word), "copy back"))
