@@ -48,6 +48,18 @@ static void fail(cold_result *out, attnmeta_context *ctx, const char *what) {
   snprintf(out->error, sizeof out->error, "%s: %s", what, attnmeta_last_error(ctx));
 }
 
+/* The outputs the last set got in the timing, against the naive ones: 0 with
+ * out->error when they are wrong or the wait for them failed. */
+static int checked_after_timing(attnmeta_context *ctx, case_run *b, cold_result *out) {
+  char why[200];
+  if (attnmeta_synchronize(ctx, NULL) != ATTNMETA_OK)
+    snprintf(why, sizeof why, "synchronize: %s", attnmeta_last_error(ctx));
+  else if (!bench_check_outputs(b, b->last_set, why, sizeof why))
+    return 1;
+  snprintf(out->error, sizeof out->error, "check after the cold timing failed: %s", why);
+  return 0;
+}
+
 void bench_run_cold(attnmeta_context *ctx, const bench_case *bc, const options *o,
                     int64_t cache_bytes, cold_result *out) {
   const double set_bytes = 4.0 * ((double)bc->num_reqs * bc->cols + 2.0 * bc->num_reqs + 1);
@@ -55,7 +67,6 @@ void bench_run_cold(attnmeta_context *ctx, const bench_case *bc, const options *
   const int steps = o->steps;
   case_run b;
   attnmeta_graph_timing g;
-  char why[200];
   memset(out, 0, sizeof *out);
   out->cache_bytes = cache_bytes;
   if (cache_bytes <= 0) {
@@ -72,10 +83,7 @@ void bench_run_cold(attnmeta_context *ctx, const bench_case *bc, const options *
     b.next = 0;
     if (bench_poison(&b) || timed(ctx, bench_enqueue_step, &b, sets > steps ? sets : steps, o, &g)) {
       fail(out, ctx, "cold timing");
-    } else if (attnmeta_synchronize(ctx, NULL) ||
-               bench_check_outputs(&b, b.last_set, why, sizeof why)) {
-      snprintf(out->error, sizeof out->error, "check after the cold timing failed: %s", why);
-    } else {
+    } else if (checked_after_timing(ctx, &b, out)) {
       out->ok = 1;
       out->us_per_step = g.us_per_step;
       out->input_sets = sets;
@@ -122,10 +130,7 @@ void bench_run_cold(attnmeta_context *ctx, const bench_case *bc, const options *
     if (bench_poison(&b) || timed(ctx, enqueue_scrubbed, &with, steps, o, &g) ||
         timed(ctx, enqueue_scrubbed, &alone, steps, o, &ga)) {
       fail(out, ctx, "cold timing");
-    } else if (attnmeta_synchronize(ctx, NULL) ||
-               bench_check_outputs(&b, b.last_set, why, sizeof why)) {
-      snprintf(out->error, sizeof out->error, "check after the cold timing failed: %s", why);
-    } else {
+    } else if (checked_after_timing(ctx, &b, out)) {
       /* a graph of steps with scrubs minus one of scrubs alone; the spread
        * is the widest the two spreads allow */
       out->ok = 1;
