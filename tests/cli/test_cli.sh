@@ -158,7 +158,10 @@ if command -v cc >/dev/null 2>&1; then
   cc -shared -fPIC -o "$work/libcudart.so.99.1" "$work/stand_in.c" &&
     ln -sf libcudart.so.99.1 "$work/libcudart.so.99"
   checks=$((checks + 1))
-  if LD_PRELOAD="$work/libcudart.so.99" "$cli" info 2>&1 | grep -qx "GPU runtime library: $work/libcudart.so.99.1"; then
+  # a CLI built with gcc's ASan needs its runtime first in the preload list
+  asan_rt=$(ldd "$cli" 2>/dev/null | awk '/libasan/ { print $3 }')
+  if LD_PRELOAD="${asan_rt:+$asan_rt:}$work/libcudart.so.99" "$cli" info 2>&1 |
+    grep -qx "GPU runtime library: $work/libcudart.so.99.1"; then
     echo "ok:   info names a loaded GPU runtime library"
   else
     failed=$((failed + 1))
