@@ -366,3 +366,12 @@ void amt_reference_input(const amt_batch *b, int k, amr_input *in) {
   in->rank = b->ranks[k];
   in->interleave = b->interleave;
 }
+
+amr_output *amt_reference_outputs(const amt_batch *b, int k) {
+  amr_input in;
+  amr_output *o;
+  amt_reference_input(b, k, &in);
+  o = amr_alloc(&in);
+  amr_build(&in, o);
+  return o;
+}

@@ -97,6 +97,9 @@ void amt_batch_free(amt_batch *b);
 struct amr_input;
 /* The naive reference's input for rank number k (index into b->ranks) of b. */
 void amt_reference_input(const amt_batch *b, int k, struct amr_input *in);
+struct amr_output;
+/* The naive reference's outputs for rank number k of b (free with amr_free). */
+struct amr_output *amt_reference_outputs(const amt_batch *b, int k);
 
 /* Deterministic PRNG (splitmix64). */
 uint64_t amt_rand(uint64_t *state);

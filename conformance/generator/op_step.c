@@ -122,11 +122,7 @@ int amg_step_vector(const amt_case *c, amv_vector *v) {
 
   for (k = 0; k < b->nranks; k++) {
     amv_rank *rk = &v->ranks[k];
-    amr_input in;
-    amr_output *o;
-    amt_reference_input(b, k, &in);
-    o = amr_alloc(&in);
-    amr_build(&in, o);
+    amr_output *o = amt_reference_outputs(b, k);
     seen |= o->request_flags | o->slot_flags;
 
     rk->rank = b->ranks[k];
