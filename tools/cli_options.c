@@ -89,6 +89,23 @@ int cli_next_own(cli_args *a, void (*usage)(FILE *out), attnmeta_backend *kind, 
   return 0;
 }
 
+int cli_next_run(cli_args *a, void (*usage)(FILE *out), cli_run_options *r, int *exit_code) {
+  while (cli_next_own(a, usage, &r->kind, &r->device, exit_code)) {
+    int bad;
+    if (cli_is(a, "--iters"))
+      bad = cli_take_int(a, 0, CLI_MAX_ITERS, &r->iters);
+    else if (cli_is(a, "--show"))
+      bad = cli_take_int(a, 1, 64, &r->show);
+    else
+      return 1;
+    if (bad) {
+      *exit_code = CLI_EXIT_USAGE;
+      return 0;
+    }
+  }
+  return 0;
+}
+
 int cli_unknown(const cli_args *a) {
   if (a->positional)
     fprintf(stderr, "%s: unexpected argument '%s'\n", a->cmd, a->arg);

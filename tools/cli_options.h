@@ -67,6 +67,14 @@ int cli_help(const cli_args *a, void (*usage)(FILE *out));
  * CLI_EXIT_USAGE after the message of a bad value. */
 int cli_next_own(cli_args *a, void (*usage)(FILE *out), attnmeta_backend *kind, int *device,
                  int *exit_code);
+/* The options of the subcommands that run one operation: cli_next_own's,
+ * then --iters N (0 .. CLI_MAX_ITERS) and --show N (1 .. 64). */
+#define CLI_MAX_ITERS 10000000
+typedef struct cli_run_options {
+  attnmeta_backend kind;
+  int device, iters, show;
+} cli_run_options;
+int cli_next_run(cli_args *a, void (*usage)(FILE *out), cli_run_options *r, int *exit_code);
 
 /* ---- values (each prints a message naming `opt` and returns -1 when bad) ---- */
 

@@ -21,7 +21,6 @@
 #include "cli_step.h"
 
 #define CMD "attnmeta step"
-#define MAX_ITERS 10000000
 #define MAX_ENTRIES (INT64_C(1) << 28) /* of any one array: 1 GiB of int32 */
 
 typedef struct step_run {
@@ -44,7 +43,7 @@ static void usage(FILE *out) {
           "  --iters N          timed calls after the first, 0 .. %d (default 1000)\n"
           "  --products LIST    comma list of the products to build; 'dsv4' names the\n"
           "                     DeepSeek-V4 ones, 'all' every one (default: all but those):",
-          MAX_ITERS);
+          CLI_MAX_ITERS);
   {
     int column = 80;
     for (size_t i = 0; i < step_product_count; ++i) {
@@ -358,8 +357,8 @@ static int issue_step(attnmeta_context *ctx, void *step) {
 }
 
 int cli_step(int argc, char **argv) {
-  attnmeta_backend kind = ATTNMETA_BACKEND_AUTO;
-  int device = 0, iters = 1000, rc = CLI_EXIT_FAILED, stop, any = 0;
+  cli_run_options ro = {ATTNMETA_BACKEND_AUTO, 0, 1000, 8};
+  int rc = CLI_EXIT_FAILED, stop, any = 0;
   int32_t error_word = 0;
   attnmeta_context *ctx = NULL;
   attnmeta_step step;
@@ -375,17 +374,12 @@ int cli_step(int argc, char **argv) {
   }
   memset(&run, 0, sizeof run);
   step_shape_default(&run.plan.shape);
-  run.show = 8;
   for (size_t i = 0; i < step_product_count; ++i) run.want[i] = !step_products[i].dsv4;
 
   cli_args_init(&a, CMD, argc, argv);
-  while (cli_next_own(&a, usage, &kind, &device, &stop)) {
+  while (cli_next_run(&a, usage, &ro, &stop)) {
     int bad = 0;
-    if (cli_is(&a, "--iters")) {
-      bad = cli_take_int(&a, 0, MAX_ITERS, &iters);
-    } else if (cli_is(&a, "--show")) {
-      bad = cli_take_int(&a, 1, 64, &run.show);
-    } else if (cli_is(&a, "--products")) {
+    if (cli_is(&a, "--products")) {
       const char *v = cli_value(&a);
       bad = !v || parse_products(v, run.want);
     } else if (!take_shape_option(&a, &run.plan.shape, &bad)) {
@@ -394,6 +388,7 @@ int cli_step(int argc, char **argv) {
     if (bad) return CLI_EXIT_USAGE;
   }
   if (stop >= 0) return stop;
+  run.show = ro.show;
   for (size_t i = 0; i < step_product_count; ++i) any |= run.want[i];
   if (!any) {
     fprintf(stderr, CMD ": --products: no product named\n");
@@ -404,7 +399,7 @@ int cli_step(int argc, char **argv) {
     return CLI_EXIT_USAGE;
   }
 
-  if (cli_open_context(CMD, &ctx, kind, device)) {
+  if (cli_open_context(CMD, &ctx, ro.kind, ro.device)) {
     teardown(NULL, &run);
     return CLI_EXIT_USAGE;
   }
@@ -431,7 +426,7 @@ int cli_step(int argc, char **argv) {
   printf("timing:\n  %-18s %.1f us (with synchronize)\n", "first call", first * 1e6);
   fflush(stdout);
 
-  if (iters > 0 && cli_time_calls(CMD, ctx, iters, "step", issue_step, &step)) goto done;
+  if (ro.iters > 0 && cli_time_calls(CMD, ctx, ro.iters, "step", issue_step, &step)) goto done;
   rc = error_word != 0 ? CLI_EXIT_FAILED : CLI_EXIT_OK;
 
 done:

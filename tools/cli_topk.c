@@ -20,7 +20,6 @@
 #include "cli_options.h"
 
 #define CMD "attnmeta topk"
-#define MAX_ITERS 10000000
 #define MAX_ENTRIES (INT64_C(1) << 28)
 
 typedef struct topk_shape {
@@ -54,7 +53,7 @@ static void usage(FILE *out) {
           "  --seed N            seed of the drawn indices (default 7)\n"
           "Exits 1 when the error word is not 0, the result differs from the naive\n"
           "conversion, or a call fails.\n" CLI_EXIT_STATUS_HELP,
-          MAX_ITERS);
+          CLI_MAX_ITERS);
 }
 
 /* a linear congruential generator: wraps modulo 2^32 on purpose */
@@ -228,8 +227,8 @@ static int issue_topk(attnmeta_context *ctx, void *op) {
 
 int cli_topk(int argc, char **argv) {
   topk_shape s = {64, 2048, 1024, 64, 1, 0, 1, 0, 7};
-  attnmeta_backend kind = ATTNMETA_BACKEND_AUTO;
-  int device = 0, iters = 1000, show = 8, rc = CLI_EXIT_FAILED, stop;
+  cli_run_options ro = {ATTNMETA_BACKEND_AUTO, 0, 1000, 8};
+  int rc = CLI_EXIT_FAILED, stop;
   int32_t error_word = 0;
   int64_t bad_rows;
   attnmeta_context *ctx = NULL;
@@ -241,15 +240,9 @@ int cli_topk(int argc, char **argv) {
 
   memset(&h, 0, sizeof h);
   cli_args_init(&a, CMD, argc, argv);
-  while (cli_next_own(&a, usage, &kind, &device, &stop)) {
+  while (cli_next_run(&a, usage, &ro, &stop)) {
     int bad = 0;
-    if (cli_is(&a, "--iters")) {
-      bad = cli_take_int(&a, 0, MAX_ITERS, &iters);
-    } else if (cli_is(&a, "--show")) {
-      bad = cli_take_int(&a, 1, 64, &show);
-    } else if (!take_option(&a, &s, &bad)) {
-      return cli_unknown(&a);
-    }
+    if (!take_option(&a, &s, &bad)) return cli_unknown(&a);
     if (bad) return CLI_EXIT_USAGE;
   }
   if (stop >= 0) return stop;
@@ -262,7 +255,7 @@ int cli_topk(int argc, char **argv) {
             s.tokens, s.k, s.cols);
     return CLI_EXIT_USAGE;
   }
-  if (cli_open_context(CMD, &ctx, kind, device)) return CLI_EXIT_USAGE;
+  if (cli_open_context(CMD, &ctx, ro.kind, ro.device)) return CLI_EXIT_USAGE;
   if (setup(ctx, &s, &h, &op)) {
     rc = CLI_EXIT_USAGE;
     goto done;
@@ -286,9 +279,9 @@ int cli_topk(int argc, char **argv) {
   printf("  %-18s %s\n", "rows", s.compact ? "compacted (valid slots first)" : "in place");
   printf("outputs (first call):\n");
   printf("  %-16s int32[%d][%d]  row 0: ", "out", s.tokens, s.k);
-  print_values(h.out, s.tokens ? s.k : 0, show);
+  print_values(h.out, s.tokens ? s.k : 0, ro.show);
   printf("  %-16s int32[%d]       ", "valid_count", s.tokens);
-  print_values(h.count, s.tokens, show);
+  print_values(h.count, s.tokens, ro.show);
   attnmeta_error_flags_describe(error_word, flags, sizeof flags);
   printf("  %-16s 0x%x (%s)\n", "error word", (unsigned)error_word, flags);
   bad_rows = count_mismatches(&s, &h);
@@ -305,7 +298,7 @@ int cli_topk(int argc, char **argv) {
   printf("timing:\n  %-18s %.1f us (with synchronize)\n", "first call", first * 1e6);
   fflush(stdout);
 
-  if (iters > 0 && cli_time_calls(CMD, ctx, iters, "call", issue_topk, &op)) goto done;
+  if (ro.iters > 0 && cli_time_calls(CMD, ctx, ro.iters, "call", issue_topk, &op)) goto done;
   rc = error_word != 0 || bad_rows ? CLI_EXIT_FAILED : CLI_EXIT_OK;
 
 done:
