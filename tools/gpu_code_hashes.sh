@@ -29,7 +29,7 @@ fi
 
 if command -v "$hipcxx" >/dev/null && [ -d "$bitcode" ]; then
   "$hipcxx" -x hip -std=c++17 -O3 --offload-arch=gfx90a --cuda-device-only -c \
-    --rocm-path=/usr --rocm-device-lib-path="$bitcode" -DAM_BUILD_TARGETS='"gfx90a gfx940"' \
+    --rocm-path=/usr --rocm-device-lib-path="$bitcode" -DAM_BUILD_TARGETS='"gfx90a gfx942"' \
     -I"$src/include" -I"$src/src/common" -I"$src/src/hip" \
     "$src/src/hip/hip_backend.hip" -o "$out/gfx90a.co"
   echo "gfx90a object   $(sha256sum <"$out/gfx90a.co" | cut -d' ' -f1)  ($("$hipcxx" --version | head -1))"
