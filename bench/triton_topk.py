@@ -29,7 +29,9 @@ import triton.language as tl
 @triton.jit
 def _topk_to_slots(req_ptr, table_ptr, table_stride, idx_ptr, idx_stride, out_ptr, out_stride,
                    count_ptr, cols, BLOCK_SIZE: tl.constexpr, BLOCK_N: tl.constexpr,
-                   COUNT: tl.constexpr):
+                   COUNT: tl.constexpr, WHOLE_ROW: tl.constexpr):
+    """Tile program_id(1) of BLOCK_N columns of row program_id(0); with
+    WHOLE_ROW (one tile of all K columns) the count is stored, not added."""
     row = tl.program_id(0)
     tile = tl.program_id(1)
     col = tile * BLOCK_N + tl.arange(0, BLOCK_N)
@@ -41,24 +43,16 @@ def _topk_to_slots(req_ptr, table_ptr, table_stride, idx_ptr, idx_stride, out_pt
     slot = tl.where(ok, block_id * BLOCK_SIZE + x % BLOCK_SIZE, -1)
     tl.store(out_ptr + row * out_stride + col, slot)
     if COUNT:
-        tl.atomic_add(count_ptr + row, tl.sum(ok.to(tl.int32), axis=0))
+        if WHOLE_ROW:
+            tl.store(count_ptr + row, tl.sum(ok.to(tl.int32), axis=0))
+        else:
+            tl.atomic_add(count_ptr + row, tl.sum(ok.to(tl.int32), axis=0))
 
 
-@triton.jit
-def _topk_row_to_slots(req_ptr, table_ptr, table_stride, idx_ptr, idx_stride, out_ptr, out_stride,
-                       count_ptr, cols, K: tl.constexpr, BLOCK_SIZE: tl.constexpr,
-                       COUNT: tl.constexpr):
-    row = tl.program_id(0)
-    col = tl.arange(0, K)
-    req = tl.load(req_ptr + row)
-    x = tl.load(idx_ptr + row * idx_stride + col)
-    blk = x // BLOCK_SIZE
-    ok = (x >= 0) & (blk < cols)
-    block_id = tl.load(table_ptr + req * table_stride + blk, mask=ok, other=0)
-    slot = tl.where(ok, block_id * BLOCK_SIZE + x % BLOCK_SIZE, -1)
-    tl.store(out_ptr + row * out_stride + col, slot)
-    if COUNT:
-        tl.store(count_ptr + row, tl.sum(ok.to(tl.int32), axis=0))
+def _kernel_args(req_id, block_table, token_indices, out, counts):
+    """The kernel's pointer and stride arguments (out stands in for absent counts)."""
+    return (req_id, block_table, block_table.stride(0), token_indices, token_indices.stride(0),
+            out, out.stride(0), counts if counts is not None else out, block_table.shape[1])
 
 
 class TritonTopk:
@@ -70,9 +64,7 @@ class TritonTopk:
         T, K = token_indices.shape
         if K % block_n:
             raise ValueError("K (%d) must be a multiple of BLOCK_N (%d)" % (K, block_n))
-        self.args = (req_id, block_table, block_table.stride(0), token_indices,
-                     token_indices.stride(0), out, out.stride(0),
-                     counts if counts is not None else out, block_table.shape[1])
+        self.args = _kernel_args(req_id, block_table, token_indices, out, counts)
         self.grid = (T, K // block_n)
         self.counts = counts
         self.block_size = block_size
@@ -82,7 +74,7 @@ class TritonTopk:
         if self.counts is not None:
             self.counts.zero_()
         _topk_to_slots[self.grid](*self.args, BLOCK_SIZE=self.block_size, BLOCK_N=self.block_n,
-                                  COUNT=self.counts is not None)
+                                  COUNT=self.counts is not None, WHOLE_ROW=False)
 
 
 class TritonTopkRow:
@@ -94,15 +86,14 @@ class TritonTopkRow:
         T, K = token_indices.shape
         if K & (K - 1):
             raise ValueError("K (%d) must be a power of two" % K)
-        self.args = (req_id, block_table, block_table.stride(0), token_indices,
-                     token_indices.stride(0), out, out.stride(0),
-                     counts if counts is not None else out, block_table.shape[1])
-        self.grid = (T,)
+        self.args = _kernel_args(req_id, block_table, token_indices, out, counts)
+        self.grid = (T, 1)
         self.K = K
         self.counts = counts
         self.block_size = block_size
         self.num_warps = num_warps
 
     def launch(self):
-        _topk_row_to_slots[self.grid](*self.args, K=self.K, BLOCK_SIZE=self.block_size,
-                                      COUNT=self.counts is not None, num_warps=self.num_warps)
+        _topk_to_slots[self.grid](*self.args, BLOCK_SIZE=self.block_size, BLOCK_N=self.K,
+                                  COUNT=self.counts is not None, WHOLE_ROW=True,
+                                  num_warps=self.num_warps)

@@ -165,6 +165,21 @@ gpu_test_clean() {
 # Last non-empty line a hook printed (its key figure).
 last_line() { grep -a -v '^===' "$1" | grep -a -v '^[[:space:]]*$' | tail -n 1; }
 
+# hook_stage NAME SECONDS CMD...: runs a hook into $tmp/NAME.log, keeps the
+# log and records the step (since $t0) with the hook's last line.
+hook_stage() {
+  local name=$1 secs=$2 rc
+  shift 2
+  run "$tmp/$name.log" "$secs" "$@"
+  rc=$?
+  keep "$name" "$tmp/$name.log"
+  if [ "$rc" = 0 ]; then
+    record "$name" PASS $((SECONDS - t0)) "$(last_line "$tmp/$name.log")"
+  else
+    record "$name" FAIL $((SECONDS - t0)) "$(ended $rc); $(last_line "$tmp/$name.log")"
+  fi
+}
+
 # ------------------------------------------------------------ environment
 if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH=/usr/local/cuda/bin:$PATH
@@ -532,14 +547,7 @@ if [ -f "$root/bench/gpu_bench.sh" ]; then
   [ -f "$root/python/run_gpu_tests.sh" ] && keep_s=70
   ATTNMETA_GPU_TIME_LEFT_S=$(limit 600 "$keep_s")
   export ATTNMETA_GPU_TIME_LEFT_S
-  run "$tmp/bench.log" $((ATTNMETA_GPU_TIME_LEFT_S + 5)) bash "$root/bench/gpu_bench.sh" "$out"
-  rc=$?
-  keep bench "$tmp/bench.log"
-  if [ "$rc" = 0 ]; then
-    record bench PASS $((SECONDS - t0)) "$(last_line "$tmp/bench.log")"
-  else
-    record bench FAIL $((SECONDS - t0)) "$(ended $rc); $(last_line "$tmp/bench.log")"
-  fi
+  hook_stage bench $((ATTNMETA_GPU_TIME_LEFT_S + 5)) bash "$root/bench/gpu_bench.sh" "$out"
 else
   record bench SKIP 0 "bench/gpu_bench.sh not present"
 fi
@@ -547,14 +555,7 @@ t0=$SECONDS
 if [ -f "$root/python/run_gpu_tests.sh" ]; then
   ATTNMETA_GPU_TIME_LEFT_S=$(limit 600 5)
   export ATTNMETA_GPU_TIME_LEFT_S
-  run "$tmp/python.log" "$ATTNMETA_GPU_TIME_LEFT_S" bash "$root/python/run_gpu_tests.sh" "$build" "$out"
-  rc=$?
-  keep python "$tmp/python.log"
-  if [ "$rc" = 0 ]; then
-    record python PASS $((SECONDS - t0)) "$(last_line "$tmp/python.log")"
-  else
-    record python FAIL $((SECONDS - t0)) "$(ended $rc); $(last_line "$tmp/python.log")"
-  fi
+  hook_stage python "$ATTNMETA_GPU_TIME_LEFT_S" bash "$root/python/run_gpu_tests.sh" "$build" "$out"
 else
   record python SKIP 0 "python/run_gpu_tests.sh not present"
 fi
