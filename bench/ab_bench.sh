@@ -14,17 +14,12 @@
 # every bench run ({a,b}-N.json), the build logs and, when cuobjdump exists,
 # the SASS of both modules ({a,b}.sass).
 set -u -o pipefail
-if [ $# -lt 3 ] || [ $# -gt 4 ]; then
-  echo "usage: $0 OUTDIR SRC_A SRC_B [ROUNDS]" >&2
-  exit 2
-fi
-mkdir -p "$1"
-out=$(cd "$1" && pwd)
+. "$(dirname "$0")/ab_start.sh"
+ab_start 3 4 "OUTDIR SRC_A SRC_B [ROUNDS]" "$@"
 a=$(cd "$2" && pwd) || exit 2
 b=$(cd "$3" && pwd) || exit 2
 rounds=${4:-2}
 arch=${ATTNMETA_AB_ARCH:-90}
-read -r -a extra <<<"${ATTNMETA_AB_BENCH_ARGS:-}"
 log=$out/ab.log
 : >"$log"
 raw=$out/raw

@@ -15,17 +15,12 @@
 # ATTNMETA_AB_PATHS (comma-separated, default all).
 # Leaves OUTDIR/paths_ab.log (table last) and OUTDIR/paths_ab-raw.tar.gz.
 set -u -o pipefail
-if [ $# -lt 2 ] || [ $# -gt 3 ]; then
-  echo "usage: $0 OUTDIR BUILD_DIR [ROUNDS]" >&2
-  exit 2
-fi
-mkdir -p "$1"
-out=$(cd "$1" && pwd)
+. "$(dirname "$0")/ab_start.sh"
+ab_start 2 3 "OUTDIR BUILD_DIR [ROUNDS]" "$@"
 build=$(cd "$2" && pwd) || exit 2
 rounds=${3:-2}
 backend=${ATTNMETA_AB_BACKEND:-cuda}
 paths=${ATTNMETA_AB_PATHS:-speculate_first,indexer_variant,realign,aligned_rows,tail_vectors,reverse_order,one_wave}
-read -r -a extra <<<"${ATTNMETA_AB_BENCH_ARGS:-}"
 extra+=(--warm-only --copy-bytes 16777216) # only the warm figures are compared
 log=$out/paths_ab.log
 raw=$out/paths_ab-raw

@@ -15,12 +15,8 @@
 # non-zero when any check fails. See docs/abi.md.
 set -u -o pipefail
 
-if [ $# -ne 1 ]; then
-  echo "usage: $0 BUILD_DIR_OR_INSTALL_PREFIX" >&2
-  exit 2
-fi
-root=$(cd "$1" 2>/dev/null && pwd) || { echo "FAIL no such folder: $1"; exit 1; }
-src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/folder_arg.sh"
+folder_arg root BUILD_DIR_OR_INSTALL_PREFIX folder "$@"
 list="$src/abi/libattnmeta.symbols"
 failures=0
 

@@ -29,12 +29,8 @@
 # KEEP=1 keeps the temporary folder.
 set -u -o pipefail
 
-if [ $# -ne 1 ]; then
-  echo "usage: $0 BUILD_DIR" >&2
-  exit 2
-fi
-build=$(cd "$1" 2>/dev/null && pwd) || { echo "FAIL no such build folder: $1"; exit 1; }
-src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/folder_arg.sh"
+folder_arg build BUILD_DIR "build folder" "$@"
 python=${PYTHON:-/usr/bin/python3}
 work=$(mktemp -d "${TMPDIR:-/tmp}/attnmeta-examples.XXXXXX")
 prefix="$work/prefix"

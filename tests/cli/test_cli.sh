@@ -213,32 +213,32 @@ expect 1 "^FAIL  .*wrong.amv  hostile_qsl_decreasing .*decode_lens_out" \
   conformance --backend cpu --config auto --json "$work/wrong.json" "$work/wrong.amv"
 also_check "conformance ends with the summary line" grep -q "^0 passed, 1 failed, 0 skipped$" "$work/out"
 also_check "conformance --json wrote the failed run's report" grep -q '"failed": 1' "$work/wrong.json"
-# progress: enough calls for about 2.5 s on this machine (sanitizer builds are slower)
-us=$("$cli" step --backend cpu --iters 1000 | sed -n 's/.* \([0-9.]*\) us per step to complete$/\1/p')
-iters=$(awk -v us="${us:-100}" 'BEGIN { n = int(2.5e6 / (us > 0.01 ? us : 0.01)); print (n > 10000000 ? 10000000 : n < 1000 ? 1000 : n) }')
-# a loaded machine can make the calibration slower than the run: a run that
-# finished within 1.5 s is tried again with four times the calls
-for _ in 1 2 3; do
-  "$cli" step --backend cpu --iters "$iters" >"$work/out" 2>"$work/err"
-  grep -Eq "calls [0-9]+/[0-9]+ \([0-9]+ s\)" "$work/err" && break
-  took=$(sed -n 's/.* \([0-9.]*\) us per step to complete$/\1/p' "$work/out")
-  awk -v us="${took:-0}" -v n="$iters" 'BEGIN { exit !(us * n < 1.5e6) }' || break
-  iters=$((iters * 4 > 10000000 ? 10000000 : iters * 4))
-done
+# progress_run UNIT CALIBRATION_ITERS ARGS...: runs `$cli ARGS --iters N`
+# into $work/out and $work/err with N (set in iters) enough calls for about
+# 2.5 s on this machine (sanitizer builds are slower), from a run of
+# CALIBRATION_ITERS calls and its "us per UNIT to complete" line. A loaded
+# machine can make the calibration slower than the run: a run that finished
+# within 1.5 s is tried again with four times the calls.
+progress_run() {
+  local unit=$1 calibration=$2 us took _
+  shift 2
+  local per_unit="s/.* \([0-9.]*\) us per $unit to complete\$/\1/p"
+  us=$("$cli" "$@" --iters "$calibration" | sed -n "$per_unit")
+  iters=$(awk -v us="${us:-100}" 'BEGIN { n = int(2.5e6 / (us > 0.01 ? us : 0.01)); print (n > 10000000 ? 10000000 : n < 1000 ? 1000 : n) }')
+  for _ in 1 2 3; do
+    "$cli" "$@" --iters "$iters" >"$work/out" 2>"$work/err"
+    grep -Eq "calls [0-9]+/[0-9]+ \([0-9]+ s\)" "$work/err" && break
+    took=$(sed -n "$per_unit" "$work/out")
+    awk -v us="${took:-0}" -v n="$iters" 'BEGIN { exit !(us * n < 1.5e6) }' || break
+    iters=$((iters * 4 > 10000000 ? 10000000 : iters * 4))
+  done
+}
+progress_run step 1000 step --backend cpu
 also_check "step --iters $iters reports its progress on stderr" \
   grep -Eq "calls [0-9]+/[0-9]+ \([0-9]+ s\)" "$work/err"
 also_check "step's progress goes to stderr, not stdout" bash -c "! grep -q 'calls 1' '$work/out'"
-# the same for topk: about 2.5 s of calls, retried longer on a loaded machine
-tk="topk --backend cpu --tokens 64 --topk 512 --cols 64"
-us=$("$cli" $tk --iters 200 | sed -n 's/.* \([0-9.]*\) us per call to complete$/\1/p')
-iters=$(awk -v us="${us:-100}" 'BEGIN { n = int(2.5e6 / (us > 0.01 ? us : 0.01)); print (n > 10000000 ? 10000000 : n < 1000 ? 1000 : n) }')
-for _ in 1 2 3; do
-  "$cli" $tk --iters "$iters" >"$work/out" 2>"$work/err"
-  grep -Eq "calls [0-9]+/[0-9]+ \([0-9]+ s\)" "$work/err" && break
-  took=$(sed -n 's/.* \([0-9.]*\) us per call to complete$/\1/p' "$work/out")
-  awk -v us="${took:-0}" -v n="$iters" 'BEGIN { exit !(us * n < 1.5e6) }' || break
-  iters=$((iters * 4 > 10000000 ? 10000000 : iters * 4))
-done
+# the same for topk
+progress_run call 200 topk --backend cpu --tokens 64 --topk 512 --cols 64
 also_check "topk --iters $iters reports its progress on stderr" \
   grep -Eq "calls [0-9]+/[0-9]+ \([0-9]+ s\)" "$work/err"
 # ---- DeepSeek-V4 products of the step ----
