@@ -894,20 +894,10 @@ static void op_build_step(fz_reader *rd) {
     return;
   }
 
-  memset(&ri, 0, sizeof ri);
-  ri.qsl = sc.qsl;
-  ri.R = sc.R;
-  ri.T = sc.T;
-  ri.C = sc.C;
-  ri.seq_lens = sc.seq_lens;
-  ri.block_table = sc.cols > 0 ? sc.table : NULL;
-  ri.cols = sc.cols;
-  ri.in_stride = sc.in_stride;
+  amr_input_requests(&ri, sc.qsl, sc.R, sc.T, sc.C, sc.seq_lens);
+  amr_input_table(&ri, sc.cols > 0 ? sc.table : NULL, sc.cols, sc.in_stride, sc.block_size);
+  amr_input_dcp(&ri, sc.W, sc.k, sc.I);
   ri.num_mapped = sc.num_mapped;
-  ri.block_size = sc.block_size;
-  ri.world = sc.W;
-  ri.rank = sc.k;
-  ri.interleave = sc.I;
   ref = amr_alloc(&ri);
   amr_build(&ri, ref);
   {

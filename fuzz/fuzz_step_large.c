@@ -498,20 +498,10 @@ void fz_op_step_large(fz_reader *rd, attnmeta_context *ctx) {
     return;
   }
 
-  memset(&L.ri, 0, sizeof L.ri);
-  L.ri.qsl = s.query_start_loc;
-  L.ri.R = L.R;
-  L.ri.T = L.T;
-  L.ri.C = L.C;
-  L.ri.seq_lens = s.seq_lens;
-  L.ri.block_table = s.block_table;
-  L.ri.cols = L.cols;
-  L.ri.in_stride = L.in_stride;
+  amr_input_requests(&L.ri, s.query_start_loc, L.R, L.T, L.C, s.seq_lens);
+  amr_input_table(&L.ri, s.block_table, L.cols, L.in_stride, L.block_size);
+  amr_input_dcp(&L.ri, L.W, L.k, L.I);
   L.ri.num_mapped = L.num_mapped;
-  L.ri.block_size = L.block_size;
-  L.ri.world = L.W;
-  L.ri.rank = L.k;
-  L.ri.interleave = L.I;
 
   if (p.stage) { /* what every block holds after its staging loop and barrier */
     const int64_t words = am_step_stage_words(&p);

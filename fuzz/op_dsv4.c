@@ -393,17 +393,9 @@ void fz_op_dsv4(fz_reader *rd, attnmeta_context *ctx) {
            attnmeta_last_error(ctx));
 
   /* the reference */
-  memset(&ri, 0, sizeof ri);
-  ri.qsl = sc.qsl;
-  ri.R = sc.R;
-  ri.T = sc.T;
-  ri.C = sc.C;
-  ri.seq_lens = sc.seq;
-  ri.num_mapped = -1;
-  ri.block_size = 1;
-  ri.world = sc.W;
-  ri.rank = sc.k;
-  ri.interleave = sc.I;
+  amr_input_requests(&ri, sc.qsl, sc.R, sc.T, sc.C, sc.seq);
+  amr_input_table(&ri, NULL, 0, 0, 1);
+  amr_input_dcp(&ri, sc.W, sc.k, sc.I);
   p1 = amr_alloc(&ri);
   amr_build(&ri, p1);
   wf = p1->well_formed;

@@ -351,20 +351,10 @@ void amt_batch_free(amt_batch *b) {
 }
 
 void amt_reference_input(const amt_batch *b, int k, amr_input *in) {
-  memset(in, 0, sizeof *in);
-  in->qsl = b->qsl;
-  in->R = b->R;
-  in->T = b->T;
-  in->C = b->C;
-  in->seq_lens = b->seq_lens;
-  in->block_table = b->block_table;
-  in->cols = b->cols;
-  in->in_stride = b->in_stride;
+  amr_input_requests(in, b->qsl, b->R, b->T, b->C, b->seq_lens);
+  amr_input_table(in, b->block_table, b->cols, b->in_stride, b->block_size);
+  amr_input_dcp(in, b->world, b->ranks[k], b->interleave);
   in->num_mapped = b->num_mapped;
-  in->block_size = b->block_size;
-  in->world = b->world;
-  in->rank = b->ranks[k];
-  in->interleave = b->interleave;
 }
 
 amr_output *amt_reference_outputs(const amt_batch *b, int k) {

@@ -221,18 +221,8 @@ void amd_batch_free(amd_batch *b) {
 }
 
 void amd_reference_input(const amd_batch *b, int32_t rank, amr_input *in) {
-  memset(in, 0, sizeof *in);
-  in->qsl = b->qsl;
-  in->R = b->R;
-  in->T = b->T;
-  in->C = b->C;
-  in->seq_lens = b->seq_lens;
-  in->block_table = b->tables[AMD_TAB_MAIN];
-  in->cols = b->cols[AMD_TAB_MAIN];
-  in->in_stride = b->cols[AMD_TAB_MAIN];
-  in->num_mapped = -1;
-  in->block_size = b->main_block_size;
-  in->world = b->world;
-  in->rank = rank;
-  in->interleave = b->interleave;
+  amr_input_requests(in, b->qsl, b->R, b->T, b->C, b->seq_lens);
+  amr_input_table(in, b->tables[AMD_TAB_MAIN], b->cols[AMD_TAB_MAIN], b->cols[AMD_TAB_MAIN],
+                  b->main_block_size);
+  amr_input_dcp(in, b->world, rank, b->interleave);
 }

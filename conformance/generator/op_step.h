@@ -16,6 +16,9 @@ int amg_step_vector(const amt_case *c, amv_vector *v);
 
 /* Shared with the other step generators. */
 struct amr_output;
+/* 0 when the reference raised every flag the case expects (seen covers
+ * expected), else -1 with a message on stderr naming the case. */
+int amg_check_case_flags(const char *name, int32_t seen, int32_t expected);
 /* int32 values as a vector's values. */
 void amg_values32(amv_values *out, const int32_t *v, int64_t n);
 /* Expected values of one output: [0, known) from ref32 or ref64 (checked

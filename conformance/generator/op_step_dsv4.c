@@ -24,7 +24,7 @@ int amg_step_dsv4_vector(const amd_case *c, amv_vector *v) {
   amd_batch *b = amd_materialize(c);
   amv_dsv4 *d = &v->dsv4;
   int32_t seen = 0;
-  int k, g;
+  int k, g, rc;
   memset(v, 0, sizeof *v);
   snprintf(v->name, sizeof v->name, "%s", c->name);
   v->version = 2;
@@ -121,14 +121,7 @@ int amg_step_dsv4_vector(const amd_case *c, amv_vector *v) {
     amr_free(o);
   }
 
-  if ((seen & c->expect_flags) != c->expect_flags) {
-    fprintf(stderr,
-            "attnmeta_gen_vectors: case %s: case table error, the reference raises 0x%x, the case "
-            "expects 0x%x\n",
-            c->name, (unsigned)seen, (unsigned)c->expect_flags);
-    amd_batch_free(b);
-    return -1;
-  }
+  rc = amg_check_case_flags(c->name, seen, c->expect_flags);
   amd_batch_free(b);
-  return 0;
+  return rc;
 }

@@ -3,6 +3,7 @@
 #include "reference.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "attnmeta/attnmeta.h"
 
@@ -18,32 +19,57 @@ static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) {
   return v;
 }
 
+/* Every buffer of amr_output with its element count. */
+#define AMR_OUTPUT_BUFFERS(X)                       \
+  X(token_to_req, in->T)                            \
+  X(seq_lens_out, in->C)                            \
+  X(global_seq_lens, in->T)                         \
+  X(block_table_out, (int64_t)in->T * in->cols)     \
+  X(decode_lens, in->T)                             \
+  X(req_indices, in->T)                             \
+  X(per_req_lens, in->R)                            \
+  X(positions, in->T)                               \
+  X(slots, in->C)
+
 amr_output *amr_alloc(const amr_input *in) {
   amr_output *o = xcalloc(1, sizeof *o);
-  o->token_to_req = xcalloc(in->T, sizeof(int32_t));
-  o->seq_lens_out = xcalloc(in->C, sizeof(int32_t));
-  o->global_seq_lens = xcalloc(in->T, sizeof(int32_t));
-  o->block_table_out = xcalloc((int64_t)in->T * in->cols, sizeof(int32_t));
-  o->decode_lens = xcalloc(in->T, sizeof(int32_t));
-  o->req_indices = xcalloc(in->T, sizeof(int32_t));
-  o->per_req_lens = xcalloc(in->R, sizeof(int32_t));
-  o->positions = xcalloc(in->T, sizeof(int64_t));
-  o->slots = xcalloc(in->C, sizeof(int64_t));
+#define AMR_ALLOC_(member, count) o->member = xcalloc(count, sizeof *o->member);
+  AMR_OUTPUT_BUFFERS(AMR_ALLOC_)
+#undef AMR_ALLOC_
   return o;
 }
 
 void amr_free(amr_output *o) {
   if (!o) return;
-  free(o->token_to_req);
-  free(o->seq_lens_out);
-  free(o->global_seq_lens);
-  free(o->block_table_out);
-  free(o->decode_lens);
-  free(o->req_indices);
-  free(o->per_req_lens);
-  free(o->positions);
-  free(o->slots);
+#define AMR_FREE_(member, count) free(o->member);
+  AMR_OUTPUT_BUFFERS(AMR_FREE_)
+#undef AMR_FREE_
   free(o);
+}
+
+void amr_input_requests(amr_input *in, const int32_t *qsl, int32_t R, int32_t T, int32_t C,
+                        const int32_t *seq_lens) {
+  memset(in, 0, sizeof *in);
+  in->qsl = qsl;
+  in->R = R;
+  in->T = T;
+  in->C = C;
+  in->seq_lens = seq_lens;
+  in->num_mapped = -1;
+}
+
+void amr_input_table(amr_input *in, const int32_t *table, int32_t cols, int64_t stride,
+                     int32_t block_size) {
+  in->block_table = table;
+  in->cols = cols;
+  in->in_stride = stride;
+  in->block_size = block_size;
+}
+
+void amr_input_dcp(amr_input *in, int32_t world, int32_t rank, int32_t interleave) {
+  in->world = world;
+  in->rank = rank;
+  in->interleave = interleave;
 }
 
 int32_t amr_req(const int32_t *qsl, int32_t R, int64_t t) {

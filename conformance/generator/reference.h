@@ -45,6 +45,15 @@ typedef struct amr_token_out {
 amr_output *amr_alloc(const amr_input *in);
 void amr_free(amr_output *out);
 void amr_build(const amr_input *in, amr_output *out);
+
+/* Filling an amr_input: the requests (in zeroed first; num_mapped -1, the
+ * actual count), the block table [R][stride] with its block size, the DCP
+ * split. */
+void amr_input_requests(amr_input *in, const int32_t *qsl, int32_t R, int32_t T, int32_t C,
+                        const int32_t *seq_lens);
+void amr_input_table(amr_input *in, const int32_t *table, int32_t cols, int64_t stride,
+                     int32_t block_size);
+void amr_input_dcp(amr_input *in, int32_t world, int32_t rank, int32_t interleave);
 /* Token t's products given r = req(t) (any value when R == 0), for callers
  * that know req(t) without a scan (huge sparse batches); slot flags are
  * OR-ed into *slot_flags. amr_build is this for every t. */

@@ -284,13 +284,11 @@ amt_topk_batch *amt_topk_materialize(int i) {
 }
 
 void amt_topk_batch_free(amt_topk_batch *b) {
+  size_t i;
   if (!b) return;
-  free(b->topk);
-  free(b->qsl);
-  free(b->req_id);
-  free(b->table);
-  free(b->prefill_req);
-  free(b->workspace_starts);
-  free(b->token_slot);
-  free(b);
+  {
+    void *const owned[] = {b->topk, b->qsl, b->req_id, b->table, b->prefill_req,
+                           b->workspace_starts, b->token_slot, b};
+    for (i = 0; i < sizeof owned / sizeof owned[0]; i++) free(owned[i]);
+  }
 }
