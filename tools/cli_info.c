@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* attnmeta info: version and commit, the library's file, and for each
- * backend its module file, targets and devices. */
+ * backend its module file, targets, devices and driver and runtime versions. */
 #define _GNU_SOURCE /* realpath, dl_iterate_phdr */
 #include <link.h>
 #include <stdio.h>
@@ -16,9 +16,10 @@ static void usage(FILE *out) {
           "usage: attnmeta info\n"
           "Prints the library's version and source commit and the file it was loaded\n"
           "from, then for each backend (cpu, cuda, hip) the file of its module, the\n"
-          "targets it was built for and the devices it sees (or why it is unavailable),\n"
-          "then the backend 'auto' picks (ATTNMETA_BACKEND forces one). A missing GPU\n"
-          "module or device is reported, not an error.\n"
+          "targets it was built for, the devices it sees (or why it is unavailable) and\n"
+          "the versions of the GPU driver and runtime it runs on, then the backend\n"
+          "'auto' picks (ATTNMETA_BACKEND forces one). A missing GPU module or device\n"
+          "is reported, not an error.\n"
           "  -h, --help   this text\n" CLI_EXIT_STATUS_HELP);
 }
 
@@ -32,9 +33,39 @@ static void print_module_path(const char *label, attnmeta_backend kind) {
   free(real);
 }
 
+/* A version number as `kind`'s runtime writes it (CUDA 13000: "13.0"; HIP
+ * 60241134: "6.2.41134"); 0: "none". */
+static void format_version(attnmeta_backend kind, int v, char *buf, size_t size) {
+  if (v <= 0)
+    snprintf(buf, size, "none");
+  else if (kind == ATTNMETA_BACKEND_HIP)
+    snprintf(buf, size, "%d.%d.%d", v / 10000000, v / 100000 % 100, v % 100000);
+  else
+    snprintf(buf, size, "%d.%d", v / 1000, v % 1000 / 10);
+}
+
+/* The driver and runtime versions `kind`'s backend runs on. */
+static void print_runtime_versions(attnmeta_backend kind) {
+  int driver = 0, runtime = 0;
+  char driver_text[32], runtime_text[32];
+  const attnmeta_status st = attnmeta_backend_runtime_versions(kind, &driver, &runtime);
+  if (st == ATTNMETA_OK) {
+    format_version(kind, driver, driver_text, sizeof driver_text);
+    format_version(kind, runtime, runtime_text, sizeof runtime_text);
+    printf("              driver: %s (%d), runtime: %s (%d)\n", driver_text, driver, runtime_text,
+           runtime);
+  } else if (kind == ATTNMETA_BACKEND_CPU) {
+    printf("              driver/runtime: none (the CPU backend uses no GPU runtime)\n");
+  } else {
+    printf("              driver/runtime: unknown (%s)\n",
+           st == ATTNMETA_ERR_NOT_SUPPORTED ? "the module predates the version query"
+                                            : attnmeta_status_string(st));
+  }
+}
+
 /* The GPU driver and runtime libraries the backends loaded, links resolved
- * (a driver's file name carries its version, e.g. libcuda.so.570.86.15):
- * sorted, each once. The backend table has no version query of its own. */
+ * (a driver's file name carries its full version, e.g.
+ * libcuda.so.570.86.15): sorted, each once. */
 #define MAX_RUNTIME_LIBS 16
 typedef struct runtime_libs {
   char *path[MAX_RUNTIME_LIBS];
@@ -125,6 +156,7 @@ int cli_info(int argc, char **argv) {
         printf("  device %d: cannot open: %s\n", d, attnmeta_open_error());
       }
     }
+    print_runtime_versions(kinds[i]);
   }
   if (attnmeta_open(&ctx, ATTNMETA_BACKEND_AUTO, 0) == ATTNMETA_OK) {
     printf("default backend: %s (%s)\n", attnmeta_backend_name(attnmeta_context_backend(ctx)),

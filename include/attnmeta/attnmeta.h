@@ -347,6 +347,15 @@ ATTNMETA_API attnmeta_status attnmeta_backend_targets(attnmeta_backend kind, con
  * the CPU backend. *path stays valid while the process runs; "" when the
  * loader cannot tell. Fails as attnmeta_backend_targets does. Since 0.2.0. */
 ATTNMETA_API attnmeta_status attnmeta_backend_module_path(attnmeta_backend kind, const char **path);
+/* The GPU driver's and runtime's versions `kind`'s backend runs on, as its
+ * runtime numbers them: CUDA 1000 * major + 10 * minor (13000 is 13.0), HIP
+ * 10000000 * major + 100000 * minor + patch; 0 for one the runtime cannot
+ * tell (the driver, where none is installed). Loads the module if not yet;
+ * needs no device. ATTNMETA_ERR_NOT_SUPPORTED, both 0, for the CPU backend
+ * and for a module built before this query; else fails as
+ * attnmeta_backend_targets does, both 0. Since 0.3.0. */
+ATTNMETA_API attnmeta_status attnmeta_backend_runtime_versions(attnmeta_backend kind, int *driver,
+                                                               int *runtime);
 
 /* ---- operations ---- */
 /* Initialises a step of `size` bytes, the caller's sizeof(attnmeta_step):

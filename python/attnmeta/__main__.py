@@ -2,8 +2,9 @@
 """`python -m attnmeta`: what `attnmeta info` prints (tools/cli_info.c),
 line for line, through this package's library: its version and commit,
 the library's file, each backend's module file with the architectures it
-was built for, its devices, and the default backend; then the package's
-own version and folder."""
+was built for, its devices and the versions of the GPU driver and runtime
+it runs on, and the default backend; then the package's own version and
+folder."""
 
 import ctypes
 import os
@@ -12,6 +13,7 @@ from typing import List, Optional, Tuple
 
 from . import _lib
 from ._devices import backend_module_path
+from ._diagnostics import runtime_versions_line
 from ._lib import Backend
 from ._version import __version__
 
@@ -72,6 +74,7 @@ def info_lines() -> List[str]:
             else:
                 lines.append("  device %d: %s" % (device, _name(handle)))
                 _lib.close(handle)
+        lines.append(runtime_versions_line(kind))
     handle, error = _open(Backend.AUTO, 0)
     if handle is None:
         lines.append("default backend: none: %s" % error)
@@ -106,8 +109,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] in ("-h", "--help"):
         print("usage: python -m attnmeta\n  prints what `attnmeta info` prints: the library "
-              "(version, commit, file), its backends (module files, targets, devices) and the "
-              "default backend; then this package's version and folder")
+              "(version, commit, file), its backends (module files, targets, devices, driver "
+              "and runtime versions) and the default backend; then this package's version and "
+              "folder")
         return 0
     if argv:
         sys.stderr.write("usage: python -m attnmeta (no arguments; -h for help)\n")

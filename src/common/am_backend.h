@@ -29,7 +29,9 @@ extern "C" {
 /* 5: launch_topk appended after copy_device, cache_bytes after it (a
  * module of ABI 4 has cache_bytes where launch_topk now is) */
 /* 6: am_topk_params grew lane_vectors; variant may carry AM_VARIANT_REALIGNED */
-/* 7: variant may carry AM_VARIANT_INDEXER | AM_VARIANT_REALIGNED */
+/* 7: variant may carry AM_VARIANT_INDEXER | AM_VARIANT_REALIGNED; later
+ * appended without a change (a module built before has a shorter table):
+ * runtime_versions */
 #define AM_BACKEND_ABI 7
 #define AM_BACKEND_ENTRY_SYMBOL "attnmeta_backend_entry"
 
@@ -101,6 +103,13 @@ typedef struct am_backend_table {
                      void *stream, char *msg, size_t msg_size);
   /* Bytes of the device's last-level cache (the L2 of a GPU); 0 when unknown. */
   int64_t (*cache_bytes)(void *state);
+  /* The GPU driver's and runtime's version numbers in the runtime's own
+   * encoding (CUDA: 1000 * major + 10 * minor; HIP: 10000000 * major +
+   * 100000 * minor + patch), each 0 when the runtime cannot tell (no driver
+   * installed). Needs no device nor state: `attnmeta info` asks it on a
+   * machine without a GPU. ATTNMETA_ERR_NOT_SUPPORTED where there is no
+   * GPU runtime (the CPU backend). */
+  int (*runtime_versions)(int *driver, int *runtime, char *msg, size_t msg_size);
 } am_backend_table;
 
 /* The size of the table up to copy_device: the smallest table the loader

@@ -122,6 +122,17 @@ int gpu_processor_count(void *state) { return ((const gpu_state *)state)->proces
 
 int64_t gpu_cache_bytes(void *state) { return am_rt_cache_bytes(((const gpu_state *)state)->device); }
 
+/* Each 0 when it cannot be read (with no driver installed, CUDA answers a
+ * driver version of 0; a runtime may also answer an error). */
+int gpu_runtime_versions(int *driver, int *runtime, char *msg, size_t msg_size) {
+  (void)msg;
+  (void)msg_size;
+  if (am_rt_driver_version(driver) != AM_RT_SUCCESS) *driver = 0;
+  if (am_rt_runtime_version(runtime) != AM_RT_SUCCESS) *runtime = 0;
+  am_rt_clear_error();
+  return ATTNMETA_OK;
+}
+
 }  // namespace
 
 #endif /* ATTNMETA_AM_GPU_DEVICE_H */

@@ -35,6 +35,9 @@ static inline am_rt_error am_rt_copy(void *dst, const void *src, size_t n, int t
 static inline am_rt_error am_rt_stream_synchronize(am_rt_stream s) {
   return AM_RT(StreamSynchronize)(s);
 }
+/* The driver's and the runtime's version numbers (they need no device). */
+static inline am_rt_error am_rt_driver_version(int *v) { return AM_RT(DriverGetVersion)(v); }
+static inline am_rt_error am_rt_runtime_version(int *v) { return AM_RT(RuntimeGetVersion)(v); }
 
 static inline void am_rt_device_name(int device, char *buf, size_t size) {
   am_rt_device_prop prop;

@@ -279,6 +279,13 @@ static int64_t cpu_cache_bytes(void *state) {
   return n > 0 ? (int64_t)n : 0;
 }
 
+static int cpu_runtime_versions(int *driver, int *runtime, char *msg, size_t msg_size) {
+  *driver = 0;
+  *runtime = 0;
+  snprintf(msg, msg_size, "the CPU backend uses no GPU driver or runtime");
+  return ATTNMETA_ERR_NOT_SUPPORTED;
+}
+
 static const am_backend_table cpu_table = {
     AM_BACKEND_ABI, sizeof(am_backend_table), "cpu", "host",
     cpu_device_count, cpu_open, cpu_close, cpu_launch_step, cpu_alloc, cpu_release, cpu_copy,
@@ -288,7 +295,7 @@ static const am_backend_table cpu_table = {
     cpu_event_elapsed, cpu_capture_begin, cpu_capture_end, cpu_graph_node_count,
     cpu_graph_instantiate, cpu_graph_launch, cpu_graph_destroy, cpu_launch_empty, cpu_copy_device,
     /* appended */
-    cpu_launch_topk, cpu_cache_bytes,
+    cpu_launch_topk, cpu_cache_bytes, cpu_runtime_versions,
 };
 
 const am_backend_table *am_cpu_backend(void) { return &cpu_table; }
