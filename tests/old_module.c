@@ -12,7 +12,8 @@
  * (no alloc function), MODULE_NULL_TARGETS, MODULE_LONG_TABLE (64 bytes
  * more than the library's table, really there), MODULE_HUGE_TABLE
  * (table_size UINT32_MAX, only the library's table there); MODULE_FULL is
- * a sound table of the library's own size.
+ * a sound table of the library's own size, whose runtime_versions (absent
+ * from the others) answers 12090 and 12040.
  */
 #define _GNU_SOURCE /* MAP_ANONYMOUS */
 #include <stdio.h>
@@ -130,6 +131,15 @@ static int old_copy_device(void *s, void *d, const void *src, size_t b, void *st
 }
 
 #if defined(MODULE_FULL)
+/* Versions no runtime has, so a test sees they come from this table. */
+static int full_runtime_versions(int *driver, int *runtime, char *msg, size_t msg_size) {
+  (void)msg;
+  (void)msg_size;
+  *driver = 12090;
+  *runtime = 12040;
+  return ATTNMETA_OK;
+}
+
 static int full_launch_topk(void *state, const am_topk_params *params, const am_launch_shape *shape,
                             void *stream, char *msg, size_t msg_size) {
   (void)state;
@@ -204,6 +214,7 @@ __attribute__((visibility("default"))) const am_backend_table *attnmeta_backend_
 #elif defined(MODULE_FULL)
   t.table_size = (uint32_t)sizeof t;
   t.launch_topk = full_launch_topk;
+  t.runtime_versions = full_runtime_versions;
   bytes = sizeof t;
 #endif
   at = at_page_end(bytes);
