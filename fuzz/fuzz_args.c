@@ -23,6 +23,7 @@
 
 #include "attnmeta/attnmeta.h"
 #include "fuzz_util.h"
+#include "../tests/op_inputs.h"
 
 #define BUF 4096 /* elements of every buffer */
 
@@ -487,19 +488,8 @@ static void fuzz_launch_config(fz_reader *rd) {
       static const int32_t topk[4] = {0, 5, -1, 2}, req[2] = {0, 1}, table[2] = {3, 9};
       int32_t converted[4] = {7, 7, 7, 7};
       attnmeta_topk op;
-      attnmeta_topk_init(&op);
-      op.topk = topk;
-      op.topk_stride = 2;
-      op.num_tokens = 2;
-      op.topk_count = 2;
-      op.req_id = req;
-      op.num_reqs = 2;
-      op.block_table = table;
-      op.block_table_cols = 1;
-      op.block_table_stride = 1;
-      op.block_size = 8;
-      op.out = converted;
-      op.out_stride = 2;
+      amt_topk_rows(&op, topk, 2, 2, converted);
+      amt_topk_table(&op, req, 2, table, 1, 8);
       st = attnmeta_convert_topk(ctx, &op, NULL);
       FZ_CHECK(st == ATTNMETA_OK || (c.lanes > 1 && st == ATTNMETA_ERR_NOT_SUPPORTED),
                "top-k under config {%d,%d,%d,%d,%d}: status %d (%s)", c.block, c.grid, c.stage,
@@ -513,11 +503,7 @@ static void fuzz_launch_config(fz_reader *rd) {
     {
       int32_t qsl[3] = {0, 2, 3}, seq[2] = {5, 1}, out[4];
       attnmeta_step s;
-      attnmeta_step_init(&s);
-      s.query_start_loc = qsl;
-      s.num_reqs = 2;
-      s.num_tokens = 4;
-      s.capacity = 4;
+      amt_step_tokens(&s, qsl, 2, 4, 4);
       s.seq_lens = seq;
       s.positions = NULL;
       s.global_seq_lens_out = out;

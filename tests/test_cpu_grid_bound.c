@@ -12,6 +12,7 @@
 
 #include "attnmeta/attnmeta.h"
 #include "harness.h"
+#include "op_inputs.h"
 
 #define POISON ((int32_t)0x5A5A5A5A)
 #define T 3
@@ -42,19 +43,8 @@ static void run_topk(int32_t grid, int compact, int32_t *out, int32_t *counts) {
   attnmeta_status st;
   cfg.grid = grid;
   cr_assert_eq(attnmeta_set_launch_config(ctx, &cfg), ATTNMETA_OK, "%s", attnmeta_last_error(ctx));
-  attnmeta_topk_init(&op);
-  op.topk = topk_in;
-  op.topk_stride = K;
-  op.num_tokens = T;
-  op.topk_count = K;
-  op.req_id = req_of;
-  op.num_reqs = 2;
-  op.block_table = table;
-  op.block_table_cols = 3;
-  op.block_table_stride = 3;
-  op.block_size = BS;
-  op.out = out;
-  op.out_stride = K;
+  amt_topk_rows(&op, topk_in, T, K, out);
+  amt_topk_table(&op, req_of, 2, table, 3, BS);
   op.valid_count = counts;
   op.compact = compact;
   st = attnmeta_convert_topk(ctx, &op, NULL);

@@ -18,6 +18,7 @@
 
 #include "cases.h"
 #include "harness.h"
+#include "op_inputs.h"
 
 #define POISON 0xA7
 
@@ -63,17 +64,9 @@ static unsigned char *run(attnmeta_context *ctx, const amt_batch *b, const void 
   int i;
   cr_assert(h);
   poison(ctx, o);
-  attnmeta_step_init(&s);
-  s.query_start_loc = d_qsl;
-  s.num_reqs = b->R;
-  s.num_tokens = b->T;
-  s.capacity = b->C;
-  s.seq_lens = d_seq;
-  s.block_table = d_table;
-  s.block_table_cols = b->cols;
-  s.block_table_stride = b->in_stride;
+  amt_step_tokens(&s, d_qsl, b->R, b->T, b->C);
+  amt_step_table(&s, d_seq, d_table, b->cols, b->in_stride, b->block_size);
   s.num_mapped = b->num_mapped;
-  s.block_size = b->block_size;
   s.dcp_world_size = b->world;
   s.dcp_rank = b->ranks[0];
   s.dcp_interleave = b->interleave;
@@ -190,11 +183,7 @@ Test(early_start, undefined_bits_refused_nothing_written) {
   int32_t qsl[2] = {0, 1}, out[1] = {-5};
   attnmeta_step s;
   attnmeta_status st;
-  attnmeta_step_init(&s);
-  s.query_start_loc = qsl;
-  s.num_reqs = 1;
-  s.num_tokens = 1;
-  s.capacity = 1;
+  amt_step_tokens(&s, qsl, 1, 1, 1);
   s.token_to_req = out;
   s.launch_flags = 2;
   st = attnmeta_build_step(ctx, &s, NULL);

@@ -22,6 +22,7 @@
 #include "attnmeta/attnmeta.h"
 #include "attnmeta/device/topk_slot.h"
 #include "guarded.h"
+#include "op_inputs.h"
 #include "topk_cases.h"
 #include "topk_reference.h"
 
@@ -355,19 +356,8 @@ Test(fused_topk, refused_settings_convert_nothing) {
   int32_t out[4], cnt = POISON, flags = 0, which, j;
   for (which = 0; which < 6; which++) {
     attnmeta_topk op;
-    attnmeta_topk_init(&op);
-    op.topk = topk;
-    op.topk_stride = 4;
-    op.topk_count = 4;
-    op.num_tokens = 1;
-    op.req_id = req;
-    op.num_reqs = 1;
-    op.block_table = table;
-    op.block_table_cols = 2;
-    op.block_table_stride = 2;
-    op.block_size = 4;
-    op.out = out;
-    op.out_stride = 4;
+    amt_topk_rows(&op, topk, 1, 4, out);
+    amt_topk_table(&op, req, 1, table, 2, 4);
     op.valid_count = &cnt;
     if (which == 0) op.block_size = 0;
     if (which == 1) op.stride_rows = -1;

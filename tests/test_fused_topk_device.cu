@@ -7,16 +7,10 @@
  * test_fused_topk_hip_cpu.cpp (HIP-CPU) and examples/fused_topk (CUDA).
  */
 #include "attnmeta/device/topk_slot.h"
+#include "fused_topk_rows.h"
 
 /* A row a block, its threads sharing it; counts and flags by atomics. */
-extern "C" __global__ void attnmeta_check_fused_rows(attnmeta_topk op) {
-  const int32_t t = static_cast<int32_t>(blockIdx.x);
-  int32_t flags = 0;
-  const int32_t n = attnmeta_topk_slot_row_part(&op, t, static_cast<int32_t>(threadIdx.x),
-                                                static_cast<int32_t>(blockDim.x), &flags);
-  if (op.valid_count && n) atomicAdd(&op.valid_count[t], n);
-  attnmeta_topk_flags_publish(op.error_word, flags);
-}
+extern "C" __global__ void attnmeta_check_fused_rows(attnmeta_topk op) { amt_fused_rows(&op); }
 
 /* Entry by entry, as a selection kernel that holds positions in registers. */
 extern "C" __global__ void attnmeta_check_fused_entries(attnmeta_topk op, const int32_t *positions) {

@@ -18,6 +18,8 @@
 
 #include "attnmeta/attnmeta.h"
 #include "attnmeta/device/topk_slot.h"
+#include "fused_topk_rows.h"
+#include "op_inputs.h"
 
 namespace {
 
@@ -27,14 +29,7 @@ constexpr int32_t kPoison = 0x5A5A5A5A;
 /* HIP-CPU's __global__ carries g++'s `simd` attribute, which warns on a
  * struct parameter (-Werror); its launch calls the kernel as an ordinary
  * function, so the kernel is spelled as one here. */
-__attribute__((flatten)) void fused_rows(attnmeta_topk op) {
-  const int32_t t = static_cast<int32_t>(blockIdx.x);
-  int32_t flags = 0;
-  const int32_t n = attnmeta_topk_slot_row_part(&op, t, static_cast<int32_t>(threadIdx.x),
-                                                static_cast<int32_t>(blockDim.x), &flags);
-  if (op.valid_count && n) atomicAdd(&op.valid_count[t], n);
-  attnmeta_topk_flags_publish(op.error_word, flags);
-}
+__attribute__((flatten)) void fused_rows(attnmeta_topk op) { amt_fused_rows(&op); }
 
 uint64_t state = 0x1234;
 uint32_t rnd(uint32_t n) {
@@ -80,17 +75,8 @@ int main() {
     for (auto &w : ws) w = rnd(4) ? static_cast<int32_t>(rnd(1u << 20)) : INT32_MAX - 3;
 
     attnmeta_topk op;
-    attnmeta_topk_init(&op);
-    op.topk = topk.data();
-    op.topk_stride = K;
-    op.num_tokens = T;
-    op.topk_count = K;
-    op.req_id = req.data();
-    op.num_reqs = R;
-    op.block_table = R * cols > 0 ? table.data() : nullptr;
-    op.block_table_cols = cols;
-    op.block_table_stride = cols;
-    op.block_size = bs;
+    amt_topk_rows(&op, topk.data(), T, K, nullptr);
+    amt_topk_table(&op, req.data(), R, R * cols > 0 ? table.data() : nullptr, cols, bs);
     op.dcp_world_size = world;
     op.dcp_rank = world - 1;
     op.dcp_interleave = 1 + static_cast<int32_t>(rnd(3));
@@ -98,7 +84,6 @@ int main() {
     op.workspace_starts = op.prefill_req && P ? ws.data() : nullptr;
     op.num_prefill = op.prefill_req ? P : 0;
     op.token_slot = rnd(2) ? slot.data() : nullptr;
-    op.out_stride = K;
 
     const size_t out_elems = static_cast<size_t>(T) * K + 2 * kGuard, cnt_elems = T + 2 * kGuard;
     Buffers lib(out_elems, cnt_elems), hip(out_elems, cnt_elems);

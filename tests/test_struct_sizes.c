@@ -15,6 +15,7 @@
 #include "attnmeta/attnmeta.h"
 #include "guarded.h"
 #include "harness.h"
+#include "op_inputs.h"
 
 #define STEP_0_1 (offsetof(attnmeta_step, error_word) + sizeof(int32_t *))
 
@@ -25,11 +26,7 @@ static attnmeta_status step_of_size(attnmeta_context *ctx, size_t size, int32_t 
   unsigned char *raw = amt_guarded_alloc(size);
   attnmeta_status st;
   cr_assert(raw);
-  attnmeta_step_init(&full);
-  full.query_start_loc = qsl;
-  full.num_reqs = 1;
-  full.num_tokens = 2;
-  full.capacity = 2;
+  amt_step_tokens(&full, qsl, 1, 2, 2);
   full.token_to_req = out;
   full.struct_size = size;
   memcpy(raw, &full, size);
@@ -89,19 +86,8 @@ Test(struct_sizes, topk_only_its_release) {
     unsigned char *raw = amt_guarded_alloc(size);
     attnmeta_status st;
     cr_assert(raw);
-    attnmeta_topk_init(&full);
-    full.topk = topk;
-    full.topk_stride = 2;
-    full.num_tokens = 1;
-    full.topk_count = 2;
-    full.req_id = req;
-    full.num_reqs = 1;
-    full.block_table = table;
-    full.block_table_cols = 1;
-    full.block_table_stride = 1;
-    full.block_size = 4;
-    full.out = out;
-    full.out_stride = 2;
+    amt_topk_rows(&full, topk, 1, 2, out);
+    amt_topk_table(&full, req, 1, table, 1, 4);
     full.struct_size = size;
     memcpy(raw, &full, size);
     st = attnmeta_convert_topk(ctx, (const attnmeta_topk *)(void *)raw, NULL);

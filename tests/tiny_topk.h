@@ -10,21 +10,16 @@
 #include <stdint.h>
 
 #include "attnmeta/attnmeta.h"
+#include "op_inputs.h"
 
 /* Converts it on ctx into out (four values, left as they were when the call
  * refuses). */
 static inline attnmeta_status amt_convert_tiny_topk(attnmeta_context *ctx, int32_t out[4]) {
   static const int32_t topk[4] = {0, 1, 2, 3}, qsl[2] = {0, 1};
   attnmeta_topk op;
-  attnmeta_topk_init(&op);
-  op.topk = topk;
-  op.topk_stride = 4;
-  op.topk_count = 4;
-  op.num_tokens = 1;
+  amt_topk_rows(&op, topk, 1, 4, out);
   op.query_start_loc = qsl;
   op.num_reqs = 1;
-  op.out = out;
-  op.out_stride = 4;
   return attnmeta_convert_topk(ctx, &op, NULL);
 }
 

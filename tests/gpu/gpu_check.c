@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../op_inputs.h"
+
 int amg_passed, amg_failed;
 
 int amg_check(int ok, const char *file, int line, const char *fmt, ...) {
@@ -159,17 +161,9 @@ void *amg_upload(const void *host, size_t bytes) {
 attnmeta_step amg_step_of(const amg_shape *s, const int32_t *qsl, const int32_t *seq_lens,
                           const int32_t *table, const amg_outputs *dev) {
   attnmeta_step st;
-  attnmeta_step_init(&st);
-  st.query_start_loc = qsl;
-  st.num_reqs = s->R;
-  st.num_tokens = s->T;
-  st.capacity = s->C;
-  st.seq_lens = seq_lens;
-  st.block_table = table;
-  st.block_table_cols = s->cols;
-  st.block_table_stride = s->in_stride;
+  amt_step_tokens(&st, qsl, s->R, s->T, s->C);
+  amt_step_table(&st, seq_lens, table, s->cols, s->in_stride, s->block_size);
   st.num_mapped = s->num_mapped;
-  st.block_size = s->block_size;
   st.dcp_world_size = s->world;
   st.dcp_rank = s->rank;
   st.dcp_interleave = s->interleave;

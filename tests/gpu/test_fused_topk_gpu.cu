@@ -16,6 +16,7 @@
 extern "C" {
 #include "gpu_check.h"
 }
+#include "../op_inputs.h"
 #include "../test_fused_topk_device.cu"
 
 namespace {
@@ -74,19 +75,12 @@ int main() {
     const bool with_pre = rnd(2), with_slot = rnd(2);
 
     attnmeta_topk host_op, dev_op;
-    attnmeta_topk_init(&host_op);
-    host_op.topk_stride = K;
-    host_op.num_tokens = T;
-    host_op.topk_count = K;
-    host_op.num_reqs = R;
-    host_op.block_table_cols = cols;
-    host_op.block_table_stride = cols;
-    host_op.block_size = bs;
+    amt_topk_rows(&host_op, nullptr, T, K, nullptr);
+    amt_topk_table(&host_op, nullptr, R, nullptr, cols, bs);
     host_op.dcp_world_size = world;
     host_op.dcp_rank = world - 1;
     host_op.dcp_interleave = 1 + static_cast<int32_t>(rnd(3));
     host_op.num_prefill = with_pre ? P : 0;
-    host_op.out_stride = K;
     host_op.compact = compact;
     dev_op = host_op;
     host_op.topk = topk.data();

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../op_inputs.h"
 #include "gpu_check.h"
 #include "topk_reference.h"
 
@@ -64,22 +65,13 @@ int main(void) {
       size_t nodes = 0;
       attnmeta_status st = attnmeta_set_launch_config(ctx, &configs[c]);
       AMG_CHECK(st == ATTNMETA_OK, "config %d: %s", c, attnmeta_last_error(ctx));
-      attnmeta_topk_init(&op);
-      op.topk = d_topk;
-      op.topk_stride = STRIDE;
-      op.num_tokens = T;
-      op.topk_count = K;
+      amt_topk_rows(&op, d_topk, T, K, d_out);
+      op.topk_stride = op.out_stride = STRIDE;
+      amt_topk_table(&op, NULL, R, d_table, COLS, BS);
       op.query_start_loc = d_qsl;
-      op.num_reqs = R;
-      op.block_table = d_table;
-      op.block_table_cols = COLS;
-      op.block_table_stride = COLS;
-      op.block_size = BS;
       op.dcp_world_size = 2;
       op.dcp_rank = 1;
       op.dcp_interleave = 2;
-      op.out = d_out;
-      op.out_stride = STRIDE;
       op.valid_count = d_counts;
       op.compact = compact;
       op.error_word = d_err;

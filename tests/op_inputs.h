@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The inputs most tests give attnmeta_step and attnmeta_topk, one call a
+ * group; settings and outputs a test needs besides stay its own lines.
+ * Header-only, for C and C++ (the suite, tests/gpu, tests/stress, the fuzz
+ * harnesses).
+ */
+#ifndef ATTNMETA_TESTS_OP_INPUTS_H
+#define ATTNMETA_TESTS_OP_INPUTS_H
+
+#include <stdint.h>
+
+#include "attnmeta/attnmeta.h"
+
+/* attnmeta_step_init, then R requests (qsl: R + 1 entries) of T tokens
+ * into outputs of C rows. */
+static inline void amt_step_tokens(attnmeta_step *s, const int32_t *qsl, int32_t R, int32_t T,
+                                   int32_t C) {
+  attnmeta_step_init(s);
+  s->query_start_loc = qsl;
+  s->num_reqs = R;
+  s->num_tokens = T;
+  s->capacity = C;
+}
+
+/* The requests' lengths and their block table: cols columns a request,
+ * rows `stride` apart, blocks of block_size tokens. */
+static inline void amt_step_table(attnmeta_step *s, const int32_t *seq_lens, const int32_t *table,
+                                  int32_t cols, int64_t stride, int32_t block_size) {
+  s->seq_lens = seq_lens;
+  s->block_table = table;
+  s->block_table_cols = cols;
+  s->block_table_stride = stride;
+  s->block_size = block_size;
+}
+
+/* attnmeta_topk_init, then T rows of K indices converted into out (rows K
+ * apart in both). */
+static inline void amt_topk_rows(attnmeta_topk *op, const int32_t *topk, int32_t T, int32_t K,
+                                 int32_t *out) {
+  attnmeta_topk_init(op);
+  op->topk = topk;
+  op->topk_stride = op->out_stride = K;
+  op->num_tokens = T;
+  op->topk_count = K;
+  op->out = out;
+}
+
+/* Token t's request is req_id[t] (NULL: the caller gives query_start_loc
+ * instead), of R; their block table has cols columns a request, rows cols
+ * apart, blocks of block_size positions. */
+static inline void amt_topk_table(attnmeta_topk *op, const int32_t *req_id, int32_t R,
+                                  const int32_t *table, int32_t cols, int32_t block_size) {
+  op->req_id = req_id;
+  op->num_reqs = R;
+  op->block_table = table;
+  op->block_table_stride = op->block_table_cols = cols;
+  op->block_size = block_size;
+}
+
+#endif /* ATTNMETA_TESTS_OP_INPUTS_H */
