@@ -4,14 +4,14 @@ their checks for :class:`StepPlan`, and drop-ins named like the engine
 functions they replace. They are built in the same launch as every other
 product of the step."""
 
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Dict, List, Optional
 
 from . import _lib
-from ._arrays import I32, I64, int32, table, vec
+from ._arrays import int32
+from ._members import GROUP, STEP, Attach
 
 __all__ = [
     "DSV4_ARGS",
-    "DSV4_OUTPUTS",
     "setup_dsv4",
 ]
 
@@ -34,33 +34,22 @@ DSV4_ARGS = dict(
     c128a_local=False,
 )
 
-# Buffers by kind, for StepPlan.views(): rows [T, width], [C] and [R] vectors.
-DSV4_OUTPUTS = dict(rows=("swa_indices", "c128a_rows"), capacity=("swa_lens", "c128a_lens"))
-
 _GROUP_KEYS = frozenset(("block_table", "ratio", "block_size", "slot_mapping", "seq_lens_out"))
 
 
-def _rows(buf: Any, name: str) -> Tuple[Tuple[Any, Any, int, int, int], Any]:
+def _rows(buf: Any) -> Any:
     """A row output: 2-D, or 3-D with a middle dimension of 1 (vLLM's
     [tokens, 1, width] buffers), seen as [tokens, width]."""
     shape = getattr(buf, "shape", None)
     if shape is not None and len(shape) == 3 and shape[1] == 1:
         buf = buf.reshape(shape[0], shape[2])
-    return table(buf, name, out=True), buf
+    return buf
 
 
-def setup_dsv4(
-    args: Dict[str, Any],
-    step: Any,
-    keep: Dict[str, Any],
-    qptr: Any,
-    check_dev: Callable[[Any, str], None],
-    req_limits: List[Tuple[int, str, str]],
-    token_limits: List[Tuple[int, str, str]],
-    cap_lens: List[Tuple[int, str]],
-) -> List[str]:
+def setup_dsv4(args: Dict[str, Any], step: Any, attach: Attach) -> List[str]:
     """Checks the DSV4 arguments of a StepPlan and fills `step` (a ctypes
-    Step). Returns the names of the buffers that read seq_lens."""
+    Step) through ``attach`` (the plan's). Returns the names of the
+    buffers that read seq_lens."""
     readers: List[str] = []
 
     groups = args["compressed_groups"] or ()
@@ -78,37 +67,16 @@ def setup_dsv4(
         slots, lens = group.get("slot_mapping"), group.get("seq_lens_out")
         if slots is None and lens is None:
             continue
-        ratio = int32(group.get("ratio", 0), where + ".ratio")
-        if ratio < 1:
-            raise ValueError("%s.ratio (%d) must be >= 1" % (where, ratio))
-        cg.ratio = ratio
+        cg.ratio = _at_least_one(group.get("ratio", 0), where + ".ratio")
         if slots is not None:
-            ptr, d, n = vec(slots, where + ".slot_mapping", I64, out=True)
-            check_dev(d, where + ".slot_mapping")
-            keep[where + ".slot_mapping"] = slots
-            cg.slot_mapping = ptr or None
-            token_limits.append((n, where + ".slot_mapping", "tokens"))
-            cap_lens.append((n, where + ".slot_mapping"))
-            bs = int32(group.get("block_size", 0), where + ".block_size")
-            if bs < 1:
-                raise ValueError("%s.block_size (%d) must be >= 1" % (where, bs))
-            cg.block_size = bs
+            attach(cg, GROUP["slot_mapping"], slots, where + ".slot_mapping")
+            cg.block_size = _at_least_one(group.get("block_size", 0), where + ".block_size")
             bt = group.get("block_table")
             if bt is None:
                 raise ValueError("%s.block_table is required for its slot_mapping" % where)
-            ptr, d, rows, cols, stride = table(bt, where + ".block_table")
-            check_dev(d, where + ".block_table")
-            keep[where + ".block_table"] = bt
-            cg.block_table = ptr or qptr
-            cg.block_table_cols = int32(cols, where + ".block_table columns")
-            cg.block_table_stride = stride
-            req_limits.append((rows, where + ".block_table", "rows (requests)"))
+            attach(cg, GROUP["block_table"], bt, where + ".block_table")
         if lens is not None:
-            ptr, d, n = vec(lens, where + ".seq_lens_out", I32, out=True)
-            check_dev(d, where + ".seq_lens_out")
-            keep[where + ".seq_lens_out"] = lens
-            cg.seq_lens_out = ptr or None
-            req_limits.append((n, where + ".seq_lens_out", "requests"))
+            attach(cg, GROUP["seq_lens_out"], lens, where + ".seq_lens_out")
         readers.append(where)
 
     # Sliding-window rows (section 7).
@@ -116,34 +84,15 @@ def setup_dsv4(
     if swa is not None or swa_lens is not None:
         width = args["swa_width"]
         if swa is not None:
-            (ptr, d, rows, cols, stride), view = _rows(swa, "swa_indices")
-            check_dev(d, "swa_indices")
-            keep["swa_indices"] = view
-            step.swa_indices = ptr or None
-            step.swa_indices_stride = stride
-            token_limits.append((rows, "swa_indices", "rows (tokens)"))
-            if width is None:
-                width = cols
-            elif width > cols:
-                raise ValueError("swa_width (%d) exceeds swa_indices' %d columns" % (width, cols))
+            cols = attach(step, STEP["swa_indices"], _rows(swa))[1]
+            width = _width(cols, width, "swa_width", "swa_indices")
             bt = args["swa_block_table"]
             if bt is None:
                 raise ValueError("swa_block_table is required for swa_indices")
-            tptr, d, trows, tcols, tstride = table(bt, "swa_block_table")
-            check_dev(d, "swa_block_table")
-            keep["swa_block_table"] = bt
-            step.swa_block_table = tptr or qptr
-            step.swa_block_table_cols = int32(tcols, "swa_block_table columns")
-            step.swa_block_table_stride = tstride
-            req_limits.append((trows, "swa_block_table", "rows (requests)"))
+            attach(step, STEP["swa_block_table"], bt)
             step.swa_block_size = int32(args["swa_block_size"], "swa_block_size")
         if swa_lens is not None:
-            ptr, d, n = vec(swa_lens, "swa_lens", I32, out=True)
-            check_dev(d, "swa_lens")
-            keep["swa_lens"] = swa_lens
-            step.swa_lens = ptr or None
-            token_limits.append((n, "swa_lens", "tokens"))
-            cap_lens.append((n, "swa_lens"))
+            attach(step, STEP["swa_lens"], swa_lens)
         window = args["swa_window"]
         if window is None:
             raise ValueError("swa_window is required for the SWA rows")
@@ -163,36 +112,34 @@ def setup_dsv4(
         step.c128a_ratio = int32(args["c128a_ratio"], "c128a_ratio")
         step.c128a_block_size = int32(args["c128a_block_size"], "c128a_block_size")
         if rows_buf is not None:
-            (ptr, d, rows, cols, stride), view = _rows(rows_buf, "c128a_rows")
-            check_dev(d, "c128a_rows")
-            keep["c128a_rows"] = view
-            step.c128a_rows = ptr or None
-            step.c128a_rows_stride = stride
-            token_limits.append((rows, "c128a_rows", "rows (tokens)"))
-            if width is None:
-                width = cols
-            elif width > cols:
-                raise ValueError("c128a_width (%d) exceeds c128a_rows' %d columns" % (width, cols))
+            cols = attach(step, STEP["c128a_rows"], _rows(rows_buf))[1]
+            width = _width(cols, width, "c128a_width", "c128a_rows")
             if not local:
                 bt = args["c128a_block_table"]
                 if bt is None:
                     raise ValueError("c128a_block_table is required for global c128a_rows")
-                tptr, d, trows, tcols, tstride = table(bt, "c128a_block_table")
-                check_dev(d, "c128a_block_table")
-                keep["c128a_block_table"] = bt
-                step.c128a_block_table = tptr or qptr
-                step.c128a_block_table_cols = int32(tcols, "c128a_block_table columns")
-                step.c128a_block_table_stride = tstride
-                req_limits.append((trows, "c128a_block_table", "rows (requests)"))
+                attach(step, STEP["c128a_block_table"], bt)
         if c_lens is not None:
-            ptr, d, n = vec(c_lens, "c128a_lens", I32, out=True)
-            check_dev(d, "c128a_lens")
-            keep["c128a_lens"] = c_lens
-            step.c128a_lens = ptr or None
-            token_limits.append((n, "c128a_lens", "tokens"))
-            cap_lens.append((n, "c128a_lens"))
+            attach(step, STEP["c128a_lens"], c_lens)
         if width is None:
             raise ValueError("c128a_width is required when only c128a_lens is built")
         step.c128a_width = int32(width, "c128a_width")
         readers.append("c128a_rows" if rows_buf is not None else "c128a_lens")
     return readers
+
+
+def _at_least_one(value: Any, name: str) -> int:
+    number = int32(value, name)
+    if number < 1:
+        raise ValueError("%s (%d) must be >= 1" % (name, number))
+    return number
+
+
+def _width(cols: int, width: Optional[int], name: str, rows: str) -> int:
+    """The rows' width: ``name`` (``<prefix>_width``) when given, at most
+    the columns of the rows' buffer ``rows``; else those columns."""
+    if width is None:
+        return cols
+    if width > cols:
+        raise ValueError("%s (%d) exceeds %s' %d columns" % (name, width, rows, cols))
+    return width

@@ -158,10 +158,10 @@ C128A_GLOBAL, C128A_LOCAL = 0, 1  # attnmeta_c128a_mode
 _SCALARS = {"size_t": ctypes.c_size_t, "int32_t": _i32, "int64_t": _i64, "uint32_t": ctypes.c_uint32}
 
 
-def _fields_of(members: Sequence[Tuple[str, str, str]]) -> List[Tuple[str, Any]]:
+def _fields_of(members: Sequence[Tuple[str, str, str, Any, Tuple[str, ...]]]) -> List[Tuple[str, Any]]:
     """The ctypes ``_fields_`` of a struct's members, as the schema lists them."""
     fields: List[Tuple[str, Any]] = []
-    for name, c_type, _role in members:
+    for name, c_type, *_ in members:
         if c_type.endswith("*"):
             fields.append((name, _p))
         elif c_type == "am_group_array":

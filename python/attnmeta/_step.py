@@ -6,8 +6,8 @@ buffers (validate once, then each call sets the sizes and launches)."""
 import ctypes
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar
 
-from . import _arrays, _compile, _lib
-from ._dsv4 import DSV4_ARGS, DSV4_OUTPUTS, setup_dsv4
+from . import _arrays, _compile, _lib, _members
+from ._dsv4 import DSV4_ARGS, setup_dsv4
 from ._arrays import I32, I64, device_str, int32, stream_handle, table, torch_state, vec
 from ._context import _cache as _context_cache
 from ._context import context_for
@@ -33,27 +33,13 @@ BufferT = TypeVar("BufferT")
 Stream = Any
 _INT32_MAX = 2**31 - 1
 
-# Outputs of T entries (int32 unless named in _INT64).
-_TOKEN_OUTPUTS = ("token_to_req", "global_seq_lens_out", "decode_lens_out", "req_indices_out", "positions")
-# Outputs of C (capacity) entries.
-_CAPACITY_OUTPUTS = ("seq_lens_out", "slot_mapping")
-_INT64 = frozenset(("positions", "slot_mapping"))
-# Outputs that read seq_lens / the block table.
-_NEEDS_SEQ_LENS = ("seq_lens_out", "global_seq_lens_out", "positions", "slot_mapping")
-_NEEDS_TABLE = ("block_table_out", "slot_mapping")
+# The step's outputs (the DeepSeek-V3.2/V4 ones aside), in the schema's order.
+OUTPUT_NAMES = _members.STEP_OUTPUTS
 
-OUTPUT_NAMES = (
-    "token_to_req",
-    "seq_lens_out",
-    "global_seq_lens_out",
-    "block_table_out",
-    "decode_lens_out",
-    "req_indices_out",
-    "per_req_lens_out",
-    "positions",
-    "slot_mapping",
-    "error_word",
-)
+
+def _input_with(cols: str) -> str:
+    """The input whose columns member is ``cols`` (block_table for block_table_cols)."""
+    return next(m.name for m in _members.STEP.values() if not m.out and m.cols == cols)
 
 
 def _cached_context(dev: Tuple[int, int]) -> "Context":
@@ -242,7 +228,7 @@ class StepPlan:
         keep["query_start_loc"] = qsl
         step.query_start_loc = qptr
         req_limits = [(qlen - 1, "query_start_loc (of %d entries)" % qlen, "requests")]
-        token_limits = []
+        token_limits: List[Tuple[int, str, str]] = []
 
         def check_dev(d: Tuple[int, int], name: str) -> None:
             if d != dev:
@@ -277,83 +263,33 @@ class StepPlan:
         step.dcp_rank = rank
         step.dcp_interleave = interleave
 
-        # Inputs.
-        seq_lens = args["seq_lens"]
-        if seq_lens is not None:
-            ptr, d, n = vec(seq_lens, "seq_lens", I32)
-            check_dev(d, "seq_lens")
-            keep["seq_lens"] = seq_lens
-            step.seq_lens = ptr or qptr  # empty: any valid pointer, never read
-            req_limits.append((n, "seq_lens", "requests"))
-        else:
-            for name in _NEEDS_SEQ_LENS:
-                if args[name] is not None:
-                    raise ValueError("seq_lens is required when %s is built" % name)
-        cols = 0
-        block_table = args["block_table"]
-        if block_table is not None:
-            ptr, d, rows, cols, stride = table(block_table, "block_table")
-            check_dev(d, "block_table")
-            keep["block_table"] = block_table
-            step.block_table = ptr or qptr
-            step.block_table_cols = int32(cols, "block_table columns")
-            step.block_table_stride = stride
-            req_limits.append((rows, "block_table", "rows (requests)"))
-        else:
-            for name in _NEEDS_TABLE:
-                if args[name] is not None:
-                    raise ValueError("block_table is required when %s is built" % name)
-
-        # Outputs.
-        for name in _TOKEN_OUTPUTS:
+        # Inputs (each read by some of the outputs), then outputs.
+        limits = {"R": req_limits, "T": token_limits}
+        cap_lens: List[Tuple[int, str]] = []
+        attach = _members.Attach(check_dev, qptr, keep, limits, cap_lens)
+        for name in _members.STEP_INPUTS:
+            if args[name] is not None:
+                attach(step, _members.STEP[name], args[name])
+                continue
+            for reader in _members.readers(name):
+                if args[reader] is not None:
+                    raise ValueError("%s is required when %s is built" % (name, reader))
+        for name in OUTPUT_NAMES:
             buf = args[name]
-            if buf is not None:
-                ptr, d, n = vec(buf, name, I64 if name in _INT64 else I32, out=True)
-                check_dev(d, name)
-                keep[name] = buf
-                setattr(step, name, ptr or None)
-                token_limits.append((n, name, "tokens"))
-        cap_lens = []
-        for name in _CAPACITY_OUTPUTS:
-            buf = args[name]
-            if buf is not None:
-                ptr, d, n = vec(buf, name, I64 if name in _INT64 else I32, out=True)
-                check_dev(d, name)
-                keep[name] = buf
-                setattr(step, name, ptr or None)
-                token_limits.append((n, name, "tokens"))
-                cap_lens.append((n, name))
-        buf = args["block_table_out"]
-        if buf is not None:
-            ptr, d, rows, out_cols, stride = table(buf, "block_table_out", out=True)
-            check_dev(d, "block_table_out")
-            if out_cols < cols:
-                raise ValueError(
-                    "block_table_out has %d columns, fewer than block_table's %d" % (out_cols, cols)
-                )
-            keep["block_table_out"] = buf
-            step.block_table_out = ptr or None
-            step.block_table_out_stride = stride
-            token_limits.append((rows, "block_table_out", "rows (tokens)"))
-        buf = args["per_req_lens_out"]
-        if buf is not None:
-            ptr, d, n = vec(buf, "per_req_lens_out", I32, out=True)
-            check_dev(d, "per_req_lens_out")
-            keep["per_req_lens_out"] = buf
-            step.per_req_lens_out = ptr or None
-            req_limits.append((n, "per_req_lens_out", "requests"))
-        buf = args["error_word"]
-        if buf is not None:
-            ptr, d, n = vec(buf, "error_word", I32, out=True)
-            check_dev(d, "error_word")
-            if n < 1:
-                raise ValueError("error_word must hold at least one int32")
-            keep["error_word"] = buf
-            step.error_word = ptr
+            if buf is None:
+                continue
+            member = _members.STEP[name]
+            n, out_cols = attach(step, member, buf)
+            if member.cols is not None and out_cols < getattr(step, member.cols):
+                raise ValueError("%s has %d columns, fewer than %s's %d"
+                                 % (name, out_cols, _input_with(member.cols),
+                                    getattr(step, member.cols)))
+            if member.rows == "ONE" and n < 1:
+                raise ValueError("%s must hold at least one int32" % name)
 
         # DeepSeek-V3.2/V4 products (contract sections 5, 7, 8).
-        readers = setup_dsv4(args, step, keep, qptr, check_dev, req_limits, token_limits, cap_lens)
-        if readers and seq_lens is None:
+        readers = setup_dsv4(args, step, attach)
+        if readers and args["seq_lens"] is None:
             raise ValueError("seq_lens is required when %s is built" % readers[0])
 
         # Capacity: T <= C <= every capacity-long output.
@@ -496,8 +432,7 @@ class StepPlan:
 
     def __getattr__(self, name: str) -> Optional[Buffer]:
         # The buffers by name: plan.seq_lens_out, plan.block_table, ...
-        if name in OUTPUT_NAMES or name in DSV4_ARGS or name in (
-                "query_start_loc", "seq_lens", "block_table"):
+        if name in _members.STEP or name in DSV4_ARGS:
             try:
                 return self._keep[name]
             except (KeyError, AttributeError):
@@ -510,14 +445,10 @@ class StepPlan:
         for the hot path)."""
         out = {}
         for name, buf in self._keep.items():
-            if (name in _TOKEN_OUTPUTS or name in _CAPACITY_OUTPUTS or name == "block_table_out"
-                    or name in DSV4_OUTPUTS["rows"] or name in DSV4_OUTPUTS["capacity"]
-                    or name.endswith("].slot_mapping")):
-                out[name] = buf[:num_tokens]
-            elif name == "per_req_lens_out" or name.endswith("].seq_lens_out"):
-                out[name] = buf[:num_reqs]
-            elif name == "error_word":
-                out[name] = buf
+            member = _members.member_of(name)
+            if member.out:
+                rows = {"T": num_tokens, "C": num_tokens, "R": num_reqs}.get(member.rows)
+                out[name] = buf if rows is None else buf[:rows]
         return out
 
     def __repr__(self) -> str:
