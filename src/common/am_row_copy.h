@@ -258,6 +258,19 @@ AM_DEVICE void am_copy_realigned(const int32_t *AM_RESTRICT in_row, int32_t *AM_
   }
 }
 
+/* Whole batches of four units of `type` a lane from `in` to `out`, all four
+ * loaded before any is stored (the loads in flight together), from unit
+ * `c` on, while a whole batch is left below `n`. */
+#define AM_COPY_BATCHES(type, in, out)                                          \
+  for (; c + 3 * lanes < n; c += 4 * lanes) {                                   \
+    const type a = (in)[c], b = (in)[c + lanes], d = (in)[c + 2 * lanes],       \
+               e = (in)[c + 3 * lanes];                                         \
+    (out)[c] = a;                                                               \
+    (out)[c + lanes] = b;                                                       \
+    (out)[c + 2 * lanes] = d;                                                   \
+    (out)[c + 3 * lanes] = e;                                                   \
+  }
+
 /* AM_ROWS_ALIGNED and AM_ROWS_SCALAR: whole batches of four units a lane
  * (16-byte vectors, or int32), the last, partial batch, and for aligned
  * rows the scalar elements past the vectors (none when the indexer variant
@@ -269,23 +282,9 @@ AM_DEVICE void am_copy_units(const int32_t *AM_RESTRICT in_row, int32_t *AM_REST
   if (vector_rows) {
     const am_i32x4 *AM_RESTRICT in4 = r->in4;
     am_i32x4 *AM_RESTRICT out4 = r->out4;
-    for (; c + 3 * lanes < n; c += 4 * lanes) {
-      const am_i32x4 a = in4[c], b = in4[c + lanes], d = in4[c + 2 * lanes],
-                     e = in4[c + 3 * lanes];
-      out4[c] = a;
-      out4[c + lanes] = b;
-      out4[c + 2 * lanes] = d;
-      out4[c + 3 * lanes] = e;
-    }
+    AM_COPY_BATCHES(am_i32x4, in4, out4)
   } else {
-    for (; c + 3 * lanes < n; c += 4 * lanes) {
-      const int32_t a = in_row[c], b = in_row[c + lanes], d = in_row[c + 2 * lanes],
-                    e = in_row[c + 3 * lanes];
-      out_row[c] = a;
-      out_row[c + lanes] = b;
-      out_row[c + 2 * lanes] = d;
-      out_row[c + 3 * lanes] = e;
-    }
+    AM_COPY_BATCHES(int32_t, in_row, out_row)
   }
   if (c < n) {
     const am_row_batch b = am_load_batch(in_row, r, c, lanes, vector_rows);
@@ -294,6 +293,7 @@ AM_DEVICE void am_copy_units(const int32_t *AM_RESTRICT in_row, int32_t *AM_REST
   if (vector_rows && !indexer)
     for (c = n * 4 + lane; c < cols; c += lanes) out_row[c] = in_row[c];
 }
+#undef AM_COPY_BATCHES
 
 /* Copies one block-table row of `cols` int32 planned as `r`, lanes [0,
  * lanes) of the token's group splitting it, this lane's units from batch
