@@ -47,6 +47,23 @@ def int32(value: Any, name: str) -> int:
     return value
 
 
+def dcp_settings(world: Any, rank: Any, interleave: Any,
+                 names: Tuple[str, str, str] = ("dcp_world_size", "dcp_rank", "dcp_interleave"),
+                 ) -> Tuple[int, int, int]:
+    """The decode context parallelism's world size, rank and interleave as
+    int32, checked (world >= 1, 0 <= rank < world, interleave >= 1), named
+    as the caller names them in ``names``."""
+    world, rank, interleave = (int32(world, names[0]), int32(rank, names[1]),
+                               int32(interleave, names[2]))
+    if world < 1:
+        raise ValueError("%s (%d) must be >= 1" % (names[0], world))
+    if not 0 <= rank < world:
+        raise ValueError("%s (%d) must be in [0, %s = %d)" % (names[1], rank, names[0], world))
+    if interleave < 1:
+        raise ValueError("%s (%d) must be >= 1" % (names[2], interleave))
+    return world, rank, interleave
+
+
 # ---------------------------------------------------------------------------
 # torch
 

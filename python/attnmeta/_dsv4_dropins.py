@@ -8,7 +8,7 @@ launch, give every buffer to one :class:`StepPlan` instead."""
 
 from typing import Any, Optional, Tuple
 
-from ._arrays import int32
+from ._arrays import dcp_settings, int32
 from ._names import call_named
 from ._step import StepPlan
 
@@ -58,11 +58,8 @@ def _dcp(world: int, rank: int, interleave: int, block_size: int,
          names: Tuple[str, str] = ("dcp_world_size", "dcp_rank")) -> Tuple[int, int, int]:
     """The DCP arguments checked, with the caller's names (contract section 5:
     with W > 1 every block holds whole interleave groups of each rank)."""
-    world = _at_least(world, 1, names[0])
-    rank = int32(rank, names[1])
-    if not 0 <= rank < world:
-        raise ValueError("%s (%d) must be in [0, %s = %d)" % (names[1], rank, names[0], world))
-    interleave = _at_least(interleave, 1, "cp_kv_cache_interleave_size")
+    world, rank, interleave = dcp_settings(world, rank, interleave,
+                                           (names[0], names[1], "cp_kv_cache_interleave_size"))
     if world > 1 and block_size % interleave:
         raise ValueError(
             "block_size (%d) must be a multiple of cp_kv_cache_interleave_size (%d) when %s > 1"

@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence,
 
 from . import _arrays, _compile, _lib, _members
 from ._dsv4 import DSV4_ARGS, setup_dsv4
-from ._arrays import I32, I64, device_str, int32, stream_handle, table, torch_state, vec
+from ._arrays import I32, dcp_settings, device_str, int32, stream_handle, torch_state, vec
 from ._context import _cache as _context_cache
 from ._context import context_for
 from ._lib import Backend
+from ._plan import Plan
 
 __all__ = [
     "IndexerDecodeMetadata",
@@ -57,7 +58,7 @@ def _too_many(what: str, value: int, limits: Sequence[Tuple[int, str, str]]) -> 
     return ValueError("%s (%d) is out of range" % (what, value))
 
 
-class StepPlan:
+class StepPlan(Plan):
     """One decode step over persistent, caller-owned buffers.
 
     Every buffer is checked once, here (dtype, device, contiguity, strides);
@@ -95,11 +96,8 @@ class StepPlan:
     """
 
     __slots__ = (
-        "_args",
-        "_keep",
         "_step",
         "_addr",
-        "_ctx",
         "_dev",
         "_gpu_index",
         "_raw_stream",
@@ -113,11 +111,8 @@ class StepPlan:
         "_capacity",
         "_num_mapped",
     )
-    _args: Dict[str, Any]
-    _keep: Dict[str, Any]
     _step: Any  # _lib.Step
     _addr: int
-    _ctx: "Context"
     _dev: Tuple[int, int]
     _gpu_index: Optional[int]
     _raw_stream: Callable[[int], Optional[int]]
@@ -207,12 +202,7 @@ class StepPlan:
             c128a_width=c128a_width,
             c128a_local=c128a_local,
         )
-        if _compile.is_compiling():
-            # Traced by torch.compile: no pointers exist yet; the custom
-            # operator checks and builds everything when it runs.
-            self._args = args
-            return
-        self._setup(args)
+        self._start(args)
 
     # ---- set-up: every check happens here ----
 
@@ -248,20 +238,10 @@ class StepPlan:
             block_size = int32(block_size, "block_size")
             if block_size < 1:
                 raise ValueError("block_size (%d) must be >= 1" % block_size)
-        world = int32(args["dcp_world_size"], "dcp_world_size")
-        rank = int32(args["dcp_rank"], "dcp_rank")
-        interleave = int32(args["dcp_interleave"], "dcp_interleave")
-        if world < 1:
-            raise ValueError("dcp_world_size (%d) must be >= 1" % world)
-        if not 0 <= rank < world:
-            raise ValueError("dcp_rank (%d) must be in [0, dcp_world_size = %d)" % (rank, world))
-        if interleave < 1:
-            raise ValueError("dcp_interleave (%d) must be >= 1" % interleave)
         step.num_mapped = num_mapped
         step.block_size = block_size
-        step.dcp_world_size = world
-        step.dcp_rank = rank
-        step.dcp_interleave = interleave
+        step.dcp_world_size, step.dcp_rank, step.dcp_interleave = dcp_settings(
+            args["dcp_world_size"], args["dcp_rank"], args["dcp_interleave"])
 
         # Inputs (each read by some of the outputs), then outputs.
         limits = {"R": req_limits, "T": token_limits}
@@ -387,21 +367,6 @@ class StepPlan:
 
     # ---- the rest ----
 
-    def replace(self, **changes: Any) -> None:
-        """Points the plan at other buffers or settings (any constructor
-        argument), checking them as the constructor does. A graph captured
-        earlier keeps the old pointers: capture again after this."""
-        unknown = set(changes) - set(self._args)
-        if unknown:
-            raise TypeError("replace() got unknown arguments: %s" % ", ".join(sorted(unknown)))
-        args = dict(self._args)
-        args.update(changes)
-        self._setup(args)
-
-    @property
-    def context(self) -> "Context":
-        return self._ctx
-
     @property
     def backend(self) -> Backend:
         return Backend(self._dev[0])
@@ -424,11 +389,6 @@ class StepPlan:
     def max_tokens(self) -> int:
         """The largest num_tokens the buffers (and capacity) hold."""
         return self._max_tokens_held
-
-    @property
-    def buffers(self) -> Dict[str, Buffer]:
-        """The plan's buffers by argument name (a new dict)."""
-        return dict(self._keep)
 
     def __getattr__(self, name: str) -> Optional[Buffer]:
         # The buffers by name: plan.seq_lens_out, plan.block_table, ...

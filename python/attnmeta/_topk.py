@@ -10,10 +10,12 @@ import sys
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
 
 from . import _compile, _lib
-from ._arrays import I32, I64, device_str, int32, stream_handle, table, torch_state, vec
+from ._arrays import dcp_settings, device_str, int32, stream_handle, table, torch_state
 from ._context import context_for
 from ._lib import Backend
+from ._members import TOPK, Attach
 from ._names import call_named
+from ._plan import Plan
 
 if TYPE_CHECKING:
     from ._context import Context
@@ -28,9 +30,10 @@ __all__ = [
 ]
 
 _INT32_MAX = 2**31 - 1
+_DCP_NAMES = ("dcp_size", "dcp_rank", "cp_kv_cache_interleave_size")
 
 
-class TopkPlan:
+class TopkPlan(Plan):
     """One layer's top-k conversion over persistent, caller-owned buffers.
 
     ``token_indices`` [T, K] int32 (any row stride, unit column stride):
@@ -52,7 +55,7 @@ class TopkPlan:
     :meth:`convert` (or calling the plan) makes the one launch.
     """
 
-    __slots__ = ("_args", "_keep", "_op", "_addr", "_ctx", "_dev", "_max_tokens", "_rows", "_raw_stream", "_guard")
+    __slots__ = ("_op", "_addr", "_dev", "_max_tokens", "_rows", "_raw_stream", "_guard")
 
     def __init__(
         self,
@@ -94,12 +97,7 @@ class TopkPlan:
             error_word=error_word,
             context=context,
         )
-        if _compile.is_compiling():
-            # Traced by torch.compile: the custom operator checks and
-            # converts when it runs (attnmeta.ops.convert_topk).
-            self._args = args
-            return
-        self._setup(args)
+        self._start(args)
 
     def _setup(self, args: Dict[str, Any]) -> None:
         op = _lib.Topk()
@@ -114,7 +112,7 @@ class TopkPlan:
         op.topk = tptr
         op.topk_stride = tstride
         op.topk_count = int32(k, "K (token_indices columns)")
-        limits: List[Tuple[int, str]] = [(rows, "token_indices")]
+        limits: List[Tuple[int, str, str]] = [(rows, "token_indices", "rows (tokens)")]
 
         def check_dev(d: Any, name: str) -> None:
             if d != dev:
@@ -122,14 +120,12 @@ class TopkPlan:
                     "%s is on %s but token_indices is on %s" % (name, device_str(d), device_str(dev))
                 )
 
-        def vector(name: str, dtype: str = I32, out: bool = False) -> Tuple[Any, int]:
-            buf = args[name]
-            if buf is None:
-                return None, 0
-            ptr, d, n = vec(buf, name, dtype, out)
-            check_dev(d, name)
-            keep[name] = buf
-            return ptr, n
+        attach = Attach(check_dev, None, keep, {"T": limits}, [])
+
+        def given(arg: str, member: str) -> Optional[int]:
+            """Attaches argument ``arg`` as ``member`` when given: its length."""
+            buf = args[arg]
+            return None if buf is None else attach(op, TOPK[member], buf, arg)[0]
 
         block_size = int32(args["block_size"], "block_size")
         if block_size < 1:
@@ -139,81 +135,43 @@ class TopkPlan:
         op.stride_rows = 0 if stride_rows is None else int32(stride_rows, "stride_rows")
         if op.stride_rows < 0 or (stride_rows is not None and op.stride_rows == 0):
             raise ValueError("stride_rows (%d) must be >= 1" % op.stride_rows)
-        world = int32(args["dcp_size"], "dcp_size")
-        rank = int32(args["dcp_rank"], "dcp_rank")
-        interleave = int32(args["cp_kv_cache_interleave_size"], "cp_kv_cache_interleave_size")
-        if world < 1:
-            raise ValueError("dcp_size (%d) must be >= 1" % world)
-        if not 0 <= rank < world:
-            raise ValueError("dcp_rank (%d) must be in [0, dcp_size = %d)" % (rank, world))
-        if interleave < 1:
-            raise ValueError("cp_kv_cache_interleave_size (%d) must be >= 1" % interleave)
-        op.dcp_world_size, op.dcp_rank, op.dcp_interleave = world, rank, interleave
+        op.dcp_world_size, op.dcp_rank, op.dcp_interleave = dcp_settings(
+            args["dcp_size"], args["dcp_rank"], args["cp_kv_cache_interleave_size"], _DCP_NAMES)
 
-        bt = args["block_table"]
-        bptr, d, nreq, cols, bstride = table(bt, "block_table")
-        check_dev(d, "block_table")
-        keep["block_table"] = bt
-        op.block_table = bptr or None
-        op.block_table_cols = int32(cols, "block_table columns")
-        op.block_table_stride = bstride
-
+        nreq = attach(op, TOPK["block_table"], args["block_table"])[0]
         if (args["req_id"] is None) == (args["query_start_loc"] is None):
             raise ValueError("give exactly one of req_id and query_start_loc")
-        if args["req_id"] is not None:
-            ptr, n = vector("req_id")
-            op.req_id = ptr
-            limits.append((n, "req_id"))
+        if given("req_id", "req_id") is not None:
             op.num_reqs = int32(nreq, "block_table rows")
         else:
-            ptr, n = vector("query_start_loc")
+            n = attach(op, TOPK["query_start_loc"], args["query_start_loc"])[0]
             if n < 1:
                 raise ValueError("query_start_loc must hold at least one entry (R + 1)")
             if n - 1 > nreq:
                 raise ValueError(
                     "query_start_loc has %d requests, block_table only %d rows" % (n - 1, nreq)
                 )
-            op.query_start_loc = ptr
             op.num_reqs = n - 1
 
-        pr, n = vector("prefill_workspace_request_ids")
-        if pr is not None:
-            limits.append((n, "prefill_workspace_request_ids"))
-            starts = args["prefill_workspace_starts"]
-            if starts is None:
+        if given("prefill_workspace_request_ids", "prefill_req") is not None:
+            if args["prefill_workspace_starts"] is None:
                 raise ValueError("prefill_workspace_starts is required with prefill_workspace_request_ids")
-            sptr, p = vector("prefill_workspace_starts")
-            op.prefill_req = pr
-            op.workspace_starts = sptr or None
+            p = given("prefill_workspace_starts", "workspace_starts")
             op.num_prefill = int32(p, "prefill_workspace_starts length")
         elif args["prefill_workspace_starts"] is not None:
             raise ValueError("prefill_workspace_starts given without prefill_workspace_request_ids")
-        ptr, n = vector("token_slot", I64)
-        if ptr is not None:
-            op.token_slot = ptr
-            limits.append((n, "token_slot"))
+        given("token_slot", "token_slot")
 
-        o = args["out"]
-        optr, d, orows, ocols, ostride = table(o, "out", out=True)
-        check_dev(d, "out")
+        ocols = attach(op, TOPK["out"], args["out"])[1]
         if ocols < k:
             raise ValueError("out has %d columns, fewer than token_indices' %d" % (ocols, k))
-        keep["out"] = o
-        op.out = optr
-        op.out_stride = ostride
-        limits.append((orows, "out"))
-        ptr, n = vector("valid_counts", I32, True)
-        if ptr is not None:
-            op.valid_count = ptr
-            limits.append((n, "valid_counts"))
+        given("valid_counts", "valid_count")
         op.compact = 1 if args["compact"] else 0
-        if op.compact and ptr is None:
+        if op.compact and args["valid_counts"] is None:
             raise ValueError("compact needs valid_counts")
-        ptr, n = vector("error_word", I32, True)
-        if ptr is not None:
-            if n < 1:
-                raise ValueError("error_word must hold at least one int32")
-            op.error_word = ptr
+        words = given("error_word", "error_word")
+        if words is not None and words < 1:
+            raise ValueError("error_word must hold at least one int32")
 
         self._args = args
         self._keep = keep
@@ -222,7 +180,7 @@ class TopkPlan:
         self._ctx = context_for(dev, args["context"], "token_indices")
         self._dev = dev
         self._rows = rows
-        self._max_tokens = min(min(n for n, _ in limits), _INT32_MAX)
+        self._max_tokens = min(min(n for n, _, _ in limits), _INT32_MAX)
         if dev[0] == Backend.CPU:
             self._raw_stream = None
             self._guard = False
@@ -267,48 +225,25 @@ class TopkPlan:
 
     __call__ = convert
 
-    def replace(self, **changes: Any) -> None:
-        """Points the plan at other buffers or settings (any constructor
-        argument). A graph captured earlier keeps the old pointers."""
-        unknown = set(changes) - set(self._args)
-        if unknown:
-            raise TypeError("replace() got unknown arguments: %s" % ", ".join(sorted(unknown)))
-        args = dict(self._args)
-        args.update(changes)
-        self._setup(args)
-
-    @property
-    def context(self) -> "Context":
-        return self._ctx
-
     @property
     def max_tokens(self) -> int:
         return self._max_tokens
-
-    @property
-    def buffers(self) -> Dict[str, Any]:
-        return dict(self._keep)
 
     def __repr__(self) -> str:
         return "<attnmeta.TopkPlan on %s: K=%d>" % (device_str(self._dev), self._op.topk_count)
 
 
-def _full_like(x: Buffer, shape: Tuple[int, ...], value: int) -> Buffer:
-    """A new int32 array of ``shape`` filled with ``value``, like ``x``."""
+def _new_like(x: Buffer, shape: Tuple[int, ...], value: Optional[int] = None) -> Buffer:
+    """A new int32 array of ``shape`` like ``x`` (torch on its device, or
+    NumPy), filled with ``value`` unless it is None."""
     ts = torch_state()
     if ts is not None and isinstance(x, ts.Tensor):
-        return ts.torch.full(shape, value, dtype=ts.torch.int32, device=x.device)
+        torch = ts.torch
+        if value is None:
+            return torch.empty(shape, dtype=torch.int32, device=x.device)
+        return torch.full(shape, value, dtype=torch.int32, device=x.device)
     np = sys.modules["numpy"]
-    return np.full(shape, value, dtype=np.int32)
-
-
-def _empty_like(x: Buffer, shape: Tuple[int, ...]) -> Buffer:
-    """A new int32 array of ``shape`` like ``x`` (torch on its device, or NumPy)."""
-    ts = torch_state()
-    if ts is not None and isinstance(x, ts.Tensor):
-        return ts.torch.empty(shape, dtype=ts.torch.int32, device=x.device)
-    np = sys.modules["numpy"]
-    return np.empty(shape, dtype=np.int32)
+    return np.empty(shape, dtype=np.int32) if value is None else np.full(shape, value, dtype=np.int32)
 
 
 Converted = Union[Buffer, Tuple[Buffer, Buffer]]
@@ -334,7 +269,7 @@ def _run(req_id: Buffer, block_table: Buffer, token_indices: Buffer, BLOCK_SIZE:
             % (n_req, shape[0])
         )
     if out is None:
-        out = _empty_like(token_indices, shape)
+        out = _new_like(token_indices, shape)
     counts = None
     names = dict(_ENGINE_NAMES)
     if return_valid_counts or compact:
@@ -342,7 +277,7 @@ def _run(req_id: Buffer, block_table: Buffer, token_indices: Buffer, BLOCK_SIZE:
             counts = valid_counts_out
             names["valid_counts"] = "valid_counts_out"
         else:
-            counts = _empty_like(token_indices, (shape[0],))
+            counts = _new_like(token_indices, (shape[0],))
     plan = call_named(names, TopkPlan, token_indices, block_table, out, req_id=req_id,
                       valid_counts=counts, compact=compact, block_size=BLOCK_SIZE, **more)
     call_named(names, plan.convert, shape[0])
@@ -465,13 +400,13 @@ def filter_peer_slots_to_owner_local(
     if shape[1] == 0:
         raise ValueError("peer_slots must have at least one column")
     rows = shape[0]
-    local = _empty_like(peer_slots, shape)
-    counts = _empty_like(peer_slots, (rows,))
-    keep = _full_like(peer_slots, (1, owner + 1), -1)
+    local = _new_like(peer_slots, shape)
+    counts = _new_like(peer_slots, (rows,))
+    keep = _new_like(peer_slots, (1, owner + 1), -1)
     keep[0, owner] = 0
     names = {"token_indices": "peer_slots"}
     plan = call_named(names, TopkPlan, peer_slots, keep, local,
-                      req_id=_full_like(peer_slots, (rows,), 0), valid_counts=counts,
+                      req_id=_new_like(peer_slots, (rows,), 0), valid_counts=counts,
                       compact=True, block_size=segment)
     call_named(names, plan.convert, rows)
     return local, counts

@@ -33,15 +33,17 @@ The wrappers :func:`compute_token_to_req_indices`, :func:`build_step` and
 arguments as the package's functions).
 """
 
+import inspect
 import sys
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 try:
     import torch
 except ImportError as exc:
     raise ImportError("attnmeta.ops needs torch (>= 2.4): %s" % exc) from None
 
-from . import _compile, _step
+from . import _compile, _members, _step
+from ._dsv4 import DSV4_ARGS
 
 __all__ = ["compute_token_to_req_indices", "build_step", "convert_topk", "OUTPUTS",
            "DSV4_OUTPUTS"]
@@ -54,312 +56,150 @@ if not hasattr(torch, "library") or not hasattr(torch.library, "custom_op"):
 
 MAX_GROUPS = 4
 
-OUTPUTS = (
-    "token_to_req",
-    "seq_lens_out",
-    "global_seq_lens_out",
-    "block_table_out",
-    "decode_lens_out",
-    "req_indices_out",
-    "per_req_lens_out",
-    "positions",
-    "slot_mapping",
-    "error_word",
-)
+OUTPUTS = _step.OUTPUT_NAMES
 
+# Each group's buffers as build_dsv4_step names them: g<g>_<member>.
+_GROUP_ARGS = [[("g%d_%s" % (g, name), name) for name in _members.GROUP_INPUTS + _members.GROUP_OUTPUTS]
+               for g in range(MAX_GROUPS)]
 # The DeepSeek-V4 outputs of build_dsv4_step, after OUTPUTS: each group's
 # two, then the SWA and C128A rows and lengths.
-_GROUP_OUTPUTS = tuple("g%d_%s" % (g, name) for g in range(MAX_GROUPS)
-                       for name in ("slot_mapping", "seq_lens_out"))
-DSV4_OUTPUTS = _GROUP_OUTPUTS + ("swa_indices", "swa_lens", "c128a_rows", "c128a_lens")
+DSV4_OUTPUTS = tuple("g%d_%s" % (g, name) for g in range(MAX_GROUPS)
+                     for name in _members.GROUP_OUTPUTS) + _members.DSV4_OUTPUTS
+_DSV4_TENSORS = _members.DSV4_OUTPUTS + _members.DSV4_INPUTS
+# The DeepSeek-V4 settings with their defaults (None: -1 for the operator).
+_DSV4_SCALARS = {name: default for name, default in DSV4_ARGS.items()
+                 if name != "compressed_groups" and name not in _members.STEP}
+
+
+# ---------------------------------------------------------------------------
+# The operators' parameters, in order, with their types.
+
+_Tensor = torch.Tensor
+_Maybe = Optional[torch.Tensor]
+_SIZES = ("num_reqs", "num_tokens", "capacity", "num_mapped", "block_size", "dcp_world_size",
+          "dcp_rank", "dcp_interleave")
+_STEP_PARAMS = ([("query_start_loc", _Tensor)]
+                + [(name, _Maybe) for name in _members.STEP_INPUTS + OUTPUTS]
+                + [(name, int) for name in _SIZES])
+_DSV4_PARAMS = (_STEP_PARAMS[:-len(_SIZES)]
+                + [(name, _Maybe) for name in DSV4_OUTPUTS]
+                + [("g%d_%s" % (g, name), _Maybe) for name in _members.GROUP_INPUTS
+                   for g in range(MAX_GROUPS)]
+                + [(name, _Maybe) for name in _members.DSV4_INPUTS]
+                + _STEP_PARAMS[-len(_SIZES):]
+                + [("num_groups", int), ("group_ratios", List[int]), ("group_block_sizes", List[int])]
+                + [(name, bool if isinstance(default, bool) else int)
+                   for name, default in _DSV4_SCALARS.items()])
+# The names alone, for the wrappers that torch.compile traces.
+_STEP_NAMES = tuple(name for name, _ in _STEP_PARAMS)
+_DSV4_NAMES = tuple(name for name, _ in _DSV4_PARAMS)
+_TOPK_OUTPUTS = ("out", "valid_counts", "error_word")
+_TOPK_PARAMS = ([("token_indices", _Tensor), ("block_table", _Tensor), ("out", _Tensor)]
+                + [(name, _Maybe) for name in ("valid_counts", "error_word", "req_id",
+                                               "query_start_loc", "prefill_workspace_request_ids",
+                                               "prefill_workspace_starts", "token_slot")]
+                + [("num_tokens", int), ("compact", bool), ("block_size", int),
+                   ("stride_rows", int), ("dcp_size", int), ("dcp_rank", int),
+                   ("cp_kv_cache_interleave_size", int)])
+
+
+def _operator(name: str, params: Sequence[Tuple[str, Any]], mutates: Sequence[str],
+              run: Callable[[Dict[str, Any]], None]) -> Any:
+    """The custom operator ``attnmeta::<name>`` over ``params`` (its schema
+    inferred from their types), declaring the outputs it writes in place:
+    ``run`` gets the arguments by name; the fake (meta) implementation
+    writes nothing."""
+    names = [param for param, _ in params]
+    signature = inspect.Signature(
+        [inspect.Parameter(param, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=kind)
+         for param, kind in params], return_annotation=None)
+
+    def kernel(*args: Any, **kwargs: Any) -> None:
+        values = dict(zip(names, args))
+        values.update(kwargs)
+        run(values)
+
+    def fake(*args: Any, **kwargs: Any) -> None:
+        return None
+
+    setattr(kernel, "__signature__", signature)
+    setattr(fake, "__signature__", signature)
+    op = torch.library.custom_op("attnmeta::" + name, mutates_args=tuple(mutates))(kernel)
+    op.register_fake(fake)
+    return op
 
 
 # ---------------------------------------------------------------------------
 # token map
 
 
-@torch.library.custom_op("attnmeta::token_to_req_indices", mutates_args=("out",))
-def _token_to_req_indices(query_start_loc: torch.Tensor, out: torch.Tensor, num_mapped_tokens: int,
-                          num_tokens: int) -> None:
-    _step._token_to_req(query_start_loc, out, num_tokens, None, num_mapped_tokens, None, None)
+def _run_token_map(a: Dict[str, Any]) -> None:
+    _step._token_to_req(a["query_start_loc"], a["out"], a["num_tokens"], None,
+                        a["num_mapped_tokens"], None, None)
 
 
-@_token_to_req_indices.register_fake
-def _token_to_req_indices_fake(query_start_loc: torch.Tensor, out: torch.Tensor, num_mapped_tokens: int,
-                               num_tokens: int) -> None:
-    return None
-
-
-# ---------------------------------------------------------------------------
-# the step (contract sections 1-4)
-
-
-@torch.library.custom_op("attnmeta::build_step", mutates_args=OUTPUTS)
-def _build_step(
-    query_start_loc: torch.Tensor,
-    seq_lens: Optional[torch.Tensor],
-    block_table: Optional[torch.Tensor],
-    token_to_req: Optional[torch.Tensor],
-    seq_lens_out: Optional[torch.Tensor],
-    global_seq_lens_out: Optional[torch.Tensor],
-    block_table_out: Optional[torch.Tensor],
-    decode_lens_out: Optional[torch.Tensor],
-    req_indices_out: Optional[torch.Tensor],
-    per_req_lens_out: Optional[torch.Tensor],
-    positions: Optional[torch.Tensor],
-    slot_mapping: Optional[torch.Tensor],
-    error_word: Optional[torch.Tensor],
-    num_reqs: int,
-    num_tokens: int,
-    capacity: int,
-    num_mapped: int,
-    block_size: int,
-    dcp_world_size: int,
-    dcp_rank: int,
-    dcp_interleave: int,
-) -> None:
-    _step._build_step_direct(
-        query_start_loc, num_tokens, num_reqs=num_reqs, seq_lens=seq_lens,
-        block_table=block_table, token_to_req=token_to_req, seq_lens_out=seq_lens_out,
-        global_seq_lens_out=global_seq_lens_out, block_table_out=block_table_out,
-        decode_lens_out=decode_lens_out, req_indices_out=req_indices_out,
-        per_req_lens_out=per_req_lens_out, positions=positions, slot_mapping=slot_mapping,
-        error_word=error_word, capacity=None if capacity < 0 else capacity,
-        num_mapped=num_mapped, block_size=None if block_size == 0 else block_size,
-        dcp_world_size=dcp_world_size,
-        dcp_rank=dcp_rank, dcp_interleave=dcp_interleave)
-
-
-@_build_step.register_fake
-def _build_step_fake(
-    query_start_loc: torch.Tensor,
-    seq_lens: Optional[torch.Tensor],
-    block_table: Optional[torch.Tensor],
-    token_to_req: Optional[torch.Tensor],
-    seq_lens_out: Optional[torch.Tensor],
-    global_seq_lens_out: Optional[torch.Tensor],
-    block_table_out: Optional[torch.Tensor],
-    decode_lens_out: Optional[torch.Tensor],
-    req_indices_out: Optional[torch.Tensor],
-    per_req_lens_out: Optional[torch.Tensor],
-    positions: Optional[torch.Tensor],
-    slot_mapping: Optional[torch.Tensor],
-    error_word: Optional[torch.Tensor],
-    num_reqs: int,
-    num_tokens: int,
-    capacity: int,
-    num_mapped: int,
-    block_size: int,
-    dcp_world_size: int,
-    dcp_rank: int,
-    dcp_interleave: int,
-) -> None:
-    return None
+_token_to_req_indices = _operator(
+    "token_to_req_indices",
+    [("query_start_loc", _Tensor), ("out", _Tensor), ("num_mapped_tokens", int), ("num_tokens", int)],
+    ("out",), _run_token_map)
 
 
 # ---------------------------------------------------------------------------
-# the step with the DeepSeek-V3.2/V4 products (contract sections 5, 7, 8)
+# the step (contract sections 1-4), and with the DeepSeek-V3.2/V4 products
+# (contract sections 5, 7, 8)
 
 
-@torch.library.custom_op("attnmeta::build_dsv4_step", mutates_args=OUTPUTS + DSV4_OUTPUTS)
-def _build_dsv4_step(
-    query_start_loc: torch.Tensor,
-    seq_lens: Optional[torch.Tensor],
-    block_table: Optional[torch.Tensor],
-    token_to_req: Optional[torch.Tensor],
-    seq_lens_out: Optional[torch.Tensor],
-    global_seq_lens_out: Optional[torch.Tensor],
-    block_table_out: Optional[torch.Tensor],
-    decode_lens_out: Optional[torch.Tensor],
-    req_indices_out: Optional[torch.Tensor],
-    per_req_lens_out: Optional[torch.Tensor],
-    positions: Optional[torch.Tensor],
-    slot_mapping: Optional[torch.Tensor],
-    error_word: Optional[torch.Tensor],
-    g0_slot_mapping: Optional[torch.Tensor],
-    g0_seq_lens_out: Optional[torch.Tensor],
-    g1_slot_mapping: Optional[torch.Tensor],
-    g1_seq_lens_out: Optional[torch.Tensor],
-    g2_slot_mapping: Optional[torch.Tensor],
-    g2_seq_lens_out: Optional[torch.Tensor],
-    g3_slot_mapping: Optional[torch.Tensor],
-    g3_seq_lens_out: Optional[torch.Tensor],
-    swa_indices: Optional[torch.Tensor],
-    swa_lens: Optional[torch.Tensor],
-    c128a_rows: Optional[torch.Tensor],
-    c128a_lens: Optional[torch.Tensor],
-    g0_block_table: Optional[torch.Tensor],
-    g1_block_table: Optional[torch.Tensor],
-    g2_block_table: Optional[torch.Tensor],
-    g3_block_table: Optional[torch.Tensor],
-    swa_block_table: Optional[torch.Tensor],
-    c128a_block_table: Optional[torch.Tensor],
-    num_reqs: int,
-    num_tokens: int,
-    capacity: int,
-    num_mapped: int,
-    block_size: int,
-    dcp_world_size: int,
-    dcp_rank: int,
-    dcp_interleave: int,
-    num_groups: int,
-    group_ratios: List[int],
-    group_block_sizes: List[int],
-    swa_block_size: int,
-    swa_window: int,
-    swa_width: int,
-    swa_causal: bool,
-    c128a_ratio: int,
-    c128a_block_size: int,
-    c128a_width: int,
-    c128a_local: bool,
-) -> None:
-    tables = (g0_block_table, g1_block_table, g2_block_table, g3_block_table)
-    group_outputs = ((g0_slot_mapping, g0_seq_lens_out), (g1_slot_mapping, g1_seq_lens_out),
-                     (g2_slot_mapping, g2_seq_lens_out), (g3_slot_mapping, g3_seq_lens_out))
+def _step_arguments(a: Dict[str, Any]) -> Dict[str, Any]:
+    """StepPlan's arguments from an operator's (its "not given" sizes as None)."""
+    kwargs = {name: a[name] for name in _members.STEP_INPUTS + OUTPUTS}
+    kwargs.update(num_reqs=a["num_reqs"], capacity=None if a["capacity"] < 0 else a["capacity"],
+                  num_mapped=a["num_mapped"],
+                  block_size=None if a["block_size"] == 0 else a["block_size"],
+                  dcp_world_size=a["dcp_world_size"], dcp_rank=a["dcp_rank"],
+                  dcp_interleave=a["dcp_interleave"])
+    return kwargs
+
+
+def _run_step(a: Dict[str, Any]) -> None:
+    _step._build_step_direct(a["query_start_loc"], a["num_tokens"], **_step_arguments(a))
+
+
+def _run_dsv4_step(a: Dict[str, Any]) -> None:
+    kwargs = _step_arguments(a)
     groups = []
-    for g in range(num_groups):
-        group: Dict[str, Any] = dict(block_table=tables[g], ratio=group_ratios[g],
-                                     block_size=group_block_sizes[g])
-        if group_outputs[g][0] is not None:
-            group["slot_mapping"] = group_outputs[g][0]
-        if group_outputs[g][1] is not None:
-            group["seq_lens_out"] = group_outputs[g][1]
+    for g in range(a["num_groups"]):
+        group: Dict[str, Any] = dict(ratio=a["group_ratios"][g], block_size=a["group_block_sizes"][g])
+        group.update((name, a[arg]) for arg, name in _GROUP_ARGS[g] if a[arg] is not None)
         groups.append(group)
-    _step._build_step_direct(
-        query_start_loc, num_tokens, num_reqs=num_reqs, seq_lens=seq_lens,
-        block_table=block_table, token_to_req=token_to_req, seq_lens_out=seq_lens_out,
-        global_seq_lens_out=global_seq_lens_out, block_table_out=block_table_out,
-        decode_lens_out=decode_lens_out, req_indices_out=req_indices_out,
-        per_req_lens_out=per_req_lens_out, positions=positions, slot_mapping=slot_mapping,
-        error_word=error_word, capacity=None if capacity < 0 else capacity,
-        num_mapped=num_mapped, block_size=None if block_size == 0 else block_size,
-        dcp_world_size=dcp_world_size, dcp_rank=dcp_rank, dcp_interleave=dcp_interleave,
-        compressed_groups=groups, swa_indices=swa_indices, swa_lens=swa_lens,
-        swa_block_table=swa_block_table, swa_block_size=swa_block_size,
-        swa_window=None if swa_window < 0 else swa_window,
-        swa_width=None if swa_width < 0 else swa_width, swa_causal=swa_causal,
-        c128a_rows=c128a_rows, c128a_lens=c128a_lens, c128a_block_table=c128a_block_table,
-        c128a_ratio=c128a_ratio, c128a_block_size=c128a_block_size,
-        c128a_width=None if c128a_width < 0 else c128a_width, c128a_local=c128a_local)
+    kwargs["compressed_groups"] = groups
+    kwargs.update((name, a[name]) for name in _DSV4_TENSORS)
+    for name, default in _DSV4_SCALARS.items():
+        kwargs[name] = None if default is None and a[name] < 0 else a[name]
+    _step._build_step_direct(a["query_start_loc"], a["num_tokens"], **kwargs)
 
 
-@_build_dsv4_step.register_fake
-def _build_dsv4_step_fake(
-    query_start_loc: torch.Tensor,
-    seq_lens: Optional[torch.Tensor],
-    block_table: Optional[torch.Tensor],
-    token_to_req: Optional[torch.Tensor],
-    seq_lens_out: Optional[torch.Tensor],
-    global_seq_lens_out: Optional[torch.Tensor],
-    block_table_out: Optional[torch.Tensor],
-    decode_lens_out: Optional[torch.Tensor],
-    req_indices_out: Optional[torch.Tensor],
-    per_req_lens_out: Optional[torch.Tensor],
-    positions: Optional[torch.Tensor],
-    slot_mapping: Optional[torch.Tensor],
-    error_word: Optional[torch.Tensor],
-    g0_slot_mapping: Optional[torch.Tensor],
-    g0_seq_lens_out: Optional[torch.Tensor],
-    g1_slot_mapping: Optional[torch.Tensor],
-    g1_seq_lens_out: Optional[torch.Tensor],
-    g2_slot_mapping: Optional[torch.Tensor],
-    g2_seq_lens_out: Optional[torch.Tensor],
-    g3_slot_mapping: Optional[torch.Tensor],
-    g3_seq_lens_out: Optional[torch.Tensor],
-    swa_indices: Optional[torch.Tensor],
-    swa_lens: Optional[torch.Tensor],
-    c128a_rows: Optional[torch.Tensor],
-    c128a_lens: Optional[torch.Tensor],
-    g0_block_table: Optional[torch.Tensor],
-    g1_block_table: Optional[torch.Tensor],
-    g2_block_table: Optional[torch.Tensor],
-    g3_block_table: Optional[torch.Tensor],
-    swa_block_table: Optional[torch.Tensor],
-    c128a_block_table: Optional[torch.Tensor],
-    num_reqs: int,
-    num_tokens: int,
-    capacity: int,
-    num_mapped: int,
-    block_size: int,
-    dcp_world_size: int,
-    dcp_rank: int,
-    dcp_interleave: int,
-    num_groups: int,
-    group_ratios: List[int],
-    group_block_sizes: List[int],
-    swa_block_size: int,
-    swa_window: int,
-    swa_width: int,
-    swa_causal: bool,
-    c128a_ratio: int,
-    c128a_block_size: int,
-    c128a_width: int,
-    c128a_local: bool,
-) -> None:
-    return None
+_build_step = _operator("build_step", _STEP_PARAMS, OUTPUTS, _run_step)
+_build_dsv4_step = _operator("build_dsv4_step", _DSV4_PARAMS, OUTPUTS + DSV4_OUTPUTS,
+                             _run_dsv4_step)
 
 
 # ---------------------------------------------------------------------------
 # the top-k conversion (contract section 6)
 
-_TOPK_OUTPUTS = ("out", "valid_counts", "error_word")
 
-
-@torch.library.custom_op("attnmeta::convert_topk", mutates_args=_TOPK_OUTPUTS)
-def _convert_topk(
-    token_indices: torch.Tensor,
-    block_table: torch.Tensor,
-    out: torch.Tensor,
-    valid_counts: Optional[torch.Tensor],
-    error_word: Optional[torch.Tensor],
-    req_id: Optional[torch.Tensor],
-    query_start_loc: Optional[torch.Tensor],
-    prefill_workspace_request_ids: Optional[torch.Tensor],
-    prefill_workspace_starts: Optional[torch.Tensor],
-    token_slot: Optional[torch.Tensor],
-    num_tokens: int,
-    compact: bool,
-    block_size: int,
-    stride_rows: int,
-    dcp_size: int,
-    dcp_rank: int,
-    cp_kv_cache_interleave_size: int,
-) -> None:
+def _run_topk(a: Dict[str, Any]) -> None:
     from ._topk import TopkPlan
 
-    plan = TopkPlan(
-        token_indices, block_table, out, req_id=req_id, query_start_loc=query_start_loc,
-        valid_counts=valid_counts, compact=compact, block_size=block_size,
-        stride_rows=None if stride_rows < 0 else stride_rows,
-        prefill_workspace_request_ids=prefill_workspace_request_ids,
-        prefill_workspace_starts=prefill_workspace_starts, token_slot=token_slot,
-        dcp_size=dcp_size, dcp_rank=dcp_rank,
-        cp_kv_cache_interleave_size=cp_kv_cache_interleave_size, error_word=error_word)
+    kwargs = dict(a)
+    num_tokens = kwargs.pop("num_tokens")
+    if kwargs["stride_rows"] < 0:
+        kwargs["stride_rows"] = None
+    plan = TopkPlan(kwargs.pop("token_indices"), kwargs.pop("block_table"), kwargs.pop("out"),
+                    **kwargs)
     plan.convert(None if num_tokens < 0 else num_tokens)
 
 
-@_convert_topk.register_fake
-def _convert_topk_fake(
-    token_indices: torch.Tensor,
-    block_table: torch.Tensor,
-    out: torch.Tensor,
-    valid_counts: Optional[torch.Tensor],
-    error_word: Optional[torch.Tensor],
-    req_id: Optional[torch.Tensor],
-    query_start_loc: Optional[torch.Tensor],
-    prefill_workspace_request_ids: Optional[torch.Tensor],
-    prefill_workspace_starts: Optional[torch.Tensor],
-    token_slot: Optional[torch.Tensor],
-    num_tokens: int,
-    compact: bool,
-    block_size: int,
-    stride_rows: int,
-    dcp_size: int,
-    dcp_rank: int,
-    cp_kv_cache_interleave_size: int,
-) -> None:
-    return None
+_convert_topk = _operator("convert_topk", _TOPK_PARAMS, _TOPK_OUTPUTS, _run_topk)
 
 
 # ---------------------------------------------------------------------------
@@ -373,12 +213,6 @@ def compute_token_to_req_indices(query_start_loc: torch.Tensor, out: torch.Tenso
     torch.ops.attnmeta.token_to_req_indices(
         query_start_loc, out, -1 if num_mapped_tokens is None else num_mapped_tokens, num_tokens)
     return out[:num_tokens]
-
-
-_DSV4_TENSORS = ("swa_indices", "swa_lens", "swa_block_table", "c128a_rows", "c128a_lens",
-                 "c128a_block_table")
-_DSV4_SCALARS = dict(swa_block_size=64, swa_window=None, swa_width=None, swa_causal=True,
-                     c128a_ratio=128, c128a_block_size=2, c128a_width=None, c128a_local=False)
 
 
 def _no_value(value: Optional[int]) -> int:
@@ -397,48 +231,42 @@ def build_step(query_start_loc: torch.Tensor, num_tokens: int, *, num_reqs: Opti
     tensors only; no ``context`` or ``stream``: torch's current stream).
     The operators' ``block_size`` 0 and -1 for the other optional sizes
     stand for "not given"."""
-    # Plain loops and lists only: torch.compile traces this function.
-    dsv4 = {}
-    for name in _DSV4_TENSORS:
-        dsv4[name] = outputs.pop(name, None)
-    scalars = dict(_DSV4_SCALARS)
-    for name in _DSV4_SCALARS:
-        if name in outputs:
-            scalars[name] = outputs.pop(name)
+    # Plain loops, dicts and lists only: torch.compile traces this function.
     for name in outputs:
-        if name not in OUTPUTS:
+        if name not in OUTPUTS and name not in _DSV4_TENSORS and name not in _DSV4_SCALARS:
             raise TypeError("build_step() got an unknown argument: %s" % name)
-    if num_reqs is None:
-        num_reqs = query_start_loc.shape[0] - 1
-    buffers = [outputs.get(name) for name in OUTPUTS]
-    sizes = [num_reqs, num_tokens, _no_value(capacity), num_mapped,
-             0 if block_size is None else block_size, dcp_world_size, dcp_rank, dcp_interleave]
-    wants_dsv4 = len(compressed_groups) > 0 or any(dsv4[name] is not None for name in _DSV4_TENSORS)
+    values: Dict[str, Any] = dict(
+        query_start_loc=query_start_loc, seq_lens=seq_lens, block_table=block_table,
+        num_reqs=query_start_loc.shape[0] - 1 if num_reqs is None else num_reqs,
+        num_tokens=num_tokens, capacity=_no_value(capacity), num_mapped=num_mapped,
+        block_size=0 if block_size is None else block_size, dcp_world_size=dcp_world_size,
+        dcp_rank=dcp_rank, dcp_interleave=dcp_interleave)
+    for name in OUTPUTS + _DSV4_TENSORS:
+        values[name] = outputs.get(name)
+    wants_dsv4 = len(compressed_groups) > 0 or any(values[name] is not None for name in _DSV4_TENSORS)
     if not wants_dsv4:
-        torch.ops.attnmeta.build_step(query_start_loc, seq_lens, block_table, *buffers, *sizes)
+        torch.ops.attnmeta.build_step(*[values[name] for name in _STEP_NAMES])
         return
     if len(compressed_groups) > MAX_GROUPS:
         raise ValueError("compressed_groups holds %d groups; at most %d"
                          % (len(compressed_groups), MAX_GROUPS))
-    group_outputs: List[Optional[torch.Tensor]] = []
-    tables: List[Optional[torch.Tensor]] = []
     ratios: List[int] = []
-    sizes_g: List[int] = []
+    sizes: List[int] = []
     for g in range(MAX_GROUPS):
         group = compressed_groups[g] if g < len(compressed_groups) else {}
-        group_outputs.append(group.get("slot_mapping"))
-        group_outputs.append(group.get("seq_lens_out"))
-        tables.append(group.get("block_table"))
+        for arg, name in _GROUP_ARGS[g]:
+            values[arg] = group.get(name)
         ratios.append(int(group.get("ratio", 0)))
-        sizes_g.append(int(group.get("block_size", 0)))
-    torch.ops.attnmeta.build_dsv4_step(
-        query_start_loc, seq_lens, block_table, *buffers, *group_outputs,
-        dsv4["swa_indices"], dsv4["swa_lens"], dsv4["c128a_rows"], dsv4["c128a_lens"],
-        *tables, dsv4["swa_block_table"], dsv4["c128a_block_table"], *sizes,
-        len(compressed_groups), ratios, sizes_g, scalars["swa_block_size"],
-        _no_value(scalars["swa_window"]), _no_value(scalars["swa_width"]),
-        bool(scalars["swa_causal"]), scalars["c128a_ratio"], scalars["c128a_block_size"],
-        _no_value(scalars["c128a_width"]), bool(scalars["c128a_local"]))
+        sizes.append(int(group.get("block_size", 0)))
+    values.update(num_groups=len(compressed_groups), group_ratios=ratios, group_block_sizes=sizes)
+    for name, default in _DSV4_SCALARS.items():
+        value = outputs.get(name, default)
+        if default is None:
+            value = _no_value(value)
+        elif isinstance(default, bool):
+            value = bool(value)
+        values[name] = value
+    torch.ops.attnmeta.build_dsv4_step(*[values[name] for name in _DSV4_NAMES])
 
 
 def convert_topk(token_indices: torch.Tensor, block_table: torch.Tensor, out: torch.Tensor, *,
