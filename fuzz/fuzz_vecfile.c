@@ -44,9 +44,9 @@ static int64_t touch_vector(const amv_vector *vec, uint64_t *sum) {
   int64_t n = 0;
   int i, r;
   FZ_CHECK(memchr(vec->name, '\0', sizeof vec->name) != NULL, "vector name not terminated");
-  for (i = 0; i < AMV_NUM_INPUTS; ++i) n += touch(&vec->input[i], sum);
+  for (i = 0; i < amv_num_inputs(); ++i) n += touch(&vec->input[i], sum);
   for (r = 0; r < vec->nranks; ++r)
-    for (i = 0; i < AMV_NUM_OUTPUTS; ++i) n += touch(&vec->ranks[r].expect[i], sum);
+    for (i = 0; i < amv_num_outputs(); ++i) n += touch(&vec->ranks[r].expect[i], sum);
   if (vec->op == AMV_OP_TOPK) {
     FZ_CHECK(vec->topk != NULL, "a top-k vector without its record");
     for (i = 0; i < AMV_TOPK_NUM_INPUTS; ++i) n += touch(&vec->topk->input[i], sum);
@@ -96,7 +96,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FZ_CHECK(rc == 0, "the whole file reads but its first vector alone does not: %s", err);
     FZ_CHECK(one.nvectors == 1, "reading vector %s alone gave %d vectors", name, one.nvectors);
     if (one.nvectors == 1) {
-      for (i = 0; i < AMV_NUM_INPUTS; ++i)
+      for (i = 0; i < amv_num_inputs(); ++i)
         FZ_CHECK(same_values(&one.vectors[0].input[i], &f.vectors[0].input[i]),
                  "vector %s alone: input %d differs", name, i);
     }

@@ -22,53 +22,51 @@ static void table_input(amv_values *out, const amd_batch *b, int tab) {
 
 int amg_step_dsv4_vector(const amd_case *c, amv_vector *v) {
   amd_batch *b = amd_materialize(c);
-  amv_dsv4 *d = &v->dsv4;
+  attnmeta_step *s = &v->step;
   int32_t seen = 0;
   int k, g, rc;
   memset(v, 0, sizeof *v);
   snprintf(v->name, sizeof v->name, "%s", c->name);
   v->version = 2;
-  v->num_reqs = b->R;
-  v->num_tokens = b->T;
-  v->capacity = b->C;
-  v->cols = b->cols[AMD_TAB_MAIN];
-  v->in_stride = v->out_stride = b->cols[AMD_TAB_MAIN];
-  v->num_mapped = -1;
-  v->block_size = b->main_block_size;
-  v->world = b->world;
-  v->interleave = b->interleave;
+  s->num_reqs = b->R;
+  s->num_tokens = b->T;
+  s->capacity = b->C;
+  s->block_table_cols = b->cols[AMD_TAB_MAIN];
+  s->block_table_stride = s->block_table_out_stride = b->cols[AMD_TAB_MAIN];
+  s->num_mapped = -1;
+  s->block_size = b->main_block_size;
+  s->dcp_world_size = b->world;
+  s->dcp_interleave = b->interleave;
   v->products = AMV_ALL_PRODUCTS;
   amg_values32(&v->input[AMV_QUERY_START_LOC], b->qsl, (int64_t)b->R + 1);
   amg_values32(&v->input[AMV_SEQ_LENS], b->seq_lens, b->R);
   table_input(&v->input[AMV_BLOCK_TABLE], b, AMD_TAB_MAIN);
   for (g = 0; g < b->d.ngroups; g++) {
+    attnmeta_compressed_group *cg = &s->compressed_groups[g];
     v->products |= (1u << (AMV_GROUP_SLOT_MAPPING + g)) | (1u << (AMV_GROUP_SEQ_LENS_OUT + g));
-    d->group[g].ratio = b->d.groups[g].ratio;
-    d->group[g].block_size = b->d.groups[g].block_size;
-    d->group[g].cols = b->cols[AMD_TAB_GROUP0 + g];
-    d->group[g].stride = b->cols[AMD_TAB_GROUP0 + g];
+    cg->ratio = b->d.groups[g].ratio;
+    cg->block_size = b->d.groups[g].block_size;
+    cg->block_table_cols = cg->block_table_stride = b->cols[AMD_TAB_GROUP0 + g];
     table_input(&v->input[AMV_GROUP_BLOCK_TABLE + g], b, AMD_TAB_GROUP0 + g);
   }
   if (b->d.swa_width > 0) {
     v->products |= (1u << AMV_SWA_INDICES) | (1u << AMV_SWA_LENS);
-    d->swa_block_size = b->d.swa_block_size;
-    d->swa_window = b->d.swa_window;
-    d->swa_width = b->d.swa_width;
-    d->swa_mode = b->d.swa_mode;
-    d->swa_out_stride = b->swa_stride;
-    d->swa_cols = b->cols[AMD_TAB_SWA];
-    d->swa_stride = b->cols[AMD_TAB_SWA];
+    s->swa_block_size = b->d.swa_block_size;
+    s->swa_window = b->d.swa_window;
+    s->swa_width = b->d.swa_width;
+    s->swa_mode = b->d.swa_mode;
+    s->swa_indices_stride = b->swa_stride;
+    s->swa_block_table_cols = s->swa_block_table_stride = b->cols[AMD_TAB_SWA];
     table_input(&v->input[AMV_SWA_BLOCK_TABLE], b, AMD_TAB_SWA);
   }
   if (b->d.c128a_width >= 0) {
     v->products |= (1u << AMV_C128A_ROWS) | (1u << AMV_C128A_LENS);
-    d->c128a_ratio = b->d.c128a_ratio;
-    d->c128a_block_size = b->d.c128a_block_size;
-    d->c128a_width = b->d.c128a_width;
-    d->c128a_mode = b->d.c128a_mode;
-    d->c128a_out_stride = b->c128a_stride;
-    d->c128a_cols = b->cols[AMD_TAB_C128A];
-    d->c128a_stride = b->cols[AMD_TAB_C128A];
+    s->c128a_ratio = b->d.c128a_ratio;
+    s->c128a_block_size = b->d.c128a_block_size;
+    s->c128a_width = b->d.c128a_width;
+    s->c128a_mode = b->d.c128a_mode;
+    s->c128a_rows_stride = b->c128a_stride;
+    s->c128a_block_table_cols = s->c128a_block_table_stride = b->cols[AMD_TAB_C128A];
     table_input(&v->input[AMV_C128A_BLOCK_TABLE], b, AMD_TAB_C128A);
   }
   v->nranks = b->world;
@@ -92,7 +90,7 @@ int amg_step_dsv4_vector(const amd_case *c, amv_vector *v) {
     amr_dsv4_build(&in, &di, o4);
     wf = o->well_formed;
     rk->rank = k;
-    amg_expect_part1(rk, o, AMV_ALL_PRODUCTS, b->R, b->T, b->C, v->cols);
+    amg_expect_part1(rk, o, AMV_ALL_PRODUCTS, b->R, b->T, b->C, s->block_table_cols);
     for (g = 0; g < b->d.ngroups; g++) {
       amg_expect_values(&rk->expect[AMV_GROUP_SLOT_MAPPING + g], b->C, b->T, wf, NULL,
                         o4->cslots[g], -1);

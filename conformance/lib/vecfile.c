@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "attnmeta/conformance/vecfile.h"
 #include "attnmeta/conformance/vecfile_topk.h"
+#include "vecschema.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -10,54 +11,42 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const output_names[AMV_NUM_OUTPUTS] = {
-    "token_to_req",    "seq_lens_out",     "global_seq_lens_out",
-    "block_table_out", "decode_lens_out",  "req_indices_out",
-    "per_req_lens_out", "positions",       "slot_mapping",
-    /* version 2 */
-    "group0.slot_mapping", "group1.slot_mapping", "group2.slot_mapping", "group3.slot_mapping",
-    "group0.seq_lens_out", "group1.seq_lens_out", "group2.seq_lens_out", "group3.seq_lens_out",
-    "swa_indices", "swa_lens", "c128a_rows", "c128a_lens"};
-static const char *const input_names[AMV_NUM_INPUTS] = {
-    "query_start_loc", "seq_lens", "block_table",
-    /* version 2 */
-    "group0.block_table", "group1.block_table", "group2.block_table", "group3.block_table",
-    "swa_block_table", "c128a_block_table"};
+int amv_num_outputs(void) { return amvs_step_num_outputs(); }
+int amv_num_inputs(void) { return amvs_step_num_inputs(); }
 
 const char *amv_output_name(int output) {
-  return output >= 0 && output < AMV_NUM_OUTPUTS ? output_names[output] : "?";
+  const amvs_member *m = amvs_step_output(output);
+  return m ? m->name : "?";
 }
 const char *amv_input_name(int input) {
-  return input >= 0 && input < AMV_NUM_INPUTS ? input_names[input] : "?";
+  const amvs_member *m = amvs_step_input(input);
+  return m ? m->name : "?";
 }
 int amv_output_is64(int output) {
-  return output == AMV_POSITIONS || output == AMV_SLOT_MAPPING ||
-         (output >= AMV_GROUP_SLOT_MAPPING && output < AMV_GROUP_SLOT_MAPPING + AMV_GROUPS);
+  const amvs_member *m = amvs_step_output(output);
+  return m && m->size == 8;
+}
+
+static int amv_input_is64(int input) {
+  const amvs_member *m = amvs_step_input(input);
+  return m && m->size == 8;
 }
 
 int amv_output_family(int output) {
-  if (output >= AMV_GROUP_SLOT_MAPPING && output < AMV_GROUP_SLOT_MAPPING + AMV_GROUPS)
-    return output - AMV_GROUP_SLOT_MAPPING;
-  if (output >= AMV_GROUP_SEQ_LENS_OUT && output < AMV_GROUP_SEQ_LENS_OUT + AMV_GROUPS)
-    return output - AMV_GROUP_SEQ_LENS_OUT;
-  if (output == AMV_SWA_INDICES || output == AMV_SWA_LENS) return AMV_FAMILY_SWA;
-  if (output == AMV_C128A_ROWS || output == AMV_C128A_LENS) return AMV_FAMILY_C128A;
-  return -1;
+  const amvs_member *m = amvs_step_output(output);
+  return m ? amvs_family(m) : -1;
 }
 
 int amv_input_family(int input) {
-  if (input >= AMV_GROUP_BLOCK_TABLE && input < AMV_GROUP_BLOCK_TABLE + AMV_GROUPS)
-    return input - AMV_GROUP_BLOCK_TABLE;
-  if (input == AMV_SWA_BLOCK_TABLE) return AMV_FAMILY_SWA;
-  if (input == AMV_C128A_BLOCK_TABLE) return AMV_FAMILY_C128A;
-  return -1;
+  const amvs_member *m = amvs_step_input(input);
+  return m ? amvs_family(m) : -1;
 }
 
 unsigned amv_families(unsigned products) {
   unsigned f = 0;
   int o;
-  for (o = AMV_V1_OUTPUTS; o < AMV_NUM_OUTPUTS; o++)
-    if (products & (1u << o)) f |= 1u << amv_output_family(o);
+  for (o = 0; o < amv_num_outputs(); o++)
+    if ((products & (1u << o)) && amv_output_family(o) >= 0) f |= 1u << amv_output_family(o);
   return f;
 }
 
@@ -366,40 +355,77 @@ typedef struct vstate {
   int flags_seen, dsv4_flags_seen;
 } vstate;
 
+/* The elements an expect line of output o holds: its rows of `cols`
+ * values, dense. */
 static int64_t expect_count(const amv_vector *v, int o) {
-  const int f = amv_output_family(o);
-  if (f >= 0 && f < AMV_GROUPS) return o == AMV_GROUP_SLOT_MAPPING + f ? v->capacity : v->num_reqs;
-  switch (o) {
-    case AMV_SEQ_LENS_OUT:
-    case AMV_SLOT_MAPPING:
-    case AMV_SWA_LENS:
-    case AMV_C128A_LENS: return v->capacity;
-    case AMV_BLOCK_TABLE_OUT: return (int64_t)v->num_tokens * v->cols;
-    case AMV_SWA_INDICES: return (int64_t)v->num_tokens * v->dsv4.swa_width;
-    case AMV_C128A_ROWS: return (int64_t)v->num_tokens * v->dsv4.c128a_width;
-    case AMV_PER_REQ_LENS_OUT: return v->num_reqs;
-    default: return v->num_tokens;
+  int64_t rows, cols, stride;
+  amvs_extent(&amvs_step, &v->step, amvs_step_output(o), &rows, &cols, &stride);
+  return rows * cols;
+}
+
+/* The elements input i must hold: an array's, exactly; a table's, at least
+ * every row's used columns (*is_table set). */
+static int64_t input_need(const amv_vector *v, int i, int *is_table) {
+  const amvs_member *m = amvs_step_input(i);
+  int64_t rows, cols, stride;
+  amvs_extent(&amvs_step, &v->step, m, &rows, &cols, &stride);
+  *is_table = m->cols != NULL;
+  if (!*is_table) return rows;
+  if (cols == 0) return 0;
+  if (rows == 0) return 1;
+  return (rows - 1) * stride + cols;
+}
+
+/* The attnmeta_step member param k goes in (NULL: misalign, the format's own). */
+static const amvs_member *param_member(int k) {
+  return amvs_find(&amvs_step, param_names[k], strlen(param_names[k]));
+}
+
+static void store_params(amv_vector *v, const int64_t *p, int first, int count) {
+  int k;
+  for (k = first; k < first + count; k++) {
+    const amvs_member *m = param_member(k);
+    if (m) amvs_set(&v->step, m, p[k]);
+    else v->misalign = (int)p[k];
   }
 }
 
-/* Elements a block table of `cols` columns and row stride `stride` must
- * hold: every row's used columns. */
-static int64_t table_need_of(const amv_vector *v, int32_t cols, int64_t stride) {
-  if (cols == 0) return 0;
-  if (v->num_reqs == 0) return 1;
-  return (int64_t)(v->num_reqs - 1) * stride + cols;
-}
-
-static int64_t table_need(const amv_vector *v) { return table_need_of(v, v->cols, v->in_stride); }
-
-/* The table an input is: its columns and row stride. */
-static int64_t input_need(const amv_vector *v, int in) {
-  const amv_dsv4 *d = &v->dsv4;
-  const int f = amv_input_family(in);
-  if (f < 0) return table_need(v);
-  if (f < AMV_GROUPS) return table_need_of(v, d->group[f].cols, d->group[f].stride);
-  if (f == AMV_FAMILY_SWA) return table_need_of(v, d->swa_cols, d->swa_stride);
-  return table_need_of(v, d->c128a_cols, d->c128a_stride);
+/* The copies of step's params in the fields older callers read. */
+static void copy_legacy_fields(amv_vector *v) {
+  const attnmeta_step *s = &v->step;
+  amv_dsv4 *d = &v->dsv4;
+  int g;
+  v->num_reqs = s->num_reqs;
+  v->num_tokens = s->num_tokens;
+  v->capacity = s->capacity;
+  v->cols = s->block_table_cols;
+  v->in_stride = s->block_table_stride;
+  v->out_stride = s->block_table_out_stride;
+  v->num_mapped = s->num_mapped;
+  v->block_size = s->block_size;
+  v->world = s->dcp_world_size;
+  v->interleave = s->dcp_interleave;
+  for (g = 0; g < AMV_GROUPS; g++) {
+    const attnmeta_compressed_group *cg = &s->compressed_groups[g];
+    d->group[g].ratio = cg->ratio;
+    d->group[g].block_size = cg->block_size;
+    d->group[g].cols = cg->block_table_cols;
+    d->group[g].stride = cg->block_table_stride;
+  }
+  d->swa_block_size = s->swa_block_size;
+  d->swa_window = s->swa_window;
+  d->swa_width = s->swa_width;
+  d->swa_mode = s->swa_mode;
+  d->swa_cols = s->swa_block_table_cols;
+  d->swa_stride = s->swa_block_table_stride;
+  d->swa_out_stride = s->swa_indices_stride;
+  d->c128a_ratio = s->c128a_ratio;
+  d->c128a_block_size = s->c128a_block_size;
+  d->c128a_width = s->c128a_width;
+  d->c128a_mode = s->c128a_mode;
+  d->c128a_cols = s->c128a_block_table_cols;
+  d->c128a_stride = s->c128a_block_table_stride;
+  d->c128a_out_stride = s->c128a_rows_stride;
 }
 
 /* Version 2: the params of the families the products build are all given,
@@ -407,7 +433,7 @@ static int64_t input_need(const amv_vector *v, int in) {
 static int check_dsv4_params(lexer *lx, vstate *vs, amv_vector *v) {
   const unsigned fam = amv_families(v->products);
   const int64_t *p = vs->param;
-  amv_dsv4 *d = &v->dsv4;
+  const attnmeta_step *s = &v->step;
   int f, k, first, count;
   for (k = NPARAMS_V1; k < NPARAMS; k++) {
     const int want = (fam >> param_family(k)) & 1;
@@ -419,7 +445,6 @@ static int check_dsv4_params(lexer *lx, vstate *vs, amv_vector *v) {
       return fail(lx, "vector %s: param %s given, but none of its products is", v->name,
                   param_names[k]);
   }
-  memset(d, 0, sizeof *d);
   for (f = 0; f < AMV_NUM_FAMILIES; f++) {
     if (!((fam >> f) & 1)) continue;
     family_params(f, &first, &count);
@@ -427,42 +452,29 @@ static int check_dsv4_params(lexer *lx, vstate *vs, amv_vector *v) {
       if (p[k] < 0 || p[k] > AMV_MAX_ELEMS)
         return fail(lx, "vector %s: param %s must be in [0, %lld]", v->name, param_names[k],
                     (long long)AMV_MAX_ELEMS);
+    store_params(v, p, first, count);
     if (f < AMV_GROUPS) {
-      d->group[f].ratio = (int32_t)p[first];
-      d->group[f].block_size = (int32_t)p[first + 1];
-      d->group[f].cols = (int32_t)p[first + 2];
-      d->group[f].stride = p[first + 3];
-      if (d->group[f].ratio < 1 || d->group[f].block_size < 1 || d->group[f].stride < d->group[f].cols)
+      const attnmeta_compressed_group *cg = &s->compressed_groups[f];
+      if (cg->ratio < 1 || cg->block_size < 1 || cg->block_table_stride < cg->block_table_cols)
         return fail(lx, "vector %s: group%d needs ratio >= 1, block_size >= 1, stride >= cols",
                     v->name, f);
     } else if (f == AMV_FAMILY_SWA) {
-      d->swa_block_size = (int32_t)p[P_SWA];
-      d->swa_window = (int32_t)p[P_SWA + 1];
-      d->swa_width = (int32_t)p[P_SWA + 2];
-      d->swa_mode = (int32_t)p[P_SWA + 3];
-      d->swa_out_stride = p[P_SWA + 4];
-      d->swa_cols = (int32_t)p[P_SWA + 5];
-      d->swa_stride = p[P_SWA + 6];
-      if (d->swa_block_size < 1 || d->swa_window < 1 || d->swa_width < d->swa_window ||
-          d->swa_mode > 1 || d->swa_out_stride < d->swa_width || d->swa_stride < d->swa_cols ||
-          (v->num_tokens + 2) * d->swa_out_stride > AMV_MAX_ELEMS)
+      if (s->swa_block_size < 1 || s->swa_window < 1 || s->swa_width < s->swa_window ||
+          s->swa_mode > 1 || s->swa_indices_stride < s->swa_width ||
+          s->swa_block_table_stride < s->swa_block_table_cols ||
+          (s->num_tokens + 2) * s->swa_indices_stride > AMV_MAX_ELEMS)
         return fail(lx, "vector %s: swa params out of range (block_size >= 1, 1 <= window <= "
                         "width <= indices_stride, mode 0 or 1, stride >= cols)", v->name);
     } else {
-      d->c128a_ratio = (int32_t)p[P_C128A];
-      d->c128a_block_size = (int32_t)p[P_C128A + 1];
-      d->c128a_width = (int32_t)p[P_C128A + 2];
-      d->c128a_mode = (int32_t)p[P_C128A + 3];
-      d->c128a_out_stride = p[P_C128A + 4];
-      d->c128a_cols = (int32_t)p[P_C128A + 5];
-      d->c128a_stride = p[P_C128A + 6];
-      if (d->c128a_ratio < 1 || d->c128a_block_size < 1 || d->c128a_mode > 1 ||
-          d->c128a_out_stride < d->c128a_width || d->c128a_stride < d->c128a_cols ||
-          (v->num_tokens + 2) * d->c128a_out_stride > AMV_MAX_ELEMS)
+      if (s->c128a_ratio < 1 || s->c128a_block_size < 1 || s->c128a_mode > 1 ||
+          s->c128a_rows_stride < s->c128a_width ||
+          s->c128a_block_table_stride < s->c128a_block_table_cols ||
+          (s->num_tokens + 2) * s->c128a_rows_stride > AMV_MAX_ELEMS)
         return fail(lx, "vector %s: c128a params out of range (ratio, block_size >= 1, width <= "
                         "rows_stride, mode 0 or 1, stride >= cols)", v->name);
     }
   }
+  copy_legacy_fields(v);
   return 0;
 }
 
@@ -473,7 +485,7 @@ static int check_params(lexer *lx, vstate *vs, amv_vector *v) {
     if (!(vs->params_seen & ((uint64_t)1 << i)))
       return fail(lx, "vector %s: param %s missing", v->name, param_names[i]);
   for (i = 0; i < NPARAMS_V1; i++)
-    if (i != P_STRIDE && i != P_OUT_STRIDE && (p[i] < INT32_MIN || p[i] > INT32_MAX))
+    if ((!param_member(i) || param_member(i)->size == 4) && (p[i] < INT32_MIN || p[i] > INT32_MAX))
       return fail(lx, "vector %s: param %s outside int32", v->name, param_names[i]);
   if (p[P_NUM_REQS] < 0) return fail(lx, "num_reqs must be >= 0");
   if (p[P_NUM_TOKENS] < 0) return fail(lx, "num_tokens must be >= 0");
@@ -492,27 +504,17 @@ static int check_params(lexer *lx, vstate *vs, amv_vector *v) {
       (p[P_NUM_REQS] > 0 && (p[P_NUM_REQS] - 1) * p[P_STRIDE] > AMV_MAX_ELEMS))
     return fail(lx, "vector %s: sizes larger than this reader's limit of %lld elements per buffer",
                 v->name, (long long)AMV_MAX_ELEMS);
-  v->num_reqs = (int32_t)p[P_NUM_REQS];
-  v->num_tokens = (int32_t)p[P_NUM_TOKENS];
-  v->capacity = (int32_t)p[P_CAPACITY];
-  v->cols = (int32_t)p[P_COLS];
-  v->in_stride = p[P_STRIDE];
-  v->out_stride = p[P_OUT_STRIDE];
-  v->num_mapped = (int32_t)p[P_NUM_MAPPED];
-  v->block_size = (int32_t)p[P_BLOCK_SIZE];
-  v->world = (int32_t)p[P_WORLD];
-  v->interleave = (int32_t)p[P_INTERLEAVE];
-  v->misalign = (int)p[P_MISALIGN];
+  store_params(v, p, 0, NPARAMS_V1);
   return 0;
 }
 
 static int close_rank(lexer *lx, vstate *vs, const amv_vector *v) {
   const amv_rank *rk = &v->ranks[v->nranks - 1];
   int o;
-  for (o = 0; o < AMV_NUM_OUTPUTS; o++)
+  for (o = 0; o < amv_num_outputs(); o++)
     if ((v->products & (1u << o)) && !(vs->expects_seen & (1u << o)))
       return fail(lx, "vector %s rank %d: expect %s missing", v->name, (int)rk->rank,
-                  output_names[o]);
+                  amv_output_name(o));
   if (!vs->flags_seen)
     return fail(lx, "vector %s rank %d: expect_flags missing", v->name, (int)rk->rank);
   if (amv_families(v->products) && !vs->dsv4_flags_seen)
@@ -525,9 +527,9 @@ void amv_vector_free(amv_vector *v) {
   amv_topk_free(v->topk);
   free(v->topk);
   v->topk = NULL;
-  for (i = 0; i < AMV_NUM_INPUTS; i++) values_free(&v->input[i]);
+  for (i = 0; i < amv_num_inputs(); i++) values_free(&v->input[i]);
   for (i = 0; i < v->nranks; i++)
-    for (o = 0; o < AMV_NUM_OUTPUTS; o++) values_free(&v->ranks[i].expect[o]);
+    for (o = 0; o < amv_num_outputs(); o++) values_free(&v->ranks[i].expect[o]);
   free(v->ranks);
   v->ranks = NULL;
   v->nranks = 0;
@@ -558,6 +560,21 @@ static int find_name(const char *const *names, int n, const tok *t) {
   int i;
   for (i = 0; i < n; i++)
     if (tok_is(t, names[i])) return i;
+  return -1;
+}
+
+/* The output (of the first n) / input of that name, -1 for none. */
+static int find_output(int n, const tok *t) {
+  int o;
+  for (o = 0; o < n; o++)
+    if (tok_is(t, amv_output_name(o))) return o;
+  return -1;
+}
+
+static int find_input(const tok *t) {
+  int i;
+  for (i = 0; i < amv_num_inputs(); i++)
+    if (tok_is(t, amv_input_name(i))) return i;
   return -1;
 }
 
@@ -992,13 +1009,13 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
       }
       if (check_params(lx, &vs, &cur)) goto out;
       while (get_tok(&c, lx->le, &t)) {
-        const int o = find_name(output_names, version < 2 ? AMV_V1_OUTPUTS : AMV_NUM_OUTPUTS, &t);
+        const int o = find_output(version < 2 ? AMV_V1_OUTPUTS : amv_num_outputs(), &t);
         if (o < 0) {
           fail(lx, "unknown product '%.*s' (format version %d)", (int)t.n, t.s, version);
           goto out;
         }
         if (cur.products & (1u << o)) {
-          fail(lx, "product %s listed twice", output_names[o]);
+          fail(lx, "product %s listed twice", amv_output_name(o));
           goto out;
         }
         cur.products |= 1u << o;
@@ -1011,7 +1028,7 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
       vs.state = S_INPUTS;
     } else if (tok_is(&t, "input")) {
       tok name, cnt;
-      int in;
+      int in, is_table;
       int64_t count, want;
       if (vs.state != S_INPUTS) {
         fail(lx, "'input' lines come after 'products' and before the first 'rank'");
@@ -1021,7 +1038,7 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
         fail(lx, "bad input line (expected 'input NAME COUNT VALUES...')");
         goto out;
       }
-      in = find_name(input_names, AMV_NUM_INPUTS, &name);
+      in = find_input(&name);
       if (in < 0 || (amv_input_family(in) >= 0 &&
                      !((amv_families(cur.products) >> amv_input_family(in)) & 1))) {
         fail(lx, in < 0 ? "unknown input '%.*s'" : "input %.*s: none of its products is built",
@@ -1029,30 +1046,27 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
         goto out;
       }
       if (vs.inputs_seen & (1u << in)) {
-        fail(lx, "input %s given twice", input_names[in]);
+        fail(lx, "input %s given twice", amv_input_name(in));
         goto out;
       }
       if (parse_int(cnt.s, cnt.n, &count) || count < 0) {
-        fail(lx, "input %s: bad count '%.*s'", input_names[in], (int)cnt.n, cnt.s);
+        fail(lx, "input %s: bad count '%.*s'", amv_input_name(in), (int)cnt.n, cnt.s);
         goto out;
       }
-      if (in == AMV_BLOCK_TABLE || amv_input_family(in) >= 0) {
-        want = input_need(&cur, in);
-        if (count < want || count > AMV_MAX_ELEMS || (want == 0 && count > 0)) {
+      want = input_need(&cur, in, &is_table);
+      if (is_table ? count < want || count > AMV_MAX_ELEMS || (want == 0 && count > 0)
+                   : count != want) {
+        if (is_table)
           fail(lx, "input %s: %lld elements, the table needs %lld (and at most %lld)",
-               input_names[in], (long long)count, (long long)want, (long long)AMV_MAX_ELEMS);
-          goto out;
-        }
-      } else {
-        want = in == AMV_QUERY_START_LOC ? (int64_t)cur.num_reqs + 1 : cur.num_reqs;
-        if (count != want) {
-          fail(lx, "input %s: count %lld, num_reqs makes it %lld", input_names[in],
+               amv_input_name(in), (long long)count, (long long)want, (long long)AMV_MAX_ELEMS);
+        else
+          fail(lx, "input %s: count %lld, the sizes make it %lld", amv_input_name(in),
                (long long)count, (long long)want);
-          goto out;
-        }
+        goto out;
       }
       vs.inputs_seen |= 1u << in;
-      if (parse_values(lx, &c, count, 0, INT32_MIN, INT32_MAX, input_names[in], keep,
+      if (parse_values(lx, &c, count, 0, amv_input_is64(in) ? INT64_MIN : INT32_MIN,
+                       amv_input_is64(in) ? INT64_MAX : INT32_MAX, amv_input_name(in), keep,
                        &cur.input[in]))
         goto out;
     } else if (tok_is(&t, "rank")) {
@@ -1061,11 +1075,11 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
       int i;
       amv_rank *rk;
       if (vs.state == S_INPUTS) {
-        for (i = 0; i < AMV_NUM_INPUTS; i++)
+        for (i = 0; i < amv_num_inputs(); i++)
           if (!(vs.inputs_seen & (1u << i)) &&
               (amv_input_family(i) < 0 ||
                ((amv_families(cur.products) >> amv_input_family(i)) & 1))) {
-            fail(lx, "vector %s: input %s missing", cur.name, input_names[i]);
+            fail(lx, "vector %s: input %s missing", cur.name, amv_input_name(i));
             goto out;
           }
       } else if (vs.state == S_RANK) {
@@ -1115,26 +1129,26 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
         fail(lx, "bad expect line (expected 'expect NAME COUNT VALUES...')");
         goto out;
       }
-      o = find_name(output_names, AMV_NUM_OUTPUTS, &name);
+      o = find_output(amv_num_outputs(), &name);
       if (o < 0) {
         fail(lx, "unknown output '%.*s'", (int)name.n, name.s);
         goto out;
       }
       if (!(cur.products & (1u << o))) {
-        fail(lx, "expect %s: not one of the vector's products", output_names[o]);
+        fail(lx, "expect %s: not one of the vector's products", amv_output_name(o));
         goto out;
       }
       if (vs.expects_seen & (1u << o)) {
-        fail(lx, "expect %s given twice in rank %d", output_names[o], (int)rk->rank);
+        fail(lx, "expect %s given twice in rank %d", amv_output_name(o), (int)rk->rank);
         goto out;
       }
       if (parse_int(cnt.s, cnt.n, &count) || count != expect_count(&cur, o)) {
-        fail(lx, "expect %s: count '%.*s', the sizes make it %lld", output_names[o], (int)cnt.n,
+        fail(lx, "expect %s: count '%.*s', the sizes make it %lld", amv_output_name(o), (int)cnt.n,
              cnt.s, (long long)expect_count(&cur, o));
         goto out;
       }
       vs.expects_seen |= 1u << o;
-      snprintf(what, sizeof what, "expect %s", output_names[o]);
+      snprintf(what, sizeof what, "expect %s", amv_output_name(o));
       if (parse_values(lx, &c, count, 1, amv_output_is64(o) ? INT64_MIN : INT32_MIN,
                        amv_output_is64(o) ? INT64_MAX : INT32_MAX, what, keep, &rk->expect[o]))
         goto out;
@@ -1459,37 +1473,24 @@ static void write_topk(FILE *f, const amv_vector *v) {
   fprintf(f, "end\n");
 }
 
+/* Params [first, first + count) as "param" lines. */
+static void write_params(FILE *f, const amv_vector *v, int first, int count) {
+  int k;
+  for (k = first; k < first + count; k++) {
+    const amvs_member *m = param_member(k);
+    fprintf(f, "param %s %lld\n", param_names[k],
+            (long long)(m ? amvs_get(&v->step, m) : v->misalign));
+  }
+}
+
 /* Version 2's params of the families the vector builds. */
 static void write_dsv4_params(FILE *f, const amv_vector *v) {
   const unsigned fam = amv_families(v->products);
-  const amv_dsv4 *d = &v->dsv4;
-  int64_t val[NPARAMS];
-  int g, k, first, count;
-  for (g = 0; g < AMV_GROUPS; g++) {
-    val[P_GROUP + 4 * g] = d->group[g].ratio;
-    val[P_GROUP + 4 * g + 1] = d->group[g].block_size;
-    val[P_GROUP + 4 * g + 2] = d->group[g].cols;
-    val[P_GROUP + 4 * g + 3] = d->group[g].stride;
-  }
-  val[P_SWA] = d->swa_block_size;
-  val[P_SWA + 1] = d->swa_window;
-  val[P_SWA + 2] = d->swa_width;
-  val[P_SWA + 3] = d->swa_mode;
-  val[P_SWA + 4] = d->swa_out_stride;
-  val[P_SWA + 5] = d->swa_cols;
-  val[P_SWA + 6] = d->swa_stride;
-  val[P_C128A] = d->c128a_ratio;
-  val[P_C128A + 1] = d->c128a_block_size;
-  val[P_C128A + 2] = d->c128a_width;
-  val[P_C128A + 3] = d->c128a_mode;
-  val[P_C128A + 4] = d->c128a_out_stride;
-  val[P_C128A + 5] = d->c128a_cols;
-  val[P_C128A + 6] = d->c128a_stride;
+  int g, first, count;
   for (g = 0; g < AMV_NUM_FAMILIES; g++) {
     if (!((fam >> g) & 1)) continue;
     family_params(g, &first, &count);
-    for (k = first; k < first + count; k++)
-      fprintf(f, "param %s %lld\n", param_names[k], (long long)val[k]);
+    write_params(f, v, first, count);
   }
 }
 
@@ -1501,30 +1502,20 @@ void amv_write_vector(FILE *f, const amv_vector *v) {
     return;
   }
   fprintf(f, "vector %s\nop step\n", v->name);
-  fprintf(f, "param num_reqs %d\n", (int)v->num_reqs);
-  fprintf(f, "param num_tokens %d\n", (int)v->num_tokens);
-  fprintf(f, "param capacity %d\n", (int)v->capacity);
-  fprintf(f, "param block_table_cols %d\n", (int)v->cols);
-  fprintf(f, "param block_table_stride %lld\n", (long long)v->in_stride);
-  fprintf(f, "param block_table_out_stride %lld\n", (long long)v->out_stride);
-  fprintf(f, "param num_mapped %d\n", (int)v->num_mapped);
-  fprintf(f, "param block_size %d\n", (int)v->block_size);
-  fprintf(f, "param dcp_world_size %d\n", (int)v->world);
-  fprintf(f, "param dcp_interleave %d\n", (int)v->interleave);
-  fprintf(f, "param misalign %d\n", v->misalign);
+  write_params(f, v, 0, NPARAMS_V1);
   write_dsv4_params(f, v);
   fprintf(f, "products");
-  for (o = 0; o < AMV_NUM_OUTPUTS; o++)
-    if (v->products & (1u << o)) fprintf(f, " %s", output_names[o]);
+  for (o = 0; o < amv_num_outputs(); o++)
+    if (v->products & (1u << o)) fprintf(f, " %s", amv_output_name(o));
   fputc('\n', f);
-  for (i = 0; i < AMV_NUM_INPUTS; i++)
+  for (i = 0; i < amv_num_inputs(); i++)
     if (amv_input_family(i) < 0 || ((fam >> amv_input_family(i)) & 1))
-      amv_write_values(f, "input", input_names[i], &v->input[i]);
+      amv_write_values(f, "input", amv_input_name(i), &v->input[i]);
   for (i = 0; i < v->nranks; i++) {
     const amv_rank *rk = &v->ranks[i];
     fprintf(f, "rank %d\n", (int)rk->rank);
-    for (o = 0; o < AMV_NUM_OUTPUTS; o++)
-      if (v->products & (1u << o)) amv_write_values(f, "expect", output_names[o], &rk->expect[o]);
+    for (o = 0; o < amv_num_outputs(); o++)
+      if (v->products & (1u << o)) amv_write_values(f, "expect", amv_output_name(o), &rk->expect[o]);
     fprintf(f, "expect_flags 0x%x 0x%x 0x%x %s\n", (unsigned)rk->flags_requests,
             (unsigned)rk->flags_seq_lens, (unsigned)rk->flags_slots,
             rk->flags_exact ? "exact" : "at_least");

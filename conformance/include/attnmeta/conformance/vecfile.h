@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "attnmeta/attnmeta.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -30,7 +32,10 @@ extern "C" {
 #define AMV_MAX_ELEMS ((int64_t)1 << 26)  /* largest buffer a vector may declare */
 #define AMV_WRAP 100                      /* the writer's line width */
 
-/* Outputs, in the order of the bits of amv_vector.products. */
+/* Outputs, in the order of the bits of amv_vector.products: the OUT
+ * members of attnmeta_step but the error word, in the struct's order, the
+ * compressed groups' member by member (src/common/am_schema.h). The reader
+ * knows amv_num_outputs() of them; this header names those of today. */
 enum amv_output {
   AMV_TOKEN_TO_REQ,
   AMV_SEQ_LENS_OUT,
@@ -50,11 +55,14 @@ enum amv_output {
   AMV_C128A_LENS,
   AMV_NUM_OUTPUTS
 };
+#define AMV_MAX_OUTPUTS 31 /* room for the outputs of later steps (a bit each) */
 #define AMV_GROUPS 4                 /* compressed groups a step carries */
 #define AMV_V1_OUTPUTS AMV_GROUP_SLOT_MAPPING
 /* The products of version 1 (every vector of the v1 files asks for these). */
 #define AMV_ALL_PRODUCTS ((1u << AMV_V1_OUTPUTS) - 1u)
 
+/* Inputs: the IN members of attnmeta_step, in the same order. */
+#define AMV_MAX_INPUTS 16
 enum amv_input {
   AMV_QUERY_START_LOC,
   AMV_SEQ_LENS,
@@ -82,6 +90,10 @@ typedef struct amv_dsv4 {
   int64_t c128a_stride, c128a_out_stride;
 } amv_dsv4;
 
+/* How many outputs and inputs the reader knows (>= AMV_NUM_OUTPUTS and
+ * AMV_NUM_INPUTS). */
+int amv_num_outputs(void);
+int amv_num_inputs(void);
 /* Names as in attnmeta_step ("token_to_req", ..., "slot_mapping"). */
 const char *amv_output_name(int output);
 const char *amv_input_name(int input);
@@ -103,7 +115,7 @@ typedef struct amv_values {
 typedef struct amv_rank {
   int32_t rank;
   int line;
-  amv_values expect[AMV_NUM_OUTPUTS]; /* only the vector's products */
+  amv_values expect[AMV_MAX_OUTPUTS]; /* only the vector's products */
   int32_t flags_requests;             /* raised by query_start_loc */
   int32_t flags_seq_lens;             /* raised by seq_lens when it is passed */
   int32_t flags_slots;                /* raised while building slot_mapping */
@@ -121,14 +133,19 @@ struct amv_topk; /* vecfile_topk.h */
 typedef struct amv_vector {
   char name[AMV_NAME_MAX];
   int line; /* of its "vector" line */
+  /* op step: its params, each in the attnmeta_step member of its name
+   * (the version-2 ones for the families of its products, the rest 0;
+   * buffers NULL). The writer and the runner read these. */
+  attnmeta_step step;
+  int misalign; /* bit 0: input block table, bit 1: block_table_out off 16-byte alignment */
+  /* copies of step's params, filled by the reader (older callers read them) */
   int32_t num_reqs, num_tokens, capacity, cols;
   int64_t in_stride, out_stride;
   int32_t num_mapped, block_size, world, interleave;
-  int misalign; /* bit 0: input block table, bit 1: block_table_out off 16-byte alignment */
   unsigned products;
   int version;    /* of the file it came from; the writer writes version-2 records only in 2 */
-  amv_dsv4 dsv4;  /* version 2, for the families of its products */
-  amv_values input[AMV_NUM_INPUTS]; /* those of its families (n = 0 for the others) */
+  amv_dsv4 dsv4;  /* copies of step's version-2 params, filled by the reader */
+  amv_values input[AMV_MAX_INPUTS]; /* those of its families (n = 0 for the others) */
   int nranks;     /* op step */
   amv_rank *ranks;
   int op;                 /* amv_op; the fields above are those of op step */

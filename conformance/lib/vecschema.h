@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The members of attnmeta_step and attnmeta_topk as the vector kit sees
+ * them, walked from the schema (src/common/am_schema.h): one flat table per
+ * operation, the step's compressed groups expanded member by member and
+ * group by group ("group0.slot_mapping" ... "group3.slot_mapping"), which
+ * is the vector format's order. A member's name in the table is its key in
+ * the format (param, input and expect lines).
+ *
+ * The step's outputs are its OUT members except the error word, in table
+ * order: output o is bit o of amv_vector.products. Its inputs are its IN
+ * members. The vector keeps its scalar params in the operation's own
+ * struct (amv_vector.step, amv_topk.op), where amvs_get and amvs_set reach
+ * them by member.
+ */
+#ifndef ATTNMETA_CONFORMANCE_VECSCHEMA_H
+#define ATTNMETA_CONFORMANCE_VECSCHEMA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attnmeta/attnmeta.h"
+
+enum amvs_role { AMVS_PARAM, AMVS_IN, AMVS_OUT, AMVS_GROUPS };
+/* An extent's rows (am_schema.h's n). */
+enum amvs_rows { AMVS_ROWS_NONE, AMVS_ROWS_R, AMVS_ROWS_R1, AMVS_ROWS_T, AMVS_ROWS_C, AMVS_ROWS_P,
+                 AMVS_ROWS_ONE };
+
+typedef struct amvs_member {
+  const char *name;   /* the format's key: the member's, "group<g>." first for a group's */
+  const char *member; /* the member's own name */
+  int group;          /* its compressed group, -1 for the operation's own members */
+  int role;           /* amvs_role */
+  size_t offset;      /* in the operation's struct */
+  size_t size;        /* a PARAM's size; one element's for IN and OUT */
+  int rows;           /* amvs_rows */
+  const char *cols, *stride; /* a table's members (beside it); NULL for an array */
+  unsigned products;
+} amvs_member;
+
+typedef struct amvs_table {
+  const amvs_member *m;
+  int n;
+} amvs_table;
+
+extern const amvs_table amvs_step; /* attnmeta_step */
+extern const amvs_table amvs_topk; /* attnmeta_topk */
+
+/* The member of that name (len bytes), NULL when there is none. */
+const amvs_member *amvs_find(const amvs_table *t, const char *name, size_t len);
+/* A PARAM's value in the struct at base, and storing one there. */
+int64_t amvs_get(const void *base, const amvs_member *m);
+void amvs_set(void *base, const amvs_member *m, int64_t value);
+/* The address of a buffer member (IN, OUT) in the struct at base. */
+void *amvs_slot(void *base, const amvs_member *m);
+/* A buffer's rows, columns and stride in the struct at base (an array: 1
+ * column, stride 1). */
+void amvs_extent(const amvs_table *t, const void *base, const amvs_member *m, int64_t *rows,
+                 int64_t *cols, int64_t *stride);
+
+/* The step's o-th output / i-th input in the format's order, NULL past
+ * the last; and how many there are. */
+const amvs_member *amvs_step_output(int o);
+const amvs_member *amvs_step_input(int i);
+int amvs_step_num_outputs(void);
+int amvs_step_num_inputs(void);
+/* The version-2 family of a step member (amv_vector's AMV_FAMILY_*: its
+ * group, SWA or C128A by the name's prefix), -1 for those of version 1. */
+int amvs_family(const amvs_member *m);
+/* The schema's products (am_schema.h's bits) of the outputs in `outputs`
+ * (bits of amv_vector.products). */
+unsigned amvs_step_products(unsigned outputs);
+
+#endif /* ATTNMETA_CONFORMANCE_VECSCHEMA_H */
