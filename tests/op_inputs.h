@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The inputs most tests give attnmeta_step and attnmeta_topk, one call a
- * group; settings and outputs a test needs besides stay its own lines.
+ * What most tests give attnmeta_step and attnmeta_topk, one call a group
+ * of fields; the settings a test needs besides stay its own lines.
  * Header-only, for C and C++ (the suite, tests/gpu, tests/stress, the fuzz
  * harnesses).
  */
@@ -32,6 +32,25 @@ static inline void amt_step_table(attnmeta_step *s, const int32_t *seq_lens, con
   s->block_table_cols = cols;
   s->block_table_stride = stride;
   s->block_size = block_size;
+}
+
+/* The step's length outputs (NULL: not wanted). */
+static inline void amt_step_lens(attnmeta_step *s, int32_t *seq_lens_out, int32_t *global_seq_lens_out,
+                                 int32_t *decode_lens_out, int32_t *per_req_lens_out) {
+  s->seq_lens_out = seq_lens_out;
+  s->global_seq_lens_out = global_seq_lens_out;
+  s->decode_lens_out = decode_lens_out;
+  s->per_req_lens_out = per_req_lens_out;
+}
+
+/* The step's maps: a token's request, its request index (padding
+ * included), position and KV slot (NULL: not wanted). */
+static inline void amt_step_maps(attnmeta_step *s, int32_t *token_to_req, int32_t *req_indices_out,
+                                 int64_t *positions, int64_t *slot_mapping) {
+  s->token_to_req = token_to_req;
+  s->req_indices_out = req_indices_out;
+  s->positions = positions;
+  s->slot_mapping = slot_mapping;
 }
 
 /* attnmeta_topk_init, then T rows of K indices converted into out (rows K

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "op_inputs.h"
 
 void amt_step_fixture_open(amt_step_fixture *f, attnmeta_backend kind) {
   static const int32_t qsl[] = {0, 1, 3, 4};
@@ -21,16 +22,9 @@ void amt_step_fixture_open(amt_step_fixture *f, attnmeta_backend kind) {
   amt_to_dev(f->ctx, f->d_in + 128, table, sizeof table);
   memset(poison, AMT_POISON_BYTE, sizeof poison);
   amt_to_dev(f->ctx, f->d_arena, poison, sizeof poison);
-  attnmeta_step_init(s);
-  s->query_start_loc = (const int32_t *)(void *)f->d_in;
-  s->num_reqs = 3;
-  s->num_tokens = 6;
-  s->capacity = 8;
-  s->seq_lens = (const int32_t *)(void *)(f->d_in + 64);
-  s->block_table = (const int32_t *)(void *)(f->d_in + 128);
-  s->block_table_cols = 4;
-  s->block_table_stride = 4;
-  s->block_size = 4;
+  amt_step_tokens(s, (const int32_t *)(void *)f->d_in, 3, 6, 8);
+  amt_step_table(s, (const int32_t *)(void *)(f->d_in + 64),
+                 (const int32_t *)(void *)(f->d_in + 128), 4, 4, 4);
 }
 
 void amt_step_fixture_close(amt_step_fixture *f) {
@@ -53,15 +47,27 @@ long amt_first_written(const amt_step_fixture *f) {
 static void free_params(struct criterion_test_params *crp) { cr_free(crp->params); }
 
 struct criterion_test_params amt_case_params(int ncases) {
+  return amt_case_params_where(ncases, NULL);
+}
+
+struct criterion_test_params amt_case_params_where(int ncases, int (*keep)(int index)) {
   attnmeta_backend be[AMT_MAX_BACKENDS];
   const int nb = amt_test_backends(be);
   amt_case_param *ps = cr_calloc((size_t)(nb * ncases) + 1, sizeof *ps);
   int i, j, n = 0;
   for (i = 0; i < nb; i++)
     for (j = 0; j < ncases; j++) {
+      if (keep && !keep(j)) continue;
       ps[n].backend = (int)be[i];
       ps[n].index = j;
       n++;
     }
   return cr_make_param_array(amt_case_param, ps, (size_t)n, free_params);
+}
+
+struct criterion_test_params amt_index_params(int n) {
+  int *ps = cr_calloc((size_t)n + 1, sizeof *ps);
+  int i;
+  for (i = 0; i < n; i++) ps[i] = i;
+  return cr_make_param_array(int, ps, (size_t)n, free_params);
 }

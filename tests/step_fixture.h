@@ -43,5 +43,10 @@ typedef struct amt_case_param {
 
 /* Every test backend x case index 0 .. ncases - 1. */
 struct criterion_test_params amt_case_params(int ncases);
+/* The same, only the indices `keep` says 1 for. */
+struct criterion_test_params amt_case_params_where(int ncases, int (*keep)(int index));
+
+/* One int parameter a case index 0 .. n - 1. */
+struct criterion_test_params amt_index_params(int n);
 
 #endif /* ATTNMETA_TESTS_STEP_FIXTURE_H */

@@ -12,6 +12,7 @@
 
 #include "attnmeta/attnmeta.h"
 #include "harness.h"
+#include "step_fixture.h"
 
 #define POISON_BYTE 0x5A
 #define GUARD 16 /* int64 slots either side of the output, poisoned */
@@ -19,27 +20,15 @@
 #define REQS 2
 #define COLS 3
 
-typedef struct backend_param {
-  int backend;
-} backend_param;
-
-static void free_params(struct criterion_test_params *crp) { cr_free(crp->params); }
-
-ParameterizedTestParameters(block_size_required, slot_mapping) {
-  attnmeta_backend be[AMT_MAX_BACKENDS];
-  const int nb = amt_test_backends(be);
-  backend_param *ps = cr_calloc((size_t)nb + 1, sizeof *ps);
-  int i;
-  for (i = 0; i < nb; i++) ps[i].backend = (int)be[i];
-  return cr_make_param_array(backend_param, ps, (size_t)nb, free_params);
-}
+/* One run a backend. */
+ParameterizedTestParameters(block_size_required, slot_mapping) { return amt_case_params(1); }
 
 /* Slot of token position p of a request with table row `row`, block size bs. */
 static int64_t naive_slot(const int32_t *row, int64_t p, int32_t bs) {
   return (int64_t)row[p / bs] * bs + p % bs;
 }
 
-ParameterizedTest(backend_param *param, block_size_required, slot_mapping) {
+ParameterizedTest(amt_case_param *param, block_size_required, slot_mapping) {
   static const int32_t qsl[REQS + 1] = {0, 2, 5};
   static const int32_t seq[REQS] = {4, 6};
   static const int32_t table[REQS * COLS] = {7, 8, 9, 3, 4, 5};

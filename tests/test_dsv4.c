@@ -37,8 +37,10 @@
 #include "attnmeta/attnmeta_measure.h"
 #include "cases_dsv4.h"
 #include "harness.h"
+#include "op_inputs.h"
 #include "reference.h"
 #include "reference_dsv4.h"
+#include "step_fixture.h"
 
 #define GUARD_BYTES 64
 #define POISON 0x5A
@@ -192,16 +194,9 @@ static void expect(run *ru, unsigned want, int32_t *flags) {
 static void fill_step(const run *ru, unsigned want, attnmeta_step *s) {
   const amd_batch *b = ru->b;
   int g, k = 0;
-  attnmeta_step_init(s);
-  s->query_start_loc = ru->d_qsl;
-  s->num_reqs = b->R;
-  s->num_tokens = b->T;
-  s->capacity = b->C;
-  s->seq_lens = ru->d_seq;
-  s->block_table = ru->d_tables[AMD_TAB_MAIN];
-  s->block_table_cols = b->cols[AMD_TAB_MAIN];
-  s->block_table_stride = b->cols[AMD_TAB_MAIN];
-  s->block_size = b->main_block_size;
+  amt_step_tokens(s, ru->d_qsl, b->R, b->T, b->C);
+  amt_step_table(s, ru->d_seq, ru->d_tables[AMD_TAB_MAIN], b->cols[AMD_TAB_MAIN],
+                 b->cols[AMD_TAB_MAIN], b->main_block_size);
   s->dcp_world_size = b->world;
   s->dcp_rank = ru->rank;
   s->dcp_interleave = b->interleave;
@@ -446,29 +441,13 @@ static void run_variant_on(run *ru, unsigned want, const char *variant, const gp
   (void)wrong;
 }
 
-typedef struct dsv4_param {
-  int backend;
-  int index;
-} dsv4_param;
-
-static void free_params(struct criterion_test_params *crp) { cr_free(crp->params); }
+static int case_selected(int index) { return amt_case_selected(amd_cases[index].name); }
 
 ParameterizedTestParameters(dsv4, cases) {
-  attnmeta_backend be[AMT_MAX_BACKENDS];
-  const int nb = amt_test_backends(be);
-  dsv4_param *ps = cr_calloc((size_t)(nb * amd_num_cases) + 1, sizeof *ps);
-  int i, j, n = 0;
-  for (i = 0; i < nb; i++)
-    for (j = 0; j < amd_num_cases; j++) {
-      if (!amt_case_selected(amd_cases[j].name)) continue;
-      ps[n].backend = (int)be[i];
-      ps[n].index = j;
-      n++;
-    }
-  return cr_make_param_array(dsv4_param, ps, (size_t)n, free_params);
+  return amt_case_params_where(amd_num_cases, case_selected);
 }
 
-ParameterizedTest(dsv4_param *param, dsv4, cases) {
+ParameterizedTest(amt_case_param *param, dsv4, cases) {
   const attnmeta_backend kind = (attnmeta_backend)param->backend;
   const amd_case *kase = &amd_cases[param->index];
   const amt_launch *configs;

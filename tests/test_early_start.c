@@ -70,17 +70,11 @@ static unsigned char *run(attnmeta_context *ctx, const amt_batch *b, const void 
   s.dcp_world_size = b->world;
   s.dcp_rank = b->ranks[0];
   s.dcp_interleave = b->interleave;
-  s.token_to_req = o->dev[B_T2R];
-  s.seq_lens_out = o->dev[B_SEQ];
-  s.global_seq_lens_out = o->dev[B_GSEQ];
+  amt_step_lens(&s, o->dev[B_SEQ], o->dev[B_GSEQ], o->dev[B_DEC], o->dev[B_PRL]);
+  amt_step_maps(&s, o->dev[B_T2R], o->dev[B_RIDX], o->dev[B_POS], o->dev[B_SLOT]);
   /* off 16-byte alignment where the case asks for it */
   s.block_table_out = (int32_t *)o->dev[B_BT] + ((b->misalign & 2) ? 1 : 0);
   s.block_table_out_stride = b->out_stride;
-  s.decode_lens_out = o->dev[B_DEC];
-  s.req_indices_out = o->dev[B_RIDX];
-  s.per_req_lens_out = o->dev[B_PRL];
-  s.positions = o->dev[B_POS];
-  s.slot_mapping = o->dev[B_SLOT];
   s.error_word = o->dev[B_ERR];
   s.launch_flags = flags;
   st = attnmeta_build_step(ctx, &s, NULL);

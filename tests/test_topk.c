@@ -16,6 +16,7 @@
 
 #include "attnmeta/attnmeta.h"
 #include "harness.h"
+#include "step_fixture.h"
 #include "topk_cases.h"
 #include "topk_reference.h"
 
@@ -237,11 +238,7 @@ static void run_case(int c) {
 }
 
 ParameterizedTestParameters(topk, cases) {
-  static int index[128];
-  int i;
-  const int n = amt_topk_num_cases() < 128 ? amt_topk_num_cases() : 128;
-  for (i = 0; i < n; i++) index[i] = i;
-  return cr_make_param_array(int, index, (size_t)n);
+  return amt_index_params(amt_topk_num_cases() < 128 ? amt_topk_num_cases() : 128);
 }
 
 ParameterizedTest(int *c, topk, cases) {

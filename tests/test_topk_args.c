@@ -12,6 +12,7 @@
 
 #include "attnmeta/attnmeta.h"
 #include "harness.h"
+#include "op_inputs.h"
 #include "step_fixture.h"
 
 #define POISON_BYTE 0x5A
@@ -46,23 +47,13 @@ static void fixture_open(fixture *f, attnmeta_backend kind) {
   amt_to_dev(f->ctx, f->d_in + 512, slots, sizeof slots);
   memset(poison, POISON_BYTE, sizeof poison);
   amt_to_dev(f->ctx, f->d_arena, poison, sizeof poison);
-  attnmeta_topk_init(op);
-  op->topk = (const int32_t *)(void *)f->d_in;
-  op->topk_stride = 8;
-  op->num_tokens = 4;
-  op->topk_count = 8;
+  amt_topk_rows(op, (const int32_t *)(void *)f->d_in, 4, 8, (int32_t *)(void *)f->d_arena);
+  amt_topk_table(op, NULL, 2, (const int32_t *)(void *)(f->d_in + 320), 3, 4);
   op->query_start_loc = (const int32_t *)(void *)(f->d_in + 256);
-  op->num_reqs = 2;
-  op->block_table = (const int32_t *)(void *)(f->d_in + 320);
-  op->block_table_cols = 3;
-  op->block_table_stride = 3;
-  op->block_size = 4;
   op->prefill_req = (const int32_t *)(void *)(f->d_in + 384);
   op->workspace_starts = (const int32_t *)(void *)(f->d_in + 448);
   op->num_prefill = 1;
   op->token_slot = (const int64_t *)(void *)(f->d_in + 512);
-  op->out = (int32_t *)(void *)f->d_arena;
-  op->out_stride = 8;
   op->valid_count = (int32_t *)(void *)(f->d_arena + 1024);
   op->compact = 1;
   op->error_word = (int32_t *)(void *)(f->d_arena + 2048);

@@ -29,6 +29,7 @@ static void emulated_barrier(void) { pthread_barrier_wait(block_barrier); }
 
 #include "am_topk_kernel.h"
 #include "harness.h"
+#include "step_fixture.h"
 #include "topk_cases.h"
 #include "topk_reference.h"
 
@@ -85,11 +86,7 @@ static void launch(const am_topk_params *p, const shape *s) {
 }
 
 ParameterizedTestParameters(topk_shapes, cases) {
-  static int index[128];
-  int i;
-  const int n = amt_topk_num_cases() < 128 ? amt_topk_num_cases() : 128;
-  for (i = 0; i < n; i++) index[i] = i;
-  return cr_make_param_array(int, index, (size_t)n);
+  return amt_index_params(amt_topk_num_cases() < 128 ? amt_topk_num_cases() : 128);
 }
 
 ParameterizedTest(int *c, topk_shapes, cases) {

@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../op_inputs.h"
+#include "cases.h"
+
 static pthread_mutex_t tally_lock = PTHREAD_MUTEX_INITIALIZER;
 static long passed, failed;
 
@@ -44,20 +47,8 @@ int st_iters(int fallback) {
   return v > 0 ? v : fallback;
 }
 
-/* splitmix64: wraps modulo 2^64 on purpose, so clang's unsigned-integer-
- * overflow check (ci/sanitize.sh's clang stage) leaves this one function out */
-#if defined(__clang__)
-__attribute__((no_sanitize("unsigned-integer-overflow")))
-#endif
-uint64_t st_rand(uint64_t *state) {
-  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 int64_t st_range(uint64_t *state, int64_t lo, int64_t hi) {
-  return lo + (int64_t)(st_rand(state) % (uint64_t)(hi - lo + 1));
+  return lo + (int64_t)(amt_rand(state) % (uint64_t)(hi - lo + 1));
 }
 
 static void *xcalloc(size_t n, size_t size) {
@@ -150,30 +141,16 @@ void st_outputs_free(st_outputs *o) {
 }
 
 void st_step_fill(attnmeta_step *s, const st_batch *b, st_outputs *o, int32_t *error_word) {
-  attnmeta_step_init(s);
-  s->query_start_loc = b->qsl;
-  s->num_reqs = b->in.R;
-  s->num_tokens = b->in.T;
-  s->capacity = b->in.C;
-  s->seq_lens = b->seq_lens;
-  s->block_table = b->in.block_table;
-  s->block_table_cols = b->in.cols;
-  s->block_table_stride = b->in.in_stride;
+  amt_step_tokens(s, b->qsl, b->in.R, b->in.T, b->in.C);
+  amt_step_table(s, b->seq_lens, b->in.block_table, b->in.cols, b->in.in_stride, b->in.block_size);
   s->num_mapped = b->in.num_mapped;
-  s->block_size = b->in.block_size;
   s->dcp_world_size = b->in.world;
   s->dcp_rank = b->in.rank;
   s->dcp_interleave = b->in.interleave;
-  s->token_to_req = o->token_to_req;
-  s->seq_lens_out = o->seq_lens_out;
-  s->global_seq_lens_out = o->global_seq_lens;
+  amt_step_lens(s, o->seq_lens_out, o->global_seq_lens, o->decode_lens, o->per_req_lens);
+  amt_step_maps(s, o->token_to_req, o->req_indices, o->positions, o->slots);
   s->block_table_out = o->block_table_out;
   s->block_table_out_stride = b->out_stride;
-  s->decode_lens_out = o->decode_lens;
-  s->req_indices_out = o->req_indices;
-  s->per_req_lens_out = o->per_req_lens;
-  s->positions = o->positions;
-  s->slot_mapping = o->slots;
   s->error_word = error_word;
 }
 

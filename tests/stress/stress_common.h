@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * Plumbing of the plain C stress and misuse tests: a tally that prints
- * "N passed, N failed", a PRNG, random batches with monotone
+ * "N passed, N failed", random batches with monotone
  * query_start_loc (so every product and flag is defined and the naive
  * reference of conformance/generator/reference.c gives the exact expected bytes), and the
  * comparison of one step's outputs against the reference.
@@ -34,8 +34,7 @@ int st_report(void); /* prints "N passed, N failed"; exit status */
 /* Iterations scale: env ATTNMETA_STRESS_ITERS (default `fallback`). */
 int st_iters(int fallback);
 
-/* ---- PRNG ---- */
-uint64_t st_rand(uint64_t *state);
+/* ---- PRNG: the case table's splitmix64 (amt_rand of cases.h) ---- */
 int64_t st_range(uint64_t *state, int64_t lo, int64_t hi); /* [lo, hi] */
 
 /* ---- batches ---- */
