@@ -632,14 +632,9 @@ Test(dsv4_reference, c128a_dcp_packing) {
   amr_input in;
   amr_dsv4_input d;
   amr_dsv4_output *o;
-  memset(&in, 0, sizeof in);
+  amr_input_requests(&in, qsl, 1, 1, 1, seq);
+  amr_input_dcp(&in, 2, 1, 1);
   memset(&d, 0, sizeof d);
-  in.qsl = qsl;
-  in.R = in.T = in.C = 1;
-  in.seq_lens = seq;
-  in.world = 2;
-  in.rank = 1;
-  in.interleave = 1;
   d.swa_width = -1;
   d.c128a_ratio = 128;
   d.c128a_block_size = 2;

@@ -14,7 +14,9 @@
 #include <string.h>
 
 #include "am_step_plan.h"
+#include "am_step_translate.h"
 #include "harness.h"
+#include "op_inputs.h"
 
 static am_launch_shape plan_cpu(const attnmeta_launch_config *cfg, am_step_params *p) {
   return am_plan_launch(cfg, 1, 1, p);
@@ -24,14 +26,12 @@ Test(plan, cpu_grid_bounded_by_the_work) {
   static const int32_t qsl[2] = {0, 1};
   static int32_t out[1];
   attnmeta_launch_config cfg = attnmeta_launch_config_default();
+  attnmeta_step s;
   am_step_params p;
   am_launch_shape shape;
-  memset(&p, 0, sizeof p);
-  p.qsl = qsl;
-  p.num_reqs = 1;
-  p.num_tokens = 1;
-  p.capacity = 1;
-  p.token_to_req = out;
+  amt_step_tokens(&s, qsl, 1, 1, 1);
+  s.token_to_req = out;
+  p = am_params_of(&s);
   cfg.grid = 200000000;
   shape = plan_cpu(&cfg, &p);
   cr_expect_eq(shape.grid, 1, "a CPU grid of %lld blocks for one token", (long long)shape.grid);
@@ -46,14 +46,13 @@ Test(plan, cpu_grid_bounded_by_the_work) {
 Test(plan, cpu_stage_bounded) {
   static int32_t qsl[2001], seq[2000], out[2000];
   attnmeta_launch_config cfg = attnmeta_launch_config_default();
+  attnmeta_step s;
   am_step_params p;
   am_launch_shape shape;
-  memset(&p, 0, sizeof p);
-  p.qsl = qsl;
-  p.seq_lens = seq;
-  p.num_reqs = 2000;
-  p.num_tokens = p.capacity = 2000;
-  p.seq_lens_out = out;
+  amt_step_tokens(&s, qsl, 2000, 2000, 2000);
+  s.seq_lens = seq;
+  s.seq_lens_out = out;
+  p = am_params_of(&s);
   cfg.stage = 1;
   shape = plan_cpu(&cfg, &p);
   cr_expect(!p.stage && shape.shared_bytes == 0, "staged %lld bytes on the CPU",
@@ -118,27 +117,16 @@ Test(plan, gpu_realigned_rows_variants) {
   static AM_ALIGNED(16) int32_t table[2 * 2567 + 3];
   static AM_ALIGNED(16) int32_t out[2 * 2560];
   attnmeta_launch_config cfg = attnmeta_launch_config_default();
+  attnmeta_step s;
   am_step_params p;
-  memset(&p, 0, sizeof p);
-  p.qsl = qsl;
-  p.seq_lens = seq;
-  p.num_reqs = 2;
-  p.num_tokens = 2;
-  p.capacity = 4;
-  p.num_mapped = -1;
-  p.dcp_world_size = 1;
-  p.dcp_interleave = 1;
-  p.block_size = 16;
-  p.cols = 2560;
-  p.block_table = table + 3; /* a column slice: odd start, odd stride */
-  p.block_table_stride = 2567;
-  p.block_table_out = out;
-  p.block_table_out_stride = 2560;
-  p.token_to_req = t2r;
-  p.seq_lens_out = slo;
-  p.decode_lens_out = dec;
-  p.req_indices_out = ridx;
-  p.per_req_lens_out = prl;
+  amt_step_tokens(&s, qsl, 2, 2, 4);
+  /* a column slice of the table: odd start, odd stride */
+  amt_step_table(&s, seq, table + 3, 2560, 2567, 16);
+  amt_step_lens(&s, slo, NULL, dec, prl);
+  amt_step_maps(&s, t2r, ridx, NULL, NULL);
+  s.block_table_out = out;
+  s.block_table_out_stride = 2560;
+  p = am_params_of(&s);
   (void)am_plan_launch(&cfg, 0, 132, &p);
   cr_expect_eq(p.vector_rows, AM_ROWS_REALIGNED);
   cr_expect_eq(p.variant, AM_VARIANT_INDEXER | AM_VARIANT_REALIGNED, "variant %d", p.variant);

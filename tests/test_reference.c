@@ -9,6 +9,7 @@
 
 #include "attnmeta/attnmeta.h"
 #include "harness.h"
+#include "op_inputs.h"
 #include "step_fixture.h"
 #include "reference.h"
 
@@ -56,19 +57,9 @@ Test(reference, step_small) {
   amr_input in;
   amr_output *o;
   int t;
-  memset(&in, 0, sizeof in);
-  in.qsl = qsl;
-  in.R = 2;
-  in.T = 5;
-  in.C = 6;
-  in.seq_lens = seq;
-  in.block_table = table;
-  in.cols = 2;
-  in.in_stride = 3;
-  in.num_mapped = -1;
-  in.block_size = 4;
-  in.world = 1;
-  in.interleave = 1;
+  amr_input_requests(&in, qsl, 2, 5, 6, seq);
+  amr_input_table(&in, table, 2, 3, 4);
+  amr_input_dcp(&in, 1, 0, 1);
   o = amr_alloc(&in);
   amr_build(&in, o);
   for (t = 0; t < 6; t++) {
@@ -103,15 +94,8 @@ ParameterizedTest(amt_case_param *param, contract, dcp_example) {
   amt_to_dev(ctx, d_in, qsl, sizeof qsl);
   amt_to_dev(ctx, d_in + 2, seq, sizeof seq);
   amt_to_dev(ctx, d_in + 3, table, sizeof table);
-  attnmeta_step_init(&s);
-  s.query_start_loc = d_in;
-  s.num_reqs = 1;
-  s.num_tokens = 3;
-  s.capacity = 3;
-  s.seq_lens = d_in + 2;
-  s.block_table = d_in + 3;
-  s.block_table_cols = 1;
-  s.block_table_stride = 1;
+  amt_step_tokens(&s, d_in, 1, 3, 3);
+  amt_step_table(&s, d_in + 2, d_in + 3, 1, 1, 0); /* no slot mapping: no block size */
   s.dcp_world_size = 2;
   s.dcp_rank = 1;
   s.dcp_interleave = 1;
