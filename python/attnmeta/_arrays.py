@@ -106,14 +106,20 @@ class _Torch:
 _torch_state = None  # type: Optional[_Torch]
 
 
+def _imported(module: str, attribute: str, make: Callable[[Any], Any]) -> Any:
+    """``make(the module)`` when ``module`` is imported (and has
+    ``attribute``: not a stand-in), else None. Nothing is imported here."""
+    found = sys.modules.get(module)
+    if found is None or not hasattr(found, attribute):
+        return None
+    return make(found)
+
+
 def torch_state() -> Any:  # an _Torch, or None while torch is not imported
     """The _Torch of the imported torch, or None when torch is not imported."""
     global _torch_state
     if _torch_state is None:
-        torch = sys.modules.get("torch")
-        if torch is None or not hasattr(torch, "Tensor"):
-            return None
-        _torch_state = _Torch(torch)
+        _torch_state = _imported("torch", "Tensor", _Torch)
     return _torch_state
 
 
@@ -180,10 +186,7 @@ _numpy_state = None  # type: Optional[_NumPy]
 def numpy_state() -> "Optional[_NumPy]":
     global _numpy_state
     if _numpy_state is None:
-        np = sys.modules.get("numpy")
-        if np is None or not hasattr(np, "ndarray"):
-            return None
-        _numpy_state = _NumPy(np)
+        _numpy_state = _imported("numpy", "ndarray", _NumPy)
     return _numpy_state
 
 

@@ -192,13 +192,7 @@ class Topk(ctypes.Structure):
 class LaunchConfig(ctypes.Structure):
     """ctypes mirror of ``attnmeta_launch_config``."""
 
-    _fields_ = [
-        ("block", ctypes.c_int),
-        ("grid", ctypes.c_int),
-        ("stage", ctypes.c_int),
-        ("vector", ctypes.c_int),
-        ("lanes", ctypes.c_int),
-    ]
+    _fields_ = [(name, ctypes.c_int) for name in ("block", "grid", "stage", "vector", "lanes")]
 
 
 # ---------------------------------------------------------------------------
@@ -460,24 +454,19 @@ def describe_error_flags(flags: int) -> str:
 
 
 def _check_layout() -> None:
-    """The library must accept this binding's attnmeta_step: of its own size
-    or of an earlier release's (a library newer than the binding)."""
-    scratch = ctypes.create_string_buffer(ctypes.sizeof(Step))
-    status = step_init(ctypes.addressof(scratch))
-    if status != 0:
-        raise ImportError(
-            "attnmeta: %s refuses this binding's %d-byte attnmeta_step (%s): the binding "
-            "(version %s) is newer than the library; use the binding of the library's version"
-            % (library_path, ctypes.sizeof(Step), status_string(status), __version__)
-        )
-    scratch = ctypes.create_string_buffer(ctypes.sizeof(Topk))
-    status = topk_init(ctypes.addressof(scratch))
-    if status != 0:
-        raise ImportError(
-            "attnmeta: %s refuses this binding's %d-byte attnmeta_topk (%s): the binding "
-            "(version %s) is newer than the library; use the binding of the library's version"
-            % (library_path, ctypes.sizeof(Topk), status_string(status), __version__)
-        )
+    """The library must accept this binding's attnmeta_step and
+    attnmeta_topk: of its own size or of an earlier release's (a library
+    newer than the binding)."""
+    for struct, init, c_name in ((Step, step_init, "attnmeta_step"),
+                                 (Topk, topk_init, "attnmeta_topk")):
+        scratch = ctypes.create_string_buffer(ctypes.sizeof(struct))
+        status = init(ctypes.addressof(scratch))
+        if status != 0:
+            raise ImportError(
+                "attnmeta: %s refuses this binding's %d-byte %s (%s): the binding "
+                "(version %s) is newer than the library; use the binding of the library's version"
+                % (library_path, ctypes.sizeof(struct), c_name, status_string(status), __version__)
+            )
 
 
 _check_layout()

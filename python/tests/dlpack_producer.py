@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""A DLPack producer built with ctypes alone, for the buffer tests.
+"""A DLPack producer built with ctypes, for the buffer tests.
 
 Each ``__dlpack__()`` exports fresh host memory in a fresh DLManagedTensor
 whose deleter poisons that memory, frees the tensor and records the call in
@@ -10,6 +10,8 @@ named ``dltensor``, as the DLPack rules say; a consumer that renames it
 claim other dtypes, shapes or strides than the memory has."""
 
 import ctypes
+
+from attnmeta import _arrays
 
 _pyapi = ctypes.pythonapi
 _capsule_new = _pyapi.PyCapsule_New
@@ -26,36 +28,13 @@ POISON = 0x7B7B7B7B
 _DLTENSOR = b"dltensor"
 
 
-class DLDevice(ctypes.Structure):
-    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
-
-
-class DLDataType(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
-
-
-class DLTensor(ctypes.Structure):
-    _fields_ = [
-        ("data", ctypes.c_void_p),
-        ("device", DLDevice),
-        ("ndim", ctypes.c_int32),
-        ("dtype", DLDataType),
-        ("shape", ctypes.POINTER(ctypes.c_int64)),
-        ("strides", ctypes.POINTER(ctypes.c_int64)),
-        ("byte_offset", ctypes.c_uint64),
-    ]
-
-
-class DLManagedTensor(ctypes.Structure):
-    pass
-
-
-DELETER = ctypes.PYFUNCTYPE(None, ctypes.POINTER(DLManagedTensor))
-DLManagedTensor._fields_ = [
-    ("dl_tensor", DLTensor),
-    ("manager_ctx", ctypes.c_void_p),
-    ("deleter", DELETER),
-]
+# The DLPack structs (the standard's layout) are the package's own, the
+# deleter an address; NumPy's __dlpack__ (test_buffer_protocols.py) checks
+# that layout independently.
+DLDevice = _arrays._DLDevice
+DLDataType = _arrays._DLDataType
+DLManagedTensor = _arrays._DLManagedTensor
+DELETER = _arrays._DLDeleter
 # The destructor sees the dying capsule as a raw pointer (a new reference
 # to it would revive it).
 CAPSULE_DESTRUCTOR = ctypes.PYFUNCTYPE(None, ctypes.c_void_p)
@@ -83,7 +62,7 @@ def _capsule_destructor(capsule):
         return
     if _raw_valid(capsule, _DLTENSOR):  # never consumed: the producer's deleter
         managed = ctypes.cast(_raw_pointer(capsule, _DLTENSOR), ctypes.POINTER(DLManagedTensor))
-        managed.contents.deleter(managed)
+        DELETER(managed.contents.deleter)(managed)
 
 
 _DESTRUCTOR_ADDRESS = ctypes.cast(_capsule_destructor, ctypes.c_void_p).value
@@ -128,7 +107,7 @@ class Producer:
         t.shape = shape
         t.strides = strides if strides is not None else None
         t.byte_offset = self.byte_offset
-        managed.deleter = _deleter
+        managed.deleter = ctypes.cast(_deleter, ctypes.c_void_p).value
         address = ctypes.addressof(managed)
         _live[address] = (self, memory, (managed, shape, strides))
         self.exports.append(address)
