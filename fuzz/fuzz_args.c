@@ -23,6 +23,7 @@
 
 #include "attnmeta/attnmeta.h"
 #include "fuzz_util.h"
+#include "../tests/null_context.h"
 #include "../tests/op_inputs.h"
 
 #define BUF 4096 /* elements of every buffer */
@@ -643,32 +644,11 @@ static void fuzz_memory(fz_reader *rd) {
   FZ_CHECK(attnmeta_device_free(ctx, p) == ATTNMETA_OK, "device_free");
 }
 
+static void fz_expect(int ok, const char *what) { FZ_CHECK(ok, "%s", what); }
+
 static void fuzz_null_context(fz_reader *rd) {
-  int32_t qsl[1] = {0}, out[1] = {7};
-  attnmeta_step s;
-  attnmeta_launch_config c = attnmeta_launch_config_default();
-  void *p = (void *)(uintptr_t)1;
   (void)rd;
-  attnmeta_step_init(&s);
-  s.query_start_loc = qsl;
-  s.token_to_req = out;
-  FZ_CHECK(attnmeta_build_step(NULL, &s, NULL) == ATTNMETA_ERR_INVALID_CONTEXT, "build_step(NULL)");
-  FZ_CHECK(attnmeta_build_step(ctx, NULL, NULL) == ATTNMETA_ERR_NULL_POINTER, "build_step(step NULL)");
-  FZ_CHECK(attnmeta_token_to_req(NULL, qsl, 0, -1, 1, out, NULL) == ATTNMETA_ERR_INVALID_CONTEXT,
-           "token_to_req(NULL)");
-  FZ_CHECK(out[0] == 7, "a NULL-context call wrote");
-  FZ_CHECK(attnmeta_set_launch_config(NULL, &c) == ATTNMETA_ERR_INVALID_CONTEXT, "config(NULL)");
-  FZ_CHECK(attnmeta_device_alloc(NULL, 8, &p) == ATTNMETA_ERR_INVALID_CONTEXT, "alloc(NULL)");
-  FZ_CHECK(attnmeta_device_free(NULL, p) == ATTNMETA_ERR_INVALID_CONTEXT, "free(NULL)");
-  FZ_CHECK(attnmeta_copy_to_device(NULL, out, qsl, 4) == ATTNMETA_ERR_INVALID_CONTEXT, "copy(NULL)");
-  FZ_CHECK(attnmeta_copy_to_host(NULL, out, qsl, 4) == ATTNMETA_ERR_INVALID_CONTEXT, "copy(NULL)");
-  FZ_CHECK(attnmeta_synchronize(NULL, NULL) == ATTNMETA_ERR_INVALID_CONTEXT, "sync(NULL)");
-  FZ_CHECK(attnmeta_close(NULL) == ATTNMETA_OK, "close(NULL)");
-  FZ_CHECK(attnmeta_last_error(NULL) != NULL, "last_error(NULL)");
-  FZ_CHECK(attnmeta_context_device_name(NULL) != NULL, "device_name(NULL)");
-  FZ_CHECK(attnmeta_context_device(NULL) == -1, "context_device(NULL)");
-  FZ_CHECK(attnmeta_context_backend(NULL) == ATTNMETA_BACKEND_AUTO, "context_backend(NULL)");
-  attnmeta_step_init(NULL);
+  amt_null_context_calls(ctx, fz_expect);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

@@ -34,21 +34,18 @@ static inline void amt_step_table(attnmeta_step *s, const int32_t *seq_lens, con
   s->block_size = block_size;
 }
 
-/* The step's length outputs (NULL: not wanted). */
-static inline void amt_step_lens(attnmeta_step *s, int32_t *seq_lens_out, int32_t *global_seq_lens_out,
-                                 int32_t *decode_lens_out, int32_t *per_req_lens_out) {
+/* The step's outputs but the block table's copy and the error word, in
+ * the order of attnmeta_step (NULL: not wanted). */
+static inline void amt_step_outputs(attnmeta_step *s, int32_t *token_to_req, int32_t *seq_lens_out,
+                                    int32_t *global_seq_lens_out, int32_t *decode_lens_out,
+                                    int32_t *req_indices_out, int32_t *per_req_lens_out,
+                                    int64_t *positions, int64_t *slot_mapping) {
+  s->token_to_req = token_to_req;
   s->seq_lens_out = seq_lens_out;
   s->global_seq_lens_out = global_seq_lens_out;
   s->decode_lens_out = decode_lens_out;
-  s->per_req_lens_out = per_req_lens_out;
-}
-
-/* The step's maps: a token's request, its request index (padding
- * included), position and KV slot (NULL: not wanted). */
-static inline void amt_step_maps(attnmeta_step *s, int32_t *token_to_req, int32_t *req_indices_out,
-                                 int64_t *positions, int64_t *slot_mapping) {
-  s->token_to_req = token_to_req;
   s->req_indices_out = req_indices_out;
+  s->per_req_lens_out = per_req_lens_out;
   s->positions = positions;
   s->slot_mapping = slot_mapping;
 }

@@ -70,8 +70,8 @@ static unsigned char *run(attnmeta_context *ctx, const amt_batch *b, const void 
   s.dcp_world_size = b->world;
   s.dcp_rank = b->ranks[0];
   s.dcp_interleave = b->interleave;
-  amt_step_lens(&s, o->dev[B_SEQ], o->dev[B_GSEQ], o->dev[B_DEC], o->dev[B_PRL]);
-  amt_step_maps(&s, o->dev[B_T2R], o->dev[B_RIDX], o->dev[B_POS], o->dev[B_SLOT]);
+  amt_step_outputs(&s, o->dev[B_T2R], o->dev[B_SEQ], o->dev[B_GSEQ], o->dev[B_DEC], o->dev[B_RIDX],
+                   o->dev[B_PRL], o->dev[B_POS], o->dev[B_SLOT]);
   /* off 16-byte alignment where the case asks for it */
   s.block_table_out = (int32_t *)o->dev[B_BT] + ((b->misalign & 2) ? 1 : 0);
   s.block_table_out_stride = b->out_stride;

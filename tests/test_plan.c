@@ -122,8 +122,7 @@ Test(plan, gpu_realigned_rows_variants) {
   amt_step_tokens(&s, qsl, 2, 2, 4);
   /* a column slice of the table: odd start, odd stride */
   amt_step_table(&s, seq, table + 3, 2560, 2567, 16);
-  amt_step_lens(&s, slo, NULL, dec, prl);
-  amt_step_maps(&s, t2r, ridx, NULL, NULL);
+  amt_step_outputs(&s, t2r, slo, NULL, dec, ridx, prl, NULL, NULL);
   s.block_table_out = out;
   s.block_table_out_stride = 2560;
   p = am_params_of(&s);

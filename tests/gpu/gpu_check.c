@@ -167,10 +167,9 @@ attnmeta_step amg_step_of(const amg_shape *s, const int32_t *qsl, const int32_t 
   st.dcp_world_size = s->world;
   st.dcp_rank = s->rank;
   st.dcp_interleave = s->interleave;
-  amt_step_lens(&st, dev->o32[AMG_SEQ], dev->o32[AMG_GLOBAL], dev->o32[AMG_DECODE],
-                dev->o32[AMG_PER_REQ]);
-  amt_step_maps(&st, dev->o32[AMG_T2R], dev->o32[AMG_INDICES], dev->o64[AMG_POS],
-                dev->o64[AMG_SLOT]);
+  amt_step_outputs(&st, dev->o32[AMG_T2R], dev->o32[AMG_SEQ], dev->o32[AMG_GLOBAL],
+                   dev->o32[AMG_DECODE], dev->o32[AMG_INDICES], dev->o32[AMG_PER_REQ],
+                   dev->o64[AMG_POS], dev->o64[AMG_SLOT]);
   st.block_table_out = dev->o32[AMG_TABLE];
   st.block_table_out_stride = s->out_stride;
   st.error_word = dev->o32[AMG_ERR];

@@ -20,6 +20,7 @@
 
 #include "attnmeta/attnmeta.h"
 #include "attnmeta/attnmeta_measure.h"
+#include "../null_context.h"
 #include "stress_common.h"
 
 #define N 64      /* elements of every buffer */
@@ -222,32 +223,16 @@ static void step_cases(void) {
   CASE("struct_size too large", ATTNMETA_ERR_NOT_SUPPORTED, s.struct_size = sizeof s + 8);
 }
 
+static void expect(int ok, const char *what) { ST_EXPECT(ok, "%s", what); }
+
 static void other_cases(void) {
   int32_t qsl[2] = {0, 1}, out[4] = {5, 5, 5, 5};
   attnmeta_launch_config c = attnmeta_launch_config_default();
   attnmeta_context *none = NULL;
   char text[8];
-  void *p = NULL;
   size_t need;
 
-  /* NULL context everywhere */
-  ST_EXPECT(attnmeta_build_step(NULL, NULL, NULL) == ATTNMETA_ERR_INVALID_CONTEXT, "build_step(NULL, NULL)");
-  ST_EXPECT(attnmeta_build_step(ctx, NULL, NULL) == ATTNMETA_ERR_NULL_POINTER, "build_step(ctx, NULL)");
-  ST_EXPECT(attnmeta_token_to_req(NULL, qsl, 1, -1, 1, out, NULL) == ATTNMETA_ERR_INVALID_CONTEXT,
-            "token_to_req(NULL)");
-  ST_EXPECT(out[0] == 5, "token_to_req(NULL) wrote");
-  ST_EXPECT(attnmeta_set_launch_config(NULL, &c) == ATTNMETA_ERR_INVALID_CONTEXT, "set_launch_config(NULL)");
-  ST_EXPECT(attnmeta_device_alloc(NULL, 16, &p) == ATTNMETA_ERR_INVALID_CONTEXT, "device_alloc(NULL)");
-  ST_EXPECT(attnmeta_device_free(NULL, NULL) == ATTNMETA_ERR_INVALID_CONTEXT, "device_free(NULL)");
-  ST_EXPECT(attnmeta_copy_to_device(NULL, out, qsl, 4) == ATTNMETA_ERR_INVALID_CONTEXT, "copy_to_device(NULL)");
-  ST_EXPECT(attnmeta_copy_to_host(NULL, out, qsl, 4) == ATTNMETA_ERR_INVALID_CONTEXT, "copy_to_host(NULL)");
-  ST_EXPECT(attnmeta_synchronize(NULL, NULL) == ATTNMETA_ERR_INVALID_CONTEXT, "synchronize(NULL)");
-  ST_EXPECT(attnmeta_close(NULL) == ATTNMETA_OK, "close(NULL)");
-  ST_EXPECT(attnmeta_last_error(NULL) != NULL, "last_error(NULL)");
-  ST_EXPECT(attnmeta_context_device_name(NULL) != NULL, "context_device_name(NULL)");
-  ST_EXPECT(attnmeta_context_device(NULL) == -1, "context_device(NULL)");
-  ST_EXPECT(attnmeta_context_backend(NULL) == ATTNMETA_BACKEND_AUTO, "context_backend(NULL)");
-  attnmeta_step_init(NULL); /* no crash */
+  amt_null_context_calls(ctx, expect); /* NULL context everywhere */
   st_pass();
 
   /* token_to_req */

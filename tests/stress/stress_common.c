@@ -147,8 +147,8 @@ void st_step_fill(attnmeta_step *s, const st_batch *b, st_outputs *o, int32_t *e
   s->dcp_world_size = b->in.world;
   s->dcp_rank = b->in.rank;
   s->dcp_interleave = b->in.interleave;
-  amt_step_lens(s, o->seq_lens_out, o->global_seq_lens, o->decode_lens, o->per_req_lens);
-  amt_step_maps(s, o->token_to_req, o->req_indices, o->positions, o->slots);
+  amt_step_outputs(s, o->token_to_req, o->seq_lens_out, o->global_seq_lens, o->decode_lens,
+                   o->req_indices, o->per_req_lens, o->positions, o->slots);
   s->block_table_out = o->block_table_out;
   s->block_table_out_stride = b->out_stride;
   s->error_word = error_word;
