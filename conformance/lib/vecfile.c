@@ -378,7 +378,7 @@ static int64_t input_need(const amv_vector *v, int i, int *is_table) {
 
 /* The attnmeta_step member param k goes in (NULL: misalign, the format's own). */
 static const amvs_member *param_member(int k) {
-  return amvs_find(&amvs_step, param_names[k], strlen(param_names[k]));
+  return amvs_find_param(&amvs_step, param_names[k]);
 }
 
 static void store_params(amv_vector *v, const int64_t *p, int first, int count) {
@@ -611,11 +611,45 @@ static const char *const topk_param_names[NTOPK_PARAMS] = {
     "block_table_cols", "block_table_stride", "block_size", "stride_rows", "dcp_world_size",
     "dcp_interleave", "request",         "prefill",     "num_prefill", "token_slot",
     "count",          "compact",         "misalign"};
-static const char *const topk_input_names[AMV_TOPK_NUM_INPUTS] = {
-    "topk", "query_start_loc", "req_id", "block_table", "prefill_req", "workspace_starts",
-    "token_slot"};
 
-const char *amv_topk_input_name(int input) { return topk_input_names[input]; }
+const char *amv_topk_input_name(int input) {
+  const amvs_member *m = amvs_topk_input(input);
+  return m ? m->name : "?";
+}
+
+/* The attnmeta_topk member param i goes in, NULL for the format's own. */
+static const amvs_member *topk_param_member(int i) {
+  return amvs_find_param(&amvs_topk, topk_param_names[i]);
+}
+
+/* The format's own params (no member of attnmeta_topk). */
+static int *topk_flag(amv_topk *k, int i) {
+  switch (i) {
+    case TP_REQUEST: return &k->by_req_id;
+    case TP_PREFILL: return &k->prefill;
+    case TP_TOKEN_SLOT: return &k->token_slot;
+    case TP_COUNT: return &k->count;
+    default: return &k->misalign;
+  }
+}
+
+/* The copies of op's params in the fields older callers read. */
+static void topk_copy_legacy_fields(amv_topk *k) {
+  const attnmeta_topk *op = &k->op;
+  k->num_tokens = op->num_tokens;
+  k->topk_count = op->topk_count;
+  k->num_reqs = op->num_reqs;
+  k->cols = op->block_table_cols;
+  k->block_size = op->block_size;
+  k->stride_rows = op->stride_rows;
+  k->world = op->dcp_world_size;
+  k->interleave = op->dcp_interleave;
+  k->num_prefill = op->num_prefill;
+  k->topk_stride = op->topk_stride;
+  k->table_stride = op->block_table_stride;
+  k->out_stride = op->out_stride;
+  k->compact = op->compact;
+}
 
 void amv_topk_free(amv_topk *k) {
   int i;
@@ -636,7 +670,7 @@ static int topk_check_params(lexer *lx, const int64_t *p, unsigned seen, const c
   for (i = 0; i < NTOPK_PARAMS; i++)
     if (!(seen & (1u << i))) return fail(lx, "vector %s: param %s missing", name, topk_param_names[i]);
   for (i = 0; i < NTOPK_PARAMS; i++)
-    if (i != TP_TOPK_STRIDE && i != TP_OUT_STRIDE && i != TP_TABLE_STRIDE &&
+    if ((!topk_param_member(i) || topk_param_member(i)->size == 4) &&
         (p[i] < INT32_MIN || p[i] > INT32_MAX))
       return fail(lx, "vector %s: param %s outside int32", name, topk_param_names[i]);
   if (p[TP_T] < 0) return fail(lx, "num_tokens must be >= 0");
@@ -664,40 +698,33 @@ static int topk_check_params(lexer *lx, const int64_t *p, unsigned seen, const c
       (p[TP_R] > 0 && (p[TP_R] - 1) * p[TP_TABLE_STRIDE] > AMV_MAX_ELEMS))
     return fail(lx, "vector %s: sizes larger than this reader's limit of %lld elements per buffer",
                 name, (long long)AMV_MAX_ELEMS);
-  k->num_tokens = (int32_t)p[TP_T];
-  k->topk_count = (int32_t)p[TP_K];
-  k->topk_stride = p[TP_TOPK_STRIDE];
-  k->out_stride = p[TP_OUT_STRIDE];
-  k->num_reqs = (int32_t)p[TP_R];
-  k->cols = (int32_t)p[TP_COLS];
-  k->table_stride = p[TP_TABLE_STRIDE];
-  k->block_size = (int32_t)p[TP_BLOCK_SIZE];
-  k->stride_rows = (int32_t)p[TP_STRIDE_ROWS];
-  k->world = (int32_t)p[TP_WORLD];
-  k->interleave = (int32_t)p[TP_INTERLEAVE];
-  k->by_req_id = (int)p[TP_REQUEST];
-  k->prefill = (int)p[TP_PREFILL];
-  k->num_prefill = (int32_t)p[TP_P];
-  k->token_slot = (int)p[TP_TOKEN_SLOT];
-  k->count = (int)p[TP_COUNT];
-  k->compact = (int)p[TP_COMPACT];
-  k->misalign = (int)p[TP_MISALIGN];
+  for (i = 0; i < NTOPK_PARAMS; i++) {
+    const amvs_member *m = topk_param_member(i);
+    if (m) amvs_set(&k->op, m, p[i]);
+    else *topk_flag(k, i) = (int)p[i];
+  }
+  topk_copy_legacy_fields(k);
   return 0;
 }
 
-/* Whether the params call for input i, and its count (the block table: the
- * least it may hold). */
+/* Whether the params call for input i, and its count: its extent's
+ * elements, the stride gaps included for "topk"; the block table's: the
+ * least it may hold. */
 static int topk_input_wanted(const amv_topk *k, int i, int64_t *count) {
+  const amvs_member *m = amvs_topk_input(i);
+  int64_t rows, cols, stride;
+  amvs_extent(&amvs_topk, &k->op, m, &rows, &cols, &stride);
+  *count = rows * stride;
   switch (i) {
-    case AMV_TOPK_INDICES: *count = (int64_t)k->num_tokens * k->topk_stride; return 1;
-    case AMV_TOPK_QUERY_START_LOC: *count = (int64_t)k->num_reqs + 1; return !k->by_req_id;
-    case AMV_TOPK_REQ_ID: *count = k->num_tokens; return k->by_req_id;
+    case AMV_TOPK_QUERY_START_LOC: return !k->by_req_id;
+    case AMV_TOPK_REQ_ID: return k->by_req_id;
     case AMV_TOPK_BLOCK_TABLE:
-      *count = k->cols == 0 ? 0 : (k->num_reqs == 0 ? 1 : (int64_t)(k->num_reqs - 1) * k->table_stride + k->cols);
+      *count = cols == 0 ? 0 : (rows == 0 ? 1 : (rows - 1) * stride + cols);
       return 1;
-    case AMV_TOPK_PREFILL_REQ: *count = k->num_tokens; return k->prefill;
-    case AMV_TOPK_WORKSPACE_STARTS: *count = k->num_prefill; return k->prefill;
-    default: *count = k->num_tokens; return k->token_slot;
+    case AMV_TOPK_PREFILL_REQ:
+    case AMV_TOPK_WORKSPACE_STARTS: return k->prefill;
+    case AMV_TOPK_TOKEN_SLOT: return k->token_slot;
+    default: return 1;
   }
 }
 
@@ -754,21 +781,23 @@ static int parse_topk(lexer *lx, amv_vector *v, int keep) {
       if (state != T_INPUTS) return fail(lx, "'input' lines come before the first 'rank'");
       if (!get_tok(&c, lx->le, &name) || !get_tok(&c, lx->le, &cnt))
         return fail(lx, "bad input line (expected 'input NAME COUNT VALUES...')");
-      in = find_name(topk_input_names, AMV_TOPK_NUM_INPUTS, &name);
+      for (in = 0; in < AMV_TOPK_NUM_INPUTS && !tok_is(&name, amv_topk_input_name(in)); in++) {
+      }
+      if (in == AMV_TOPK_NUM_INPUTS) in = -1;
       if (in < 0) return fail(lx, "unknown input '%.*s' of op topk", (int)name.n, name.s);
-      if (inputs_seen & (1u << in)) return fail(lx, "input %s given twice", topk_input_names[in]);
+      if (inputs_seen & (1u << in)) return fail(lx, "input %s given twice", amv_topk_input_name(in));
       if (!topk_input_wanted(k, in, &want))
-        return fail(lx, "input %s: the params do not call for it", topk_input_names[in]);
+        return fail(lx, "input %s: the params do not call for it", amv_topk_input_name(in));
       if (parse_int(cnt.s, cnt.n, &count) ||
           (in == AMV_TOPK_BLOCK_TABLE ? (count < want || count > AMV_MAX_ELEMS || (want == 0 && count != 0))
                                       : count != want))
-        return fail(lx, "input %s: count '%.*s', the params make it %s%lld", topk_input_names[in],
+        return fail(lx, "input %s: count '%.*s', the params make it %s%lld", amv_topk_input_name(in),
                     (int)cnt.n, cnt.s, in == AMV_TOPK_BLOCK_TABLE && want > 0 ? "at least " : "",
                     (long long)want);
       inputs_seen |= 1u << in;
-      if (parse_values(lx, &c, count, 0, in == AMV_TOPK_TOKEN_SLOT ? INT64_MIN : INT32_MIN,
-                       in == AMV_TOPK_TOKEN_SLOT ? INT64_MAX : INT32_MAX, topk_input_names[in],
-                       keep, &k->input[in]))
+      if (parse_values(lx, &c, count, 0, amvs_topk_input(in)->size == 8 ? INT64_MIN : INT32_MIN,
+                       amvs_topk_input(in)->size == 8 ? INT64_MAX : INT32_MAX,
+                       amv_topk_input_name(in), keep, &k->input[in]))
         return -1;
     } else if (tok_is(&t, "rank")) {
       tok kt;
@@ -779,7 +808,7 @@ static int parse_topk(lexer *lx, amv_vector *v, int keep) {
         if (state == T_PARAMS && topk_check_params(lx, param, params_seen, v->name, k)) return -1;
         for (i = 0; i < AMV_TOPK_NUM_INPUTS; i++)
           if (topk_input_wanted(k, i, &want) && !(inputs_seen & (1u << i)))
-            return fail(lx, "vector %s: input %s missing", v->name, topk_input_names[i]);
+            return fail(lx, "vector %s: input %s missing", v->name, amv_topk_input_name(i));
       } else if (topk_close_rank(lx, v, expects, flags_seen)) {
         return -1;
       }
@@ -1451,17 +1480,16 @@ void amv_write_values(FILE *f, const char *keyword, const char *name, const amv_
 
 static void write_topk(FILE *f, const amv_vector *v) {
   const amv_topk *k = v->topk;
-  const int64_t p[NTOPK_PARAMS] = {k->num_tokens, k->topk_count, k->topk_stride, k->out_stride,
-                                   k->num_reqs, k->cols, k->table_stride, k->block_size,
-                                   k->stride_rows, k->world, k->interleave, k->by_req_id,
-                                   k->prefill, k->num_prefill, k->token_slot, k->count,
-                                   k->compact, k->misalign};
   int i;
   fprintf(f, "vector %s\nop topk\n", v->name);
-  for (i = 0; i < NTOPK_PARAMS; i++) fprintf(f, "param %s %lld\n", topk_param_names[i], (long long)p[i]);
+  for (i = 0; i < NTOPK_PARAMS; i++) {
+    const amvs_member *m = topk_param_member(i);
+    fprintf(f, "param %s %lld\n", topk_param_names[i],
+            (long long)(m ? amvs_get(&k->op, m) : *topk_flag((amv_topk *)k, i)));
+  }
   for (i = 0; i < AMV_TOPK_NUM_INPUTS; i++) {
     int64_t count;
-    if (topk_input_wanted(k, i, &count)) amv_write_values(f, "input", topk_input_names[i], &k->input[i]);
+    if (topk_input_wanted(k, i, &count)) amv_write_values(f, "input", amv_topk_input_name(i), &k->input[i]);
   }
   for (i = 0; i < k->nranks; i++) {
     const amv_topk_rank *rk = &k->ranks[i];

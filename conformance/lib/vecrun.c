@@ -2,6 +2,8 @@
 /* Runs conformance vectors on a backend. See vecrun.h. */
 #include "attnmeta/conformance/vecrun.h"
 #include "vecrun_failure.h"
+#include "am_schema.h"
+#include "vecschema.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,7 +15,8 @@
 #define PRESET_BIT (1 << 30) /* an error-word bit no kernel sets: must survive */
 #define ALL_FLAGS (0xFF | ATTNMETA_FLAG_SLOT_OUT_OF_RANGE) /* every flag a step may raise */
 
-enum { REG_ERR = AMV_NUM_OUTPUTS, NREG };
+/* The arena's regions: the outputs, then the error word. */
+#define NREG_MAX (AMV_MAX_OUTPUTS + 1)
 
 /* {block, grid, stage, vector, lanes} */
 static const amv_launch cpu_configs[] = {
@@ -61,12 +64,12 @@ typedef struct run {
   const amv_rank *rk;
   const char *config, *variant;
   attnmeta_context *ctx;
-  int32_t *d_qsl, *d_seq, *d_table;
-  void *d_table_base;
-  int32_t *d_dsv4_table[AMV_NUM_FAMILIES]; /* version 2: each family's block table */
+  void *d_input[AMV_MAX_INPUTS];      /* each input, exactly sized (NULL: no elements) */
+  void *d_input_base[AMV_MAX_INPUTS]; /* what was allocated (the input may start past it) */
   unsigned char *d_arena, *h_arena, *h_expect, *h_care;
   size_t arena_bytes;
-  region reg[NREG];
+  int nout, err;     /* the outputs' regions [0, nout), the error word's (nout) */
+  region reg[NREG_MAX];
   amv_outcome *out;
   int stop; /* a device call failed or the backend does not support the vector */
 } run;
@@ -78,18 +81,9 @@ static void report(run *ru, const char *product, int64_t index, int64_t expected
     __attribute__((format(printf, 8, 9)));
 static void report(run *ru, const char *product, int64_t index, int64_t expected, int64_t got,
                    int64_t wrong, const char *where, const char *fmt, ...) {
-  amv_failure f;
+  amv_failure f = amv_failure_at(ru->v->name, ru->rk ? ru->rk->rank : 0, ru->config, ru->variant,
+                                 product, index, expected, got, wrong);
   va_list ap;
-  memset(&f, 0, sizeof f);
-  f.vector = ru->v->name;
-  f.rank = ru->rk ? ru->rk->rank : 0;
-  f.config = ru->config;
-  f.variant = ru->variant;
-  f.product = product;
-  f.index = index;
-  f.expected = expected;
-  f.got = got;
-  f.wrong = wrong;
   snprintf(f.where, sizeof f.where, "%s", where ? where : "");
   va_start(ap, fmt);
   amv_deliver_failure(ru->opts, ru->out, &f, fmt, ap);
@@ -106,41 +100,37 @@ static void call_failed(run *ru, const char *call, attnmeta_status st) {
 
 static size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
-/* A row output's width and stride (block_table_out, SWA and C128A rows), 0 for others. */
+/* A row output's width and stride (a table of the schema), 0 for the others. */
 static int64_t row_width(const amv_vector *v, int o, int64_t *stride) {
+  const amvs_member *m = amvs_step_output(o);
+  int64_t rows, cols;
+  amvs_extent(&amvs_step, &v->step, m, &rows, &cols, stride);
+  if (m->cols) return cols;
   *stride = 0;
-  if (o == AMV_BLOCK_TABLE_OUT) return *stride = v->out_stride, v->cols;
-  if (o == AMV_SWA_INDICES) return *stride = v->dsv4.swa_out_stride, v->dsv4.swa_width;
-  if (o == AMV_C128A_ROWS) return *stride = v->dsv4.c128a_out_stride, v->dsv4.c128a_width;
   return 0;
 }
 
 static void layout(run *ru) {
   const amv_vector *v = ru->v;
-  const int64_t T = v->num_tokens;
+  const unsigned fam = amv_families(v->products);
   size_t off = 0;
   int i;
-  for (i = 0; i < NREG; i++) {
+  ru->nout = amv_num_outputs();
+  ru->err = ru->nout;
+  for (i = 0; i <= ru->nout; i++) {
     region *g = &ru->reg[i];
-    const int f = i < AMV_NUM_OUTPUTS ? amv_output_family(i) : -1;
-    int64_t stride;
-    g->es = i < AMV_NUM_OUTPUTS && amv_output_is64(i) ? 8 : 4;
-    if (i == REG_ERR) {
+    const amvs_member *m = i < ru->nout ? amvs_step_output(i) : NULL;
+    const int f = m ? amvs_family(m) : -1;
+    int64_t rows, cols, stride;
+    g->es = m ? (int)m->size : 4;
+    if (!m) {
       g->n = 1;
-    } else if (row_width(v, i, &stride) || stride) {
-      g->n = (T + 2) * stride; /* two rows past T: must stay untouched */
-    } else if (f >= 0 && f < AMV_GROUPS) {
-      g->n = i == AMV_GROUP_SLOT_MAPPING + f ? v->capacity : v->num_reqs;
     } else {
-      switch (i) {
-        case AMV_SEQ_LENS_OUT: case AMV_SLOT_MAPPING: case AMV_SWA_LENS: case AMV_C128A_LENS:
-          g->n = v->capacity;
-          break;
-        case AMV_PER_REQ_LENS_OUT: g->n = v->num_reqs; break;
-        default: g->n = T;
-      }
+      amvs_extent(&amvs_step, &v->step, m, &rows, &cols, &stride);
+      /* a table: two rows past T, which must stay untouched */
+      g->n = m->cols ? (v->step.num_tokens + 2) * stride : rows;
     }
-    if (f >= 0 && !((amv_families(v->products) >> f) & 1)) g->n = 0; /* not this vector's */
+    if (f >= 0 && !((fam >> f) & 1)) g->n = 0; /* not this vector's */
     off = align_up(off, 64);
     if (i == AMV_BLOCK_TABLE_OUT && (v->misalign & 2)) off += 4; /* off 16-byte alignment */
     g->off = off + (size_t)GUARD * (size_t)g->es;
@@ -178,7 +168,7 @@ static void expect_image(run *ru, unsigned products) {
   int o;
   memset(ru->h_expect, POISON_BYTE, ru->arena_bytes);
   memset(ru->h_care, 1, ru->arena_bytes);
-  for (o = 0; o < AMV_NUM_OUTPUTS; o++) {
+  for (o = 0; o < ru->nout; o++) {
     const amv_values *e = &ru->rk->expect[o];
     const region *g = &ru->reg[o];
     int64_t i;
@@ -203,19 +193,16 @@ static void where(const run *ru, int g, int64_t e, char *buf, size_t size) {
     snprintf(buf, size, "index=%lld (front guard)", (long long)e);
   } else if (e >= r->n) {
     snprintf(buf, size, "index=%lld (back guard)", (long long)e);
-  } else if (g == AMV_BLOCK_TABLE_OUT || g == AMV_SWA_INDICES || g == AMV_C128A_ROWS) {
+  } else if (g < ru->nout && amvs_step_output(g)->cols) {
     int64_t stride;
     const int64_t width = row_width(v, g, &stride);
     const int64_t row = e / stride, col = e % stride;
     snprintf(buf, size, "index=%lld (row %lld col %lld%s)", (long long)e, (long long)row,
              (long long)col,
-             row >= v->num_tokens ? ", a row at or past num_tokens"
-             : col >= width       ? ", the row-stride gap"
-                                  : "");
-  } else if ((g == AMV_SEQ_LENS_OUT || g == AMV_SLOT_MAPPING || g == AMV_SWA_LENS ||
-              g == AMV_C128A_LENS ||
-              (g >= AMV_GROUP_SLOT_MAPPING && g < AMV_GROUP_SLOT_MAPPING + AMV_GROUPS)) &&
-             e >= v->num_tokens) {
+             row >= v->step.num_tokens ? ", a row at or past num_tokens"
+             : col >= width            ? ", the row-stride gap"
+                                       : "");
+  } else if (g < ru->nout && amvs_step_output(g)->rows == AMVS_ROWS_C && e >= v->step.num_tokens) {
     snprintf(buf, size, "index=%lld (tail [num_tokens, capacity))", (long long)e);
   } else {
     snprintf(buf, size, "index=%lld", (long long)e);
@@ -224,7 +211,7 @@ static void where(const run *ru, int g, int64_t e, char *buf, size_t size) {
 
 static void compare(run *ru) {
   int g;
-  for (g = 0; g < NREG; g++) {
+  for (g = 0; g <= ru->nout; g++) {
     const region *r = &ru->reg[g];
     int64_t e, first = 0, bad = 0;
     for (e = -GUARD; e < r->n + GUARD; e++) {
@@ -237,7 +224,7 @@ static void compare(run *ru) {
     if (bad) {
       const size_t off = (size_t)((int64_t)r->off + first * (int64_t)r->es);
       const int64_t want = load(ru->h_expect + off, r->es), got = load(ru->h_arena + off, r->es);
-      const char *name = g == REG_ERR ? "error_word" : amv_output_name(g);
+      const char *name = g == ru->err ? "error_word" : amv_output_name(g);
       char at[192];
       where(ru, g, first, at, sizeof at);
       report(ru, name, first, want, got, bad, at,
@@ -268,7 +255,7 @@ static int download(run *ru) {
 
 static int poison_and_upload(run *ru, int use_err, int32_t err_init) {
   memset(ru->h_arena, POISON_BYTE, ru->arena_bytes);
-  if (use_err) store(ru->h_arena + ru->reg[REG_ERR].off, 4, err_init);
+  if (use_err) store(ru->h_arena + ru->reg[ru->err].off, 4, err_init);
   return upload(ru, ru->d_arena, ru->h_arena, ru->arena_bytes);
 }
 
@@ -294,100 +281,56 @@ static int launched(run *ru, const char *call, attnmeta_status st) {
   return 1;
 }
 
+/* The step of a run: the vector's params, for the version-2 families in
+ * `fam` only, and its inputs where in use (a family's with its params, the
+ * others when the schema says a wanted product reads them, every one
+ * unless minimal). */
+static void step_of(const run *ru, unsigned wanted, unsigned fam, int minimal, attnmeta_step *s) {
+  const amv_vector *v = ru->v;
+  int k;
+  attnmeta_step_init(s);
+  amvs_copy_params(&amvs_step, s, &v->step, fam);
+  s->dcp_rank = ru->rk->rank;
+  for (k = 0; k < amv_num_inputs(); k++) {
+    const amvs_member *m = amvs_step_input(k);
+    const int f = amvs_family(m);
+    const int in_use = f >= 0 ? (int)((fam >> f) & 1)
+                              : !minimal || (m->products & (wanted | AM_P_ALWAYS)) != 0;
+    if (in_use) *(const void **)amvs_slot(s, m) = ru->d_input[k];
+  }
+}
+
 /* One attnmeta_build_step building `products`; `minimal`: pass only the
  * inputs those products need. */
 static void run_step(run *ru, const char *variant, unsigned products, int use_err,
                      int32_t err_init, int minimal) {
   const amv_vector *v = ru->v;
   const amv_rank *rk = ru->rk;
-  const unsigned need_seq = (1u << AMV_SEQ_LENS_OUT) | (1u << AMV_GLOBAL_SEQ_LENS_OUT) |
-                            (1u << AMV_POSITIONS) | (1u << AMV_SLOT_MAPPING);
-  const unsigned need_table = (1u << AMV_BLOCK_TABLE_OUT) | (1u << AMV_SLOT_MAPPING);
+  const unsigned wanted = amvs_step_products(products);
   const unsigned fam = amv_families(products);
-  const int give_seq = !minimal || (products & need_seq) || fam;
-  const amv_dsv4 *d = &v->dsv4;
+  /* the schema's products that read seq_lens: its flags count only for them */
+  const unsigned reads_seq = amvs_find(&amvs_step, "seq_lens", 8)->products;
   attnmeta_step s;
-  int g;
+  int g, o;
 
   if (ru->stop) return;
   ru->variant = variant;
   if (poison_and_upload(ru, use_err, err_init)) return;
-  attnmeta_step_init(&s);
-  s.query_start_loc = ru->d_qsl;
-  s.num_reqs = v->num_reqs;
-  s.num_tokens = v->num_tokens;
-  s.capacity = v->capacity;
-  s.seq_lens = give_seq ? ru->d_seq : NULL;
-  s.block_table = (!minimal || (products & need_table)) ? ru->d_table : NULL;
-  s.block_table_cols = v->cols;
-  s.block_table_stride = v->in_stride;
-  s.num_mapped = v->num_mapped;
-  s.block_size = v->block_size;
-  s.dcp_world_size = v->world;
-  s.dcp_rank = rk->rank;
-  s.dcp_interleave = v->interleave;
-  if (products & (1u << AMV_TOKEN_TO_REQ)) s.token_to_req = reg_dev(ru, AMV_TOKEN_TO_REQ);
-  if (products & (1u << AMV_SEQ_LENS_OUT)) s.seq_lens_out = reg_dev(ru, AMV_SEQ_LENS_OUT);
-  if (products & (1u << AMV_GLOBAL_SEQ_LENS_OUT))
-    s.global_seq_lens_out = reg_dev(ru, AMV_GLOBAL_SEQ_LENS_OUT);
-  if (products & (1u << AMV_BLOCK_TABLE_OUT)) s.block_table_out = reg_dev(ru, AMV_BLOCK_TABLE_OUT);
-  s.block_table_out_stride = v->out_stride;
-  if (products & (1u << AMV_DECODE_LENS_OUT)) s.decode_lens_out = reg_dev(ru, AMV_DECODE_LENS_OUT);
-  if (products & (1u << AMV_REQ_INDICES_OUT)) s.req_indices_out = reg_dev(ru, AMV_REQ_INDICES_OUT);
-  if (products & (1u << AMV_PER_REQ_LENS_OUT))
-    s.per_req_lens_out = reg_dev(ru, AMV_PER_REQ_LENS_OUT);
-  if (products & (1u << AMV_POSITIONS)) s.positions = reg_dev(ru, AMV_POSITIONS);
-  if (products & (1u << AMV_SLOT_MAPPING)) s.slot_mapping = reg_dev(ru, AMV_SLOT_MAPPING);
-  if (use_err) s.error_word = reg_dev(ru, REG_ERR);
   /* version 2: the families of the products (all of the vector's, unless minimal) */
-  for (g = 0; g < AMV_GROUPS; g++) {
-    attnmeta_compressed_group *cg = &s.compressed_groups[g];
-    if (!(((minimal ? fam : amv_families(v->products)) >> g) & 1)) continue;
-    cg->block_table = ru->d_dsv4_table[g];
-    cg->block_table_cols = d->group[g].cols;
-    cg->block_table_stride = d->group[g].stride;
-    cg->ratio = d->group[g].ratio;
-    cg->block_size = d->group[g].block_size;
-    if (products & (1u << (AMV_GROUP_SLOT_MAPPING + g)))
-      cg->slot_mapping = reg_dev(ru, AMV_GROUP_SLOT_MAPPING + g);
-    if (products & (1u << (AMV_GROUP_SEQ_LENS_OUT + g)))
-      cg->seq_lens_out = reg_dev(ru, AMV_GROUP_SEQ_LENS_OUT + g);
-  }
-  if ((fam >> AMV_FAMILY_SWA) & 1) {
-    s.swa_block_table = ru->d_dsv4_table[AMV_FAMILY_SWA];
-    s.swa_block_table_cols = d->swa_cols;
-    s.swa_block_table_stride = d->swa_stride;
-    s.swa_block_size = d->swa_block_size;
-    s.swa_window = d->swa_window;
-    s.swa_width = d->swa_width;
-    s.swa_mode = d->swa_mode;
-    s.swa_indices_stride = d->swa_out_stride;
-    if (products & (1u << AMV_SWA_INDICES)) s.swa_indices = reg_dev(ru, AMV_SWA_INDICES);
-    if (products & (1u << AMV_SWA_LENS)) s.swa_lens = reg_dev(ru, AMV_SWA_LENS);
-  }
-  if ((fam >> AMV_FAMILY_C128A) & 1) {
-    s.c128a_block_table = ru->d_dsv4_table[AMV_FAMILY_C128A];
-    s.c128a_block_table_cols = d->c128a_cols;
-    s.c128a_block_table_stride = d->c128a_stride;
-    s.c128a_ratio = d->c128a_ratio;
-    s.c128a_block_size = d->c128a_block_size;
-    s.c128a_width = d->c128a_width;
-    s.c128a_mode = d->c128a_mode;
-    s.c128a_rows_stride = d->c128a_out_stride;
-    if (products & (1u << AMV_C128A_ROWS)) s.c128a_rows = reg_dev(ru, AMV_C128A_ROWS);
-    if (products & (1u << AMV_C128A_LENS)) s.c128a_lens = reg_dev(ru, AMV_C128A_LENS);
-  }
+  step_of(ru, wanted, minimal ? fam : amv_families(v->products), minimal, &s);
+  for (o = 0; o < ru->nout; o++)
+    if (products & (1u << o)) *(void **)amvs_slot(&s, amvs_step_output(o)) = reg_dev(ru, o);
+  if (use_err) s.error_word = reg_dev(ru, ru->err);
 
   if (!launched(ru, "attnmeta_build_step", attnmeta_build_step(ru->ctx, &s, NULL))) return;
   if (download(ru)) return;
 
   expect_image(ru, products);
   if (use_err) { /* the error word is checked here, not as an image */
-    const size_t off = ru->reg[REG_ERR].off;
+    const size_t off = ru->reg[ru->err].off;
     const int32_t got = (int32_t)load(ru->h_arena + off, 4);
     /* the lengths' flags only when a wanted product reads seq_lens */
-    int32_t flags =
-        rk->flags_requests | ((products & need_seq) || fam ? rk->flags_seq_lens : 0);
+    int32_t flags = rk->flags_requests | (wanted & reads_seq ? rk->flags_seq_lens : 0);
     ru->h_care[off] = 0;
     if (products & (1u << AMV_SLOT_MAPPING)) flags |= rk->flags_slots;
     for (g = 0; g < AMV_GROUPS; g++)
@@ -418,8 +361,9 @@ static void run_token_map(run *ru) {
   ru->variant = "token_to_req_api";
   if (poison_and_upload(ru, 0, 0)) return;
   if (!launched(ru, "attnmeta_token_to_req",
-                attnmeta_token_to_req(ru->ctx, ru->d_qsl, v->num_reqs, v->num_mapped,
-                                      v->num_tokens, reg_dev(ru, AMV_TOKEN_TO_REQ), NULL)))
+                attnmeta_token_to_req(ru->ctx, ru->d_input[AMV_QUERY_START_LOC],
+                                      v->step.num_reqs, v->step.num_mapped, v->step.num_tokens,
+                                      reg_dev(ru, AMV_TOKEN_TO_REQ), NULL)))
     return;
   if (download(ru)) return;
   expect_image(ru, 1u << AMV_TOKEN_TO_REQ);
@@ -440,7 +384,7 @@ static void run_variants(run *ru, int first_rank) {
    * compiled for it (AM_VARIANT_INDEXER) */
   if ((products & indexer_set) == indexer_set && products != indexer_set)
     run_step(ru, "indexer_set", indexer_set, 0, 0, 0);
-  for (p = 0; p < AMV_NUM_OUTPUTS; p++) {
+  for (p = 0; p < ru->nout; p++) {
     const unsigned one = 1u << p;
     snprintf(alone, sizeof alone, "alone_%s", amv_output_name(p));
     if (products & one) run_step(ru, alone, one, 1, PRESET_BIT, 1);
@@ -467,26 +411,43 @@ static void dev_free(run *ru, void *p) {
   if (st != ATTNMETA_OK) call_failed(ru, "attnmeta_device_free", st);
 }
 
-/* Copies an input's values (int32 by the parser's checks) to the device. */
-static int upload_input(run *ru, int32_t *dst, const amv_values *in) {
-  int32_t *host;
+/* Copies an input's values (of its type's range, by the parser's checks) to the device. */
+static int upload_input(run *ru, void *dst, const amv_values *in, int es) {
+  unsigned char *host;
   int64_t i;
   int rc;
   if (in->n == 0) return 0;
-  host = malloc((size_t)in->n * 4);
+  host = malloc((size_t)in->n * (size_t)es);
   if (!host) {
     report(ru, "", -1, 0, 0, 0, NULL, "out of host memory");
     ru->stop = 1;
     return 1;
   }
-  for (i = 0; i < in->n; i++) host[i] = (int32_t)in->v[i];
-  rc = upload(ru, dst, host, (size_t)in->n * 4);
+  for (i = 0; i < in->n; i++) store(host + (size_t)i * (size_t)es, es, in->v[i]);
+  rc = upload(ru, dst, host, (size_t)in->n * (size_t)es);
   free(host);
   return rc;
 }
 
+/* Each input on the device, exactly sized (so a sanitizer sees any read past
+ * it): an array of at least one element, a table only when it has elements;
+ * the block table 4 bytes past its allocation with misalign bit 0. */
+static void upload_inputs(run *ru) {
+  const amv_vector *v = ru->v;
+  int i;
+  for (i = 0; i < amv_num_inputs() && !ru->stop; i++) {
+    const amvs_member *m = amvs_step_input(i);
+    const amv_values *in = &v->input[i];
+    const size_t es = m->size, lead = i == AMV_BLOCK_TABLE && (v->misalign & 1) ? es : 0;
+    if (m->cols && in->n == 0) continue;
+    ru->d_input_base[i] = dev_alloc(ru, (size_t)(in->n > 0 ? in->n : 1) * es + lead);
+    if (!ru->d_input_base[i]) return;
+    ru->d_input[i] = (unsigned char *)ru->d_input_base[i] + lead;
+    if (upload_input(ru, ru->d_input[i], in, (int)es)) ru->stop = 1;
+  }
+}
+
 void amv_run_vector(const amv_runner *opts, const amv_vector *v, amv_outcome *out) {
-  const amv_values *table = &v->input[AMV_BLOCK_TABLE];
   run ru;
   int k, c;
   if (v->op == AMV_OP_TOPK) { /* vecrun_topk.c */
@@ -503,27 +464,7 @@ void amv_run_vector(const amv_runner *opts, const amv_vector *v, amv_outcome *ou
   ru.out = out;
   ru.config = "-";
   ru.variant = "setup";
-
-  /* inputs, exactly sized (so a sanitizer sees any read past them) */
-  ru.d_qsl = dev_alloc(&ru, ((size_t)v->num_reqs + 1) * 4);
-  if (ru.d_qsl) ru.d_seq = dev_alloc(&ru, (size_t)(v->num_reqs > 0 ? v->num_reqs : 1) * 4);
-  if (ru.d_seq && table->n > 0) {
-    ru.d_table_base = dev_alloc(&ru, (size_t)table->n * 4 + ((v->misalign & 1) ? 4 : 0));
-    ru.d_table = ru.d_table_base ? (int32_t *)ru.d_table_base + ((v->misalign & 1) ? 1 : 0) : NULL;
-  }
-  if (!ru.stop && (upload_input(&ru, ru.d_qsl, &v->input[AMV_QUERY_START_LOC]) ||
-                   upload_input(&ru, ru.d_seq, &v->input[AMV_SEQ_LENS]) ||
-                   upload_input(&ru, ru.d_table, table)))
-    ru.stop = 1;
-  /* version 2: each family's table, exactly sized (NULL when it has no elements) */
-  for (k = 0; k < AMV_NUM_FAMILIES && !ru.stop; k++) {
-    const amv_values *in = &v->input[k < AMV_GROUPS ? AMV_GROUP_BLOCK_TABLE + k
-                                     : k == AMV_FAMILY_SWA ? AMV_SWA_BLOCK_TABLE
-                                                           : AMV_C128A_BLOCK_TABLE];
-    if (in->n == 0) continue;
-    ru.d_dsv4_table[k] = dev_alloc(&ru, (size_t)in->n * 4);
-    if (ru.d_dsv4_table[k] && upload_input(&ru, ru.d_dsv4_table[k], in)) ru.stop = 1;
-  }
+  upload_inputs(&ru);
 
   layout(&ru);
   if (!ru.stop) ru.d_arena = dev_alloc(&ru, ru.arena_bytes);
@@ -563,9 +504,6 @@ void amv_run_vector(const amv_runner *opts, const amv_vector *v, amv_outcome *ou
   free(ru.h_expect);
   free(ru.h_care);
   dev_free(&ru, ru.d_arena);
-  dev_free(&ru, ru.d_qsl);
-  dev_free(&ru, ru.d_seq);
-  dev_free(&ru, ru.d_table_base);
-  for (k = 0; k < AMV_NUM_FAMILIES; k++) dev_free(&ru, ru.d_dsv4_table[k]);
+  for (k = 0; k < AMV_MAX_INPUTS; k++) dev_free(&ru, ru.d_input_base[k]);
   if (out->failures > 0) out->result = AMV_FAIL;
 }

@@ -8,6 +8,11 @@
 
 #include "attnmeta/conformance/vecrun.h"
 
+/* A failure of the run (vector, rank, config, variant) at element `index`
+ * of `product`: `wrong` elements of it, the first `got` where `expected`. */
+amv_failure amv_failure_at(const char *vector, int32_t rank, const char *config,
+                           const char *variant, const char *product, int64_t index,
+                           int64_t expected, int64_t got, int64_t wrong);
 /* Fills *f (the identity of the run and the mismatch), formats its text from
  * fmt/ap, counts it in *out and hands it to opts->report. */
 void amv_deliver_failure(const amv_runner *opts, amv_outcome *out, amv_failure *f,

@@ -18,6 +18,7 @@
 #include "attnmeta/conformance/vecfile_topk.h"
 #include "attnmeta/conformance/vecrun.h"
 #include "vecrun_failure.h"
+#include "vecschema.h"
 
 #define GUARD 64
 #define POISON ((int32_t)0x5A5A5A5A)
@@ -31,7 +32,7 @@ typedef struct trun {
   const amv_topk_rank *rk;
   const char *config, *variant;
   amv_outcome *out;
-  int32_t *d_in[AMV_TOPK_NUM_INPUTS];
+  void *d_in[AMV_TOPK_NUM_INPUTS];
   void *d_base[AMV_TOPK_NUM_INPUTS];
   int32_t *d_out, *d_count, *d_err;
   int32_t *h_out, *h_count;
@@ -43,18 +44,9 @@ static void treport(trun *r, const char *product, int64_t index, int64_t expecte
                     const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 static void treport(trun *r, const char *product, int64_t index, int64_t expected, int64_t got,
                     const char *fmt, ...) {
-  amv_failure f;
+  amv_failure f = amv_failure_at(r->v->name, r->rk ? r->rk->rank : 0, r->config, r->variant,
+                                 product, index, expected, got, 1);
   va_list ap;
-  memset(&f, 0, sizeof f);
-  f.vector = r->v->name;
-  f.rank = r->rk ? r->rk->rank : 0;
-  f.config = r->config;
-  f.variant = r->variant;
-  f.product = product;
-  f.index = index;
-  f.expected = expected;
-  f.got = got;
-  f.wrong = 1;
   va_start(ap, fmt);
   amv_deliver_failure(r->opts, r->out, &f, fmt, ap);
   va_end(ap);
@@ -85,16 +77,16 @@ static int tcopy(trun *r, void *dst, const void *src, size_t bytes, int to_devic
 }
 
 /* Uploads input i exactly sized (one element more, the data one element in,
- * when `misalign`); int64 for token_slot. */
+ * when `misalign`), of its member's element type. */
 static void upload(trun *r, int i, int misalign) {
   const amv_values *vals = &r->k->input[i];
-  const size_t es = i == AMV_TOPK_TOKEN_SLOT ? 8 : 4;
+  const size_t es = amvs_topk_input(i)->size;
   unsigned char *host;
   int64_t j;
   if (!vals->v || r->stop) return;
   r->d_base[i] = talloc(r, (size_t)(vals->n + misalign) * es);
   if (!r->d_base[i]) return;
-  r->d_in[i] = (int32_t *)r->d_base[i] + misalign;
+  r->d_in[i] = (unsigned char *)r->d_base[i] + (size_t)misalign * es;
   host = malloc((size_t)(vals->n > 0 ? vals->n : 1) * es);
   if (!host) {
     treport(r, "", -1, 0, 0, "out of host memory");
@@ -116,7 +108,7 @@ static void upload(trun *r, int i, int misalign) {
 
 static void compare(trun *r, int with_error_word, int32_t err) {
   const amv_topk *k = r->k;
-  const int64_t K = k->topk_count, S = k->out_stride, T = k->num_tokens;
+  const int64_t K = k->op.topk_count, S = k->op.out_stride, T = k->op.num_tokens;
   int64_t i, bad = 0;
   for (i = 0; i < r->out_elems && bad < 8; i++) {
     const int64_t at = i - GUARD - r->shift;
@@ -164,6 +156,7 @@ static void run_variant(trun *r, int with_error_word) {
   attnmeta_status st;
   int32_t err = PRESET_BIT;
   int64_t i;
+  int in;
   r->variant = with_error_word ? "error_word" : "no_error_word";
   for (i = 0; i < r->out_elems; i++) r->h_out[i] = POISON;
   for (i = 0; i < r->count_elems; i++) r->h_count[i] = POISON;
@@ -172,29 +165,12 @@ static void run_variant(trun *r, int with_error_word) {
       tcopy(r, r->d_err, &err, 4, 1))
     return;
   attnmeta_topk_init(&op);
-  op.topk = r->d_in[AMV_TOPK_INDICES];
-  op.topk_stride = k->topk_stride;
-  op.num_tokens = k->num_tokens;
-  op.topk_count = k->topk_count;
-  op.query_start_loc = r->d_in[AMV_TOPK_QUERY_START_LOC];
-  op.req_id = r->d_in[AMV_TOPK_REQ_ID];
-  op.num_reqs = k->num_reqs;
-  op.block_table = r->d_in[AMV_TOPK_BLOCK_TABLE];
-  op.block_table_cols = k->cols;
-  op.block_table_stride = k->table_stride;
-  op.block_size = k->block_size;
-  op.stride_rows = k->stride_rows;
-  op.dcp_world_size = k->world;
+  amvs_copy_params(&amvs_topk, &op, &k->op, 0);
   op.dcp_rank = r->rk->rank;
-  op.dcp_interleave = k->interleave;
-  op.prefill_req = r->d_in[AMV_TOPK_PREFILL_REQ];
-  op.workspace_starts = r->d_in[AMV_TOPK_WORKSPACE_STARTS];
-  op.num_prefill = k->num_prefill;
-  op.token_slot = (const int64_t *)(const void *)r->d_in[AMV_TOPK_TOKEN_SLOT];
+  for (in = 0; in < AMV_TOPK_NUM_INPUTS; in++)
+    *(const void **)amvs_slot(&op, amvs_topk_input(in)) = r->d_in[in];
   op.out = r->d_out + GUARD + r->shift;
-  op.out_stride = k->out_stride;
   op.valid_count = k->count ? r->d_count + GUARD : NULL;
-  op.compact = k->compact;
   op.error_word = with_error_word ? r->d_err : NULL;
   st = attnmeta_convert_topk(r->opts->ctx, &op, NULL);
   r->out->launches++;
@@ -241,8 +217,8 @@ void amv_run_topk(const amv_runner *opts, const amv_vector *v, amv_outcome *out)
   for (i = 0; i < AMV_TOPK_NUM_INPUTS; i++)
     upload(&r, i, (i == AMV_TOPK_INDICES && (k->misalign & 1)) ? 1 : 0);
   r.shift = (k->misalign & 2) ? 1 : 0;
-  r.out_elems = (int64_t)k->num_tokens * k->out_stride + 2 * GUARD + r.shift;
-  r.count_elems = (int64_t)k->num_tokens + 2 * GUARD;
+  r.out_elems = (int64_t)k->op.num_tokens * k->op.out_stride + 2 * GUARD + r.shift;
+  r.count_elems = (int64_t)k->op.num_tokens + 2 * GUARD;
   if (!r.stop) r.d_out = talloc(&r, (size_t)r.out_elems * 4);
   if (!r.stop) r.d_count = talloc(&r, (size_t)r.count_elems * 4);
   if (!r.stop) r.d_err = talloc(&r, 4);

@@ -6,6 +6,7 @@
 
 #include "am_schema.h"
 #include "attnmeta/conformance/vecfile.h"
+#include "attnmeta/conformance/vecfile_topk.h"
 
 /* A member's size by its role: a buffer's is one element's. */
 #define AMVS_SIZE_PARAM(type) sizeof(type)
@@ -62,8 +63,10 @@ enum {
   STEP_OUTPUTS = 0 AM_STEP_FIELDS(AMVS_COUNT_OUT_, 1) AM_GROUP_FIELDS(AMVS_COUNT_OUT_, AMV_GROUPS),
   STEP_INPUTS = 0 AM_STEP_FIELDS(AMVS_COUNT_IN_, 1) AM_GROUP_FIELDS(AMVS_COUNT_IN_, AMV_GROUPS)
 };
-_Static_assert(STEP_OUTPUTS <= AMV_MAX_OUTPUTS, "amv_rank.expect holds every output");
-_Static_assert(STEP_INPUTS <= AMV_MAX_INPUTS, "amv_vector.input holds every input");
+enum { TOPK_INPUTS = 0 AM_TOPK_FIELDS(AMVS_COUNT_IN_, 1) };
+_Static_assert((int)TOPK_INPUTS == (int)AMV_TOPK_NUM_INPUTS, "amv_topk.input holds every input");
+_Static_assert((int)STEP_OUTPUTS <= AMV_MAX_OUTPUTS, "amv_rank.expect holds every output");
+_Static_assert((int)STEP_INPUTS <= AMV_MAX_INPUTS, "amv_vector.input holds every input");
 _Static_assert(AMV_GROUPS == ATTNMETA_MAX_COMPRESSED_GROUPS, "a family per compressed group");
 
 static int is_output(const amvs_member *m) {
@@ -71,18 +74,24 @@ static int is_output(const amvs_member *m) {
 }
 static int is_input(const amvs_member *m) { return m->role == AMVS_IN; }
 
-static const amvs_member *nth(int (*pick)(const amvs_member *), int i) {
+static const amvs_member *nth(const amvs_table *t, int (*pick)(const amvs_member *), int i) {
   int k;
   if (i < 0) return NULL;
-  for (k = 0; k < amvs_step.n; k++)
-    if (pick(&step_members[k]) && i-- == 0) return &step_members[k];
+  for (k = 0; k < t->n; k++)
+    if (pick(&t->m[k]) && i-- == 0) return &t->m[k];
   return NULL;
 }
 
-const amvs_member *amvs_step_output(int o) { return nth(is_output, o); }
-const amvs_member *amvs_step_input(int i) { return nth(is_input, i); }
+const amvs_member *amvs_step_output(int o) { return nth(&amvs_step, is_output, o); }
+const amvs_member *amvs_step_input(int i) { return nth(&amvs_step, is_input, i); }
+const amvs_member *amvs_topk_input(int i) { return nth(&amvs_topk, is_input, i); }
 int amvs_step_num_outputs(void) { return STEP_OUTPUTS; }
 int amvs_step_num_inputs(void) { return STEP_INPUTS; }
+
+const amvs_member *amvs_find_param(const amvs_table *t, const char *name) {
+  const amvs_member *m = amvs_find(t, name, strlen(name));
+  return m && m->role == AMVS_PARAM ? m : NULL;
+}
 
 const amvs_member *amvs_find(const amvs_table *t, const char *name, size_t len) {
   int k;
@@ -155,4 +164,14 @@ unsigned amvs_step_products(unsigned outputs) {
   for (o = 0; o < STEP_OUTPUTS; o++)
     if (outputs & (1u << o)) p |= amvs_step_output(o)->products;
   return p;
+}
+
+void amvs_copy_params(const amvs_table *t, void *dst, const void *src, unsigned families) {
+  int k;
+  for (k = 0; k < t->n; k++) {
+    const amvs_member *m = &t->m[k];
+    const int f = amvs_family(m);
+    if (m->role != AMVS_PARAM || strcmp(m->member, "struct_size") == 0) continue;
+    if (f < 0 || ((families >> f) & 1)) amvs_set(dst, m, amvs_get(src, m));
+  }
 }

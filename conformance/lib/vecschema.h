@@ -48,9 +48,15 @@ extern const amvs_table amvs_topk; /* attnmeta_topk */
 
 /* The member of that name (len bytes), NULL when there is none. */
 const amvs_member *amvs_find(const amvs_table *t, const char *name, size_t len);
+/* The PARAM member of that name, NULL when there is none. */
+const amvs_member *amvs_find_param(const amvs_table *t, const char *name);
 /* A PARAM's value in the struct at base, and storing one there. */
 int64_t amvs_get(const void *base, const amvs_member *m);
 void amvs_set(void *base, const amvs_member *m, int64_t value);
+/* Copies every PARAM but struct_size (the destination's own, from its
+ * init) from src to dst, those of a version-2 family only when its bit is
+ * in `families`. */
+void amvs_copy_params(const amvs_table *t, void *dst, const void *src, unsigned families);
 /* The address of a buffer member (IN, OUT) in the struct at base. */
 void *amvs_slot(void *base, const amvs_member *m);
 /* A buffer's rows, columns and stride in the struct at base (an array: 1
@@ -64,6 +70,8 @@ const amvs_member *amvs_step_output(int o);
 const amvs_member *amvs_step_input(int i);
 int amvs_step_num_outputs(void);
 int amvs_step_num_inputs(void);
+/* The top-k conversion's i-th input (AMV_TOPK_NUM_INPUTS of them). */
+const amvs_member *amvs_topk_input(int i);
 /* The version-2 family of a step member (amv_vector's AMV_FAMILY_*: its
  * group, SWA or C128A by the name's prefix), -1 for those of version 1. */
 int amvs_family(const amvs_member *m);

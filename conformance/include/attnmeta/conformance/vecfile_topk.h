@@ -17,7 +17,7 @@
 extern "C" {
 #endif
 
-/* Inputs of a topk vector. */
+/* Inputs of a topk vector: the IN members of attnmeta_topk, in its order. */
 enum amv_topk_input {
   AMV_TOPK_INDICES,          /* "topk": T x topk_stride, the stride gaps included */
   AMV_TOPK_QUERY_START_LOC,  /* R + 1 (request qsl) */
@@ -41,14 +41,20 @@ typedef struct amv_topk_rank {
 } amv_topk_rank;
 
 typedef struct amv_topk {
+  /* its params, each in the attnmeta_topk member of its name (buffers
+   * NULL); the writer and the runner read these */
+  attnmeta_topk op;
+  /* the format's own params */
+  int by_req_id;  /* request: 1: req_id given, 0: query_start_loc */
+  int prefill;    /* 1: prefill_req and workspace_starts given */
+  int token_slot; /* 1: token_slot given */
+  int count;      /* 1: valid_count asked for */
+  int misalign;   /* bit 0: topk, bit 1: out start 4 bytes past a 16-byte boundary */
+  /* copies of op's params, filled by the reader (older callers read them) */
   int32_t num_tokens, topk_count, num_reqs, cols, block_size, stride_rows;
   int32_t world, interleave, num_prefill;
   int64_t topk_stride, table_stride, out_stride;
-  int by_req_id;  /* 1: req_id given, 0: query_start_loc */
-  int prefill;    /* 1: prefill_req and workspace_starts given */
-  int token_slot; /* 1: token_slot given */
-  int compact, count;
-  int misalign;   /* bit 0: topk, bit 1: out start 4 bytes past a 16-byte boundary */
+  int compact;
   amv_values input[AMV_TOPK_NUM_INPUTS]; /* n == 0 and v == NULL where not given */
   int nranks;
   amv_topk_rank *ranks;
