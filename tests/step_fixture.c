@@ -3,25 +3,33 @@
 #include "step_fixture.h"
 
 #include <criterion/criterion.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
 #include "op_inputs.h"
+
+void amt_fixture_memory(attnmeta_context *ctx, unsigned char **d_in, size_t in_bytes,
+                        unsigned char **d_arena, size_t arena_bytes) {
+  unsigned char *poison = malloc(arena_bytes);
+  cr_assert(poison);
+  *d_in = amt_dev_alloc(ctx, in_bytes);
+  *d_arena = amt_dev_alloc(ctx, arena_bytes);
+  memset(poison, AMT_POISON_BYTE, arena_bytes);
+  amt_to_dev(ctx, *d_arena, poison, arena_bytes);
+  free(poison);
+}
 
 void amt_step_fixture_open(amt_step_fixture *f, attnmeta_backend kind) {
   static const int32_t qsl[] = {0, 1, 3, 4};
   static const int32_t seq[] = {5, 2, 9};
   static const int32_t table[] = {1, 2, 3, 4, 11, 12, 13, 14, 21, 22, 23, 24};
   attnmeta_step *s = &f->step;
-  unsigned char poison[AMT_ARENA_BYTES];
   f->ctx = amt_open_or_skip(kind);
-  f->d_in = amt_dev_alloc(f->ctx, 256);
-  f->d_arena = amt_dev_alloc(f->ctx, AMT_ARENA_BYTES);
+  amt_fixture_memory(f->ctx, &f->d_in, 256, &f->d_arena, AMT_ARENA_BYTES);
   amt_to_dev(f->ctx, f->d_in, qsl, sizeof qsl);
   amt_to_dev(f->ctx, f->d_in + 64, seq, sizeof seq);
   amt_to_dev(f->ctx, f->d_in + 128, table, sizeof table);
-  memset(poison, AMT_POISON_BYTE, sizeof poison);
-  amt_to_dev(f->ctx, f->d_arena, poison, sizeof poison);
   amt_step_tokens(s, (const int32_t *)(void *)f->d_in, 3, 6, 8);
   amt_step_table(s, (const int32_t *)(void *)(f->d_in + 64),
                  (const int32_t *)(void *)(f->d_in + 128), 4, 4, 4);

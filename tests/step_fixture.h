@@ -9,6 +9,7 @@
 #define ATTNMETA_TESTS_STEP_FIXTURE_H
 
 #include <criterion/parameterized.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "attnmeta/attnmeta.h"
@@ -22,6 +23,11 @@ typedef struct amt_step_fixture {
   unsigned char *d_in, *d_arena;
   attnmeta_step step; /* the inputs and sizes; the caller adds the outputs */
 } amt_step_fixture;
+
+/* A fixture's device memory on ctx: in_bytes for its inputs, arena_bytes
+ * of outputs holding AMT_POISON_BYTE. */
+void amt_fixture_memory(attnmeta_context *ctx, unsigned char **d_in, size_t in_bytes,
+                        unsigned char **d_arena, size_t arena_bytes);
 
 /* Opens device 0 of `kind` (skipping the test when it is not there),
  * uploads the inputs and poisons the arena. */

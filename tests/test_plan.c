@@ -22,16 +22,24 @@ static am_launch_shape plan_cpu(const attnmeta_launch_config *cfg, am_step_param
   return am_plan_launch(cfg, 1, 1, p);
 }
 
+/* The kernel parameters of a step of n requests and n tokens, with those
+ * lengths and outputs. */
+static am_step_params params_of(const int32_t *qsl, const int32_t *seq_lens, int32_t n,
+                                int32_t *token_to_req, int32_t *seq_lens_out) {
+  attnmeta_step s;
+  amt_step_tokens(&s, qsl, n, n, n);
+  s.seq_lens = seq_lens;
+  s.token_to_req = token_to_req;
+  s.seq_lens_out = seq_lens_out;
+  return am_params_of(&s);
+}
+
 Test(plan, cpu_grid_bounded_by_the_work) {
   static const int32_t qsl[2] = {0, 1};
   static int32_t out[1];
   attnmeta_launch_config cfg = attnmeta_launch_config_default();
-  attnmeta_step s;
-  am_step_params p;
+  am_step_params p = params_of(qsl, NULL, 1, out, NULL);
   am_launch_shape shape;
-  amt_step_tokens(&s, qsl, 1, 1, 1);
-  s.token_to_req = out;
-  p = am_params_of(&s);
   cfg.grid = 200000000;
   shape = plan_cpu(&cfg, &p);
   cr_expect_eq(shape.grid, 1, "a CPU grid of %lld blocks for one token", (long long)shape.grid);
@@ -46,13 +54,8 @@ Test(plan, cpu_grid_bounded_by_the_work) {
 Test(plan, cpu_stage_bounded) {
   static int32_t qsl[2001], seq[2000], out[2000];
   attnmeta_launch_config cfg = attnmeta_launch_config_default();
-  attnmeta_step s;
-  am_step_params p;
+  am_step_params p = params_of(qsl, seq, 2000, NULL, out);
   am_launch_shape shape;
-  amt_step_tokens(&s, qsl, 2000, 2000, 2000);
-  s.seq_lens = seq;
-  s.seq_lens_out = out;
-  p = am_params_of(&s);
   cfg.stage = 1;
   shape = plan_cpu(&cfg, &p);
   cr_expect(!p.stage && shape.shared_bytes == 0, "staged %lld bytes on the CPU",
@@ -92,11 +95,8 @@ Test(plan, cpu_launch_on_a_small_stack) {
   job.ctx = amt_open_or_skip(ATTNMETA_BACKEND_CPU);
   cfg.stage = 1;
   cr_assert_eq(attnmeta_set_launch_config(job.ctx, &cfg), ATTNMETA_OK);
-  attnmeta_step_init(&job.step);
-  job.step.query_start_loc = qsl;
+  amt_step_tokens(&job.step, qsl, 2000, 2000, 2000);
   job.step.seq_lens = seq;
-  job.step.num_reqs = 2000;
-  job.step.num_tokens = job.step.capacity = 2000;
   job.step.seq_lens_out = out;
   cr_assert_eq(pthread_attr_init(&attr), 0);
   cr_assert_eq(pthread_attr_setstacksize(&attr, 32 * 1024), 0);

@@ -15,7 +15,6 @@
 #include "op_inputs.h"
 #include "step_fixture.h"
 
-#define POISON_BYTE 0x5A
 #define ARENA_BYTES 4096
 
 /* A valid operation: T = 4, K = 8, R = 2, 3 columns, counts and
@@ -34,19 +33,15 @@ static void fixture_open(fixture *f, attnmeta_backend kind) {
   static const int32_t prefill[4] = {-1, -1, 0, 0};
   static const int32_t ws[1] = {100};
   static const int64_t slots[4] = {1, 2, 3, 4};
-  unsigned char poison[ARENA_BYTES];
   attnmeta_topk *op = &f->op;
   f->ctx = amt_open_or_skip(kind);
-  f->d_in = amt_dev_alloc(f->ctx, 1024);
-  f->d_arena = amt_dev_alloc(f->ctx, ARENA_BYTES);
+  amt_fixture_memory(f->ctx, &f->d_in, 1024, &f->d_arena, ARENA_BYTES);
   amt_to_dev(f->ctx, f->d_in, topk, sizeof topk);
   amt_to_dev(f->ctx, f->d_in + 256, qsl, sizeof qsl);
   amt_to_dev(f->ctx, f->d_in + 320, table, sizeof table);
   amt_to_dev(f->ctx, f->d_in + 384, prefill, sizeof prefill);
   amt_to_dev(f->ctx, f->d_in + 448, ws, sizeof ws);
   amt_to_dev(f->ctx, f->d_in + 512, slots, sizeof slots);
-  memset(poison, POISON_BYTE, sizeof poison);
-  amt_to_dev(f->ctx, f->d_arena, poison, sizeof poison);
   amt_topk_rows(op, (const int32_t *)(void *)f->d_in, 4, 8, (int32_t *)(void *)f->d_arena);
   amt_topk_table(op, NULL, 2, (const int32_t *)(void *)(f->d_in + 320), 3, 4);
   op->query_start_loc = (const int32_t *)(void *)(f->d_in + 256);
@@ -71,7 +66,7 @@ static void expect_untouched(fixture *f, const char *what) {
   size_t i;
   amt_to_host(f->ctx, h, f->d_arena, sizeof h);
   for (i = 0; i < sizeof h; i++)
-    if (h[i] != POISON_BYTE) {
+    if (h[i] != AMT_POISON_BYTE) {
       cr_expect_fail("%s: byte %zu of the outputs was written", what, i);
       return;
     }
