@@ -6,7 +6,7 @@ synchronising; graph-capturable when every buffer is given (``out=None``
 allocates, like the engines' own functions). For a whole DSV4 step in one
 launch, give every buffer to one :class:`StepPlan` instead."""
 
-from typing import Any, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 from ._arrays import dcp_settings, int32
 from ._names import call_named
@@ -45,6 +45,16 @@ def _num_reqs(query_start_loc: Buffer, seq_lens: Optional[Buffer],
     counts = [_rows_of(query_start_loc) - 1]
     counts += [_rows_of(t) for t in (seq_lens,) + tables if t is not None]
     return max(min(counts), 0)
+
+
+def _launch(names: Dict[str, str], num_tokens: int, query_start_loc: Buffer,
+            seq_lens: Buffer, table: Optional[Buffer], **products: Any) -> None:
+    """One launch of a StepPlan of ``products`` over the engines' request
+    count (``table``: the block table, or None), its errors naming the
+    engine function's arguments (``names``, StepPlan's -> the engine's)."""
+    plan = call_named(names, StepPlan, query_start_loc=query_start_loc, seq_lens=seq_lens,
+                      **products)
+    call_named(names, plan.build, _num_reqs(query_start_loc, seq_lens, table), num_tokens)
 
 
 def _at_least(value: int, low: int, name: str) -> int:
@@ -121,19 +131,9 @@ def get_compressed_slot_mapping(
     if out is None:
         out = _full_like_int64(query_start_loc, num_tokens, -1)
     names = dict(_GROUP_NAMES, dcp_world_size=world_name, dcp_rank=rank_name)
-    plan = call_named(
-        names,
-        StepPlan,
-        query_start_loc=query_start_loc,
-        seq_lens=seq_lens,
-        compressed_groups=(
-            dict(block_table=block_table, ratio=ratio, block_size=bs, slot_mapping=out),
-        ),
-        dcp_world_size=world,
-        dcp_rank=rank,
-        dcp_interleave=interleave,
-    )
-    call_named(names, plan.build, _num_reqs(query_start_loc, seq_lens, block_table), num_tokens)
+    group = dict(block_table=block_table, ratio=ratio, block_size=bs, slot_mapping=out)
+    _launch(names, num_tokens, query_start_loc, seq_lens, block_table, compressed_groups=(group,),
+            dcp_world_size=world, dcp_rank=rank, dcp_interleave=interleave)
     return out[:num_tokens]
 
 
@@ -167,19 +167,9 @@ def compute_swa_indices_and_lens(
     bs = _at_least(block_size, 1, "block_size")
     if block_table is None:
         raise ValueError("block_table is required")
-    plan = call_named(
-        _SWA_NAMES,
-        StepPlan,
-        query_start_loc=query_start_loc,
-        seq_lens=seq_lens,
-        swa_indices=swa_indices,
-        swa_lens=swa_lens,
-        swa_block_table=block_table,
-        swa_block_size=bs,
-        swa_window=window,
-        swa_causal=causal,
-    )
-    call_named(_SWA_NAMES, plan.build, _num_reqs(query_start_loc, seq_lens, block_table), n)
+    _launch(_SWA_NAMES, n, query_start_loc, seq_lens, block_table, swa_indices=swa_indices,
+            swa_lens=swa_lens, swa_block_table=block_table, swa_block_size=bs, swa_window=window,
+            swa_causal=causal)
     return swa_indices[:n], swa_lens[:n]
 
 
@@ -223,20 +213,7 @@ def compute_c128a_indices_and_lens(
     if block_table is None and not local:
         raise ValueError("block_table is required for global slots (local=False)")
     table = None if local else block_table
-    plan = call_named(
-        _C128A_NAMES,
-        StepPlan,
-        query_start_loc=query_start_loc,
-        seq_lens=seq_lens,
-        c128a_rows=indices,
-        c128a_lens=lens,
-        c128a_block_table=table,
-        c128a_ratio=ratio,
-        c128a_block_size=bs,
-        c128a_local=local,
-        dcp_world_size=world,
-        dcp_rank=rank,
-        dcp_interleave=interleave,
-    )
-    call_named(_C128A_NAMES, plan.build, _num_reqs(query_start_loc, seq_lens, table), n)
+    _launch(_C128A_NAMES, n, query_start_loc, seq_lens, table, c128a_rows=indices,
+            c128a_lens=lens, c128a_block_table=table, c128a_ratio=ratio, c128a_block_size=bs,
+            c128a_local=local, dcp_world_size=world, dcp_rank=rank, dcp_interleave=interleave)
     return indices[:n], lens[:n]

@@ -5,6 +5,9 @@ vllm.v1.attention.backend, vllm.v1.attention.backends.utils,
 vllm.v1.attention.backends.mla.compressor_utils and .indexer, and a module
 that imports the token map by name (as vLLM's draft-decode update does)."""
 
+import dataclasses
+from typing import Any
+
 import numpy as np
 
 from vllm_standin import CallableKernel, Kernel, cdiv, stride0, token_request
@@ -82,22 +85,19 @@ def _fill_ops_metadata(m, xp, old_varlen_kernel=False, inline_varlen_kernel=True
 
 
 def _fill_backend(m, xp, **_):
+    @dataclasses.dataclass(eq=False)  # a dataclass, as vLLM's; compared by identity
     class CommonAttentionMetadata:
-        _token_to_req_indices_cache = None
-
-        def __init__(self, query_start_loc, query_start_loc_cpu, seq_lens, block_table_tensor,
-                     num_reqs, num_actual_tokens, slot_mapping=None, dcp_local_seq_lens=None,
-                     max_seq_len=0, positions=None):
-            self.positions = positions
-            self.query_start_loc = query_start_loc
-            self.query_start_loc_cpu = query_start_loc_cpu
-            self.seq_lens = seq_lens
-            self.block_table_tensor = block_table_tensor
-            self.num_reqs = num_reqs
-            self.num_actual_tokens = num_actual_tokens
-            self.slot_mapping = slot_mapping
-            self.dcp_local_seq_lens = dcp_local_seq_lens
-            self.max_seq_len = max_seq_len
+        query_start_loc: Any
+        query_start_loc_cpu: Any
+        seq_lens: Any
+        block_table_tensor: Any
+        num_reqs: int
+        num_actual_tokens: int
+        slot_mapping: Any = None
+        dcp_local_seq_lens: Any = None
+        max_seq_len: int = 0
+        positions: Any = None
+        _token_to_req_indices_cache = None  # not a field: no annotation
 
         def token_to_req_indices(self, buffer):
             """Build or reuse the per-token request map."""
