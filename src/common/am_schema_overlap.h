@@ -14,15 +14,12 @@
 #include <stdint.h>
 
 #include "am_overlap.h"
-#include "am_schema.h"
+#include "am_schema_wanted.h"
 
 /* The counts that extents are made of. */
 typedef struct am_counts {
   int64_t R, R1, T, C, P, ONE;
 } am_counts;
-
-/* `| bit` for each product whose condition holds of `b`. */
-#define AM_WANTED_(c, name, wanted) | ((wanted) ? AM_P(name) : 0u)
 
 /* A buffer's rows, columns and stride from its declared extent. */
 #define AM_ARRAY(n) 1, k->n, k->n

@@ -12,14 +12,25 @@
 #include <string.h>
 
 #include "am_step_choices.h"
+#include "am_schema_wanted.h"
 #include "am_step_params.h"
 #include "attnmeta/attnmeta.h"
 
-/* A wide-row product's table, or none (NULL, 0 columns, stride 0) when
- * the product does not read one. */
-static inline void am_wide_table(am_wide_rows *w, const int32_t *table, int32_t cols,
-                                 int64_t stride, int32_t block_size) {
-  w->table = cols > 0 ? table : NULL;
+/* A wide-row product (sections 7 and 8): its outputs and settings, and its
+ * table, or none (NULL, 0 columns, stride 0) when the product does not read
+ * one. */
+static inline void am_wide_rows_of(am_wide_rows *w, int32_t *out, int64_t out_stride,
+                                   int32_t *lens, int32_t window, int32_t ratio, int32_t width,
+                                   int32_t mode, const int32_t *table, int32_t cols,
+                                   int64_t stride, int32_t block_size) {
+  w->out = out;
+  w->out_stride = out ? out_stride : 0;
+  w->lens = lens;
+  w->window = window;
+  w->ratio = ratio;
+  w->width = width;
+  w->mode = mode;
+  w->table = table && cols > 0 ? table : NULL;
   w->cols = w->table ? cols : 0;
   w->stride = w->table ? stride : 0;
   w->block_size = block_size;
@@ -27,7 +38,7 @@ static inline void am_wide_table(am_wide_rows *w, const int32_t *table, int32_t 
 
 /* The DeepSeek-V3.2/V4 part of the kernel parameters: the wanted groups
  * packed to the front, what no product reads left zero. */
-static inline void am_dsv4_params_of(const attnmeta_step *s, am_step_params *p) {
+static inline void am_dsv4_params_of(const attnmeta_step *s, unsigned wanted, am_step_params *p) {
   int g;
   for (g = 0; g < ATTNMETA_MAX_COMPRESSED_GROUPS; ++g) {
     const attnmeta_compressed_group *grp = &s->compressed_groups[g];
@@ -42,39 +53,25 @@ static inline void am_dsv4_params_of(const attnmeta_step *s, am_step_params *p) 
     q->stride = q->table ? grp->block_table_stride : 0;
     p->num_groups++;
   }
-  if (s->swa_indices || s->swa_lens) {
-    am_wide_rows *w = &p->swa;
-    w->out = s->swa_indices;
-    w->out_stride = s->swa_indices ? s->swa_indices_stride : 0;
-    w->lens = s->swa_lens;
-    w->window = s->swa_window;
-    w->width = s->swa_width;
-    w->mode = s->swa_mode;
-    w->ratio = 1;
-    if (s->swa_indices)
-      am_wide_table(w, s->swa_block_table, s->swa_block_table_cols, s->swa_block_table_stride,
-                 s->swa_block_size);
-    else
-      am_wide_table(w, NULL, 0, 0, 1);
+  if (wanted & (AM_P(SWA_INDICES) | AM_P(SWA_LENS))) {
+    const int rows = (wanted & am_step_reads_swa_block_table()) != 0;
+    am_wide_rows_of(&p->swa, s->swa_indices, s->swa_indices_stride, s->swa_lens, s->swa_window, 1,
+                    s->swa_width, s->swa_mode, rows ? s->swa_block_table : NULL,
+                    s->swa_block_table_cols, s->swa_block_table_stride,
+                    rows ? s->swa_block_size : 1);
   }
-  if (s->c128a_rows || s->c128a_lens) {
-    am_wide_rows *w = &p->c128a;
-    w->out = s->c128a_rows;
-    w->out_stride = s->c128a_rows ? s->c128a_rows_stride : 0;
-    w->lens = s->c128a_lens;
-    w->ratio = s->c128a_ratio;
-    w->width = s->c128a_width;
-    w->mode = s->c128a_mode;
-    w->window = 0;
-    if (s->c128a_rows && s->c128a_mode == ATTNMETA_C128A_GLOBAL)
-      am_wide_table(w, s->c128a_block_table, s->c128a_block_table_cols,
-                 s->c128a_block_table_stride, s->c128a_block_size);
-    else
-      am_wide_table(w, NULL, 0, 0, s->c128a_mode == ATTNMETA_C128A_GLOBAL ? s->c128a_block_size : 1);
+  if (wanted & (AM_P(C128A_ROWS) | AM_P(C128A_LENS))) {
+    const int global = s->c128a_mode == ATTNMETA_C128A_GLOBAL;
+    am_wide_rows_of(&p->c128a, s->c128a_rows, s->c128a_rows_stride, s->c128a_lens, 0,
+                    s->c128a_ratio, s->c128a_width, s->c128a_mode,
+                    (wanted & am_step_reads_c128a_block_table()) ? s->c128a_block_table : NULL,
+                    s->c128a_block_table_cols, s->c128a_block_table_stride,
+                    global ? s->c128a_block_size : 1);
   }
 }
 
 static inline am_step_params am_params_of(const attnmeta_step *s) {
+  const unsigned wanted = am_step_products(s);
   am_step_params p;
   memset(&p, 0, sizeof p);
   p.qsl = s->query_start_loc;
@@ -84,7 +81,7 @@ static inline am_step_params am_params_of(const attnmeta_step *s) {
   p.num_reqs = s->num_reqs;
   p.num_tokens = s->num_tokens;
   p.capacity = s->capacity;
-  p.cols = (s->block_table_out || s->slot_mapping) ? s->block_table_cols : 0;
+  p.cols = (wanted & am_step_reads_block_table()) ? s->block_table_cols : 0;
   p.num_mapped = s->num_mapped;
   p.block_size = s->block_size;
   p.dcp_world_size = s->dcp_world_size;
@@ -102,9 +99,8 @@ static inline am_step_params am_params_of(const attnmeta_step *s) {
   p.positions = s->positions;
   p.slot_mapping = s->slot_mapping;
   p.error_word = s->error_word;
-  am_dsv4_params_of(s, &p);
-  if (!p.seq_lens_out && !p.global_seq_lens_out && !p.positions && !p.slot_mapping &&
-      !am_wants_dsv4(&p))
+  am_dsv4_params_of(s, wanted, &p);
+  if (!(wanted & am_step_reads_seq_lens()))
     p.seq_lens = NULL; /* not read: keep it out of the staged data */
   return p;
 }

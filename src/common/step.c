@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "am_context.h"
+#include "am_schema_check.h"
 #include "am_sized_struct.h"
 #include "am_step_overlap.h"
 #include "am_step_plan.h"
@@ -42,36 +43,6 @@ attnmeta_status attnmeta_step_init_size(attnmeta_step *step, size_t size) {
 /* Programs built against 0.1 call this symbol with a 0.1-sized step. */
 void(attnmeta_step_init)(attnmeta_step *step) { (void)am_sized_init(&step_type, step, AM_STEP_SIZE_0_1); }
 
-static int misaligned(const void *ptr, uintptr_t align) {
-  return ptr && ((uintptr_t)ptr % align) != 0;
-}
-
-/* rows * stride int32 elements addressable with 64-bit byte offsets? */
-static int table_overflows(int64_t rows, int64_t stride) {
-  return rows > 0 && stride > (INT64_MAX / 8) / rows;
-}
-
-/* A block table of `rows` rows some product reads: cols, stride, pointer
- * and size checks, messages naming the step's fields `what`_cols etc. */
-static attnmeta_status check_table(attnmeta_context *ctx, const char *what, const int32_t *table,
-                                   int32_t cols, int64_t stride, int32_t rows) {
-  if (cols < 0)
-    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "%s_cols (%d) is negative", what, cols);
-  if (stride < cols)
-    return am_fail(ctx, ATTNMETA_ERR_STRIDE, "%s_stride (%lld) < %s_cols (%d)", what,
-                   (long long)stride, what, cols);
-  if (!table && cols > 0)
-    return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER, "%s is NULL but has %d columns", what, cols);
-  if (table_overflows(rows, stride))
-    return am_fail(ctx, ATTNMETA_ERR_OVERFLOW,
-                   "%s of %d rows x stride %lld overflows 64-bit byte offsets", what, rows,
-                   (long long)stride);
-  if (misaligned(table, 4))
-    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "%s (%p) is not 4-byte aligned", what,
-                   (const void *)table);
-  return ATTNMETA_OK;
-}
-
 /* A block size of a DCP-placed product: >= 1, and a multiple of the
  * interleave when W > 1 (so each rank owns whole runs of a block). */
 static attnmeta_status check_dcp_block(attnmeta_context *ctx, const attnmeta_step *s,
@@ -85,45 +56,52 @@ static attnmeta_status check_dcp_block(attnmeta_context *ctx, const attnmeta_ste
   return ATTNMETA_OK;
 }
 
-/* An output of T rows of `width` entries with row stride `stride`. */
-static attnmeta_status check_rows(attnmeta_context *ctx, const char *what, const int32_t *rows,
-                                  const char *width_name, int32_t width, int64_t stride,
-                                  int32_t num_tokens) {
-  if (!rows) return ATTNMETA_OK;
-  if (stride < width)
-    return am_fail(ctx, ATTNMETA_ERR_STRIDE, "%s_stride (%lld) < %s (%d)", what,
-                   (long long)stride, width_name, width);
-  if (table_overflows(num_tokens, stride))
-    return am_fail(ctx, ATTNMETA_ERR_OVERFLOW,
-                   "%s of %d rows x stride %lld overflows 64-bit byte offsets", what, num_tokens,
-                   (long long)stride);
+/* Every buffer of the step and of its groups (am_schema_check.h): each one
+ * in use, and only those (an input no wanted product reads is not checked:
+ * docs/reliability.md). */
+#define STEP_CHECK_(c, type, member, role, extent, products, rule) \
+  AM_CHECK_##role(member, products, rule, AM_CHECK_##extent)
+static attnmeta_status check_group_buffers(attnmeta_context *ctx, int g,
+                                           const attnmeta_compressed_group *b, const am_counts *k) {
+  char prefix[32];
+  const am_check_scope group_scope = {ctx, prefix, am_group_products(b), 0}, *sc = &group_scope;
+  attnmeta_status st;
+  snprintf(prefix, sizeof prefix, "compressed_groups[%d].", g);
+  AM_GROUP_FIELDS(STEP_CHECK_, _)
+  return ATTNMETA_OK;
+}
+#define AM_CHECK_GROUPS(member, products, rule, ...)                  \
+  for (g = 0; g < ATTNMETA_MAX_COMPRESSED_GROUPS; ++g) {              \
+    st = check_group_buffers(sc->ctx, g, &b->member[g], k);           \
+    if (st != ATTNMETA_OK) return st;                                 \
+  }
+static attnmeta_status check_buffers(const am_check_scope *sc, const attnmeta_step *b) {
+  const am_counts counts = {b->num_reqs, (int64_t)b->num_reqs + 1, b->num_tokens, b->capacity, 0,
+                            1}, *k = &counts;
+  attnmeta_status st;
+  int g;
+  AM_STEP_FIELDS(STEP_CHECK_, _)
   return ATTNMETA_OK;
 }
 
-/* The DeepSeek-V3.2/V4 products (contract sections 5, 7, 8). */
-static attnmeta_status check_dsv4(attnmeta_context *ctx, const attnmeta_step *s) {
+/* The DeepSeek-V3.2/V4 products' rules (contract sections 5, 7, 8). */
+static attnmeta_status check_dsv4(attnmeta_context *ctx, const attnmeta_step *s, unsigned wanted) {
   char what[64];
   attnmeta_status st;
   int g;
   for (g = 0; g < ATTNMETA_MAX_COMPRESSED_GROUPS; ++g) {
     const attnmeta_compressed_group *grp = &s->compressed_groups[g];
-    if (!grp->slot_mapping && !grp->seq_lens_out) continue;
+    const unsigned group_wanted = am_group_products(grp);
+    if (!(group_wanted & (AM_P(GROUP_SLOTS) | AM_P(GROUP_LENS)))) continue;
     if (grp->ratio < 1)
       return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
                      "compressed_groups[%d].ratio (%d) must be >= 1", g, grp->ratio);
-    if (misaligned(grp->slot_mapping, 8) || misaligned(grp->seq_lens_out, 4))
-      return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
-                     "compressed_groups[%d].slot_mapping or .seq_lens_out is misaligned", g);
-    if (!grp->slot_mapping) continue;
+    if (!(group_wanted & AM_P(GROUP_SLOTS))) continue;
     snprintf(what, sizeof what, "compressed_groups[%d].block_size", g);
     st = check_dcp_block(ctx, s, what, grp->block_size);
     if (st != ATTNMETA_OK) return st;
-    snprintf(what, sizeof what, "compressed_groups[%d].block_table", g);
-    st = check_table(ctx, what, grp->block_table, grp->block_table_cols,
-                     grp->block_table_stride, s->num_reqs);
-    if (st != ATTNMETA_OK) return st;
   }
-  if (s->swa_indices || s->swa_lens) {
+  if (wanted & (AM_P(SWA_INDICES) | AM_P(SWA_LENS))) {
     if (s->swa_mode != ATTNMETA_SWA_CAUSAL && s->swa_mode != ATTNMETA_SWA_NON_CAUSAL)
       return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
                      "swa_mode (%d) is neither ATTNMETA_SWA_CAUSAL nor ATTNMETA_SWA_NON_CAUSAL",
@@ -134,24 +112,12 @@ static attnmeta_status check_dsv4(attnmeta_context *ctx, const attnmeta_step *s)
     if (s->swa_width < s->swa_window)
       return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "swa_width (%d) < swa_window (%d)",
                      s->swa_width, s->swa_window);
-    if (misaligned(s->swa_indices, 4) || misaligned(s->swa_lens, 4))
-      return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
-                     "swa_indices or swa_lens is not 4-byte aligned");
-    st = check_rows(ctx, "swa_indices", s->swa_indices, "swa_width", s->swa_width,
-                    s->swa_indices_stride, s->num_tokens);
-    if (st != ATTNMETA_OK) return st;
-    if (s->swa_indices) {
-      if (s->swa_block_size < 1)
-        return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "swa_block_size (%d) must be >= 1",
-                       s->swa_block_size);
-      st = check_table(ctx, "swa_block_table", s->swa_block_table, s->swa_block_table_cols,
-                       s->swa_block_table_stride, s->num_reqs);
-      if (st != ATTNMETA_OK) return st;
-    }
+    if ((wanted & AM_P(SWA_INDICES)) && s->swa_block_size < 1)
+      return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "swa_block_size (%d) must be >= 1",
+                     s->swa_block_size);
   }
-  if (s->c128a_rows || s->c128a_lens) {
-    const int global = s->c128a_mode == ATTNMETA_C128A_GLOBAL;
-    if (!global && s->c128a_mode != ATTNMETA_C128A_LOCAL)
+  if (wanted & (AM_P(C128A_ROWS) | AM_P(C128A_LENS))) {
+    if (s->c128a_mode != ATTNMETA_C128A_GLOBAL && s->c128a_mode != ATTNMETA_C128A_LOCAL)
       return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
                      "c128a_mode (%d) is neither ATTNMETA_C128A_GLOBAL nor ATTNMETA_C128A_LOCAL",
                      s->c128a_mode);
@@ -161,53 +127,21 @@ static attnmeta_status check_dsv4(attnmeta_context *ctx, const attnmeta_step *s)
     if (s->c128a_width < 0)
       return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "c128a_width (%d) is negative",
                      s->c128a_width);
-    if (misaligned(s->c128a_rows, 4) || misaligned(s->c128a_lens, 4))
-      return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
-                     "c128a_rows or c128a_lens is not 4-byte aligned");
-    st = check_rows(ctx, "c128a_rows", s->c128a_rows, "c128a_width", s->c128a_width,
-                    s->c128a_rows_stride, s->num_tokens);
-    if (st != ATTNMETA_OK) return st;
-    if (global) { /* the block size decides the DCP-local lengths too */
-      st = check_dcp_block(ctx, s, "c128a_block_size", s->c128a_block_size);
-      if (st != ATTNMETA_OK) return st;
-      if (s->c128a_rows) {
-        st = check_table(ctx, "c128a_block_table", s->c128a_block_table,
-                         s->c128a_block_table_cols, s->c128a_block_table_stride, s->num_reqs);
-        if (st != ATTNMETA_OK) return st;
-      }
-    }
+    /* the block size decides the DCP-local lengths too */
+    if (s->c128a_mode == ATTNMETA_C128A_GLOBAL)
+      return check_dcp_block(ctx, s, "c128a_block_size", s->c128a_block_size);
   }
   return ATTNMETA_OK;
 }
 
-/* Whether the step wants a DeepSeek-V3.2/V4 product (all read seq_lens). */
-static int wants_dsv4(const attnmeta_step *s) {
-  int g;
-  for (g = 0; g < ATTNMETA_MAX_COMPRESSED_GROUPS; ++g)
-    if (s->compressed_groups[g].slot_mapping || s->compressed_groups[g].seq_lens_out) return 1;
-  return s->swa_indices || s->swa_lens || s->c128a_rows || s->c128a_lens;
-}
-
 static attnmeta_status check_step(attnmeta_context *ctx, const attnmeta_step *s) {
-  const int wants_len = s->seq_lens_out || s->global_seq_lens_out;
-  const int wants_seq = wants_len || s->positions || s->slot_mapping || wants_dsv4(s);
-  const int wants_table = s->block_table_out || s->slot_mapping;
-  /* int32 buffers the step uses (an input no wanted product reads is not
-   * checked: docs/reliability.md) */
-  const void *int32_buffers[] = {s->token_to_req, s->seq_lens_out, s->global_seq_lens_out,
-                                 s->block_table_out, s->decode_lens_out, s->req_indices_out,
-                                 s->per_req_lens_out, s->error_word, s->query_start_loc,
-                                 wants_seq ? s->seq_lens : NULL,
-                                 wants_table ? s->block_table : NULL};
+  const am_check_scope scope = {ctx, "", am_step_products(s), 0};
   attnmeta_status st;
-  size_t i;
 
   if (s->launch_flags & ~(uint32_t)ATTNMETA_LAUNCH_EARLY_START)
     return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
                    "launch_flags (0x%x) has bits no ATTNMETA_LAUNCH_* flag defines",
                    (unsigned)s->launch_flags);
-  if (!s->query_start_loc)
-    return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER, "query_start_loc is NULL");
   if (s->num_reqs < 0 || s->num_tokens < 0 || s->capacity < 0)
     return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
                    "num_reqs (%d), num_tokens (%d) and capacity (%d) must be >= 0", s->num_reqs,
@@ -219,9 +153,6 @@ static attnmeta_status check_step(attnmeta_context *ctx, const attnmeta_step *s)
     return am_fail(ctx, ATTNMETA_ERR_OVERFLOW,
                    "num_reqs + num_tokens (%lld) exceeds INT32_MAX: padding request ids overflow",
                    (long long)s->num_reqs + s->num_tokens);
-  if (wants_seq && !s->seq_lens)
-    return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER,
-                   "seq_lens is NULL but lengths, positions, slots or rows are wanted");
   if (s->dcp_world_size < 1 || s->dcp_interleave < 1)
     return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
                    "dcp_world_size (%d) and dcp_interleave (%d) must be >= 1", s->dcp_world_size,
@@ -230,53 +161,24 @@ static attnmeta_status check_step(attnmeta_context *ctx, const attnmeta_step *s)
     return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
                    "dcp_rank (%d) must be in [0, dcp_world_size = %d)", s->dcp_rank,
                    s->dcp_world_size);
-  if (wants_table) {
-    if (s->block_table_cols < 0)
-      return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "block_table_cols (%d) is negative",
-                     s->block_table_cols);
-    if (s->block_table_stride < s->block_table_cols)
-      return am_fail(ctx, ATTNMETA_ERR_STRIDE, "block_table_stride (%lld) < block_table_cols (%d)",
-                     (long long)s->block_table_stride, s->block_table_cols);
-    if (!s->block_table && s->block_table_cols > 0)
-      return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER,
-                     "block_table is NULL but a block table output or slots are wanted");
-    if (table_overflows(s->num_reqs, s->block_table_stride))
-      return am_fail(ctx, ATTNMETA_ERR_OVERFLOW,
-                     "block table of %d rows x stride %lld overflows 64-bit byte offsets",
-                     s->num_reqs, (long long)s->block_table_stride);
-  }
-  if (s->block_table_out) {
-    if (s->block_table_out_stride < s->block_table_cols)
-      return am_fail(ctx, ATTNMETA_ERR_STRIDE,
-                     "block_table_out_stride (%lld) < block_table_cols (%d)",
-                     (long long)s->block_table_out_stride, s->block_table_cols);
-    if (table_overflows(s->num_tokens, s->block_table_out_stride))
-      return am_fail(ctx, ATTNMETA_ERR_OVERFLOW,
-                     "block_table_out of %d rows x stride %lld overflows 64-bit byte offsets",
-                     s->num_tokens, (long long)s->block_table_out_stride);
-  }
-  if (s->slot_mapping && s->block_size < 1)
+  st = check_buffers(&scope, s);
+  if (st != ATTNMETA_OK) return st;
+  if ((scope.wanted & AM_P(SLOT_MAPPING)) && s->block_size < 1)
     return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
                    "slot_mapping needs block_size >= 1, the KV cache's block size (got %d; "
                    "it has no default)",
                    s->block_size);
-  for (i = 0; i < sizeof int32_buffers / sizeof int32_buffers[0]; ++i) {
-    if (misaligned(int32_buffers[i], 4))
-      return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
-                     "an int32 buffer (%p) is not 4-byte aligned", int32_buffers[i]);
-  }
-  if (misaligned(s->positions, 8) || misaligned(s->slot_mapping, 8))
-    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
-                   "positions or slot_mapping is not 8-byte aligned");
-  st = check_dsv4(ctx, s);
+  st = check_dsv4(ctx, s, scope.wanted);
   if (st != ATTNMETA_OK) return st;
   return am_check_overlaps(ctx, s);
 }
 
-static int has_work(const am_step_params *p) {
-  return p->token_to_req || p->seq_lens_out || p->global_seq_lens_out || p->block_table_out ||
-         p->decode_lens_out || p->req_indices_out || p->per_req_lens_out || p->positions ||
-         p->slot_mapping || p->error_word || am_wants_dsv4(p);
+/* Whether the launch writes anything: a wanted product (a block table of
+ * no columns has nothing to copy), or the error word alone. */
+static int has_work(const attnmeta_step *s) {
+  unsigned wanted = am_step_products(s) & ~AM_P_ALWAYS;
+  if (s->block_table_cols <= 0) wanted &= ~AM_P(BLOCK_TABLE);
+  return wanted != 0 || s->error_word;
 }
 
 attnmeta_status attnmeta_build_step(attnmeta_context *ctx, const attnmeta_step *step,
@@ -291,8 +193,8 @@ attnmeta_status attnmeta_build_step(attnmeta_context *ctx, const attnmeta_step *
   if (status != ATTNMETA_OK) return status;
   status = check_step(ctx, &full);
   if (status != ATTNMETA_OK) return status;
+  if (!has_work(&full)) return am_succeed(ctx);
   params = am_params_of(&full);
-  if (!has_work(&params)) return am_succeed(ctx);
   shape = am_plan_launch_paths(&ctx->config, ctx->kind == ATTNMETA_BACKEND_CPU,
                                ctx->processors, ctx->paths_off, &params);
   /* every backend runs the early-start body (tails first; the wait is a

@@ -9,18 +9,6 @@
 #include "am_schema_overlap.h"
 #include "am_step_overlap.h"
 
-/* The bits of the products wanted of a step or of a compressed group. */
-static unsigned group_products(const attnmeta_compressed_group *b) {
-  return AM_P_ALWAYS AM_GROUP_PRODUCTS(AM_WANTED_, _);
-}
-static unsigned step_products(const attnmeta_step *b) {
-  unsigned p = AM_P_ALWAYS AM_STEP_PRODUCTS(AM_WANTED_, _);
-  int g;
-  for (g = 0; g < ATTNMETA_MAX_COMPRESSED_GROUPS; ++g)
-    p |= group_products(&b->compressed_groups[g]);
-  return p;
-}
-
 /* The groups, each with its own buffers. */
 #define AM_OVERLAP_ADD_GROUPS(name, member, products, ...) \
   for (g = 0; g < ATTNMETA_MAX_COMPRESSED_GROUPS; ++g)   \
@@ -38,14 +26,14 @@ static const char *const group_names[][GROUP_MEMBERS] = {AM_EACH_GROUP(GROUP_NAM
   AM_OVERLAP_ADD_##role(names[GROUP_##member], member, products, extent)
 static void add_group(am_extent *list, int *n, const attnmeta_compressed_group *b,
                       const am_counts *k, const char *const names[]) {
-  const unsigned wanted = group_products(b);
+  const unsigned wanted = am_group_products(b);
   AM_GROUP_FIELDS(GROUP_ADD_, _)
 }
 
 #define STEP_ADD_(c, type, member, role, extent, products, rule) \
   AM_OVERLAP_ADD_##role(#member, member, products, extent)
 static void add_step(am_extent *list, int *n, const attnmeta_step *b, const am_counts *k) {
-  const unsigned wanted = step_products(b);
+  const unsigned wanted = am_step_products(b);
   int g;
   AM_STEP_FIELDS(STEP_ADD_, _)
 }

@@ -10,7 +10,7 @@
 
 #include "am_context.h"
 #include "am_overlap.h"
-#include "am_schema_overlap.h"
+#include "am_schema_check.h"
 #include "am_sized_struct.h"
 #include "am_topk_params.h"
 
@@ -42,121 +42,42 @@ attnmeta_status attnmeta_topk_init_size(attnmeta_topk *op, size_t size) {
   return am_sized_init(&topk_type, op, size);
 }
 
-static int misaligned(const void *ptr, uintptr_t align) {
-  return ptr && ((uintptr_t)ptr % align) != 0;
-}
-
-/* rows x stride int32 elements addressable with 64-bit byte offsets? */
-static int rows_overflow(int64_t rows, int64_t stride) {
-  return rows > 0 && stride > (INT64_MAX / 8) / rows;
-}
-
-static attnmeta_status check_sizes(attnmeta_context *ctx, const attnmeta_topk *op) {
-  if (op->num_tokens < 0)
-    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "topk.num_tokens (%d) must be >= 0",
-                   op->num_tokens);
-  if (op->topk_count < 1)
-    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "topk.topk_count (%d) must be >= 1",
-                   op->topk_count);
-  if (op->num_reqs < 0)
-    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "topk.num_reqs (%d) must be >= 0",
-                   op->num_reqs);
-  if (op->num_prefill < 0)
-    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "topk.num_prefill (%d) must be >= 0",
-                   op->num_prefill);
-  if (op->block_size < 1)
-    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "topk.block_size (%d) must be >= 1",
-                   op->block_size);
-  if (op->stride_rows < 0)
-    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
-                   "topk.stride_rows (%d) must be >= 1, or 0 for block_size", op->stride_rows);
-  if (op->dcp_world_size < 1)
-    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "topk.dcp_world_size (%d) must be >= 1",
-                   op->dcp_world_size);
-  if (op->dcp_interleave < 1)
-    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "topk.dcp_interleave (%d) must be >= 1",
-                   op->dcp_interleave);
-  if (op->dcp_rank < 0 || op->dcp_rank >= op->dcp_world_size)
-    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
-                   "topk.dcp_rank (%d) must be in [0, dcp_world_size = %d)", op->dcp_rank,
-                   op->dcp_world_size);
-  if (op->compact != 0 && op->compact != 1)
-    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "topk.compact (%d) must be 0 or 1",
-                   op->compact);
+/* The settings' floors, then the rules of their own. */
+#define TOPK_FLOOR_(c, type, member, role, extent, products, rule) AM_CHECK_FLOOR_##role(member, rule)
+static attnmeta_status check_sizes(const am_check_scope *sc, const attnmeta_topk *b) {
+  attnmeta_status st;
+  AM_TOPK_FIELDS(TOPK_FLOOR_, _)
+  if (b->stride_rows < 0)
+    return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                   "topk.stride_rows (%d) must be >= 1, or 0 for block_size", b->stride_rows);
+  if (b->dcp_rank < 0 || b->dcp_rank >= b->dcp_world_size)
+    return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                   "topk.dcp_rank (%d) must be in [0, dcp_world_size = %d)", b->dcp_rank,
+                   b->dcp_world_size);
+  if (b->compact != 0 && b->compact != 1)
+    return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "topk.compact (%d) must be 0 or 1",
+                   b->compact);
   return ATTNMETA_OK;
 }
 
-static attnmeta_status check_buffers(attnmeta_context *ctx, const attnmeta_topk *op) {
-  const struct {
-    const void *ptr;
-    const char *name;
-  } int32s[] = {{op->topk, "topk"},
-                {op->query_start_loc, "query_start_loc"},
-                {op->req_id, "req_id"},
-                {op->block_table, "block_table"},
-                {op->prefill_req, "prefill_req"},
-                {op->workspace_starts, "workspace_starts"},
-                {op->out, "out"},
-                {op->valid_count, "valid_count"},
-                {op->error_word, "error_word"}};
-  size_t i;
-  /* An empty array may be NULL (torch's empty CUDA tensors have data
-   * pointer 0): nothing is read from it or written to it. */
-  const int no_tokens = op->num_tokens == 0;
-  const int no_table = op->num_reqs == 0 || op->block_table_cols == 0;
-  if (!op->topk && !no_tokens)
-    return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER, "topk.topk is NULL");
-  if (!op->out && !no_tokens)
-    return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER, "topk.out is NULL");
-  if (op->topk_stride < op->topk_count)
-    return am_fail(ctx, ATTNMETA_ERR_STRIDE, "topk.topk_stride (%lld) < topk_count (%d)",
-                   (long long)op->topk_stride, op->topk_count);
-  if (op->out_stride < op->topk_count)
-    return am_fail(ctx, ATTNMETA_ERR_STRIDE, "topk.out_stride (%lld) < topk_count (%d)",
-                   (long long)op->out_stride, op->topk_count);
-  if (rows_overflow(op->num_tokens, op->topk_stride))
-    return am_fail(ctx, ATTNMETA_ERR_OVERFLOW,
-                   "topk.topk of %d rows x stride %lld overflows 64-bit byte offsets",
-                   op->num_tokens, (long long)op->topk_stride);
-  if (rows_overflow(op->num_tokens, op->out_stride))
-    return am_fail(ctx, ATTNMETA_ERR_OVERFLOW,
-                   "topk.out of %d rows x stride %lld overflows 64-bit byte offsets",
-                   op->num_tokens, (long long)op->out_stride);
-  if (!op->query_start_loc && !op->req_id && !no_tokens)
-    return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER,
+/* Every buffer of the schema (am_schema_check.h), then the rules between
+ * buffers. An empty array may be NULL (torch's empty CUDA tensors have data
+ * pointer 0): nothing is read from it or written to it. */
+#define TOPK_CHECK_(c, type, member, role, extent, products, rule) \
+  AM_CHECK_##role(member, products, rule, AM_CHECK_##extent)
+static attnmeta_status check_buffers(const am_check_scope *sc, const attnmeta_topk *b,
+                                     const am_counts *k) {
+  attnmeta_status st;
+  AM_TOPK_FIELDS(TOPK_CHECK_, _)
+  if (!b->query_start_loc && !b->req_id && b->num_tokens > 0)
+    return am_fail(sc->ctx, ATTNMETA_ERR_NULL_POINTER,
                    "topk.query_start_loc and topk.req_id are both NULL: give one");
-  if (op->query_start_loc && op->req_id)
-    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+  if (b->query_start_loc && b->req_id)
+    return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
                    "topk.query_start_loc and topk.req_id are both given: give one");
-  if (op->block_table_cols < 0)
-    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "topk.block_table_cols (%d) is negative",
-                   op->block_table_cols);
-  if (op->block_table_stride < op->block_table_cols)
-    return am_fail(ctx, ATTNMETA_ERR_STRIDE,
-                   "topk.block_table_stride (%lld) < block_table_cols (%d)",
-                   (long long)op->block_table_stride, op->block_table_cols);
-  if (!op->block_table && !no_table)
-    return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER,
-                   "topk.block_table is NULL but has %d rows of %d columns", op->num_reqs,
-                   op->block_table_cols);
-  if (rows_overflow(op->num_reqs, op->block_table_stride))
-    return am_fail(ctx, ATTNMETA_ERR_OVERFLOW,
-                   "topk.block_table of %d rows x stride %lld overflows 64-bit byte offsets",
-                   op->num_reqs, (long long)op->block_table_stride);
-  if (op->prefill_req && op->num_prefill > 0 && !op->workspace_starts)
-    return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER,
-                   "topk.workspace_starts is NULL but prefill_req is given with num_prefill %d",
-                   op->num_prefill);
-  if (op->compact && !op->valid_count && !no_tokens)
-    return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER,
+  if (b->compact && !b->valid_count && b->num_tokens > 0)
+    return am_fail(sc->ctx, ATTNMETA_ERR_NULL_POINTER,
                    "topk.compact is 1 but topk.valid_count is NULL: compaction needs the counts");
-  for (i = 0; i < sizeof int32s / sizeof int32s[0]; ++i)
-    if (misaligned(int32s[i].ptr, 4))
-      return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "topk.%s (%p) is not 4-byte aligned",
-                     int32s[i].name, int32s[i].ptr);
-  if (misaligned(op->token_slot, 8))
-    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "topk.token_slot (%p) is not 8-byte aligned",
-                   (const void *)op->token_slot);
   return ATTNMETA_OK;
 }
 
@@ -165,11 +86,8 @@ static attnmeta_status check_buffers(attnmeta_context *ctx, const attnmeta_topk 
  * writes (am_schema_overlap.h). */
 #define TOPK_ADD_(c, type, member, role, extent, products, rule) \
   AM_OVERLAP_ADD_##role(#member, member, products, extent)
-static attnmeta_status check_overlaps(attnmeta_context *ctx, const attnmeta_topk *b) {
-  const am_counts counts = {b->num_reqs, (int64_t)b->num_reqs + 1, b->num_tokens, 0,
-                            b->num_prefill, 1};
-  const am_counts *k = &counts;
-  const unsigned wanted = AM_P_ALWAYS AM_TOPK_PRODUCTS(AM_WANTED_, _);
+static attnmeta_status check_overlaps(attnmeta_context *ctx, const attnmeta_topk *b,
+                                      const am_counts *k, unsigned wanted) {
   am_extent list[AM_TOPK_BUFFERS];
   int count = 0, *n = &count;
   AM_TOPK_FIELDS(TOPK_ADD_, _)
@@ -177,11 +95,14 @@ static attnmeta_status check_overlaps(attnmeta_context *ctx, const attnmeta_topk
 }
 
 static attnmeta_status check_topk(attnmeta_context *ctx, const attnmeta_topk *op) {
-  attnmeta_status st = check_sizes(ctx, op);
+  const am_counts counts = {op->num_reqs, (int64_t)op->num_reqs + 1, op->num_tokens, 0,
+                            op->num_prefill, 1};
+  const am_check_scope scope = {ctx, "topk.", am_topk_products(op), 1};
+  attnmeta_status st = check_sizes(&scope, op);
   if (st != ATTNMETA_OK) return st;
-  st = check_buffers(ctx, op);
+  st = check_buffers(&scope, op, &counts);
   if (st != ATTNMETA_OK) return st;
-  return check_overlaps(ctx, op);
+  return check_overlaps(ctx, op, &counts, scope.wanted);
 }
 
 static am_topk_params params_of(const attnmeta_topk *op) {

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The per-member host checks walked from the schema (am_schema.h). A walker
+ * expands a struct's field list with its own X that calls
+ * AM_CHECK_##role(member, products, rule, AM_CHECK_##extent), with in scope:
+ * `sc` (an am_check_scope), `b` (the struct holding the member), `k` (an
+ * am_counts of its counts) and `st` (an attnmeta_status); a failed check
+ * returns its status from the walker.
+ *
+ * A buffer is in use when the caller set it (an output), when a wanted
+ * product reads it (an input) or when its rule is "required". One in use
+ * is checked for its extent (columns >= 0, stride >= columns, rows x stride
+ * addressable with 64-bit byte offsets), for being there (unless its rule
+ * makes it optional, or it covers nothing: the scope says what counts) and
+ * for the alignment of its type. AM_CHECK_FLOOR_PARAM checks the settings
+ * whose rule is a plain floor (">= 0", ">= 1").
+ */
+#ifndef ATTNMETA_AM_SCHEMA_CHECK_H
+#define ATTNMETA_AM_SCHEMA_CHECK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "am_context.h"
+#include "am_schema_overlap.h"
+
+typedef struct am_check_scope {
+  attnmeta_context *ctx;
+  const char *prefix; /* before each member's name in messages ("topk.") */
+  unsigned wanted;    /* the bits of the products wanted */
+  /* 1: any buffer of no elements may be NULL, and every non-NULL pointer
+   * is checked for alignment, in use or not; 0: only a table of no columns
+   * may be NULL, and only the buffers in use are checked */
+  int lenient_empty;
+} am_check_scope;
+
+/* A buffer's rows, columns and stride from its declared extent, then the
+ * names of its columns' and stride's members (NULL for an array). */
+#define AM_CHECK_AM_ARRAY(n) 1, k->n, k->n, NULL, NULL
+#define AM_CHECK_AM_TABLE(n, cols, stride) k->n, b->cols, b->stride, #cols, #stride
+#define AM_CHECK_AM_NONE
+
+static inline int am_misaligned(const void *ptr, size_t align) {
+  return ptr && ((uintptr_t)ptr % align) != 0;
+}
+
+/* rows x stride int32 elements addressable with 64-bit byte offsets? */
+static inline int am_rows_overflow(int64_t rows, int64_t stride) {
+  return rows > 0 && stride > (INT64_MAX / 8) / rows;
+}
+
+/* Rules that let a buffer be NULL however it is used (the operation's own
+ * rules say what its absence means). */
+static inline int am_rule_optional(const char *rule) {
+  return strncmp(rule, "optional", 8) == 0 || strncmp(rule, "exactly one", 11) == 0;
+}
+
+static inline attnmeta_status am_check_buffer(const am_check_scope *sc, const char *name,
+                                              const void *ptr, size_t elem_size, int is_out,
+                                              unsigned products, const char *rule, int64_t rows,
+                                              int64_t cols, int64_t stride, const char *cols_name,
+                                              const char *stride_name) {
+  const char *pre = sc->prefix;
+  const int required = strcmp(rule, "required") == 0;
+  const int in_use = required || (is_out ? ptr != NULL : (products & sc->wanted) != 0);
+  const int empty = (cols_name && cols == 0) || (sc->lenient_empty && (rows == 0 || cols == 0));
+  if (!in_use && !sc->lenient_empty) return ATTNMETA_OK;
+  if (in_use && cols_name) {
+    if (cols < 0)
+      return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "%s%s (%lld) is negative", pre,
+                     cols_name, (long long)cols);
+    if (stride < cols)
+      return am_fail(sc->ctx, ATTNMETA_ERR_STRIDE, "%s%s (%lld) < %s (%lld)", pre, stride_name,
+                     (long long)stride, cols_name, (long long)cols);
+  }
+  if (in_use && !ptr && !empty && (required || (!is_out && !am_rule_optional(rule)))) {
+    if (required) return am_fail(sc->ctx, ATTNMETA_ERR_NULL_POINTER, "%s%s is NULL", pre, name);
+    if (cols_name)
+      return am_fail(sc->ctx, ATTNMETA_ERR_NULL_POINTER, "%s%s is NULL but has %lld rows of %lld columns",
+                     pre, name, (long long)rows, (long long)cols);
+    return am_fail(sc->ctx, ATTNMETA_ERR_NULL_POINTER, "%s%s is NULL but a wanted product reads it",
+                   pre, name);
+  }
+  if (in_use && am_rows_overflow(rows, stride))
+    return am_fail(sc->ctx, ATTNMETA_ERR_OVERFLOW,
+                   "%s%s of %lld rows x stride %lld overflows 64-bit byte offsets", pre, name,
+                   (long long)rows, (long long)stride);
+  if (am_misaligned(ptr, elem_size))
+    return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "%s%s (%p) is not %d-byte aligned", pre,
+                   name, ptr, (int)elem_size);
+  return ATTNMETA_OK;
+}
+
+#define AM_CHECK_BUFFER_(member, is_out, products, rule, ...)                                  \
+  st = am_check_buffer(sc, #member, b->member, sizeof *b->member, is_out, products, rule,     \
+                       __VA_ARGS__);                                                           \
+  if (st != ATTNMETA_OK) return st;
+#define AM_CHECK_IN(member, products, rule, ...) AM_CHECK_BUFFER_(member, 0, products, rule, __VA_ARGS__)
+#define AM_CHECK_OUT(member, products, rule, ...) AM_CHECK_BUFFER_(member, 1, products, rule, __VA_ARGS__)
+#define AM_CHECK_PARAM(member, products, rule, ...)
+
+/* A setting whose rule is exactly ">= n" (n one digit) is at least n. */
+static inline attnmeta_status am_check_floor(const am_check_scope *sc, const char *name,
+                                             int64_t value, const char *rule) {
+  const int floor_rule = rule[0] == '>' && rule[1] == '=' && rule[2] == ' ' && rule[3] >= '0' &&
+                         rule[3] <= '9' && rule[4] == '\0';
+  if (floor_rule && value < rule[3] - '0')
+    return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "%s%s (%lld) must be %s", sc->prefix,
+                   name, (long long)value, rule);
+  return ATTNMETA_OK;
+}
+
+#define AM_CHECK_FLOOR_IN(member, rule)
+#define AM_CHECK_FLOOR_OUT(member, rule)
+#define AM_CHECK_FLOOR_PARAM(member, rule)                                  \
+  st = am_check_floor(sc, #member, (int64_t)b->member, rule);               \
+  if (st != ATTNMETA_OK) return st;
+
+#endif /* ATTNMETA_AM_SCHEMA_CHECK_H */
