@@ -13,6 +13,7 @@
 
 #include "attnmeta/attnmeta.h"
 #include "harness.h"
+#include "op_inputs.h"
 
 #define POISON ((int32_t)0x5A5A5A5A)
 
@@ -31,18 +32,23 @@ static void layout_init(layout *L) {
   memcpy(L->seq, seq, sizeof seq);
   memcpy(L->table, table, sizeof table);
   for (i = 0; i < 256; ++i) L->arena[i] = POISON;
-  attnmeta_step_init(&L->s);
-  L->s.query_start_loc = L->qsl;
-  L->s.num_reqs = 2;
-  L->s.num_tokens = 3;
-  L->s.capacity = 4;
-  L->s.seq_lens = L->seq;
-  L->s.block_table = L->table;
-  L->s.block_table_cols = 4;
-  L->s.block_table_stride = 4;
+  amt_step_tokens(&L->s, L->qsl, 2, 3, 4);
+  amt_step_table(&L->s, L->seq, L->table, 4, 4, 2);
   L->s.block_table_out_stride = 4;
-  L->s.block_size = 2;
 }
+
+/* Every test starts from a CPU context and the layout. */
+static attnmeta_context *ctx;
+static layout L;
+
+static void setup(void) {
+  ctx = amt_open_or_skip(ATTNMETA_BACKEND_CPU);
+  layout_init(&L);
+}
+
+static void teardown(void) { attnmeta_close(ctx); }
+
+TestSuite(overlap, .init = setup, .fini = teardown);
 
 static int arena_untouched(const layout *L) {
   int i;
@@ -75,9 +81,6 @@ static void expect_ok(attnmeta_context *ctx, layout *L, const char *what) {
 }
 
 Test(overlap, output_on_its_own_input) {
-  attnmeta_context *ctx = amt_open_or_skip(ATTNMETA_BACKEND_CPU);
-  layout L;
-  layout_init(&L);
   L.s.seq_lens = L.arena; /* seq_lens_out written over the lengths it reads */
   L.arena[0] = 4, L.arena[1] = 2;
   L.s.seq_lens_out = L.arena;
@@ -91,13 +94,9 @@ Test(overlap, output_on_its_own_input) {
               "%s", attnmeta_last_error(ctx));
     cr_expect(memcmp(L.arena, keep, sizeof keep) == 0 && L.arena[2] == POISON, "written");
   }
-  attnmeta_close(ctx);
 }
 
 Test(overlap, outputs_sharing_bytes) {
-  attnmeta_context *ctx = amt_open_or_skip(ATTNMETA_BACKEND_CPU);
-  layout L;
-  layout_init(&L);
   L.s.token_to_req = L.arena;          /* [0, 12) bytes */
   L.s.req_indices_out = L.arena + 2;   /* [8, 20): shares token 2 */
   expect_refused(ctx, &L, "req_indices_out", "token_to_req");
@@ -110,14 +109,10 @@ Test(overlap, outputs_sharing_bytes) {
   L.s.per_req_lens_out = L.arena + 6;
   L.s.block_table_out = L.arena; /* 3 rows of 4: [0, 48) */
   expect_refused(ctx, &L, "per_req_lens_out", "block_table_out");
-  attnmeta_close(ctx);
 }
 
 Test(overlap, output_on_a_strided_table) {
-  attnmeta_context *ctx = amt_open_or_skip(ATTNMETA_BACKEND_CPU);
-  layout L;
   /* block_table_out over the block table it copies */
-  layout_init(&L);
   L.s.block_table = L.arena;
   memcpy(L.arena, L.table, sizeof L.table);
   L.s.block_table_out = L.arena + 4;
@@ -134,18 +129,14 @@ Test(overlap, output_on_a_strided_table) {
   L.s.block_table_out_stride = 8; /* rows at 0, 32, 64 bytes; columns [0, 16) used */
   L.s.error_word = L.arena + 9;   /* byte 36: row 1, column 1 */
   expect_refused(ctx, &L, "error_word", "block_table_out");
-  attnmeta_close(ctx);
 }
 
 /* What is not an overlap: unused buffers, inputs shared by inputs, and
  * buffers in the unused columns of strided rows. */
 Test(overlap, not_overlaps) {
-  attnmeta_context *ctx = amt_open_or_skip(ATTNMETA_BACKEND_CPU);
   static const int32_t want_rows[3][4] = {{10, 11, 12, 13}, {20, 21, 22, 23}, {20, 21, 22, 23}};
-  layout L;
   int t, c;
   /* seq_lens is read by no wanted product: token_to_req may sit on it */
-  layout_init(&L);
   L.s.seq_lens = L.arena;
   L.s.token_to_req = L.arena;
   expect_ok(ctx, &L, "token_to_req on an unread seq_lens");
@@ -176,27 +167,19 @@ Test(overlap, not_overlaps) {
   cr_expect_eq(L.arena[19], 0, "error word");
   cr_expect_eq(L.arena[0], 10, "input row 0 changed");
   cr_expect_eq(L.arena[8], 20, "input row 1 changed");
-  attnmeta_close(ctx);
 }
 
 /* docs/reliability.md: fields a step does not use are not checked, its
  * pointers' alignment included. */
 Test(overlap, unused_pointers_not_checked) {
-  attnmeta_context *ctx = amt_open_or_skip(ATTNMETA_BACKEND_CPU);
-  layout L;
-  layout_init(&L);
   L.s.token_to_req = L.arena;
   L.s.seq_lens = (const int32_t *)(const void *)((const char *)L.seq + 1);
   L.s.block_table = (const int32_t *)(const void *)((const char *)L.table + 2);
   expect_ok(ctx, &L, "misaligned seq_lens and block table, neither read");
-  attnmeta_close(ctx);
 }
 
 /* The DeepSeek-V3.2/V4 products count the same way. */
 Test(overlap, dsv4_products) {
-  attnmeta_context *ctx = amt_open_or_skip(ATTNMETA_BACKEND_CPU);
-  layout L;
-  layout_init(&L);
   L.s.per_req_lens_out = L.arena;                  /* [0, 8) bytes */
   L.s.compressed_groups[0].ratio = 4;
   L.s.compressed_groups[0].seq_lens_out = L.arena + 1; /* [4, 12) */
@@ -207,5 +190,4 @@ Test(overlap, dsv4_products) {
   L.s.token_to_req = L.arena + 2;                  /* right after: no overlap */
   expect_ok(ctx, &L, "a group's lengths next to the token map");
   cr_expect(L.arena[0] == 1 && L.arena[1] == 0, "group lengths %d %d", L.arena[0], L.arena[1]);
-  attnmeta_close(ctx);
 }

@@ -11,6 +11,7 @@
 
 #include "attnmeta/attnmeta.h"
 #include "harness.h"
+#include "op_inputs.h"
 
 #define POISON ((int32_t)0x5A5A5A5A)
 #define ARENA 64
@@ -28,11 +29,7 @@ static void seq_layout_init(seq_layout *L) {
   L->qsl[0] = 0, L->qsl[1] = 1, L->qsl[2] = 3;
   for (i = 0; i < ARENA; ++i) L->arena[i] = POISON;
   L->arena[0] = 100, L->arena[1] = 7;
-  attnmeta_step_init(&L->s);
-  L->s.query_start_loc = L->qsl;
-  L->s.num_reqs = 2;
-  L->s.num_tokens = 3;
-  L->s.capacity = 4;
+  amt_step_tokens(&L->s, L->qsl, 2, 3, 4);
   L->s.seq_lens = L->arena;
 }
 
@@ -42,6 +39,19 @@ static void seq_layout_c128a_init(seq_layout *L) {
   L->s.c128a_mode = ATTNMETA_C128A_LOCAL;
   L->s.c128a_ratio = 4;
 }
+
+/* Every test starts from a CPU context and the layout. */
+static attnmeta_context *ctx;
+static seq_layout L;
+
+static void setup(void) {
+  ctx = amt_open_or_skip(ATTNMETA_BACKEND_CPU);
+  seq_layout_init(&L);
+}
+
+static void teardown(void) { attnmeta_close(ctx); }
+
+TestSuite(overlap_seq_lens, .init = setup, .fini = teardown);
 
 static void expect_refused(attnmeta_context *ctx, seq_layout *L, const char *out) {
   const attnmeta_status st = attnmeta_build_step(ctx, &L->s, NULL);
@@ -57,8 +67,6 @@ static void expect_refused(attnmeta_context *ctx, seq_layout *L, const char *out
 }
 
 Test(overlap_seq_lens, swa_lens) {
-  attnmeta_context *ctx = amt_open_or_skip(ATTNMETA_BACKEND_CPU);
-  seq_layout L;
   for (int at = 0; at < 2; ++at) { /* on all of seq_lens, then on seq_lens[1] only */
     seq_layout_init(&L);
     L.s.swa_mode = ATTNMETA_SWA_CAUSAL;
@@ -67,12 +75,9 @@ Test(overlap_seq_lens, swa_lens) {
     L.s.swa_lens = L.arena + at;
     expect_refused(ctx, &L, "swa_lens");
   }
-  attnmeta_close(ctx);
 }
 
 Test(overlap_seq_lens, swa_indices) {
-  attnmeta_context *ctx = amt_open_or_skip(ATTNMETA_BACKEND_CPU);
-  seq_layout L;
   seq_layout_init(&L);
   L.s.swa_mode = ATTNMETA_SWA_NON_CAUSAL;
   L.s.swa_window = 2;
@@ -81,12 +86,9 @@ Test(overlap_seq_lens, swa_indices) {
   L.s.swa_indices = L.arena;
   L.s.swa_indices_stride = 2;
   expect_refused(ctx, &L, "swa_indices");
-  attnmeta_close(ctx);
 }
 
 Test(overlap_seq_lens, compressed_groups) {
-  attnmeta_context *ctx = amt_open_or_skip(ATTNMETA_BACKEND_CPU);
-  seq_layout L;
   int g;
   char name[64];
   for (g = 0; g < ATTNMETA_MAX_COMPRESSED_GROUPS; ++g) {
@@ -102,12 +104,9 @@ Test(overlap_seq_lens, compressed_groups) {
     snprintf(name, sizeof name, "compressed_groups[%d].slot_mapping", g);
     expect_refused(ctx, &L, name);
   }
-  attnmeta_close(ctx);
 }
 
 Test(overlap_seq_lens, c128a) {
-  attnmeta_context *ctx = amt_open_or_skip(ATTNMETA_BACKEND_CPU);
-  seq_layout L;
   seq_layout_c128a_init(&L);
   L.s.c128a_lens = L.arena;
   expect_refused(ctx, &L, "c128a_lens");
@@ -116,13 +115,10 @@ Test(overlap_seq_lens, c128a) {
   L.s.c128a_rows = L.arena + 1;
   L.s.c128a_rows_stride = 2;
   expect_refused(ctx, &L, "c128a_rows");
-  attnmeta_close(ctx);
 }
 
 /* Right next to seq_lens is no overlap, and the products come out right. */
 Test(overlap_seq_lens, next_to_seq_lens) {
-  attnmeta_context *ctx = amt_open_or_skip(ATTNMETA_BACKEND_CPU);
-  seq_layout L;
   attnmeta_status st;
   seq_layout_init(&L);
   L.s.compressed_groups[0].ratio = 4;
@@ -133,5 +129,4 @@ Test(overlap_seq_lens, next_to_seq_lens) {
   cr_expect(L.arena[2] == 25 && L.arena[3] == 1, "compressed lengths %d %d", L.arena[2],
             L.arena[3]);
   cr_expect(L.arena[4] == POISON, "past the lengths");
-  attnmeta_close(ctx);
 }
