@@ -26,6 +26,12 @@ typedef struct am_sized_type {
   const void *defaults;  /* `size` bytes: what init writes, struct_size included */
 } am_sized_type;
 
+/* The sized type of the public attnmeta_<name> (initialised by
+ * attnmeta_<name>_init), first released `oldest` bytes long. */
+#define AM_SIZED_TYPE(name, oldest, defaults)                                           \
+  {#name, "attnmeta_" #name "_init", sizeof(attnmeta_##name), _Alignof(attnmeta_##name), \
+   (oldest), (defaults)}
+
 /* Copies the caller's struct into `full` (type->size bytes): the bytes its
  * struct_size covers from the caller, the rest from the defaults. Reads the
  * caller's struct_size first and nothing past it. Accepted: exactly the

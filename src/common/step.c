@@ -27,14 +27,7 @@ static const attnmeta_step step_defaults = {
     .dcp_interleave = 1,
 };
 
-static const am_sized_type step_type = {
-    .name = "step",
-    .init_name = "attnmeta_step_init",
-    .size = sizeof(attnmeta_step),
-    .align = _Alignof(attnmeta_step),
-    .oldest_size = AM_STEP_SIZE_0_1,
-    .defaults = &step_defaults,
-};
+static const am_sized_type step_type = AM_SIZED_TYPE(step, AM_STEP_SIZE_0_1, &step_defaults);
 
 attnmeta_status attnmeta_step_init_size(attnmeta_step *step, size_t size) {
   return am_sized_init(&step_type, step, size);
@@ -43,12 +36,21 @@ attnmeta_status attnmeta_step_init_size(attnmeta_step *step, size_t size) {
 /* Programs built against 0.1 call this symbol with a 0.1-sized step. */
 void(attnmeta_step_init)(attnmeta_step *step) { (void)am_sized_init(&step_type, step, AM_STEP_SIZE_0_1); }
 
+static attnmeta_status fail_below_one(attnmeta_context *ctx, const char *what, int32_t value) {
+  return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "%s (%d) must be >= 1", what, value);
+}
+
+/* A mode of a product: one of its two values. */
+#define CHECK_MODE(ctx, what, mode, a, b)                                               \
+  if ((mode) != (a) && (mode) != (b))                                                   \
+    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, what " (%d) is neither " #a " nor " #b, \
+                   (mode));
+
 /* A block size of a DCP-placed product: >= 1, and a multiple of the
  * interleave when W > 1 (so each rank owns whole runs of a block). */
 static attnmeta_status check_dcp_block(attnmeta_context *ctx, const attnmeta_step *s,
                                        const char *what, int32_t block_size) {
-  if (block_size < 1)
-    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "%s (%d) must be >= 1", what, block_size);
+  if (block_size < 1) return fail_below_one(ctx, what, block_size);
   if (s->dcp_world_size > 1 && block_size % s->dcp_interleave != 0)
     return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
                    "%s (%d) must be a multiple of dcp_interleave (%d) when dcp_world_size > 1",
@@ -93,37 +95,25 @@ static attnmeta_status check_dsv4(attnmeta_context *ctx, const attnmeta_step *s,
     const attnmeta_compressed_group *grp = &s->compressed_groups[g];
     const unsigned group_wanted = am_group_products(grp);
     if (!(group_wanted & (AM_P(GROUP_SLOTS) | AM_P(GROUP_LENS)))) continue;
-    if (grp->ratio < 1)
-      return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
-                     "compressed_groups[%d].ratio (%d) must be >= 1", g, grp->ratio);
+    snprintf(what, sizeof what, "compressed_groups[%d].ratio", g);
+    if (grp->ratio < 1) return fail_below_one(ctx, what, grp->ratio);
     if (!(group_wanted & AM_P(GROUP_SLOTS))) continue;
     snprintf(what, sizeof what, "compressed_groups[%d].block_size", g);
     st = check_dcp_block(ctx, s, what, grp->block_size);
     if (st != ATTNMETA_OK) return st;
   }
   if (wanted & (AM_P(SWA_INDICES) | AM_P(SWA_LENS))) {
-    if (s->swa_mode != ATTNMETA_SWA_CAUSAL && s->swa_mode != ATTNMETA_SWA_NON_CAUSAL)
-      return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
-                     "swa_mode (%d) is neither ATTNMETA_SWA_CAUSAL nor ATTNMETA_SWA_NON_CAUSAL",
-                     s->swa_mode);
-    if (s->swa_window < 1)
-      return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "swa_window (%d) must be >= 1",
-                     s->swa_window);
+    CHECK_MODE(ctx, "swa_mode", s->swa_mode, ATTNMETA_SWA_CAUSAL, ATTNMETA_SWA_NON_CAUSAL)
+    if (s->swa_window < 1) return fail_below_one(ctx, "swa_window", s->swa_window);
     if (s->swa_width < s->swa_window)
       return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "swa_width (%d) < swa_window (%d)",
                      s->swa_width, s->swa_window);
     if ((wanted & AM_P(SWA_INDICES)) && s->swa_block_size < 1)
-      return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "swa_block_size (%d) must be >= 1",
-                     s->swa_block_size);
+      return fail_below_one(ctx, "swa_block_size", s->swa_block_size);
   }
   if (wanted & (AM_P(C128A_ROWS) | AM_P(C128A_LENS))) {
-    if (s->c128a_mode != ATTNMETA_C128A_GLOBAL && s->c128a_mode != ATTNMETA_C128A_LOCAL)
-      return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
-                     "c128a_mode (%d) is neither ATTNMETA_C128A_GLOBAL nor ATTNMETA_C128A_LOCAL",
-                     s->c128a_mode);
-    if (s->c128a_ratio < 1)
-      return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "c128a_ratio (%d) must be >= 1",
-                     s->c128a_ratio);
+    CHECK_MODE(ctx, "c128a_mode", s->c128a_mode, ATTNMETA_C128A_GLOBAL, ATTNMETA_C128A_LOCAL)
+    if (s->c128a_ratio < 1) return fail_below_one(ctx, "c128a_ratio", s->c128a_ratio);
     if (s->c128a_width < 0)
       return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "c128a_width (%d) is negative",
                      s->c128a_width);

@@ -29,14 +29,7 @@ static const attnmeta_topk topk_defaults = {
 };
 
 /* New in this release: its present size is the only one accepted so far. */
-static const am_sized_type topk_type = {
-    .name = "topk",
-    .init_name = "attnmeta_topk_init",
-    .size = sizeof(attnmeta_topk),
-    .align = _Alignof(attnmeta_topk),
-    .oldest_size = sizeof(attnmeta_topk),
-    .defaults = &topk_defaults,
-};
+static const am_sized_type topk_type = AM_SIZED_TYPE(topk, sizeof(attnmeta_topk), &topk_defaults);
 
 attnmeta_status attnmeta_topk_init_size(attnmeta_topk *op, size_t size) {
   return am_sized_init(&topk_type, op, size);
