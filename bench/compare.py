@@ -149,23 +149,28 @@ def load_triton():
         return None, "triton not importable: %s" % exc
 
     @triton.jit
-    def token_map_kernel(qsl_ptr, out_ptr, num_reqs, num_tokens, n_iter, BLOCK: tl.constexpr):
-        pid = tl.program_id(0)
-        t = pid * BLOCK + tl.arange(0, BLOCK)
-        in_range = t < num_tokens
-        actual = tl.load(qsl_ptr + num_reqs)
-        # Smallest r in [0, R) with qsl[r + 1] > t, for BLOCK tokens at once.
+    def request_of(qsl_ptr, t, num_reqs, n_iter, mask):
+        """Smallest r in [0, R) with qsl[r + 1] > t (else R - 1): a binary
+        search of n_iter steps, for one token or a block of them at once."""
         lo = t * 0
         hi = lo + num_reqs
         for _ in range(n_iter):
             active = lo < hi
             mid = (lo + hi) // 2
-            v = tl.load(qsl_ptr + mid + 1, mask=in_range & active, other=0)
+            v = tl.load(qsl_ptr + mid + 1, mask=mask & active, other=0)
             right = active & (v <= t)
             left = active & (v > t)
             lo = tl.where(right, mid + 1, lo)
             hi = tl.where(left, mid, hi)
-        r = tl.minimum(lo, num_reqs - 1)
+        return tl.minimum(lo, num_reqs - 1)
+
+    @triton.jit
+    def token_map_kernel(qsl_ptr, out_ptr, num_reqs, num_tokens, n_iter, BLOCK: tl.constexpr):
+        pid = tl.program_id(0)
+        t = pid * BLOCK + tl.arange(0, BLOCK)
+        in_range = t < num_tokens
+        actual = tl.load(qsl_ptr + num_reqs)
+        r = request_of(qsl_ptr, t, num_reqs, n_iter, in_range)
         tl.store(out_ptr + t, tl.where(t < actual, r, 0), mask=in_range)
 
     @triton.jit
@@ -180,17 +185,7 @@ def load_triton():
                 tl.store(per_req_ptr + t, tl.load(qsl_ptr + t + 1) - tl.load(qsl_ptr + t))
             if t < num_tokens:
                 actual = tl.load(qsl_ptr + num_reqs)
-                lo = pid * 0
-                hi = lo + num_reqs
-                for _ in range(n_iter):
-                    active = lo < hi
-                    mid = (lo + hi) // 2
-                    v = tl.load(qsl_ptr + mid + 1, mask=active, other=0)
-                    right = active & (v <= t)
-                    left = active & (v > t)
-                    lo = tl.where(right, mid + 1, lo)
-                    hi = tl.where(left, mid, hi)
-                r = tl.minimum(lo, num_reqs - 1)
+                r = request_of(qsl_ptr, t, num_reqs, n_iter, t >= 0)
                 valid = t < actual
                 start = tl.load(qsl_ptr + r).to(tl.int64)
                 qlen = tl.load(qsl_ptr + r + 1).to(tl.int64) - start

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from conftest import CPU_CONFIGS
+from reference import req_of
 
 POISON32 = 0x5A5A5A5A
 POISON64 = 0x5A5A5A5A5A5A5A5A
@@ -15,20 +16,13 @@ POISON64 = 0x5A5A5A5A5A5A5A5A
 
 # ---- naive reference (plain loops, Python integers) ----
 
-def _req(qsl, R, t):
-    for r in range(R):
-        if qsl[r + 1] > t:
-            return r
-    return R - 1
-
-
 def _tokens(qsl, seq, R, T):
     """(valid, r, qlen, pos) of every token."""
     actual = min(max(qsl[R], 0), T) if R > 0 else 0
     out = []
     for t in range(T):
         if t < actual:
-            r = _req(qsl, R, t)
+            r = req_of(qsl, R, t)
             qlen = qsl[r + 1] - qsl[r]
             out.append((True, r, qlen, seq[r] - qlen + t - qsl[r]))
         else:

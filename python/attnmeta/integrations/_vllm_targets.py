@@ -6,7 +6,7 @@ it left it alone."""
 
 import importlib
 import threading
-from typing import Any, Dict, Tuple
+from typing import Any, Callable, Dict, Tuple
 
 from ._vllm_handle import MARK, VllmPatch, expect, params, rebind_everywhere, wraps
 from ._vllm_kernels import RoutedKernel, row_stride
@@ -72,6 +72,28 @@ def _attr(patch: VllmPatch, label: str, module: Any, name: str) -> Any:
     return value
 
 
+def _function(patch: VllmPatch, label: str, module_name: str, name: str, want: Tuple[str, ...],
+              check: Callable[[Any, Tuple[str, ...]], Any] = _exactly) -> Any:
+    """Function ``name`` of module ``module_name`` when ``check`` finds its
+    parameters as ``want`` (default: exactly those); else None, with why in
+    ``patch.skipped[label]``."""
+    original = _attr(patch, label, _module(patch, label, module_name), name)
+    if original is None:
+        return None
+    why = check(params(original), want)
+    if why:
+        patch.skipped[label] = name + " " + why
+        return None
+    return original
+
+
+def _bound(signature: Any, args: Any, kwargs: Any) -> Dict[str, Any]:
+    """A call's arguments by parameter name, the defaults filled in."""
+    bound = signature.bind(*args, **kwargs)
+    bound.apply_defaults()
+    return dict(bound.arguments)
+
+
 # ---------------------------------------------------------------------------
 # the token map: CommonAttentionMetadata.token_to_req_indices and every
 # binding of vllm.v1.attention.ops.metadata.compute_token_to_req_indices
@@ -118,13 +140,9 @@ def token_map_method(patch: VllmPatch) -> None:
 
 def token_map_function(patch: VllmPatch) -> None:
     label = "compute_token_to_req_indices"
-    module = _module(patch, label, OPS_METADATA)
-    original = _attr(patch, label, module, "compute_token_to_req_indices")
+    original = _function(patch, label, OPS_METADATA, "compute_token_to_req_indices",
+                         TOKEN_MAP_PARAMS, expect)
     if original is None:
-        return
-    why = expect(params(original), TOKEN_MAP_PARAMS)
-    if why:
-        patch.skipped[label] = "compute_token_to_req_indices " + why
         return
     from .. import compute_token_to_req_indices as ours
 
@@ -371,13 +389,9 @@ def indexer_prepare(patch: VllmPatch, flat: bool = True, native: bool = True) ->
 
 def compressed_slot_mapping(patch: VllmPatch) -> None:
     label = "compressed_slot_mapping"
-    module = _module(patch, label, COMPRESSOR)
-    original = _attr(patch, label, module, "get_compressed_slot_mapping")
+    original = _function(patch, label, COMPRESSOR, "get_compressed_slot_mapping",
+                         COMPRESSED_PARAMS + COMPRESSED_DCP)
     if original is None:
-        return
-    why = _exactly(params(original), COMPRESSED_PARAMS + COMPRESSED_DCP)
-    if why:
-        patch.skipped[label] = "get_compressed_slot_mapping " + why
         return
     import inspect
 
@@ -387,9 +401,7 @@ def compressed_slot_mapping(patch: VllmPatch) -> None:
 
     @wraps(original)
     def get_compressed_slot_mapping(*args: Any, **kwargs: Any) -> Any:
-        bound = signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        a = bound.arguments
+        a = _bound(signature, args, kwargs)
         got = ours(a["num_tokens"], a["query_start_loc"], a["seq_lens"], a["block_table"],
                    a["block_size"], a["compress_ratio"], out=a["out"],
                    cp_kv_cache_interleave_size=a["cp_kv_cache_interleave_size"],
@@ -457,9 +469,7 @@ def topk_conversion(patch: VllmPatch) -> None:
 
     @wraps(plain)
     def triton_convert_req_index_to_global_index(*args: Any, **kwargs: Any) -> Any:
-        bound = plain_sig.bind(*args, **kwargs)
-        bound.apply_defaults()
-        a = dict(bound.arguments)
+        a = _bound(plain_sig, args, kwargs)
         stride = a.pop("BLOCK_STRIDE_ROWS")
         got = convert_req_index_to_global_index(**a, BLOCK_STRIDE_ROWS=stride)
         patch.count(label)
@@ -467,9 +477,7 @@ def topk_conversion(patch: VllmPatch) -> None:
 
     @wraps(dcp)
     def triton_filter_and_convert_dcp_index(*args: Any, **kwargs: Any) -> Any:
-        bound = dcp_sig.bind(*args, **kwargs)
-        bound.apply_defaults()
-        got = filter_and_convert_dcp_index(**bound.arguments)
+        got = filter_and_convert_dcp_index(**_bound(dcp_sig, args, kwargs))
         patch.count(label)
         return got
 
@@ -484,14 +492,10 @@ def c128a_rows(patch: VllmPatch) -> None:
     launch takes the step's boundaries and lengths from the common metadata
     of the builder's _build_c128a_metadata, which is wrapped to keep it."""
     label = "c128a_decode"
-    module = _module(patch, label, FLASHMLA_SPARSE)
-    original = _attr(patch, label, module, "build_c128a_topk_metadata")
+    original = _function(patch, label, FLASHMLA_SPARSE, "build_c128a_topk_metadata", C128A_PARAMS)
     if original is None:
         return
-    why = _exactly(params(original), C128A_PARAMS)
-    if why:
-        patch.skipped[label] = "build_c128a_topk_metadata " + why
-        return
+    module = importlib.import_module(FLASHMLA_SPARSE)
     builders = [cls for cls in vars(module).values() if isinstance(cls, type)
                 and params(cls.__dict__.get("_build_c128a_metadata"))
                 == ("self", "cm", "req_id_per_token")]
@@ -519,9 +523,7 @@ def c128a_rows(patch: VllmPatch) -> None:
 
     @wraps(original)
     def build_c128a_topk_metadata(*args: Any, **kwargs: Any) -> Any:
-        bound = signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        a = bound.arguments
+        a = _bound(signature, args, kwargs)
         cm = getattr(_building, "c128a_common", None)
         rows, lens = a["global_decode_buffer"], a["decode_lens_buffer"]
         tokens = int(a["num_decode_tokens"])
