@@ -35,19 +35,24 @@ static int cpu_open(int device, void **state, char *name, size_t name_size, char
 
 static void cpu_close(void *state) { (void)state; }
 
+/* The CPU backend runs one thread a block: it refuses any other block. */
+static int cpu_one_thread(const am_launch_shape *shape, char *msg, size_t msg_size) {
+  if (shape->lanes * shape->groups == 1) return ATTNMETA_OK;
+  snprintf(msg, msg_size, "the CPU backend runs one thread per block; got %lld x %lld",
+           (long long)shape->lanes, (long long)shape->groups);
+  return ATTNMETA_ERR_NOT_SUPPORTED;
+}
+
 static int cpu_launch_step(void *state, const am_step_params *params, const am_launch_shape *shape,
                            void *stream, char *msg, size_t msg_size) {
   /* Stage scratch lives on this call's stack, so contexts and threads never
    * share it; the planner stages on the CPU only what fits (1 KiB). */
   int32_t stage[AM_CPU_STAGE_WORDS];
   int64_t block;
+  const int status = cpu_one_thread(shape, msg, msg_size);
   (void)state;
   (void)stream;
-  if (shape->lanes * shape->groups != 1) {
-    snprintf(msg, msg_size, "the CPU backend runs one thread per block; got %lld x %lld",
-             (long long)shape->lanes, (long long)shape->groups);
-    return ATTNMETA_ERR_NOT_SUPPORTED;
-  }
+  if (status != ATTNMETA_OK) return status;
   if (shape->shared_bytes > (int64_t)sizeof stage) {
     snprintf(msg, msg_size, "internal: %lld bytes of block-shared memory asked, %zu available",
              (long long)shape->shared_bytes, sizeof stage);
@@ -66,13 +71,10 @@ static int cpu_launch_topk(void *state, const am_topk_params *params, const am_l
                            void *stream, char *msg, size_t msg_size) {
   int32_t scratch[AM_TOPK_SCRATCH_INTS(1, 1)]; /* the prefix sum's block-shared memory: one thread a block */
   int64_t block, grid;
+  const int status = cpu_one_thread(shape, msg, msg_size);
   (void)state;
   (void)stream;
-  if (shape->lanes * shape->groups != 1) {
-    snprintf(msg, msg_size, "the CPU backend runs one thread per block; got %lld x %lld",
-             (long long)shape->lanes, (long long)shape->groups);
-    return ATTNMETA_ERR_NOT_SUPPORTED;
-  }
+  if (status != ATTNMETA_OK) return status;
   /* A block takes the rows block, block + grid, ...: blocks past the rows
    * have none, so a forced grid runs only the blocks with work (the same
    * bytes; the step's planner bounds its grid the same way). */
@@ -112,7 +114,9 @@ static int cpu_copy(void *state, void *dst, const void *src, size_t bytes, int t
   return ATTNMETA_OK;
 }
 
-static int cpu_synchronize(void *state, void *stream, char *msg, size_t msg_size) {
+/* Synchronizing or destroying a stream: nothing (the work is done when its
+ * call returns, and the CPU backend's streams are NULL). */
+static int cpu_stream_nothing(void *state, void *stream, char *msg, size_t msg_size) {
   (void)state;
   (void)stream;
   (void)msg;
@@ -147,14 +151,6 @@ static int cpu_stream_create(void *state, void **stream, char *msg, size_t msg_s
   return ATTNMETA_OK;
 }
 
-static int cpu_stream_destroy(void *state, void *stream, char *msg, size_t msg_size) {
-  (void)state;
-  (void)stream;
-  (void)msg;
-  (void)msg_size;
-  return ATTNMETA_OK;
-}
-
 static int cpu_event_create(void *state, void **event, char *msg, size_t msg_size) {
   cpu_event *e = (cpu_event *)calloc(1, sizeof *e);
   (void)state;
@@ -163,14 +159,6 @@ static int cpu_event_create(void *state, void **event, char *msg, size_t msg_siz
     snprintf(msg, msg_size, "cannot allocate an event");
     return ATTNMETA_ERR_OUT_OF_MEMORY;
   }
-  return ATTNMETA_OK;
-}
-
-static int cpu_event_destroy(void *state, void *event, char *msg, size_t msg_size) {
-  (void)state;
-  (void)msg;
-  (void)msg_size;
-  free(event);
   return ATTNMETA_OK;
 }
 
@@ -255,14 +243,11 @@ static int cpu_launch_empty(void *state, void *stream, char *msg, size_t msg_siz
   return ATTNMETA_OK;
 }
 
+/* A copy on the device is a host copy too (the stream is NULL). */
 static int cpu_copy_device(void *state, void *dst, const void *src, size_t bytes, void *stream,
                            char *msg, size_t msg_size) {
-  (void)state;
   (void)stream;
-  (void)msg;
-  (void)msg_size;
-  if (bytes) memcpy(dst, src, bytes);
-  return ATTNMETA_OK;
+  return cpu_copy(state, dst, src, bytes, 1, msg, msg_size);
 }
 
 /* The largest data cache the C library reports (glibc's sysconf names);
@@ -289,9 +274,9 @@ static int cpu_runtime_versions(int *driver, int *runtime, char *msg, size_t msg
 static const am_backend_table cpu_table = {
     AM_BACKEND_ABI, sizeof(am_backend_table), "cpu", "host",
     cpu_device_count, cpu_open, cpu_close, cpu_launch_step, cpu_alloc, cpu_release, cpu_copy,
-    cpu_synchronize, cpu_processor_count,
+    cpu_stream_nothing, cpu_processor_count,
     /* measurement */
-    cpu_stream_create, cpu_stream_destroy, cpu_event_create, cpu_event_destroy, cpu_event_record,
+    cpu_stream_create, cpu_stream_nothing, cpu_event_create, cpu_release, cpu_event_record,
     cpu_event_elapsed, cpu_capture_begin, cpu_capture_end, cpu_graph_node_count,
     cpu_graph_instantiate, cpu_graph_launch, cpu_graph_destroy, cpu_launch_empty, cpu_copy_device,
     /* appended */
