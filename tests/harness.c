@@ -71,6 +71,15 @@ attnmeta_context *amt_open_or_skip(attnmeta_backend kind) {
   return ctx;
 }
 
+attnmeta_context *amt_cpu;
+
+void amt_cpu_open(void) { amt_cpu = amt_open_or_skip(ATTNMETA_BACKEND_CPU); }
+
+void amt_cpu_close(void) {
+  attnmeta_close(amt_cpu);
+  amt_cpu = NULL;
+}
+
 int amt_launch_configs(attnmeta_backend kind, const amt_launch **out) {
   return amv_launch_sweep(kind, out);
 }

@@ -26,6 +26,12 @@ const char *amt_backend_label(attnmeta_backend kind);
  * a comma list, names the backend), fails it on any other error. */
 attnmeta_context *amt_open_or_skip(attnmeta_backend kind);
 
+/* A suite's CPU context, open during each test: amt_cpu_open and
+ * amt_cpu_close are the suite's .init and .fini (or called by them). */
+extern attnmeta_context *amt_cpu;
+void amt_cpu_open(void);
+void amt_cpu_close(void);
+
 typedef amv_launch amt_launch;
 
 /* Launch configurations to test on `kind` (the sweep of vecrun.c). */

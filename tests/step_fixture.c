@@ -9,8 +9,9 @@
 #include "harness.h"
 #include "op_inputs.h"
 
-void amt_fixture_memory(attnmeta_context *ctx, unsigned char **d_in, size_t in_bytes,
-                        unsigned char **d_arena, size_t arena_bytes) {
+attnmeta_context *amt_fixture_device(attnmeta_backend kind, unsigned char **d_in, size_t in_bytes,
+                                     unsigned char **d_arena, size_t arena_bytes) {
+  attnmeta_context *ctx = amt_open_or_skip(kind);
   unsigned char *poison = malloc(arena_bytes);
   cr_assert(poison);
   *d_in = amt_dev_alloc(ctx, in_bytes);
@@ -18,6 +19,7 @@ void amt_fixture_memory(attnmeta_context *ctx, unsigned char **d_in, size_t in_b
   memset(poison, AMT_POISON_BYTE, arena_bytes);
   amt_to_dev(ctx, *d_arena, poison, arena_bytes);
   free(poison);
+  return ctx;
 }
 
 void amt_step_fixture_open(amt_step_fixture *f, attnmeta_backend kind) {
@@ -25,8 +27,7 @@ void amt_step_fixture_open(amt_step_fixture *f, attnmeta_backend kind) {
   static const int32_t seq[] = {5, 2, 9};
   static const int32_t table[] = {1, 2, 3, 4, 11, 12, 13, 14, 21, 22, 23, 24};
   attnmeta_step *s = &f->step;
-  f->ctx = amt_open_or_skip(kind);
-  amt_fixture_memory(f->ctx, &f->d_in, 256, &f->d_arena, AMT_ARENA_BYTES);
+  f->ctx = amt_fixture_device(kind, &f->d_in, 256, &f->d_arena, AMT_ARENA_BYTES);
   amt_to_dev(f->ctx, f->d_in, qsl, sizeof qsl);
   amt_to_dev(f->ctx, f->d_in + 64, seq, sizeof seq);
   amt_to_dev(f->ctx, f->d_in + 128, table, sizeof table);

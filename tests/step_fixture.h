@@ -24,10 +24,11 @@ typedef struct amt_step_fixture {
   attnmeta_step step; /* the inputs and sizes; the caller adds the outputs */
 } amt_step_fixture;
 
-/* A fixture's device memory on ctx: in_bytes for its inputs, arena_bytes
- * of outputs holding AMT_POISON_BYTE. */
-void amt_fixture_memory(attnmeta_context *ctx, unsigned char **d_in, size_t in_bytes,
-                        unsigned char **d_arena, size_t arena_bytes);
+/* Opens device 0 of `kind` (skipping the test when it is not there) with
+ * a fixture's device memory: in_bytes for its inputs, arena_bytes of
+ * outputs holding AMT_POISON_BYTE. */
+attnmeta_context *amt_fixture_device(attnmeta_backend kind, unsigned char **d_in, size_t in_bytes,
+                                     unsigned char **d_arena, size_t arena_bytes);
 
 /* Opens device 0 of `kind` (skipping the test when it is not there),
  * uploads the inputs and poisons the arena. */

@@ -37,18 +37,15 @@ static void layout_init(layout *L) {
   L->s.block_table_out_stride = 4;
 }
 
-/* Every test starts from a CPU context and the layout. */
-static attnmeta_context *ctx;
+/* Every test starts from the CPU context amt_cpu and the layout. */
 static layout L;
 
 static void setup(void) {
-  ctx = amt_open_or_skip(ATTNMETA_BACKEND_CPU);
+  amt_cpu_open();
   layout_init(&L);
 }
 
-static void teardown(void) { attnmeta_close(ctx); }
-
-TestSuite(overlap, .init = setup, .fini = teardown);
+TestSuite(overlap, .init = setup, .fini = amt_cpu_close);
 
 static int arena_untouched(const layout *L) {
   int i;
@@ -87,11 +84,11 @@ Test(overlap, output_on_its_own_input) {
   L.s.num_tokens = 3;
   {
     int32_t keep[2] = {4, 2};
-    attnmeta_status st = attnmeta_build_step(ctx, &L.s, NULL);
-    cr_expect_eq(st, ATTNMETA_ERR_INVALID_ARGUMENT, "%s", attnmeta_last_error(ctx));
-    cr_expect(strstr(attnmeta_last_error(ctx), "seq_lens_out") &&
-                  strstr(attnmeta_last_error(ctx), "input seq_lens"),
-              "%s", attnmeta_last_error(ctx));
+    attnmeta_status st = attnmeta_build_step(amt_cpu, &L.s, NULL);
+    cr_expect_eq(st, ATTNMETA_ERR_INVALID_ARGUMENT, "%s", attnmeta_last_error(amt_cpu));
+    cr_expect(strstr(attnmeta_last_error(amt_cpu), "seq_lens_out") &&
+                  strstr(attnmeta_last_error(amt_cpu), "input seq_lens"),
+              "%s", attnmeta_last_error(amt_cpu));
     cr_expect(memcmp(L.arena, keep, sizeof keep) == 0 && L.arena[2] == POISON, "written");
   }
 }
@@ -99,16 +96,16 @@ Test(overlap, output_on_its_own_input) {
 Test(overlap, outputs_sharing_bytes) {
   L.s.token_to_req = L.arena;          /* [0, 12) bytes */
   L.s.req_indices_out = L.arena + 2;   /* [8, 20): shares token 2 */
-  expect_refused(ctx, &L, "req_indices_out", "token_to_req");
+  expect_refused(amt_cpu, &L, "req_indices_out", "token_to_req");
   layout_init(&L);
   L.s.positions = (int64_t *)(void *)(L.arena + 16); /* [64, 88) */
   L.s.slot_mapping = (int64_t *)(void *)(L.arena + 8); /* [32, 64): C = 4 slots */
   L.s.error_word = L.arena + 21;                     /* inside positions */
-  expect_refused(ctx, &L, "error_word", "positions");
+  expect_refused(amt_cpu, &L, "error_word", "positions");
   layout_init(&L);
   L.s.per_req_lens_out = L.arena + 6;
   L.s.block_table_out = L.arena; /* 3 rows of 4: [0, 48) */
-  expect_refused(ctx, &L, "per_req_lens_out", "block_table_out");
+  expect_refused(amt_cpu, &L, "per_req_lens_out", "block_table_out");
 }
 
 Test(overlap, output_on_a_strided_table) {
@@ -117,18 +114,18 @@ Test(overlap, output_on_a_strided_table) {
   memcpy(L.arena, L.table, sizeof L.table);
   L.s.block_table_out = L.arena + 4;
   {
-    attnmeta_status st = attnmeta_build_step(ctx, &L.s, NULL);
-    cr_expect_eq(st, ATTNMETA_ERR_INVALID_ARGUMENT, "%s", attnmeta_last_error(ctx));
-    cr_expect(strstr(attnmeta_last_error(ctx), "block_table_out") &&
-                  strstr(attnmeta_last_error(ctx), "input block_table"),
-              "%s", attnmeta_last_error(ctx));
+    attnmeta_status st = attnmeta_build_step(amt_cpu, &L.s, NULL);
+    cr_expect_eq(st, ATTNMETA_ERR_INVALID_ARGUMENT, "%s", attnmeta_last_error(amt_cpu));
+    cr_expect(strstr(attnmeta_last_error(amt_cpu), "block_table_out") &&
+                  strstr(attnmeta_last_error(amt_cpu), "input block_table"),
+              "%s", attnmeta_last_error(amt_cpu));
   }
   /* an output in a used column of a strided output row */
   layout_init(&L);
   L.s.block_table_out = L.arena;
   L.s.block_table_out_stride = 8; /* rows at 0, 32, 64 bytes; columns [0, 16) used */
   L.s.error_word = L.arena + 9;   /* byte 36: row 1, column 1 */
-  expect_refused(ctx, &L, "error_word", "block_table_out");
+  expect_refused(amt_cpu, &L, "error_word", "block_table_out");
 }
 
 /* What is not an overlap: unused buffers, inputs shared by inputs, and
@@ -139,13 +136,13 @@ Test(overlap, not_overlaps) {
   /* seq_lens is read by no wanted product: token_to_req may sit on it */
   L.s.seq_lens = L.arena;
   L.s.token_to_req = L.arena;
-  expect_ok(ctx, &L, "token_to_req on an unread seq_lens");
+  expect_ok(amt_cpu, &L, "token_to_req on an unread seq_lens");
   cr_expect(L.arena[0] == 0 && L.arena[1] == 1 && L.arena[2] == 1);
   /* inputs may share bytes with inputs */
   layout_init(&L);
   L.s.seq_lens = L.qsl + 1; /* {1, 3}: lengths >= the query lengths {1, 2} */
   L.s.positions = (int64_t *)(void *)(L.arena + 64);
-  expect_ok(ctx, &L, "seq_lens inside query_start_loc");
+  expect_ok(amt_cpu, &L, "seq_lens inside query_start_loc");
   cr_expect(((int64_t *)(void *)(L.arena + 64))[0] == 0 &&
             ((int64_t *)(void *)(L.arena + 64))[2] == 2);
   /* the input table's rows in columns 0-3 of a pitch-8 buffer, the output
@@ -160,7 +157,7 @@ Test(overlap, not_overlaps) {
   L.s.num_tokens = 3;
   L.s.error_word = L.arena + 19;     /* beyond input rows, before output row 2 at 20 */
   L.arena[19] = 0;
-  expect_ok(ctx, &L, "interleaved input and output tables, the error word in a gap");
+  expect_ok(amt_cpu, &L, "interleaved input and output tables, the error word in a gap");
   for (t = 0; t < 3; ++t)
     for (c = 0; c < 4; ++c)
       cr_expect_eq(L.arena[t * 8 + 4 + c], want_rows[t][c], "row %d column %d", t, c);
@@ -175,7 +172,7 @@ Test(overlap, unused_pointers_not_checked) {
   L.s.token_to_req = L.arena;
   L.s.seq_lens = (const int32_t *)(const void *)((const char *)L.seq + 1);
   L.s.block_table = (const int32_t *)(const void *)((const char *)L.table + 2);
-  expect_ok(ctx, &L, "misaligned seq_lens and block table, neither read");
+  expect_ok(amt_cpu, &L, "misaligned seq_lens and block table, neither read");
 }
 
 /* The DeepSeek-V3.2/V4 products count the same way. */
@@ -183,11 +180,11 @@ Test(overlap, dsv4_products) {
   L.s.per_req_lens_out = L.arena;                  /* [0, 8) bytes */
   L.s.compressed_groups[0].ratio = 4;
   L.s.compressed_groups[0].seq_lens_out = L.arena + 1; /* [4, 12) */
-  expect_refused(ctx, &L, "compressed_groups[0].seq_lens_out", "per_req_lens_out");
+  expect_refused(amt_cpu, &L, "compressed_groups[0].seq_lens_out", "per_req_lens_out");
   layout_init(&L);
   L.s.compressed_groups[1].ratio = 4;
   L.s.compressed_groups[1].seq_lens_out = L.arena; /* R = 2 entries: [0, 8) */
   L.s.token_to_req = L.arena + 2;                  /* right after: no overlap */
-  expect_ok(ctx, &L, "a group's lengths next to the token map");
+  expect_ok(amt_cpu, &L, "a group's lengths next to the token map");
   cr_expect(L.arena[0] == 1 && L.arena[1] == 0, "group lengths %d %d", L.arena[0], L.arena[1]);
 }

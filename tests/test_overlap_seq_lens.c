@@ -40,18 +40,15 @@ static void seq_layout_c128a_init(seq_layout *L) {
   L->s.c128a_ratio = 4;
 }
 
-/* Every test starts from a CPU context and the layout. */
-static attnmeta_context *ctx;
+/* Every test starts from the CPU context amt_cpu and the layout. */
 static seq_layout L;
 
 static void setup(void) {
-  ctx = amt_open_or_skip(ATTNMETA_BACKEND_CPU);
+  amt_cpu_open();
   seq_layout_init(&L);
 }
 
-static void teardown(void) { attnmeta_close(ctx); }
-
-TestSuite(overlap_seq_lens, .init = setup, .fini = teardown);
+TestSuite(overlap_seq_lens, .init = setup, .fini = amt_cpu_close);
 
 static void expect_refused(attnmeta_context *ctx, seq_layout *L, const char *out) {
   const attnmeta_status st = attnmeta_build_step(ctx, &L->s, NULL);
@@ -73,7 +70,7 @@ Test(overlap_seq_lens, swa_lens) {
     L.s.swa_window = 4;
     L.s.swa_width = 4;
     L.s.swa_lens = L.arena + at;
-    expect_refused(ctx, &L, "swa_lens");
+    expect_refused(amt_cpu, &L, "swa_lens");
   }
 }
 
@@ -85,7 +82,7 @@ Test(overlap_seq_lens, swa_indices) {
   L.s.swa_block_size = 16;
   L.s.swa_indices = L.arena;
   L.s.swa_indices_stride = 2;
-  expect_refused(ctx, &L, "swa_indices");
+  expect_refused(amt_cpu, &L, "swa_indices");
 }
 
 Test(overlap_seq_lens, compressed_groups) {
@@ -96,25 +93,25 @@ Test(overlap_seq_lens, compressed_groups) {
     L.s.compressed_groups[g].ratio = 4;
     L.s.compressed_groups[g].seq_lens_out = L.arena;
     snprintf(name, sizeof name, "compressed_groups[%d].seq_lens_out", g);
-    expect_refused(ctx, &L, name);
+    expect_refused(amt_cpu, &L, name);
     seq_layout_init(&L);
     L.s.compressed_groups[g].ratio = 4;
     L.s.compressed_groups[g].block_size = 16;
     L.s.compressed_groups[g].slot_mapping = (int64_t *)(void *)L.arena;
     snprintf(name, sizeof name, "compressed_groups[%d].slot_mapping", g);
-    expect_refused(ctx, &L, name);
+    expect_refused(amt_cpu, &L, name);
   }
 }
 
 Test(overlap_seq_lens, c128a) {
   seq_layout_c128a_init(&L);
   L.s.c128a_lens = L.arena;
-  expect_refused(ctx, &L, "c128a_lens");
+  expect_refused(amt_cpu, &L, "c128a_lens");
   seq_layout_c128a_init(&L);
   L.s.c128a_width = 2;
   L.s.c128a_rows = L.arena + 1;
   L.s.c128a_rows_stride = 2;
-  expect_refused(ctx, &L, "c128a_rows");
+  expect_refused(amt_cpu, &L, "c128a_rows");
 }
 
 /* Right next to seq_lens is no overlap, and the products come out right. */
@@ -123,8 +120,8 @@ Test(overlap_seq_lens, next_to_seq_lens) {
   seq_layout_init(&L);
   L.s.compressed_groups[0].ratio = 4;
   L.s.compressed_groups[0].seq_lens_out = L.arena + 2;
-  st = attnmeta_build_step(ctx, &L.s, NULL);
-  cr_assert_eq(st, ATTNMETA_OK, "%s", attnmeta_last_error(ctx));
+  st = attnmeta_build_step(amt_cpu, &L.s, NULL);
+  cr_assert_eq(st, ATTNMETA_OK, "%s", attnmeta_last_error(amt_cpu));
   cr_expect(L.arena[0] == 100 && L.arena[1] == 7, "seq_lens kept");
   cr_expect(L.arena[2] == 25 && L.arena[3] == 1, "compressed lengths %d %d", L.arena[2],
             L.arena[3]);

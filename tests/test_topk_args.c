@@ -34,8 +34,7 @@ static void fixture_open(fixture *f, attnmeta_backend kind) {
   static const int32_t ws[1] = {100};
   static const int64_t slots[4] = {1, 2, 3, 4};
   attnmeta_topk *op = &f->op;
-  f->ctx = amt_open_or_skip(kind);
-  amt_fixture_memory(f->ctx, &f->d_in, 1024, &f->d_arena, ARENA_BYTES);
+  f->ctx = amt_fixture_device(kind, &f->d_in, 1024, &f->d_arena, ARENA_BYTES);
   amt_to_dev(f->ctx, f->d_in, topk, sizeof topk);
   amt_to_dev(f->ctx, f->d_in + 256, qsl, sizeof qsl);
   amt_to_dev(f->ctx, f->d_in + 320, table, sizeof table);
