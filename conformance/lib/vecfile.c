@@ -197,6 +197,14 @@ static int check_bytes(lexer *lx) {
   return 0;
 }
 
+/* The NAME and COUNT after an input or expect line's keyword. */
+static int name_and_count(lexer *lx, const char **cur, const char *keyword, tok *name, tok *cnt) {
+  cnt->s = NULL;
+  cnt->n = 0;
+  if (get_tok(cur, lx->le, name) && get_tok(cur, lx->le, cnt)) return 0;
+  return fail(lx, "bad %s line (expected '%s NAME COUNT VALUES...')", keyword, keyword);
+}
+
 /* ---------------------------------------------------------------- values */
 
 static void values_free(amv_values *v) {
@@ -779,8 +787,7 @@ static int parse_topk(lexer *lx, amv_vector *v, int keep) {
         state = T_INPUTS;
       }
       if (state != T_INPUTS) return fail(lx, "'input' lines come before the first 'rank'");
-      if (!get_tok(&c, lx->le, &name) || !get_tok(&c, lx->le, &cnt))
-        return fail(lx, "bad input line (expected 'input NAME COUNT VALUES...')");
+      if (name_and_count(lx, &c, "input", &name, &cnt)) return -1;
       for (in = 0; in < AMV_TOPK_NUM_INPUTS && !tok_is(&name, amv_topk_input_name(in)); in++) {
       }
       if (in == AMV_TOPK_NUM_INPUTS) in = -1;
@@ -834,8 +841,7 @@ static int parse_topk(lexer *lx, amv_vector *v, int keep) {
       int64_t count, want;
       amv_topk_rank *rk = k->nranks > 0 ? &k->ranks[k->nranks - 1] : NULL;
       if (state != T_RANK) return fail(lx, "'expect' lines belong to a 'rank' block");
-      if (!get_tok(&c, lx->le, &name) || !get_tok(&c, lx->le, &cnt))
-        return fail(lx, "bad expect line (expected 'expect NAME COUNT VALUES...')");
+      if (name_and_count(lx, &c, "expect", &name, &cnt)) return -1;
       which = tok_is(&name, "out") ? 1 : (tok_is(&name, "valid_count") ? 2 : 0);
       if (!which || (which == 2 && !k->count))
         return fail(lx, "expect '%.*s': op topk expects 'out'%s", (int)name.n, name.s,
@@ -1063,10 +1069,7 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
         fail(lx, "'input' lines come after 'products' and before the first 'rank'");
         goto out;
       }
-      if (!get_tok(&c, lx->le, &name) || !get_tok(&c, lx->le, &cnt)) {
-        fail(lx, "bad input line (expected 'input NAME COUNT VALUES...')");
-        goto out;
-      }
+      if (name_and_count(lx, &c, "input", &name, &cnt)) goto out;
       in = find_input(&name);
       if (in < 0 || (amv_input_family(in) >= 0 &&
                      !((amv_families(cur.products) >> amv_input_family(in)) & 1))) {
@@ -1154,10 +1157,7 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
         fail(lx, "'expect' lines belong to a 'rank' block");
         goto out;
       }
-      if (!get_tok(&c, lx->le, &name) || !get_tok(&c, lx->le, &cnt)) {
-        fail(lx, "bad expect line (expected 'expect NAME COUNT VALUES...')");
-        goto out;
-      }
+      if (name_and_count(lx, &c, "expect", &name, &cnt)) goto out;
       o = find_output(amv_num_outputs(), &name);
       if (o < 0) {
         fail(lx, "unknown output '%.*s'", (int)name.n, name.s);

@@ -53,7 +53,7 @@ int amv_launch_sweep(attnmeta_backend kind, const amv_launch **out) {
 }
 
 typedef struct region {
-  int es;     /* element size in bytes */
+  size_t es;  /* element size in bytes */
   int64_t n;  /* elements between the guards */
   size_t off; /* byte offset of element 0 in the arena */
 } region;
@@ -122,7 +122,7 @@ static void layout(run *ru) {
     const amvs_member *m = i < ru->nout ? amvs_step_output(i) : NULL;
     const int f = m ? amvs_family(m) : -1;
     int64_t rows, cols, stride;
-    g->es = m ? (int)m->size : 4;
+    g->es = m ? m->size : 4;
     if (!m) {
       g->n = 1;
     } else {
@@ -133,34 +133,13 @@ static void layout(run *ru) {
     if (f >= 0 && !((fam >> f) & 1)) g->n = 0; /* not this vector's */
     off = align_up(off, 64);
     if (i == AMV_BLOCK_TABLE_OUT && (v->misalign & 2)) off += 4; /* off 16-byte alignment */
-    g->off = off + (size_t)GUARD * (size_t)g->es;
-    off = g->off + (size_t)(g->n + GUARD) * (size_t)g->es;
+    g->off = off + (size_t)GUARD * g->es;
+    off = g->off + (size_t)(g->n + GUARD) * g->es;
   }
   ru->arena_bytes = align_up(off, 64);
 }
 
 static void *reg_dev(const run *ru, int i) { return ru->d_arena + ru->reg[i].off; }
-
-static int64_t load(const unsigned char *p, int es) {
-  if (es == 4) {
-    int32_t w;
-    memcpy(&w, p, 4);
-    return w;
-  } else {
-    int64_t w;
-    memcpy(&w, p, 8);
-    return w;
-  }
-}
-
-static void store(unsigned char *p, int es, int64_t value) {
-  if (es == 4) {
-    const int32_t w = (int32_t)value;
-    memcpy(p, &w, 4);
-  } else {
-    memcpy(p, &value, 8);
-  }
-}
 
 /* The expected arena after a run that builds `products`. */
 static void expect_image(run *ru, unsigned products) {
@@ -177,11 +156,11 @@ static void expect_image(run *ru, unsigned products) {
     const int64_t width = row_width(v, o, &stride);
     for (i = 0; i < e->n; i++) {
       const int64_t at = width ? (i / width) * stride + i % width : i;
-      const size_t off = g->off + (size_t)at * (size_t)g->es;
+      const size_t off = g->off + (size_t)at * g->es;
       if (e->care && !e->care[i])
         ru->h_care[off] = 0;
       else
-        store(ru->h_expect + off, g->es, e->v[i]);
+        amvs_store(ru->h_expect + off, g->es, e->v[i]);
     }
   }
 }
@@ -217,13 +196,14 @@ static void compare(run *ru) {
     for (e = -GUARD; e < r->n + GUARD; e++) {
       const size_t off = (size_t)((int64_t)r->off + e * (int64_t)r->es); /* e < 0: the guard */
       if (!ru->h_care[off]) continue;
-      if (load(ru->h_arena + off, r->es) != load(ru->h_expect + off, r->es)) {
+      if (amvs_load(ru->h_arena + off, r->es) != amvs_load(ru->h_expect + off, r->es)) {
         if (!bad++) first = e;
       }
     }
     if (bad) {
       const size_t off = (size_t)((int64_t)r->off + first * (int64_t)r->es);
-      const int64_t want = load(ru->h_expect + off, r->es), got = load(ru->h_arena + off, r->es);
+      const int64_t want = amvs_load(ru->h_expect + off, r->es);
+      const int64_t got = amvs_load(ru->h_arena + off, r->es);
       const char *name = g == ru->err ? "error_word" : amv_output_name(g);
       char at[192];
       where(ru, g, first, at, sizeof at);
@@ -255,7 +235,7 @@ static int download(run *ru) {
 
 static int poison_and_upload(run *ru, int use_err, int32_t err_init) {
   memset(ru->h_arena, POISON_BYTE, ru->arena_bytes);
-  if (use_err) store(ru->h_arena + ru->reg[ru->err].off, 4, err_init);
+  if (use_err) amvs_store(ru->h_arena + ru->reg[ru->err].off, 4, err_init);
   return upload(ru, ru->d_arena, ru->h_arena, ru->arena_bytes);
 }
 
@@ -328,7 +308,7 @@ static void run_step(run *ru, const char *variant, unsigned products, int use_er
   expect_image(ru, products);
   if (use_err) { /* the error word is checked here, not as an image */
     const size_t off = ru->reg[ru->err].off;
-    const int32_t got = (int32_t)load(ru->h_arena + off, 4);
+    const int32_t got = (int32_t)amvs_load(ru->h_arena + off, 4);
     /* the lengths' flags only when a wanted product reads seq_lens */
     int32_t flags = rk->flags_requests | (wanted & reads_seq ? rk->flags_seq_lens : 0);
     ru->h_care[off] = 0;
@@ -412,19 +392,19 @@ static void dev_free(run *ru, void *p) {
 }
 
 /* Copies an input's values (of its type's range, by the parser's checks) to the device. */
-static int upload_input(run *ru, void *dst, const amv_values *in, int es) {
+static int upload_input(run *ru, void *dst, const amv_values *in, size_t es) {
   unsigned char *host;
   int64_t i;
   int rc;
   if (in->n == 0) return 0;
-  host = malloc((size_t)in->n * (size_t)es);
+  host = malloc((size_t)in->n * es);
   if (!host) {
     report(ru, "", -1, 0, 0, 0, NULL, "out of host memory");
     ru->stop = 1;
     return 1;
   }
-  for (i = 0; i < in->n; i++) store(host + (size_t)i * (size_t)es, es, in->v[i]);
-  rc = upload(ru, dst, host, (size_t)in->n * (size_t)es);
+  for (i = 0; i < in->n; i++) amvs_store(host + (size_t)i * es, es, in->v[i]);
+  rc = upload(ru, dst, host, (size_t)in->n * es);
   free(host);
   return rc;
 }
@@ -443,7 +423,7 @@ static void upload_inputs(run *ru) {
     ru->d_input_base[i] = dev_alloc(ru, (size_t)(in->n > 0 ? in->n : 1) * es + lead);
     if (!ru->d_input_base[i]) return;
     ru->d_input[i] = (unsigned char *)ru->d_input_base[i] + lead;
-    if (upload_input(ru, ru->d_input[i], in, (int)es)) ru->stop = 1;
+    if (upload_input(ru, ru->d_input[i], in, es)) ru->stop = 1;
   }
 }
 

@@ -100,9 +100,8 @@ const amvs_member *amvs_find(const amvs_table *t, const char *name, size_t len) 
   return NULL;
 }
 
-int64_t amvs_get(const void *base, const amvs_member *m) {
-  const unsigned char *p = (const unsigned char *)base + m->offset;
-  if (m->size == 8) {
+int64_t amvs_load(const void *p, size_t size) {
+  if (size == 8) {
     int64_t v;
     memcpy(&v, p, 8);
     return v;
@@ -113,14 +112,21 @@ int64_t amvs_get(const void *base, const amvs_member *m) {
   }
 }
 
-void amvs_set(void *base, const amvs_member *m, int64_t value) {
-  unsigned char *p = (unsigned char *)base + m->offset;
-  if (m->size == 8) {
+void amvs_store(void *p, size_t size, int64_t value) {
+  if (size == 8) {
     memcpy(p, &value, 8);
   } else {
     const int32_t v = (int32_t)value;
     memcpy(p, &v, 4);
   }
+}
+
+int64_t amvs_get(const void *base, const amvs_member *m) {
+  return amvs_load((const unsigned char *)base + m->offset, m->size);
+}
+
+void amvs_set(void *base, const amvs_member *m, int64_t value) {
+  amvs_store((unsigned char *)base + m->offset, m->size, value);
 }
 
 void *amvs_slot(void *base, const amvs_member *m) { return (unsigned char *)base + m->offset; }

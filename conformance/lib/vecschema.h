@@ -50,6 +50,9 @@ extern const amvs_table amvs_topk; /* attnmeta_topk */
 const amvs_member *amvs_find(const amvs_table *t, const char *name, size_t len);
 /* The PARAM member of that name, NULL when there is none. */
 const amvs_member *amvs_find_param(const amvs_table *t, const char *name);
+/* An int32 (size 4) or int64 (size 8) at p, and storing one there. */
+int64_t amvs_load(const void *p, size_t size);
+void amvs_store(void *p, size_t size, int64_t value);
 /* A PARAM's value in the struct at base, and storing one there. */
 int64_t amvs_get(const void *base, const amvs_member *m);
 void amvs_set(void *base, const amvs_member *m, int64_t value);
