@@ -21,14 +21,7 @@
 #include <cstdlib>
 #include <vector>
 
-#define CHECK(x)                                                                     \
-  do {                                                                               \
-    cudaError_t e_ = (x);                                                            \
-    if (e_ != cudaSuccess) {                                                         \
-      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));                  \
-      std::exit(1);                                                                  \
-    }                                                                                \
-  } while (0)
+#include "graph_replay.cuh"
 
 __global__ void k_empty(const int *, int *) {}
 __global__ void k_store(const int *, int *out) { out[threadIdx.x] = 1; }
@@ -49,18 +42,6 @@ __global__ void k_load_store_512(const int *in, int *out) {
 }
 
 typedef void (*kernel_fn)(const int *, int *);
-
-// Milliseconds between events around `replays` launches of graph x on s.
-static float replay_ms(cudaGraphExec_t x, cudaStream_t s, cudaEvent_t a, cudaEvent_t b,
-                       int replays) {
-  float ms = 0;
-  CHECK(cudaEventRecord(a, s));
-  for (int i = 0; i < replays; ++i) CHECK(cudaGraphLaunch(x, s));
-  CHECK(cudaEventRecord(b, s));
-  CHECK(cudaEventSynchronize(b));
-  CHECK(cudaEventElapsedTime(&ms, a, b));
-  return ms;
-}
 
 static float graph_us_per_node(kernel_fn k, const int *in, int *out) {
   const int nodes = 50, repeats = 7;

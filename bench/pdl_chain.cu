@@ -38,17 +38,9 @@
 #include <cstring>
 #include <vector>
 
-#include "attnmeta/attnmeta.h"
+#include "graph_replay.cuh"
 
-#define CHECK(x)                                                                     \
-  do {                                                                               \
-    cudaError_t e_ = (x);                                                            \
-    if (e_ != cudaSuccess) {                                                         \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x,                \
-                   cudaGetErrorString(e_));                                          \
-      std::exit(2);                                                                  \
-    }                                                                                \
-  } while (0)
+#include "attnmeta/attnmeta.h"
 
 #define STEPS 50
 
@@ -149,16 +141,6 @@ static bool enqueue_step(attnmeta_context *ctx, const buffers &b, cudaStream_t s
   }
   launch_consumer(b, s, mode == MODE_EARLY_CONSUMER);
   return true;
-}
-
-static float replay_ms(cudaGraphExec_t x, cudaStream_t s, cudaEvent_t a, cudaEvent_t e, int n) {
-  float ms = 0;
-  CHECK(cudaEventRecord(a, s));
-  for (int i = 0; i < n; ++i) CHECK(cudaGraphLaunch(x, s));
-  CHECK(cudaEventRecord(e, s));
-  CHECK(cudaEventSynchronize(e));
-  CHECK(cudaEventElapsedTime(&ms, a, e));
-  return ms;
 }
 
 // The last step's checksums, on the host.

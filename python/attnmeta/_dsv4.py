@@ -34,7 +34,8 @@ DSV4_ARGS = dict(
     c128a_local=False,
 )
 
-_GROUP_KEYS = frozenset(("block_table", "ratio", "block_size", "slot_mapping", "seq_lens_out"))
+# A compressed group's keys: its buffers, and its two settings.
+_GROUP_KEYS = frozenset(GROUP) | {"ratio", "block_size"}
 
 
 def _rows(buf: Any) -> Any:

@@ -459,22 +459,12 @@ class IndexerDecodeMetadata(StepPlan):
         *,
         seq_lens_out: Buffer,
         block_table_out: Buffer,
-        decode_lens_out: Optional[Buffer] = None,
-        req_indices_out: Optional[Buffer] = None,
-        per_req_lens_out: Optional[Buffer] = None,
         **more: Any
     ) -> None:
-        super().__init__(
-            query_start_loc,
-            seq_lens=seq_lens,
-            block_table=block_table,
-            seq_lens_out=seq_lens_out,
-            block_table_out=block_table_out,
-            decode_lens_out=decode_lens_out,
-            req_indices_out=req_indices_out,
-            per_req_lens_out=per_req_lens_out,
-            **more
-        )
+        # decode_lens_out, req_indices_out, per_req_lens_out and any other
+        # StepPlan argument come in `more`.
+        super().__init__(query_start_loc, seq_lens=seq_lens, block_table=block_table,
+                         seq_lens_out=seq_lens_out, block_table_out=block_table_out, **more)
 
 
 def build_step(query_start_loc: Buffer, num_tokens: int, *, num_reqs: Optional[int] = None,

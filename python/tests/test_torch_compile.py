@@ -46,11 +46,19 @@ def test_opcheck_token_to_req_indices(ops):
                           (i32(QSL), poisoned(T), -1, T))
 
 
+def _step_outputs():
+    """Every output of the step's operator but global_seq_lens_out, by name."""
+    return dict(token_to_req=poisoned(T), seq_lens_out=poisoned(T),
+                block_table_out=poisoned(T, cols=COLS), decode_lens_out=poisoned(T),
+                req_indices_out=poisoned(T), per_req_lens_out=poisoned(3),
+                positions=poisoned(T, torch.int64), slot_mapping=poisoned(T, torch.int64),
+                error_word=torch.zeros(1, dtype=torch.int32, device=DEVICE))
+
+
 def test_opcheck_build_step(ops):
-    args = [i32(QSL), i32(SEQ), _table(), poisoned(T), poisoned(T), None, poisoned(T, cols=COLS),
-            poisoned(T), poisoned(T), poisoned(3), poisoned(T, torch.int64),
-            poisoned(T, torch.int64), torch.zeros(1, dtype=torch.int32, device=DEVICE),
-            3, T, T, -1, BS, 1, 0, 1]
+    outputs = _step_outputs()
+    args = ([i32(QSL), i32(SEQ), _table()] + [outputs.get(name) for name in ops.OUTPUTS]
+            + [3, T, T, -1, BS, 1, 0, 1])
     torch.library.opcheck(torch.ops.attnmeta.build_step.default, tuple(args))
 
 
@@ -156,10 +164,10 @@ def _expect_dsv4(b):
 
 def test_opcheck_build_dsv4_step(ops):
     b = _dsv4_buffers()
-    none13 = [None] * 10
-    args = ([i32(QSL), i32(SEQ), _table()] + none13
-            + [b["slots"], b["lens"], None, None, None, None, None, None]
-            + [None, b["swa_lens"], None, b["c128a_lens"]]
+    outputs = dict(g0_slot_mapping=b["slots"], g0_seq_lens_out=b["lens"], swa_lens=b["swa_lens"],
+                   c128a_lens=b["c128a_lens"])
+    args = ([i32(QSL), i32(SEQ), _table()] + [None] * len(ops.OUTPUTS)
+            + [outputs.get(name) for name in ops.DSV4_OUTPUTS]
             + [_table(), None, None, None, _table(), _table()]
             + [3, T, -1, -1, 0, 1, 0, 1, 1, [2, 0, 0, 0], [2, 0, 0, 0], BS, 4, 4, True,
                2, 2, 2, False])

@@ -87,6 +87,17 @@ def _function(patch: VllmPatch, label: str, module_name: str, name: str, want: T
     return original
 
 
+def _takes(patch: VllmPatch, label: str, kernel: Any, name: str, want: Tuple[str, ...]) -> bool:
+    """Whether Triton kernel ``name`` takes exactly the arguments ``want``;
+    if not, why goes in ``patch.skipped[label]``."""
+    names = getattr(kernel, "arg_names", None)
+    if names is not None and tuple(names) == want:
+        return True
+    patch.skipped[label] = "%s takes (%s), not (%s)" % (
+        name, ", ".join(names or ("?",)), ", ".join(want))
+    return False
+
+
 def _bound(signature: Any, args: Any, kwargs: Any) -> Dict[str, Any]:
     """A call's arguments by parameter name, the defaults filled in."""
     bound = signature.bind(*args, **kwargs)
@@ -225,10 +236,7 @@ def indexer_varlen(patch: VllmPatch) -> None:
             patch.skipped[label] = ("%s has no _indexer_decode_metadata_kernel and the indexer "
                                     "no _build_varlen_decode_indices" % OPS_METADATA)
         return
-    names = getattr(kernel, "arg_names", None)
-    if names is None or tuple(names) != VARLEN_ARGS:
-        patch.skipped[label] = "_indexer_decode_metadata_kernel takes (%s), not (%s)" % (
-            ", ".join(names or ("?",)), ", ".join(VARLEN_ARGS))
+    if not _takes(patch, label, kernel, "_indexer_decode_metadata_kernel", VARLEN_ARGS):
         return
 
     def route(a: Dict[str, Any], grid: Tuple[Any, ...]) -> bool:
@@ -419,10 +427,7 @@ def swa_rows(patch: VllmPatch) -> None:
     kernel = _attr(patch, label, module, "_compute_swa_indices_and_lens_kernel")
     if kernel is None:
         return
-    names = getattr(kernel, "arg_names", None)
-    if names is None or tuple(names) != SWA_ARGS:
-        patch.skipped[label] = "_compute_swa_indices_and_lens_kernel takes (%s), not (%s)" % (
-            ", ".join(names or ("?",)), ", ".join(SWA_ARGS))
+    if not _takes(patch, label, kernel, "_compute_swa_indices_and_lens_kernel", SWA_ARGS):
         return
     from .._dsv4_dropins import compute_swa_indices_and_lens
 
