@@ -247,7 +247,7 @@ static int setup(attnmeta_context *ctx, step_run *run, attnmeta_step *step) {
     if (call(ctx, attnmeta_device_alloc(ctx, bytes, &run->dev_in[i]), "allocate") ||
         call(ctx, attnmeta_copy_to_device(ctx, run->dev_in[i], run->host_in[i], bytes), "copy"))
       return -1;
-    in->attach(step, p, run->dev_in[i]);
+    step_attach(step, p, in->offset, in->settings, run->dev_in[i]);
     cli_progress_tick(&progress, "inputs and outputs set up", (int64_t)i + 1, parts);
   }
   for (size_t i = 0; i < step_product_count; ++i) {
@@ -257,7 +257,7 @@ static int setup(attnmeta_context *ctx, step_run *run, attnmeta_step *step) {
              attnmeta_device_alloc(ctx, bytes_of(out->count(p), out->elem_bytes), &run->dev_out[i]),
              "allocate"))
       return -1;
-    out->attach(step, p, run->dev_out[i]);
+    step_attach(step, p, out->offset, out->settings, run->dev_out[i]);
     cli_progress_tick(&progress, "inputs and outputs set up",
                       (int64_t)(step_input_count + i + 1), parts);
   }

@@ -66,10 +66,11 @@ void step_shape_default(step_shape *s);
 /* ---- inputs ---- */
 typedef struct step_input {
   const char *name;
+  size_t offset;     /* of its pointer in attnmeta_step */
   size_t elem_bytes;
   int64_t (*count)(const step_plan *p);
   void (*fill)(const step_plan *p, void *host);
-  void (*attach)(attnmeta_step *s, const step_plan *p, void *device);
+  void (*settings)(attnmeta_step *s, const step_plan *p); /* the sizes it comes with, or NULL */
 } step_input;
 
 extern const step_input step_inputs[];
@@ -79,14 +80,20 @@ extern const size_t step_input_count;
 typedef struct step_product {
   const char *name;   /* as --products takes it and the print-out shows it */
   int dsv4;           /* a DeepSeek-V4 product: built when named, or with "dsv4" or "all" */
+  size_t offset;      /* of its pointer in attnmeta_step (a member, or a group's) */
   size_t elem_bytes;  /* 4 (int32) or 8 (int64) */
   int64_t (*count)(const step_plan *p);
   int64_t (*row)(const step_plan *p); /* entries per row for a [T][row] product; NULL: flat */
-  void (*attach)(attnmeta_step *s, const step_plan *p, void *device);
+  void (*settings)(attnmeta_step *s, const step_plan *p); /* what it reads besides, or NULL */
 } step_product;
 
 extern const step_product step_products[];
 extern const size_t step_product_count;
+
+/* Points the buffer at `offset` in `s` to `device`, then applies its
+ * settings (when there are any). */
+void step_attach(attnmeta_step *s, const step_plan *p, size_t offset,
+                 void (*settings)(attnmeta_step *s, const step_plan *p), void *device);
 
 /* Sets the step's scalar fields (sizes, block size, DCP) from the plan. */
 void step_configure(attnmeta_step *s, const step_plan *p);

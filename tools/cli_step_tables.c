@@ -99,70 +99,34 @@ static void fill_zero(const step_plan *p, void *host) {
   *(int32_t *)host = 0;
 }
 
-static void in_qsl(attnmeta_step *s, const step_plan *p, void *d) {
-  (void)p;
-  s->query_start_loc = d;
+/* A buffer's place in attnmeta_step (a member, or a group's) and the size
+ * of one of its elements. */
+#define STEP_BUFFER(member) offsetof(attnmeta_step, member), sizeof *((attnmeta_step *)0)->member
+
+void step_attach(attnmeta_step *s, const step_plan *p, size_t offset,
+                 void (*settings)(attnmeta_step *s, const step_plan *p), void *device) {
+  memcpy((char *)s + offset, &device, sizeof device);
+  if (settings) settings(s, p);
 }
-static void in_seq_lens(attnmeta_step *s, const step_plan *p, void *d) {
-  (void)p;
-  s->seq_lens = d;
-}
-static void in_table(attnmeta_step *s, const step_plan *p, void *d) {
-  s->block_table = d;
+
+static void table_settings(attnmeta_step *s, const step_plan *p) {
   s->block_table_cols = p->shape.cols;
   s->block_table_stride = p->shape.cols;
-}
-static void in_error_word(attnmeta_step *s, const step_plan *p, void *d) {
-  (void)p;
-  s->error_word = d;
 }
 
 /* error_word must stay the last input: the driver reads it back. */
 const step_input step_inputs[] = {
-    {"query_start_loc", 4, len_reqs_plus_one, fill_qsl, in_qsl},
-    {"seq_lens", 4, len_reqs, fill_seq_lens, in_seq_lens},
-    {"block_table", 4, len_table, fill_table, in_table},
-    {"error_word", 4, len_one, fill_zero, in_error_word},
+    {"query_start_loc", STEP_BUFFER(query_start_loc), len_reqs_plus_one, fill_qsl, NULL},
+    {"seq_lens", STEP_BUFFER(seq_lens), len_reqs, fill_seq_lens, NULL},
+    {"block_table", STEP_BUFFER(block_table), len_table, fill_table, table_settings},
+    {"error_word", STEP_BUFFER(error_word), len_one, fill_zero, NULL},
 };
 const size_t step_input_count = sizeof step_inputs / sizeof step_inputs[0];
 
 /* ----------------------------------------------------------------- products */
 
-static void out_token_to_req(attnmeta_step *s, const step_plan *p, void *d) {
-  (void)p;
-  s->token_to_req = d;
-}
-static void out_seq_lens(attnmeta_step *s, const step_plan *p, void *d) {
-  (void)p;
-  s->seq_lens_out = d;
-}
-static void out_global_seq_lens(attnmeta_step *s, const step_plan *p, void *d) {
-  (void)p;
-  s->global_seq_lens_out = d;
-}
-static void out_block_table(attnmeta_step *s, const step_plan *p, void *d) {
-  s->block_table_out = d;
+static void block_table_out_settings(attnmeta_step *s, const step_plan *p) {
   s->block_table_out_stride = p->shape.cols;
-}
-static void out_decode_lens(attnmeta_step *s, const step_plan *p, void *d) {
-  (void)p;
-  s->decode_lens_out = d;
-}
-static void out_req_indices(attnmeta_step *s, const step_plan *p, void *d) {
-  (void)p;
-  s->req_indices_out = d;
-}
-static void out_per_req_lens(attnmeta_step *s, const step_plan *p, void *d) {
-  (void)p;
-  s->per_req_lens_out = d;
-}
-static void out_positions(attnmeta_step *s, const step_plan *p, void *d) {
-  (void)p;
-  s->positions = d;
-}
-static void out_slot_mapping(attnmeta_step *s, const step_plan *p, void *d) {
-  (void)p;
-  s->slot_mapping = d;
 }
 
 /* ---- DeepSeek-V4 products, over the step's block table ---- */
@@ -189,23 +153,11 @@ static void attach_group(attnmeta_step *s, const step_plan *p, int g, int ratio)
   grp->ratio = ratio;
   grp->block_size = step_dsv4_block_size(&p->shape, ratio);
 }
-static void out_c4_slots(attnmeta_step *s, const step_plan *p, void *d) {
-  attach_group(s, p, 0, STEP_C4_RATIO);
-  s->compressed_groups[0].slot_mapping = d;
-}
-static void out_c4_lens(attnmeta_step *s, const step_plan *p, void *d) {
-  attach_group(s, p, 0, STEP_C4_RATIO);
-  s->compressed_groups[0].seq_lens_out = d;
-}
-static void out_c128_slots(attnmeta_step *s, const step_plan *p, void *d) {
+static void c4_settings(attnmeta_step *s, const step_plan *p) { attach_group(s, p, 0, STEP_C4_RATIO); }
+static void c128_settings(attnmeta_step *s, const step_plan *p) {
   attach_group(s, p, 1, STEP_C128_RATIO);
-  s->compressed_groups[1].slot_mapping = d;
 }
-static void out_c128_lens(attnmeta_step *s, const step_plan *p, void *d) {
-  attach_group(s, p, 1, STEP_C128_RATIO);
-  s->compressed_groups[1].seq_lens_out = d;
-}
-static void attach_swa(attnmeta_step *s, const step_plan *p) {
+static void swa_settings(attnmeta_step *s, const step_plan *p) {
   s->swa_block_table = s->block_table;
   s->swa_block_table_cols = s->block_table_cols;
   s->swa_block_table_stride = s->block_table_stride;
@@ -215,15 +167,7 @@ static void attach_swa(attnmeta_step *s, const step_plan *p) {
   s->swa_indices_stride = p->shape.swa_window;
   s->swa_mode = ATTNMETA_SWA_CAUSAL;
 }
-static void out_swa_indices(attnmeta_step *s, const step_plan *p, void *d) {
-  attach_swa(s, p);
-  s->swa_indices = d;
-}
-static void out_swa_lens(attnmeta_step *s, const step_plan *p, void *d) {
-  attach_swa(s, p);
-  s->swa_lens = d;
-}
-static void attach_c128a(attnmeta_step *s, const step_plan *p) {
+static void c128a_settings(attnmeta_step *s, const step_plan *p) {
   s->c128a_block_table = s->block_table;
   s->c128a_block_table_cols = s->block_table_cols;
   s->c128a_block_table_stride = s->block_table_stride;
@@ -233,33 +177,27 @@ static void attach_c128a(attnmeta_step *s, const step_plan *p) {
   s->c128a_rows_stride = p->c128a_width;
   s->c128a_mode = ATTNMETA_C128A_GLOBAL;
 }
-static void out_c128a_rows(attnmeta_step *s, const step_plan *p, void *d) {
-  attach_c128a(s, p);
-  s->c128a_rows = d;
-}
-static void out_c128a_lens(attnmeta_step *s, const step_plan *p, void *d) {
-  attach_c128a(s, p);
-  s->c128a_lens = d;
-}
 
+#define GROUP_BUFFER(g, member) STEP_BUFFER(compressed_groups[g].member)
 const step_product step_products[] = {
-    {"token_to_req", 0, 4, len_tokens, NULL, out_token_to_req},
-    {"seq_lens_out", 0, 4, len_capacity, NULL, out_seq_lens},
-    {"global_seq_lens", 0, 4, len_tokens, NULL, out_global_seq_lens},
-    {"block_table_out", 0, 4, len_token_rows, row_cols, out_block_table},
-    {"decode_lens", 0, 4, len_tokens, NULL, out_decode_lens},
-    {"req_indices", 0, 4, len_tokens, NULL, out_req_indices},
-    {"per_req_lens", 0, 4, len_reqs, NULL, out_per_req_lens},
-    {"positions", 0, 8, len_tokens, NULL, out_positions},
-    {"slot_mapping", 0, 8, len_capacity, NULL, out_slot_mapping},
-    {"c4_slot_mapping", 1, 8, len_capacity, NULL, out_c4_slots},
-    {"c4_seq_lens", 1, 4, len_reqs, NULL, out_c4_lens},
-    {"c128_slot_mapping", 1, 8, len_capacity, NULL, out_c128_slots},
-    {"c128_seq_lens", 1, 4, len_reqs, NULL, out_c128_lens},
-    {"swa_indices", 1, 4, len_swa_rows, row_swa, out_swa_indices},
-    {"swa_lens", 1, 4, len_capacity, NULL, out_swa_lens},
-    {"c128a_rows", 1, 4, len_c128a_rows, row_c128a, out_c128a_rows},
-    {"c128a_lens", 1, 4, len_capacity, NULL, out_c128a_lens},
+    {"token_to_req", 0, STEP_BUFFER(token_to_req), len_tokens, NULL, NULL},
+    {"seq_lens_out", 0, STEP_BUFFER(seq_lens_out), len_capacity, NULL, NULL},
+    {"global_seq_lens", 0, STEP_BUFFER(global_seq_lens_out), len_tokens, NULL, NULL},
+    {"block_table_out", 0, STEP_BUFFER(block_table_out), len_token_rows, row_cols,
+     block_table_out_settings},
+    {"decode_lens", 0, STEP_BUFFER(decode_lens_out), len_tokens, NULL, NULL},
+    {"req_indices", 0, STEP_BUFFER(req_indices_out), len_tokens, NULL, NULL},
+    {"per_req_lens", 0, STEP_BUFFER(per_req_lens_out), len_reqs, NULL, NULL},
+    {"positions", 0, STEP_BUFFER(positions), len_tokens, NULL, NULL},
+    {"slot_mapping", 0, STEP_BUFFER(slot_mapping), len_capacity, NULL, NULL},
+    {"c4_slot_mapping", 1, GROUP_BUFFER(0, slot_mapping), len_capacity, NULL, c4_settings},
+    {"c4_seq_lens", 1, GROUP_BUFFER(0, seq_lens_out), len_reqs, NULL, c4_settings},
+    {"c128_slot_mapping", 1, GROUP_BUFFER(1, slot_mapping), len_capacity, NULL, c128_settings},
+    {"c128_seq_lens", 1, GROUP_BUFFER(1, seq_lens_out), len_reqs, NULL, c128_settings},
+    {"swa_indices", 1, STEP_BUFFER(swa_indices), len_swa_rows, row_swa, swa_settings},
+    {"swa_lens", 1, STEP_BUFFER(swa_lens), len_capacity, NULL, swa_settings},
+    {"c128a_rows", 1, STEP_BUFFER(c128a_rows), len_c128a_rows, row_c128a, c128a_settings},
+    {"c128a_lens", 1, STEP_BUFFER(c128a_lens), len_capacity, NULL, c128a_settings},
 };
 const size_t step_product_count = sizeof step_products / sizeof step_products[0];
 
