@@ -628,44 +628,40 @@ static int32_t expected_flags(const scenario *sc, const amr_output *ref, int wit
   return f;
 }
 
+/* A product of one value per token, request or slot, and its reference
+ * (int32 or int64 values). */
+typedef struct flat_ref {
+  int out;
+  const int32_t *r32;
+  const int64_t *r64;
+  int64_t n;
+} flat_ref;
+
 /* Exact agreement of every wanted product (query_start_loc non-decreasing). */
 NO_COVERAGE static void check_exact(const scenario *sc, const outputs *o, const amr_output *ref) {
+  const flat_ref flat[] = {
+      {O_T2R, ref->token_to_req, NULL, sc->T},     {O_SEQ, ref->seq_lens_out, NULL, sc->C},
+      {O_GSEQ, ref->global_seq_lens, NULL, sc->T}, {O_DEC, ref->decode_lens, NULL, sc->T},
+      {O_RIDX, ref->req_indices, NULL, sc->T},     {O_PRL, ref->per_req_lens, NULL, sc->R},
+      {O_POS, NULL, ref->positions, sc->T},        {O_SLOT, NULL, ref->slots, sc->C}};
+  size_t k;
   int64_t t, c;
-  for (t = 0; t < sc->T; ++t) {
-    if (WANTS(O_T2R))
-      CHECK(W32(o, O_T2R)[t] == ref->token_to_req[t], "token_to_req[%lld] = %d, reference %d",
-            (long long)t, W32(o, O_T2R)[t], ref->token_to_req[t]);
-    if (WANTS(O_GSEQ))
-      CHECK(W32(o, O_GSEQ)[t] == ref->global_seq_lens[t],
-            "global_seq_lens_out[%lld] = %d, reference %d", (long long)t, W32(o, O_GSEQ)[t],
-            ref->global_seq_lens[t]);
-    if (WANTS(O_BT))
+  for (k = 0; k < sizeof flat / sizeof flat[0]; ++k) {
+    const flat_ref *f = &flat[k];
+    if (!WANTS(f->out)) continue;
+    for (t = 0; t < f->n; ++t) {
+      const int64_t got = f->r64 ? W64(o, f->out)[t] : W32(o, f->out)[t];
+      const int64_t want = f->r64 ? f->r64[t] : f->r32[t];
+      CHECK(got == want, "%s[%lld] = %lld, reference %lld", out_names[f->out], (long long)t,
+            (long long)got, (long long)want);
+    }
+  }
+  if (WANTS(O_BT))
+    for (t = 0; t < sc->T; ++t)
       for (c = 0; c < sc->cols; ++c)
         CHECK(W32(o, O_BT)[t * sc->out_stride + c] == ref->block_table_out[t * sc->cols + c],
               "block_table_out[%lld][%lld] = %d, reference %d", (long long)t, (long long)c,
               W32(o, O_BT)[t * sc->out_stride + c], ref->block_table_out[t * sc->cols + c]);
-    if (WANTS(O_DEC))
-      CHECK(W32(o, O_DEC)[t] == ref->decode_lens[t], "decode_lens_out[%lld] = %d", (long long)t,
-            W32(o, O_DEC)[t]);
-    if (WANTS(O_RIDX))
-      CHECK(W32(o, O_RIDX)[t] == ref->req_indices[t], "req_indices_out[%lld] = %d, reference %d",
-            (long long)t, W32(o, O_RIDX)[t], ref->req_indices[t]);
-    if (WANTS(O_POS))
-      CHECK(W64(o, O_POS)[t] == ref->positions[t], "positions[%lld] = %lld, reference %lld",
-            (long long)t, (long long)W64(o, O_POS)[t], (long long)ref->positions[t]);
-  }
-  for (t = 0; t < sc->C; ++t) {
-    if (WANTS(O_SEQ))
-      CHECK(W32(o, O_SEQ)[t] == ref->seq_lens_out[t], "seq_lens_out[%lld] = %d, reference %d",
-            (long long)t, W32(o, O_SEQ)[t], ref->seq_lens_out[t]);
-    if (WANTS(O_SLOT))
-      CHECK(W64(o, O_SLOT)[t] == ref->slots[t], "slot_mapping[%lld] = %lld, reference %lld",
-            (long long)t, (long long)W64(o, O_SLOT)[t], (long long)ref->slots[t]);
-  }
-  if (WANTS(O_PRL))
-    for (t = 0; t < sc->R; ++t)
-      CHECK(W32(o, O_PRL)[t] == ref->per_req_lens[t], "per_req_lens_out[%lld] = %d, reference %d",
-            (long long)t, W32(o, O_PRL)[t], ref->per_req_lens[t]);
   if (WANTS(O_ERR)) {
     const int32_t want = sc->err_init | expected_flags(sc, ref, 1);
     CHECK(*W32(o, O_ERR) == want, "error_word = 0x%x, reference 0x%x", (unsigned)*W32(o, O_ERR),

@@ -239,13 +239,10 @@ static void decode(fz_reader *rd, topk_case *c) {
 }
 
 static void case_free(topk_case *c) {
-  free(c->topk);
-  free(c->qsl);
-  free(c->req_id);
-  free(c->table);
-  free(c->prefill_req);
-  free(c->ws);
-  free(c->token_slot);
+  void *const owned[] = {c->topk, c->qsl, c->req_id, c->table, c->prefill_req, c->ws,
+                         c->token_slot};
+  size_t i;
+  for (i = 0; i < sizeof owned / sizeof owned[0]; ++i) free(owned[i]);
 }
 
 /* ---- device buffers: exact size, flush against an inaccessible page ---- */
