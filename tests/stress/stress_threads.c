@@ -37,9 +37,22 @@ typedef struct thread_arg {
   int iters;
   attnmeta_context *shared;
   int32_t *shared_error_word;
+  const char *name;
+  int (*run)(const struct thread_arg *a); /* the test: its count of bad iterations */
 } thread_arg;
 
 static pthread_barrier_t start_line;
+
+/* A thread: starts with the others, runs its test, reports the bad
+ * iterations. */
+static void *thread_main(void *p) {
+  const thread_arg *a = (const thread_arg *)p;
+  int bad;
+  pthread_barrier_wait(&start_line);
+  bad = a->run(a);
+  ST_EXPECT(bad == 0, "%s[%d]: %d bad iterations", a->name, a->id, bad);
+  return NULL;
+}
 static st_batch batches[NBATCHES];
 
 static attnmeta_launch_config random_config(uint64_t *rng) {
@@ -53,16 +66,15 @@ static attnmeta_launch_config random_config(uint64_t *rng) {
 }
 
 /* ---- own_contexts ---- */
-static void *own_contexts(void *p) {
-  thread_arg *a = (thread_arg *)p;
+/* Each iteration passes or fails on its own: no bad iterations to count. */
+static int own_contexts(const thread_arg *a) {
   uint64_t rng = 1000u + (uint64_t)a->id;
   attnmeta_context *ctx = NULL;
   attnmeta_status st;
   int i;
-  pthread_barrier_wait(&start_line);
   st = attnmeta_open(&ctx, ATTNMETA_BACKEND_CPU, 0);
   ST_EXPECT(st == ATTNMETA_OK, "own_contexts[%d]: open: %s", a->id, attnmeta_open_error());
-  if (st != ATTNMETA_OK) return NULL;
+  if (st != ATTNMETA_OK) return 0;
   for (i = 0; i < a->iters; ++i) {
     st_batch b;
     st_outputs o;
@@ -91,14 +103,12 @@ static void *own_contexts(void *p) {
     st_batch_free(&b);
   }
   attnmeta_close(ctx);
-  return NULL;
+  return 0;
 }
 
 /* ---- shared_context ---- */
-static void *shared_context(void *p) {
-  thread_arg *a = (thread_arg *)p;
+static int shared_context(const thread_arg *a) {
   int i, bad = 0;
-  pthread_barrier_wait(&start_line);
   for (i = 0; i < a->iters; ++i) {
     const st_batch *b = &batches[(a->id + i) % NBATCHES];
     st_outputs o;
@@ -117,15 +127,12 @@ static void *shared_context(void *p) {
     }
     st_outputs_free(&o);
   }
-  ST_EXPECT(bad == 0, "shared_context[%d]: %d bad iterations", a->id, bad);
-  return NULL;
+  return bad;
 }
 
 /* ---- shared_failures ---- */
-static void *shared_failures(void *p) {
-  thread_arg *a = (thread_arg *)p;
+static int shared_failures(const thread_arg *a) {
   int i, bad = 0;
-  pthread_barrier_wait(&start_line);
   for (i = 0; i < a->iters; ++i) {
     const st_batch *b = &batches[(a->id * 7 + i) % NBATCHES];
     st_outputs o;
@@ -165,16 +172,13 @@ static void *shared_failures(void *p) {
     }
     st_outputs_free(&o);
   }
-  ST_EXPECT(bad == 0, "shared_failures[%d]: %d bad iterations", a->id, bad);
-  return NULL;
+  return bad;
 }
 
 /* ---- open_close ---- */
-static void *open_close(void *p) {
-  thread_arg *a = (thread_arg *)p;
+static int open_close(const thread_arg *a) {
   int i, bad = 0, count = -1;
   char want[64];
-  pthread_barrier_wait(&start_line);
   /* first use of the GPU modules, from every thread at once */
   if (attnmeta_backend_device_count(ATTNMETA_BACKEND_CUDA, &count) != ATTNMETA_OK || count < 0) bad++;
   if (attnmeta_backend_device_count(ATTNMETA_BACKEND_HIP, &count) != ATTNMETA_OK || count < 0) bad++;
@@ -196,12 +200,11 @@ static void *open_close(void *p) {
       bad++;
     }
   }
-  ST_EXPECT(bad == 0, "open_close[%d]: %d bad iterations", a->id, bad);
-  return NULL;
+  return bad;
 }
 
-static void run_threads(const char *name, void *(*fn)(void *), attnmeta_context *shared,
-                        int32_t *shared_error_word, int iters) {
+static void run_threads(const char *name, int (*run)(const thread_arg *a),
+                        attnmeta_context *shared, int32_t *shared_error_word, int iters) {
   pthread_t threads[NTHREADS];
   thread_arg args[NTHREADS];
   int i;
@@ -211,7 +214,9 @@ static void run_threads(const char *name, void *(*fn)(void *), attnmeta_context 
     args[i].iters = iters;
     args[i].shared = shared;
     args[i].shared_error_word = shared_error_word;
-    if (pthread_create(&threads[i], NULL, fn, &args[i]) != 0) {
+    args[i].name = name;
+    args[i].run = run;
+    if (pthread_create(&threads[i], NULL, thread_main, &args[i]) != 0) {
       fprintf(stderr, "%s: cannot start a thread\n", name);
       exit(1);
     }
