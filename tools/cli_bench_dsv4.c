@@ -21,45 +21,51 @@
 #define SWA_BLOCK 64
 #define C128A_WIDTH 8192 /* a 1M-token context / 128 */
 
+/* The outputs, each a device buffer of its element size x rows (T, C or R)
+ * x width. */
+enum { C4_SLOTS, C128_SLOTS, C4_LENS, C128_LENS, SWA_ROWS, SWA_LENS, C128A_ROWS, C128A_LENS, NOUT };
+static const struct {
+  int elem;
+  char rows;
+  int width;
+} outputs[NOUT] = {{8, 'C', 1}, {8, 'C', 1}, {4, 'R', 1}, {4, 'R', 1},
+                   {4, 'T', SWA_WINDOW}, {4, 'C', 1}, {4, 'T', C128A_WIDTH}, {4, 'C', 1}};
+
 struct dsv4_bench {
-  int64_t *c4_slots_d, *c128_slots_d;
-  int32_t *c4_lens_d, *c128_lens_d, *swa_d, *swa_lens_d, *c128a_d, *c128a_lens_d;
+  void *dev[NOUT];
 };
+
+static int64_t output_bytes(double T, double C, double R, int o) {
+  const double rows = outputs[o].rows == 'T' ? T : outputs[o].rows == 'C' ? C : R;
+  return (int64_t)(outputs[o].elem * rows * outputs[o].width);
+}
 
 double bench_dsv4_bytes(const bench_case *c) {
   const double T = bench_case_tokens(c) + c->pad, C = bench_case_capacity((int)T);
-  const double R = c->num_reqs;
+  double bytes = 0;
   /* every output written once (the tables' rows read are the step's) */
-  return 2 * 8.0 * C + 2 * 4.0 * R + 4.0 * (T * SWA_WINDOW + C) + 4.0 * (T * C128A_WIDTH + C);
+  for (int o = 0; o < NOUT; ++o) bytes += (double)output_bytes(T, C, c->num_reqs, o);
+  return bytes;
 }
 
-static int dalloc(case_run *b, void **p, int64_t bytes) {
-  return bench_report(b->ctx, attnmeta_device_alloc(b->ctx, (size_t)(bytes > 0 ? bytes : 4), p),
-                      "allocate");
-}
+static int64_t bytes_of(const case_run *b, int o) { return output_bytes(b->T, b->C, b->R, o); }
 
 void bench_dsv4_free(case_run *b) {
   struct dsv4_bench *d = b->dsv4;
   if (!d) return;
-  void *dev[] = {d->c4_slots_d, d->c128_slots_d, d->c4_lens_d,   d->c128_lens_d,
-                 d->swa_d,      d->swa_lens_d,   d->c128a_d,     d->c128a_lens_d};
-  for (size_t i = 0; i < sizeof dev / sizeof dev[0]; ++i) attnmeta_device_free(b->ctx, dev[i]);
+  for (int o = 0; o < NOUT; ++o) attnmeta_device_free(b->ctx, d->dev[o]);
   free(d);
   b->dsv4 = NULL;
 }
 
 int bench_dsv4_setup(case_run *b) {
   struct dsv4_bench *d = calloc(1, sizeof *d);
-  const int64_t T = b->T, C = b->C, R = b->R;
   b->dsv4 = d;
   if (!d) return 1;
-  if (dalloc(b, (void **)&d->c4_slots_d, 8 * C) || dalloc(b, (void **)&d->c128_slots_d, 8 * C) ||
-      dalloc(b, (void **)&d->c4_lens_d, 4 * R) || dalloc(b, (void **)&d->c128_lens_d, 4 * R) ||
-      dalloc(b, (void **)&d->swa_d, 4 * T * SWA_WINDOW) ||
-      dalloc(b, (void **)&d->swa_lens_d, 4 * C) ||
-      dalloc(b, (void **)&d->c128a_d, 4 * T * C128A_WIDTH) ||
-      dalloc(b, (void **)&d->c128a_lens_d, 4 * C))
-    return 1;
+  for (int o = 0; o < NOUT; ++o) {
+    const size_t bytes = (size_t)(bytes_of(b, o) > 0 ? bytes_of(b, o) : 4);
+    if (bench_report(b->ctx, attnmeta_device_alloc(b->ctx, bytes, &d->dev[o]), "allocate")) return 1;
+  }
   for (int s = 0; s < b->nsets; ++s) {
     attnmeta_step *st = &b->steps[s];
     attnmeta_compressed_group *g4 = &st->compressed_groups[0], *g128 = &st->compressed_groups[1];
@@ -68,21 +74,21 @@ int bench_dsv4_setup(case_run *b) {
     g4->block_table_stride = g128->block_table_stride = st->block_table_stride;
     g4->ratio = C4_RATIO;
     g4->block_size = C4_BLOCK;
-    g4->slot_mapping = d->c4_slots_d;
-    g4->seq_lens_out = d->c4_lens_d;
+    g4->slot_mapping = d->dev[C4_SLOTS];
+    g4->seq_lens_out = d->dev[C4_LENS];
     g128->ratio = C128_RATIO;
     g128->block_size = C128_BLOCK;
-    g128->slot_mapping = d->c128_slots_d;
-    g128->seq_lens_out = d->c128_lens_d;
+    g128->slot_mapping = d->dev[C128_SLOTS];
+    g128->seq_lens_out = d->dev[C128_LENS];
     st->swa_block_table = st->block_table;
     st->swa_block_table_cols = st->block_table_cols;
     st->swa_block_table_stride = st->block_table_stride;
     st->swa_block_size = SWA_BLOCK;
     st->swa_window = st->swa_width = SWA_WINDOW;
     st->swa_mode = ATTNMETA_SWA_CAUSAL;
-    st->swa_indices = d->swa_d;
+    st->swa_indices = d->dev[SWA_ROWS];
     st->swa_indices_stride = SWA_WINDOW;
-    st->swa_lens = d->swa_lens_d;
+    st->swa_lens = d->dev[SWA_LENS];
     st->c128a_block_table = st->block_table;
     st->c128a_block_table_cols = st->block_table_cols;
     st->c128a_block_table_stride = st->block_table_stride;
@@ -90,9 +96,9 @@ int bench_dsv4_setup(case_run *b) {
     st->c128a_block_size = C128_BLOCK;
     st->c128a_width = C128A_WIDTH;
     st->c128a_mode = ATTNMETA_C128A_GLOBAL;
-    st->c128a_rows = d->c128a_d;
+    st->c128a_rows = d->dev[C128A_ROWS];
     st->c128a_rows_stride = C128A_WIDTH;
-    st->c128a_lens = d->c128a_lens_d;
+    st->c128a_lens = d->dev[C128A_LENS];
   }
   return 0;
 }
@@ -110,20 +116,17 @@ static int poison_buffer(case_run *b, void *dev, int64_t bytes) {
 }
 
 int bench_dsv4_poison(case_run *b) {
-  struct dsv4_bench *d = b->dsv4;
-  const int64_t T = b->T, C = b->C, R = b->R;
-  return poison_buffer(b, d->c4_slots_d, 8 * C) || poison_buffer(b, d->c128_slots_d, 8 * C) ||
-         poison_buffer(b, d->c4_lens_d, 4 * R) || poison_buffer(b, d->c128_lens_d, 4 * R) ||
-         poison_buffer(b, d->swa_d, 4 * T * SWA_WINDOW) || poison_buffer(b, d->swa_lens_d, 4 * C) ||
-         poison_buffer(b, d->c128a_d, 4 * T * C128A_WIDTH) ||
-         poison_buffer(b, d->c128a_lens_d, 4 * C);
+  for (int o = 0; o < NOUT; ++o)
+    if (poison_buffer(b, b->dsv4->dev[o], bytes_of(b, o))) return 1;
+  return 0;
 }
 
 /* The naive values, from the host copies of set s's inputs. */
 typedef struct dsv4_host {
-  int64_t *c4, *c128;
-  int32_t *c4_lens, *c128_lens, *swa, *swa_lens, *c128a, *c128a_lens;
+  void *out[NOUT];
 } dsv4_host;
+#define SLOTS(h, o) ((const int64_t *)(h)->out[o])
+#define INTS(h, o) ((const int32_t *)(h)->out[o])
 
 static int64_t compressed_slot(const int32_t *row, int64_t pos, int ratio, int bs) {
   if ((pos + 1) % ratio != 0) return -1;
@@ -131,44 +134,23 @@ static int64_t compressed_slot(const int32_t *row, int64_t pos, int ratio, int b
 }
 
 static int fetch(case_run *b, dsv4_host *h, char *why, size_t why_size) {
-  struct dsv4_bench *d = b->dsv4;
-  const size_t T = (size_t)b->T, C = (size_t)b->C, R = (size_t)b->R;
-  h->c4 = malloc(8 * C + 8);
-  h->c128 = malloc(8 * C + 8);
-  h->c4_lens = malloc(4 * R + 4);
-  h->c128_lens = malloc(4 * R + 4);
-  h->swa = malloc(4 * T * SWA_WINDOW + 4);
-  h->swa_lens = malloc(4 * C + 4);
-  h->c128a = malloc(4 * T * C128A_WIDTH + 4);
-  h->c128a_lens = malloc(4 * C + 4);
-  if (!h->c4 || !h->c128 || !h->c4_lens || !h->c128_lens || !h->swa || !h->swa_lens ||
-      !h->c128a || !h->c128a_lens) {
-    snprintf(why, why_size, "out of host memory");
-    return 1;
-  }
-  if ((C && (attnmeta_copy_to_host(b->ctx, h->c4, d->c4_slots_d, 8 * C) ||
-             attnmeta_copy_to_host(b->ctx, h->c128, d->c128_slots_d, 8 * C) ||
-             attnmeta_copy_to_host(b->ctx, h->swa_lens, d->swa_lens_d, 4 * C) ||
-             attnmeta_copy_to_host(b->ctx, h->c128a_lens, d->c128a_lens_d, 4 * C))) ||
-      (R && (attnmeta_copy_to_host(b->ctx, h->c4_lens, d->c4_lens_d, 4 * R) ||
-             attnmeta_copy_to_host(b->ctx, h->c128_lens, d->c128_lens_d, 4 * R))) ||
-      (T && (attnmeta_copy_to_host(b->ctx, h->swa, d->swa_d, 4 * T * SWA_WINDOW) ||
-             attnmeta_copy_to_host(b->ctx, h->c128a, d->c128a_d, 4 * T * C128A_WIDTH)))) {
-    snprintf(why, why_size, "copy back: %s", attnmeta_last_error(b->ctx));
-    return 1;
+  for (int o = 0; o < NOUT; ++o) {
+    const int64_t bytes = bytes_of(b, o);
+    h->out[o] = malloc((size_t)bytes + 8);
+    if (!h->out[o]) {
+      snprintf(why, why_size, "out of host memory");
+      return 1;
+    }
+    if (bytes > 0 && attnmeta_copy_to_host(b->ctx, h->out[o], b->dsv4->dev[o], (size_t)bytes)) {
+      snprintf(why, why_size, "copy back: %s", attnmeta_last_error(b->ctx));
+      return 1;
+    }
   }
   return 0;
 }
 
 static void release(dsv4_host *h) {
-  free(h->c4);
-  free(h->c128);
-  free(h->c4_lens);
-  free(h->c128_lens);
-  free(h->swa);
-  free(h->swa_lens);
-  free(h->c128a);
-  free(h->c128a_lens);
+  for (int o = 0; o < NOUT; ++o) free(h->out[o]);
 }
 
 /* One token's entries against the naive ones; 1 with a message when one differs. */
@@ -185,31 +167,31 @@ static int check_token(case_run *b, const dsv4_host *h, int s, int t, char *why,
   const int32_t swa_len = valid ? (int32_t)(pos + 1 - start) : 0;
   const int64_t n128 = (pos + 1) / C128_RATIO;
   const int32_t c128a_len = valid ? (int32_t)(n128 < C128A_WIDTH ? n128 : C128A_WIDTH) : 0;
-  if (h->c4[t] != want4 || h->c128[t] != want128) {
+  if (SLOTS(h, C4_SLOTS)[t] != want4 || SLOTS(h, C128_SLOTS)[t] != want128) {
     snprintf(why, why_size, "compressed slot of token %d: ratio 4 %lld (want %lld), ratio 128 "
-             "%lld (want %lld)", t, (long long)h->c4[t], (long long)want4,
-             (long long)h->c128[t], (long long)want128);
+             "%lld (want %lld)", t, (long long)SLOTS(h, C4_SLOTS)[t], (long long)want4,
+             (long long)SLOTS(h, C128_SLOTS)[t], (long long)want128);
     return 1;
   }
-  if (h->swa_lens[t] != swa_len || h->c128a_lens[t] != c128a_len) {
+  if (INTS(h, SWA_LENS)[t] != swa_len || INTS(h, C128A_LENS)[t] != c128a_len) {
     snprintf(why, why_size, "token %d: swa_lens %d (want %d), c128a_lens %d (want %d)", t,
-             h->swa_lens[t], swa_len, h->c128a_lens[t], c128a_len);
+             INTS(h, SWA_LENS)[t], swa_len, INTS(h, C128A_LENS)[t], c128a_len);
     return 1;
   }
   for (int j = 0; j < SWA_WINDOW; ++j) {
     const int64_t q = start + j;
     const int32_t want = j < swa_len ? (int32_t)(row[q / SWA_BLOCK] * SWA_BLOCK + q % SWA_BLOCK) : -1;
-    if (h->swa[(int64_t)t * SWA_WINDOW + j] != want) {
+    if (INTS(h, SWA_ROWS)[(int64_t)t * SWA_WINDOW + j] != want) {
       snprintf(why, why_size, "swa_indices[%d][%d] = %d, want %d", t, j,
-               h->swa[(int64_t)t * SWA_WINDOW + j], want);
+               INTS(h, SWA_ROWS)[(int64_t)t * SWA_WINDOW + j], want);
       return 1;
     }
   }
   for (int j = 0; j < C128A_WIDTH; ++j) {
     const int32_t want = j < c128a_len ? row[j / C128_BLOCK] * C128_BLOCK + j % C128_BLOCK : -1;
-    if (h->c128a[(int64_t)t * C128A_WIDTH + j] != want) {
+    if (INTS(h, C128A_ROWS)[(int64_t)t * C128A_WIDTH + j] != want) {
       snprintf(why, why_size, "c128a_rows[%d][%d] = %d, want %d", t, j,
-               h->c128a[(int64_t)t * C128A_WIDTH + j], want);
+               INTS(h, C128A_ROWS)[(int64_t)t * C128A_WIDTH + j], want);
       return 1;
     }
   }
@@ -225,7 +207,7 @@ int bench_dsv4_check(case_run *b, int s, char *why, size_t why_size) {
   for (int t = 0; t < b->T; ++t)
     if (check_token(b, &h, s, t, why, why_size)) goto out;
   for (int t = b->T; t < b->C; ++t) {
-    if (h.c4[t] != -1 || h.c128[t] != -1 || h.swa_lens[t] != 0 || h.c128a_lens[t] != 0) {
+    if (SLOTS(&h, C4_SLOTS)[t] != -1 || SLOTS(&h, C128_SLOTS)[t] != -1 || INTS(&h, SWA_LENS)[t] != 0 || INTS(&h, C128A_LENS)[t] != 0) {
       snprintf(why, why_size, "entry %d past T = %d of a capacity-long DSV4 output was not "
                "cleared", t, b->T);
       goto out;
@@ -233,9 +215,9 @@ int bench_dsv4_check(case_run *b, int s, char *why, size_t why_size) {
   }
   for (int r = 0; r < b->R; ++r) {
     const int32_t seq = b->seq_h[s][r] > 0 ? b->seq_h[s][r] : 0;
-    if (h.c4_lens[r] != seq / C4_RATIO || h.c128_lens[r] != seq / C128_RATIO) {
+    if (INTS(&h, C4_LENS)[r] != seq / C4_RATIO || INTS(&h, C128_LENS)[r] != seq / C128_RATIO) {
       snprintf(why, why_size, "compressed seq_lens of request %d: %d and %d, want %d and %d", r,
-               h.c4_lens[r], h.c128_lens[r], seq / C4_RATIO, seq / C128_RATIO);
+               INTS(&h, C4_LENS)[r], INTS(&h, C128_LENS)[r], seq / C4_RATIO, seq / C128_RATIO);
       goto out;
     }
   }
