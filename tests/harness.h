@@ -32,6 +32,15 @@ extern attnmeta_context *amt_cpu;
 void amt_cpu_open(void);
 void amt_cpu_close(void);
 
+/* Criterion's TestSuite(suite) whose tests start from amt_cpu and the
+ * statement `prepare`. */
+#define AMT_CPU_SUITE(suite, prepare)    \
+  static void suite##_setup(void) {      \
+    amt_cpu_open();                      \
+    prepare;                             \
+  }                                      \
+  TestSuite(suite, .init = suite##_setup, .fini = amt_cpu_close)
+
 typedef amv_launch amt_launch;
 
 /* Launch configurations to test on `kind` (the sweep of vecrun.c). */

@@ -37,15 +37,8 @@ static void layout_init(layout *L) {
   L->s.block_table_out_stride = 4;
 }
 
-/* Every test starts from the CPU context amt_cpu and the layout. */
-static layout L;
-
-static void setup(void) {
-  amt_cpu_open();
-  layout_init(&L);
-}
-
-TestSuite(overlap, .init = setup, .fini = amt_cpu_close);
+static layout L; /* laid out before every test */
+AMT_CPU_SUITE(overlap, layout_init(&L));
 
 static int arena_untouched(const layout *L) {
   int i;

@@ -40,15 +40,8 @@ static void seq_layout_c128a_init(seq_layout *L) {
   L->s.c128a_ratio = 4;
 }
 
-/* Every test starts from the CPU context amt_cpu and the layout. */
-static seq_layout L;
-
-static void setup(void) {
-  amt_cpu_open();
-  seq_layout_init(&L);
-}
-
-TestSuite(overlap_seq_lens, .init = setup, .fini = amt_cpu_close);
+static seq_layout L; /* laid out before every test */
+AMT_CPU_SUITE(overlap_seq_lens, seq_layout_init(&L));
 
 static void expect_refused(attnmeta_context *ctx, seq_layout *L, const char *out) {
   const attnmeta_status st = attnmeta_build_step(ctx, &L->s, NULL);
