@@ -131,12 +131,16 @@ ParameterizedTest(amt_case_param *param, abi, release_0_1_caller_builds) {
   attnmeta_close(ctx);
 }
 
+/* In an exact-size allocation: a byte written past the caller's struct
+ * faults. */
 Test(abi, macro_passes_callers_size) {
-  attnmeta_step s;
-  memset(&s, 0x77, sizeof s);
-  attnmeta_step_init(&s);
-  cr_expect_eq(s.struct_size, sizeof(attnmeta_step));
-  cr_expect_eq(attnmeta_step_init_size(&s, sizeof s), ATTNMETA_OK);
+  attnmeta_step *s = amt_guarded_alloc(sizeof *s);
+  cr_assert(s);
+  memset(s, 0x77, sizeof *s);
+  attnmeta_step_init(s);
+  cr_expect_eq(s->struct_size, sizeof(attnmeta_step));
+  cr_expect_eq(attnmeta_step_init_size(s, sizeof *s), ATTNMETA_OK);
+  amt_guarded_free(s, sizeof *s);
 }
 
 /* A caller built against a newer header: its extra bytes are zeroed, the
