@@ -573,18 +573,11 @@ static int find_name(const char *const *names, int n, const tok *t) {
 
 /* The output (of the first n) / input of that name, -1 for none. */
 static int find_output(int n, const tok *t) {
-  int o;
-  for (o = 0; o < n; o++)
-    if (tok_is(t, amv_output_name(o))) return o;
-  return -1;
+  const int o = amvs_step_output_named(t->s, t->n);
+  return o < n ? o : -1;
 }
 
-static int find_input(const tok *t) {
-  int i;
-  for (i = 0; i < amv_num_inputs(); i++)
-    if (tok_is(t, amv_input_name(i))) return i;
-  return -1;
-}
+static int find_input(const tok *t) { return amvs_step_input_named(t->s, t->n); }
 
 /* Names seen so far in the file (duplicates are refused). */
 typedef struct nameset {
@@ -623,6 +616,13 @@ static const char *const topk_param_names[NTOPK_PARAMS] = {
 const char *amv_topk_input_name(int input) {
   const amvs_member *m = amvs_topk_input(input);
   return m ? m->name : "?";
+}
+
+static int topk_find_input(const tok *t) {
+  int i;
+  for (i = 0; i < AMV_TOPK_NUM_INPUTS; i++)
+    if (tok_is(t, amv_topk_input_name(i))) return i;
+  return -1;
 }
 
 /* The attnmeta_topk member param i goes in, NULL for the format's own. */
@@ -788,19 +788,18 @@ static int parse_topk(lexer *lx, amv_vector *v, int keep) {
       }
       if (state != T_INPUTS) return fail(lx, "'input' lines come before the first 'rank'");
       if (name_and_count(lx, &c, "input", &name, &cnt)) return -1;
-      for (in = 0; in < AMV_TOPK_NUM_INPUTS && !tok_is(&name, amv_topk_input_name(in)); in++) {
-      }
-      if (in == AMV_TOPK_NUM_INPUTS) in = -1;
+      in = topk_find_input(&name);
       if (in < 0) return fail(lx, "unknown input '%.*s' of op topk", (int)name.n, name.s);
-      if (inputs_seen & (1u << in)) return fail(lx, "input %s given twice", amv_topk_input_name(in));
+      if (inputs_seen & (1u << in))
+        return fail(lx, "input %s given twice", amv_topk_input_name(in));
       if (!topk_input_wanted(k, in, &want))
         return fail(lx, "input %s: the params do not call for it", amv_topk_input_name(in));
       if (parse_int(cnt.s, cnt.n, &count) ||
           (in == AMV_TOPK_BLOCK_TABLE ? (count < want || count > AMV_MAX_ELEMS || (want == 0 && count != 0))
                                       : count != want))
-        return fail(lx, "input %s: count '%.*s', the params make it %s%lld", amv_topk_input_name(in),
-                    (int)cnt.n, cnt.s, in == AMV_TOPK_BLOCK_TABLE && want > 0 ? "at least " : "",
-                    (long long)want);
+        return fail(lx, "input %s: count '%.*s', the params make it %s%lld",
+                    amv_topk_input_name(in), (int)cnt.n, cnt.s,
+                    in == AMV_TOPK_BLOCK_TABLE && want > 0 ? "at least " : "", (long long)want);
       inputs_seen |= 1u << in;
       if (parse_values(lx, &c, count, 0, amvs_topk_input(in)->size == 8 ? INT64_MIN : INT32_MIN,
                        amvs_topk_input(in)->size == 8 ? INT64_MAX : INT32_MAX,
@@ -1489,7 +1488,8 @@ static void write_topk(FILE *f, const amv_vector *v) {
   }
   for (i = 0; i < AMV_TOPK_NUM_INPUTS; i++) {
     int64_t count;
-    if (topk_input_wanted(k, i, &count)) amv_write_values(f, "input", amv_topk_input_name(i), &k->input[i]);
+    if (topk_input_wanted(k, i, &count))
+      amv_write_values(f, "input", amv_topk_input_name(i), &k->input[i]);
   }
   for (i = 0; i < k->nranks; i++) {
     const amv_topk_rank *rk = &k->ranks[i];
@@ -1543,7 +1543,8 @@ void amv_write_vector(FILE *f, const amv_vector *v) {
     const amv_rank *rk = &v->ranks[i];
     fprintf(f, "rank %d\n", (int)rk->rank);
     for (o = 0; o < amv_num_outputs(); o++)
-      if (v->products & (1u << o)) amv_write_values(f, "expect", amv_output_name(o), &rk->expect[o]);
+      if (v->products & (1u << o))
+        amv_write_values(f, "expect", amv_output_name(o), &rk->expect[o]);
     fprintf(f, "expect_flags 0x%x 0x%x 0x%x %s\n", (unsigned)rk->flags_requests,
             (unsigned)rk->flags_seq_lens, (unsigned)rk->flags_slots,
             rk->flags_exact ? "exact" : "at_least");

@@ -181,7 +181,8 @@ static void where(const run *ru, int g, int64_t e, char *buf, size_t size) {
              row >= v->step.num_tokens ? ", a row at or past num_tokens"
              : col >= width            ? ", the row-stride gap"
                                        : "");
-  } else if (g < ru->nout && amvs_step_output(g)->rows == AMVS_ROWS_C && e >= v->step.num_tokens) {
+  } else if (g < ru->nout && amvs_step_output(g)->rows == AMVS_ROWS_C &&
+             e >= v->step.num_tokens) {
     snprintf(buf, size, "index=%lld (tail [num_tokens, capacity))", (long long)e);
   } else {
     snprintf(buf, size, "index=%lld", (long long)e);
@@ -289,7 +290,7 @@ static void run_step(run *ru, const char *variant, unsigned products, int use_er
   const unsigned wanted = amvs_step_products(products);
   const unsigned fam = amv_families(products);
   /* the schema's products that read seq_lens: its flags count only for them */
-  const unsigned reads_seq = amvs_find(&amvs_step, "seq_lens", 8)->products;
+  const unsigned reads_seq = amvs_find(&amvs_step, "seq_lens")->products;
   attnmeta_step s;
   int g, o;
 

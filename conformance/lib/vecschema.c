@@ -28,7 +28,8 @@
   AMVS_ENTRY_(#member, member, -1, role, offsetof(S, member), type, extent, products)
 #define AMVS_ROW_IN AMVS_ROW_PARAM
 #define AMVS_ROW_OUT AMVS_ROW_PARAM
-#define AMVS_ROW_GROUPS(S, type, member, role, extent, products) AM_GROUP_FIELDS(AMVS_GROUP_FIELD_, _)
+#define AMVS_ROW_GROUPS(S, type, member, role, extent, products)                                   \
+  AM_GROUP_FIELDS(AMVS_GROUP_FIELD_, _)
 
 #define AMVS_UNPACK(...) __VA_ARGS__
 #define AMVS_APPLY(m, ...) m(__VA_ARGS__)
@@ -88,17 +89,32 @@ const amvs_member *amvs_topk_input(int i) { return nth(&amvs_topk, is_input, i);
 int amvs_step_num_outputs(void) { return STEP_OUTPUTS; }
 int amvs_step_num_inputs(void) { return STEP_INPUTS; }
 
+const amvs_member *amvs_find(const amvs_table *t, const char *name) {
+  int k;
+  for (k = 0; k < t->n; k++)
+    if (strcmp(t->m[k].name, name) == 0) return &t->m[k];
+  return NULL;
+}
+
 const amvs_member *amvs_find_param(const amvs_table *t, const char *name) {
-  const amvs_member *m = amvs_find(t, name, strlen(name));
+  const amvs_member *m = amvs_find(t, name);
   return m && m->role == AMVS_PARAM ? m : NULL;
 }
 
-const amvs_member *amvs_find(const amvs_table *t, const char *name, size_t len) {
-  int k;
-  for (k = 0; k < t->n; k++)
-    if (strlen(t->m[k].name) == len && memcmp(t->m[k].name, name, len) == 0) return &t->m[k];
-  return NULL;
+/* The index among those `pick` takes of the one named name[0, len), -1. */
+static int index_of(int (*pick)(const amvs_member *), const char *name, size_t len) {
+  int k, i = 0;
+  for (k = 0; k < amvs_step.n; k++) {
+    const amvs_member *m = &step_members[k];
+    if (!pick(m)) continue;
+    if (strlen(m->name) == len && memcmp(m->name, name, len) == 0) return i;
+    i++;
+  }
+  return -1;
 }
+
+int amvs_step_output_named(const char *name, size_t len) { return index_of(is_output, name, len); }
+int amvs_step_input_named(const char *name, size_t len) { return index_of(is_input, name, len); }
 
 int64_t amvs_load(const void *p, size_t size) {
   if (size == 8) {

@@ -46,8 +46,8 @@ typedef struct amvs_table {
 extern const amvs_table amvs_step; /* attnmeta_step */
 extern const amvs_table amvs_topk; /* attnmeta_topk */
 
-/* The member of that name (len bytes), NULL when there is none. */
-const amvs_member *amvs_find(const amvs_table *t, const char *name, size_t len);
+/* The member of that name, NULL when there is none. */
+const amvs_member *amvs_find(const amvs_table *t, const char *name);
 /* The PARAM member of that name, NULL when there is none. */
 const amvs_member *amvs_find_param(const amvs_table *t, const char *name);
 /* An int32 (size 4) or int64 (size 8) at p, and storing one there. */
@@ -73,6 +73,9 @@ const amvs_member *amvs_step_output(int o);
 const amvs_member *amvs_step_input(int i);
 int amvs_step_num_outputs(void);
 int amvs_step_num_inputs(void);
+/* The index of the output / input named name[0, len), -1 for none. */
+int amvs_step_output_named(const char *name, size_t len);
+int amvs_step_input_named(const char *name, size_t len);
 /* The top-k conversion's i-th input (AMV_TOPK_NUM_INPUTS of them). */
 const amvs_member *amvs_topk_input(int i);
 /* The version-2 family of a step member (amv_vector's AMV_FAMILY_*: its
