@@ -11,7 +11,7 @@
 
 #include "cli_bench_parts.h"
 
-attnmeta_status bench_step_enqueue(case_run *b, void *stream) {
+static attnmeta_status bench_step_enqueue(case_run *b, void *stream) {
   const int s = b->next;
   b->next = (b->next + 1) % b->nsets;
   b->last_set = s;
@@ -20,7 +20,7 @@ attnmeta_status bench_step_enqueue(case_run *b, void *stream) {
 
 /* Bytes one step must move at least: the block-table rows of the non-empty
  * requests read once, every output row written, and the small arrays. */
-double bench_step_bytes(const bench_case *c) {
+static double bench_step_bytes(const bench_case *c) {
   const int actual = bench_case_tokens(c), T = actual + c->pad, C = bench_case_capacity(T);
   const int R = c->num_reqs;
   int nonempty = 0;
@@ -29,7 +29,7 @@ double bench_step_bytes(const bench_case *c) {
                 + T + C + T + T + R /* token map, seq_out, decode_lens, indices, per_req */);
 }
 
-void bench_step_free(case_run *b) {
+static void bench_step_free(case_run *b) {
   void *dev[] = {b->map_d, b->seq_out_d, b->table_out_d, b->decode_d, b->indices_d, b->per_req_d};
   for (size_t i = 0; i < sizeof dev / sizeof dev[0]; ++i) attnmeta_device_free(b->ctx, dev[i]);
   for (int s = 0; s < MAX_SETS; ++s) {
@@ -71,7 +71,7 @@ static int upload_table(case_run *b, int32_t *dst, const int32_t *rows) {
 }
 
 /* Builds the inputs of every set and the step structs; 0 on success. */
-int bench_step_setup(case_run *b, attnmeta_context *ctx, const bench_case *bc, int want_sets) {
+static int bench_step_setup(case_run *b, attnmeta_context *ctx, const bench_case *bc, int want_sets) {
   const int R = bc->num_reqs;
   double set_bytes;
   uint32_t seed = 7u + (uint32_t)R * 31u + (uint32_t)bc->cols;
@@ -140,7 +140,7 @@ int bench_step_setup(case_run *b, attnmeta_context *ctx, const bench_case *bc, i
   return 0;
 }
 
-int bench_step_poison(case_run *b) {
+static int bench_step_poison(case_run *b) {
   const int64_t n = (int64_t)b->T * b->cols > b->C ? (int64_t)b->T * b->cols : b->C;
   int32_t *p = (int32_t *)malloc((size_t)(n > 0 ? n : 1) * 4);
   int rc;
@@ -155,7 +155,7 @@ int bench_step_poison(case_run *b) {
 
 /* Compares the outputs with a naive computation for input set `s`. Returns
  * 0 when they agree; otherwise prints the first difference into why. */
-int bench_step_check(case_run *b, int s, char *why, size_t why_size) {
+static int bench_step_check(case_run *b, int s, char *why, size_t why_size) {
   const int R = b->R, T = b->T, C = b->C, cols = b->cols, actual = b->actual;
   const int32_t *qsl = b->qsl_h;
   int32_t *map = (int32_t *)malloc((size_t)T * 4 + 4), *seq = (int32_t *)malloc((size_t)C * 4 + 4);
@@ -232,3 +232,7 @@ out:
   free(per);
   return bad;
 }
+
+const bench_kind bench_step_kind = {
+    bench_step_bytes, bench_step_setup, bench_step_enqueue,
+    bench_step_poison, bench_step_check, bench_step_free};

@@ -40,7 +40,7 @@ static int64_t output_bytes(double T, double C, double R, int o) {
   return (int64_t)(outputs[o].elem * rows * outputs[o].width);
 }
 
-double bench_dsv4_bytes(const bench_case *c) {
+static double bench_dsv4_bytes(const bench_case *c) {
   const double T = bench_case_tokens(c) + c->pad, C = bench_case_capacity((int)T);
   double bytes = 0;
   /* every output written once (the tables' rows read are the step's) */
@@ -50,7 +50,7 @@ double bench_dsv4_bytes(const bench_case *c) {
 
 static int64_t bytes_of(const case_run *b, int o) { return output_bytes(b->T, b->C, b->R, o); }
 
-void bench_dsv4_free(case_run *b) {
+static void bench_dsv4_free(case_run *b) {
   struct dsv4_bench *d = b->dsv4;
   if (!d) return;
   for (int o = 0; o < NOUT; ++o) attnmeta_device_free(b->ctx, d->dev[o]);
@@ -58,8 +58,12 @@ void bench_dsv4_free(case_run *b) {
   b->dsv4 = NULL;
 }
 
-int bench_dsv4_setup(case_run *b) {
+static int bench_dsv4_setup(case_run *b, attnmeta_context *ctx, const bench_case *bc,
+                            int want_sets) {
   struct dsv4_bench *d = calloc(1, sizeof *d);
+  (void)ctx; /* the step's, set up before */
+  (void)bc;
+  (void)want_sets;
   b->dsv4 = d;
   if (!d) return 1;
   for (int o = 0; o < NOUT; ++o) {
@@ -115,7 +119,7 @@ static int poison_buffer(case_run *b, void *dev, int64_t bytes) {
   return rc;
 }
 
-int bench_dsv4_poison(case_run *b) {
+static int bench_dsv4_poison(case_run *b) {
   for (int o = 0; o < NOUT; ++o)
     if (poison_buffer(b, b->dsv4->dev[o], bytes_of(b, o))) return 1;
   return 0;
@@ -198,7 +202,7 @@ static int check_token(case_run *b, const dsv4_host *h, int s, int t, char *why,
   return 0;
 }
 
-int bench_dsv4_check(case_run *b, int s, char *why, size_t why_size) {
+static int bench_dsv4_check(case_run *b, int s, char *why, size_t why_size) {
   dsv4_host h;
   int bad = 1;
   memset(&h, 0, sizeof h);
@@ -226,3 +230,7 @@ out:
   release(&h);
   return bad;
 }
+
+const bench_kind bench_dsv4_kind = {
+    bench_dsv4_bytes, bench_dsv4_setup, NULL,
+    bench_dsv4_poison, bench_dsv4_check, bench_dsv4_free};

@@ -4,38 +4,60 @@
  * the report call these; each kind's file knows only its own work. */
 #include "cli_bench_parts.h"
 
+#define MAX_KINDS 2
+
+/* The kinds a case is made of, in the order they are set up. */
+static int kinds_of(const bench_case *c, const bench_kind *kinds[MAX_KINDS]) {
+  if (c->topk_count > 0) {
+    kinds[0] = &bench_topk_kind;
+    return 1;
+  }
+  kinds[0] = &bench_step_kind;
+  kinds[1] = &bench_dsv4_kind;
+  return c->dsv4 ? 2 : 1;
+}
+
 double bench_case_bytes(const bench_case *c) {
-  if (c->topk_count > 0) return bench_topk_bytes(c);
-  return bench_step_bytes(c) + (c->dsv4 ? bench_dsv4_bytes(c) : 0.0);
+  const bench_kind *kinds[MAX_KINDS];
+  const int n = kinds_of(c, kinds);
+  double bytes = 0.0;
+  for (int i = 0; i < n; ++i) bytes += kinds[i]->bytes(c);
+  return bytes;
 }
 
 int bench_case_setup(case_run *b, attnmeta_context *ctx, const bench_case *bc, int want_sets) {
-  if (bc->topk_count > 0) return bench_topk_setup(b, ctx, bc, want_sets);
-  if (bench_step_setup(b, ctx, bc, want_sets)) return 1;
-  return bc->dsv4 ? bench_dsv4_setup(b) : 0;
+  const bench_kind *kinds[MAX_KINDS];
+  const int n = kinds_of(bc, kinds);
+  for (int i = 0; i < n; ++i)
+    if (kinds[i]->setup(b, ctx, bc, want_sets)) return 1;
+  return 0;
 }
 
 attnmeta_status bench_enqueue_step(void *user, void *stream) {
   case_run *b = (case_run *)user;
-  return b->topk ? bench_topk_enqueue(b, stream) : bench_step_enqueue(b, stream);
+  const bench_kind *kinds[MAX_KINDS];
+  kinds_of(b->bc, kinds);
+  return kinds[0]->enqueue(b, stream);
 }
 
 int bench_poison(case_run *b) {
-  if (b->topk) return bench_topk_poison(b);
-  return bench_step_poison(b) || (b->dsv4 && bench_dsv4_poison(b));
+  const bench_kind *kinds[MAX_KINDS];
+  const int n = kinds_of(b->bc, kinds);
+  for (int i = 0; i < n; ++i)
+    if (kinds[i]->poison(b)) return 1;
+  return 0;
 }
 
 int bench_check_outputs(case_run *b, int s, char *why, size_t why_size) {
-  if (b->topk) return bench_topk_check(b, s, why, why_size);
-  return bench_step_check(b, s, why, why_size) ||
-         (b->dsv4 && bench_dsv4_check(b, s, why, why_size));
+  const bench_kind *kinds[MAX_KINDS];
+  const int n = kinds_of(b->bc, kinds);
+  for (int i = 0; i < n; ++i)
+    if (kinds[i]->check(b, s, why, why_size)) return 1;
+  return 0;
 }
 
+/* In the reverse order of the setup: what a kind adds goes first. */
 void bench_case_free(case_run *b) {
-  if (b->topk) {
-    bench_topk_free(b);
-    return;
-  }
-  bench_dsv4_free(b);
-  bench_step_free(b);
+  const bench_kind *kinds[MAX_KINDS];
+  for (int i = kinds_of(b->bc, kinds) - 1; i >= 0; --i) kinds[i]->free(b);
 }

@@ -163,28 +163,21 @@ void bench_case_free(case_run *b);
 
 /* ---- the kinds, called by cli_bench_kinds.c only ---- */
 
-/* the part-1 step (cli_bench_buffers.c) */
-double bench_step_bytes(const bench_case *c);
-int bench_step_setup(case_run *b, attnmeta_context *ctx, const bench_case *bc, int want_sets);
-attnmeta_status bench_step_enqueue(case_run *b, void *stream);
-int bench_step_poison(case_run *b);
-int bench_step_check(case_run *b, int s, char *why, size_t why_size);
-void bench_step_free(case_run *b);
+/* One kind of work a case does: its bytes, its buffers and step structs,
+ * its enqueued work, the poisoning of its outputs, their check and the
+ * frees. */
+typedef struct bench_kind {
+  double (*bytes)(const bench_case *c);
+  int (*setup)(case_run *b, attnmeta_context *ctx, const bench_case *bc, int want_sets);
+  attnmeta_status (*enqueue)(case_run *b, void *stream); /* NULL: the step it adds to runs it */
+  int (*poison)(case_run *b);
+  int (*check)(case_run *b, int s, char *why, size_t why_size);
+  void (*free)(case_run *b);
+} bench_kind;
 
-/* the DeepSeek-V4 products on a set-up step case (cli_bench_dsv4.c) */
-double bench_dsv4_bytes(const bench_case *c);
-int bench_dsv4_setup(case_run *b);
-int bench_dsv4_poison(case_run *b);
-int bench_dsv4_check(case_run *b, int s, char *why, size_t why_size);
-void bench_dsv4_free(case_run *b);
-
-/* the top-k conversion (cli_bench_topk.c) */
-double bench_topk_bytes(const bench_case *c);
-int bench_topk_setup(case_run *b, attnmeta_context *ctx, const bench_case *bc, int want_sets);
-attnmeta_status bench_topk_enqueue(case_run *b, void *stream);
-int bench_topk_poison(case_run *b);
-int bench_topk_check(case_run *b, int s, char *why, size_t why_size);
-void bench_topk_free(case_run *b);
+extern const bench_kind bench_step_kind;  /* the part-1 step (cli_bench_buffers.c) */
+extern const bench_kind bench_dsv4_kind;  /* the DeepSeek-V4 products added to it (cli_bench_dsv4.c) */
+extern const bench_kind bench_topk_kind;  /* the top-k conversion (cli_bench_topk.c) */
 
 /* ---- measurements (cli_bench_timing.c) ---- */
 

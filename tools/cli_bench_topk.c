@@ -22,13 +22,13 @@ struct topk_bench {
   attnmeta_topk ops[MAX_SETS];
 };
 
-double bench_topk_bytes(const bench_case *c) {
+static double bench_topk_bytes(const bench_case *c) {
   const double T = c->num_reqs, K = c->topk_count;
   /* the indices read, the slots written, the boundaries and the counts */
   return 4.0 * (2.0 * T * K + (T + 1) + T);
 }
 
-void bench_topk_free(case_run *b) {
+static void bench_topk_free(case_run *b) {
   struct topk_bench *k = b->topk;
   if (!k) return;
   for (int s = 0; s < MAX_SETS; ++s) {
@@ -55,7 +55,7 @@ static int upload(case_run *b, int32_t *dst, const int32_t *src, int64_t count) 
   return bench_report(b->ctx, attnmeta_copy_to_device(b->ctx, dst, src, (size_t)count * 4), "copy");
 }
 
-int bench_topk_setup(case_run *b, attnmeta_context *ctx, const bench_case *bc, int want_sets) {
+static int bench_topk_setup(case_run *b, attnmeta_context *ctx, const bench_case *bc, int want_sets) {
   struct topk_bench *k = calloc(1, sizeof *k);
   const int T = bc->num_reqs, K = bc->topk_count, cols = bc->cols;
   uint32_t seed = 11u + (uint32_t)T * 131u + (uint32_t)K;
@@ -115,14 +115,14 @@ int bench_topk_setup(case_run *b, attnmeta_context *ctx, const bench_case *bc, i
   return 0;
 }
 
-attnmeta_status bench_topk_enqueue(case_run *b, void *stream) {
+static attnmeta_status bench_topk_enqueue(case_run *b, void *stream) {
   const int s = b->next;
   b->next = (b->next + 1) % b->nsets;
   b->last_set = s;
   return attnmeta_convert_topk(b->ctx, &b->topk->ops[s], stream);
 }
 
-int bench_topk_poison(case_run *b) {
+static int bench_topk_poison(case_run *b) {
   struct topk_bench *k = b->topk;
   const int64_t n = (int64_t)k->T * k->K;
   int32_t *p = malloc((size_t)n * 4 + 4);
@@ -134,7 +134,7 @@ int bench_topk_poison(case_run *b) {
   return rc;
 }
 
-int bench_topk_check(case_run *b, int s, char *why, size_t why_size) {
+static int bench_topk_check(case_run *b, int s, char *why, size_t why_size) {
   struct topk_bench *k = b->topk;
   const int64_t n = (int64_t)k->T * k->K;
   int32_t *out = malloc((size_t)n * 4 + 4), *count = malloc((size_t)k->T * 4 + 4);
@@ -175,3 +175,7 @@ done:
   free(count);
   return bad;
 }
+
+const bench_kind bench_topk_kind = {
+    bench_topk_bytes, bench_topk_setup, bench_topk_enqueue,
+    bench_topk_poison, bench_topk_check, bench_topk_free};
