@@ -38,6 +38,12 @@ _INT32_MAX = 2**31 - 1
 OUTPUT_NAMES = _members.STEP_OUTPUTS
 
 
+# StepPlan's keyword arguments past its own: every buffer of the step
+# (None: not built, or not read) and the DeepSeek-V3.2/V4 settings.
+_MORE_ARGS: Dict[str, Any] = {name: None for name in _members.STEP if name != "query_start_loc"}
+_MORE_ARGS.update(DSV4_ARGS)
+
+
 def _input_with(cols: str) -> str:
     """The input whose columns member is ``cols`` (block_table for block_table_cols)."""
     return next(m.name for m in _members.STEP.values() if not m.out and m.cols == cols)
@@ -64,7 +70,8 @@ class StepPlan(Plan):
     Every buffer is checked once, here (dtype, device, contiguity, strides);
     :meth:`build` then sets the sizes of this step and makes the one launch,
     costing little more than the C call. The plan keeps references to its
-    buffers, so they stay alive while it exists.
+    buffers, so they stay alive while it exists. Each buffer is the keyword
+    argument of its ``attnmeta_step`` member's name (any the schema lists).
 
     Inputs: ``query_start_loc`` [>= R + 1], ``seq_lens`` [>= R] (needed by
     seq_lens_out, global_seq_lens_out, positions, slot_mapping),
@@ -130,18 +137,6 @@ class StepPlan(Plan):
         self,
         query_start_loc: Buffer,
         *,
-        seq_lens: Optional[Buffer] = None,
-        block_table: Optional[Buffer] = None,
-        token_to_req: Optional[Buffer] = None,
-        seq_lens_out: Optional[Buffer] = None,
-        global_seq_lens_out: Optional[Buffer] = None,
-        block_table_out: Optional[Buffer] = None,
-        decode_lens_out: Optional[Buffer] = None,
-        req_indices_out: Optional[Buffer] = None,
-        per_req_lens_out: Optional[Buffer] = None,
-        positions: Optional[Buffer] = None,
-        slot_mapping: Optional[Buffer] = None,
-        error_word: Optional[Buffer] = None,
         capacity: Optional[int] = None,
         num_mapped: int = -1,
         block_size: Optional[int] = None,
@@ -149,59 +144,20 @@ class StepPlan(Plan):
         dcp_rank: int = 0,
         dcp_interleave: int = 1,
         context: "Optional[Context]" = None,
-        compressed_groups: Sequence[Any] = (),
-        swa_indices: Optional[Buffer] = None,
-        swa_lens: Optional[Buffer] = None,
-        swa_block_table: Optional[Buffer] = None,
-        swa_block_size: int = 64,
-        swa_window: Optional[int] = None,
-        swa_width: Optional[int] = None,
-        swa_causal: bool = True,
-        c128a_rows: Optional[Buffer] = None,
-        c128a_lens: Optional[Buffer] = None,
-        c128a_block_table: Optional[Buffer] = None,
-        c128a_ratio: int = 128,
-        c128a_block_size: int = 2,
-        c128a_width: Optional[int] = None,
-        c128a_local: bool = False,
+        **more: Any,
     ) -> None:
-        args = dict(
-            query_start_loc=query_start_loc,
-            seq_lens=seq_lens,
-            block_table=block_table,
-            token_to_req=token_to_req,
-            seq_lens_out=seq_lens_out,
-            global_seq_lens_out=global_seq_lens_out,
-            block_table_out=block_table_out,
-            decode_lens_out=decode_lens_out,
-            req_indices_out=req_indices_out,
-            per_req_lens_out=per_req_lens_out,
-            positions=positions,
-            slot_mapping=slot_mapping,
-            error_word=error_word,
-            capacity=capacity,
-            num_mapped=num_mapped,
-            block_size=block_size,
-            dcp_world_size=dcp_world_size,
-            dcp_rank=dcp_rank,
-            dcp_interleave=dcp_interleave,
-            context=context,
-            compressed_groups=compressed_groups,
-            swa_indices=swa_indices,
-            swa_lens=swa_lens,
-            swa_block_table=swa_block_table,
-            swa_block_size=swa_block_size,
-            swa_window=swa_window,
-            swa_width=swa_width,
-            swa_causal=swa_causal,
-            c128a_rows=c128a_rows,
-            c128a_lens=c128a_lens,
-            c128a_block_table=c128a_block_table,
-            c128a_ratio=c128a_ratio,
-            c128a_block_size=c128a_block_size,
-            c128a_width=c128a_width,
-            c128a_local=c128a_local,
-        )
+        # `more`: the buffers by member name (the schema's) and the
+        # DeepSeek-V3.2/V4 settings (DSV4_ARGS), each None or its default
+        # unless given.
+        for name in more:
+            if name not in _MORE_ARGS:
+                raise TypeError("%s() got an unexpected keyword argument %r"
+                                % (type(self).__name__, name))
+        args = dict(_MORE_ARGS)
+        args.update(more)
+        args.update(query_start_loc=query_start_loc, capacity=capacity, num_mapped=num_mapped,
+                    block_size=block_size, dcp_world_size=dcp_world_size, dcp_rank=dcp_rank,
+                    dcp_interleave=dcp_interleave, context=context)
         self._start(args)
 
     # ---- set-up: every check happens here ----
