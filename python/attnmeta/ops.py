@@ -8,10 +8,10 @@ namespace:
 - ``torch.ops.attnmeta.token_to_req_indices(query_start_loc, out!,
   num_mapped_tokens, num_tokens) -> ()``
 - ``torch.ops.attnmeta.build_step(query_start_loc, seq_lens?, block_table?,
-  token_to_req!?, seq_lens_out!?, global_seq_lens_out!?, block_table_out!?,
-  decode_lens_out!?, req_indices_out!?, per_req_lens_out!?, positions!?,
-  slot_mapping!?, error_word!?, num_reqs, num_tokens, capacity,
-  num_mapped, block_size, dcp_world_size, dcp_rank, dcp_interleave) -> ()``
+  <each of OUTPUTS>!?, num_reqs, num_tokens, capacity, num_mapped,
+  block_size, dcp_world_size, dcp_rank, dcp_interleave) -> ()``, OUTPUTS
+  being the step's outputs in the schema's order (token_to_req,
+  seq_lens_out, ..., error_word);
 - ``torch.ops.attnmeta.build_dsv4_step(...)``: the same step with the
   DeepSeek-V3.2/V4 products of the same launch (up to 4 compressed groups,
   the SWA rows, the C128A rows);
