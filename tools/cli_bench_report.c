@@ -25,6 +25,19 @@ static void json_stat(FILE *f, const char *name, attnmeta_stat s, double scale) 
           s.min * scale, s.max * scale);
 }
 
+/* Stats by name, `sep` between them. */
+typedef struct named_stat {
+  const char *name;
+  attnmeta_stat stat;
+} named_stat;
+
+static void json_stats(FILE *f, const char *sep, const named_stat *stats, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    if (i) fputs(sep, f);
+    json_stat(f, stats[i].name, stats[i].stat, 1.0);
+  }
+}
+
 static void json_config(FILE *f, const attnmeta_launch_config *c) {
   fprintf(f, "{\"block\": %d, \"grid\": %d, \"stage\": %d, \"vector\": %d, \"lanes\": %d}",
           c->block, c->grid, c->stage, c->vector, c->lanes);
@@ -42,6 +55,9 @@ static double bound_us(const run_info *ri, double bytes) {
 int bench_write_json(FILE *f, const run_info *ri, const options *o,
                       const bench_case *cases, const int *case_ids, int ncases,
                       const variant *variants, int nvariants, result (*res)[MAX_CASES]) {
+  const named_stat floors[] = {{"empty_graph_node_us", ri->empty.graph_us_per_node},
+                               {"empty_launch_host_us", ri->empty.launch_host_us},
+                               {"empty_launch_complete_us", ri->empty.launch_complete_us}};
   fprintf(f, "{\n  \"tool\": \"attnmeta bench\",\n  \"date\": ");
   json_string(f, ri->date);
   fprintf(f, ",\n  \"library_version\": ");
@@ -55,11 +71,7 @@ int bench_write_json(FILE *f, const run_info *ri, const options *o,
   fprintf(f, ",\n  \"repeats\": %d,\n  \"steps_per_graph\": %d,\n  \"target_ms_per_repeat\": %g,\n",
           o->repeats, o->steps, o->target_ms);
   fprintf(f, "  \"floors\": {\n    ");
-  json_stat(f, "empty_graph_node_us", ri->empty.graph_us_per_node, 1.0);
-  fprintf(f, ",\n    ");
-  json_stat(f, "empty_launch_host_us", ri->empty.launch_host_us, 1.0);
-  fprintf(f, ",\n    ");
-  json_stat(f, "empty_launch_complete_us", ri->empty.launch_complete_us, 1.0);
+  json_stats(f, ",\n    ", floors, sizeof floors / sizeof floors[0]);
   fprintf(f, ",\n    \"empty_timed_as_graph\": %d,\n    \"copy_bytes\": %zu,\n    ", ri->empty.graph,
           ri->peak_copy.bytes);
   json_stat(f, "copy_bytes_per_s", ri->peak_copy.bytes_per_second, 1.0);
@@ -96,6 +108,9 @@ int bench_write_json(FILE *f, const run_info *ri, const options *o,
       }
       if (r->ok) {
         const double gpu = r->graph.us_per_step.median;
+        const named_stat eager[] = {{"host_us_per_step", r->eager.host_us_per_call},
+                                    {"complete_us_per_step", r->eager.complete_us_per_step},
+                                    {"device_us_per_step", r->eager.device_us_per_step}};
         fprintf(f, ",\n       \"graph\": {");
         json_stat(f, "us_per_step", r->graph.us_per_step, 1.0);
         fprintf(f,
@@ -105,11 +120,7 @@ int bench_write_json(FILE *f, const run_info *ri, const options *o,
                 r->graph.kernel_nodes_per_step, r->graph.steps_per_graph, r->graph.replays,
                 r->graph.repeats, r->graph.graph);
         fprintf(f, ",\n       \"eager\": {");
-        json_stat(f, "host_us_per_step", r->eager.host_us_per_call, 1.0);
-        fprintf(f, ", ");
-        json_stat(f, "complete_us_per_step", r->eager.complete_us_per_step, 1.0);
-        fprintf(f, ", ");
-        json_stat(f, "device_us_per_step", r->eager.device_us_per_step, 1.0);
+        json_stats(f, ", ", eager, sizeof eager / sizeof eager[0]);
         fprintf(f, ", \"iterations\": %d}", r->eager.iterations);
         fprintf(f, ",\n       \"same_bytes_copy\": {\"bytes\": %zu, ", r->copy.bytes);
         json_stat(f, "bytes_per_s", r->copy.bytes_per_second, 1.0);
