@@ -11,6 +11,20 @@
 
 #include "cli_bench_parts.h"
 
+/* The part-1 outputs (case_run.out_d), in the order the step names them. */
+enum { OUT_MAP, OUT_SEQ, OUT_TABLE, OUT_DECODE, OUT_INDICES, OUT_PER_REQ };
+_Static_assert(OUT_PER_REQ + 1 == BENCH_STEP_OUTPUTS, "an out_d slot an output");
+
+/* The int32 entries of output o: T, C, T rows of cols, or R. */
+static int64_t out_count(const case_run *b, int o) {
+  switch (o) {
+    case OUT_SEQ: return b->C;
+    case OUT_TABLE: return (int64_t)b->T * b->cols;
+    case OUT_PER_REQ: return b->R;
+    default: return b->T;
+  }
+}
+
 static attnmeta_status bench_step_enqueue(case_run *b, void *stream) {
   const int s = b->next;
   b->next = (b->next + 1) % b->nsets;
@@ -30,8 +44,7 @@ static double bench_step_bytes(const bench_case *c) {
 }
 
 static void bench_step_free(case_run *b) {
-  void *dev[] = {b->map_d, b->seq_out_d, b->table_out_d, b->decode_d, b->indices_d, b->per_req_d};
-  for (size_t i = 0; i < sizeof dev / sizeof dev[0]; ++i) attnmeta_device_free(b->ctx, dev[i]);
+  for (int o = 0; o < BENCH_STEP_OUTPUTS; ++o) attnmeta_device_free(b->ctx, b->out_d[o]);
   for (int s = 0; s < MAX_SETS; ++s) {
     attnmeta_device_free(b->ctx, b->qsl_d[s]);
     attnmeta_device_free(b->ctx, b->seq_d[s]);
@@ -113,10 +126,8 @@ static int bench_step_setup(case_run *b, attnmeta_context *ctx, const bench_case
         upload_table(b, b->table_d[s], b->table_h[s]))
       return 1;
   }
-  if (dalloc(b, &b->map_d, b->T) || dalloc(b, &b->seq_out_d, b->C) ||
-      dalloc(b, &b->table_out_d, (int64_t)b->T * b->cols) || dalloc(b, &b->decode_d, b->T) ||
-      dalloc(b, &b->indices_d, b->T) || dalloc(b, &b->per_req_d, R))
-    return 1;
+  for (int o = 0; o < BENCH_STEP_OUTPUTS; ++o)
+    if (dalloc(b, &b->out_d[o], out_count(b, o))) return 1;
 
   for (int s = 0; s < b->nsets; ++s) {
     attnmeta_step *st = &b->steps[s];
@@ -129,26 +140,26 @@ static int bench_step_setup(case_run *b, attnmeta_context *ctx, const bench_case
     st->block_table = b->table_d[s] + (b->stride > b->cols ? b->bc->col_offset : 0);
     st->block_table_cols = b->cols;
     st->block_table_stride = b->stride;
-    st->token_to_req = b->map_d;
-    st->seq_lens_out = b->seq_out_d;
-    st->block_table_out = b->table_out_d;
+    st->token_to_req = b->out_d[OUT_MAP];
+    st->seq_lens_out = b->out_d[OUT_SEQ];
+    st->block_table_out = b->out_d[OUT_TABLE];
     st->block_table_out_stride = b->cols;
-    st->decode_lens_out = b->decode_d;
-    st->req_indices_out = b->indices_d;
-    st->per_req_lens_out = b->per_req_d;
+    st->decode_lens_out = b->out_d[OUT_DECODE];
+    st->req_indices_out = b->out_d[OUT_INDICES];
+    st->per_req_lens_out = b->out_d[OUT_PER_REQ];
   }
   return 0;
 }
 
 static int bench_step_poison(case_run *b) {
-  const int64_t n = (int64_t)b->T * b->cols > b->C ? (int64_t)b->T * b->cols : b->C;
-  int32_t *p = (int32_t *)malloc((size_t)(n > 0 ? n : 1) * 4);
-  int rc;
+  int64_t n = 1;
+  int32_t *p;
+  int rc = 0;
+  for (int o = 0; o < BENCH_STEP_OUTPUTS; ++o) n = out_count(b, o) > n ? out_count(b, o) : n;
+  p = (int32_t *)malloc((size_t)n * 4);
   if (!p) return 1;
   for (int64_t i = 0; i < n; ++i) p[i] = POISON;
-  rc = upload(b, b->map_d, p, b->T) || upload(b, b->seq_out_d, p, b->C) ||
-       upload(b, b->table_out_d, p, (int64_t)b->T * b->cols) || upload(b, b->decode_d, p, b->T) ||
-       upload(b, b->indices_d, p, b->T) || upload(b, b->per_req_d, p, b->R);
+  for (int o = 0; o < BENCH_STEP_OUTPUTS && !rc; ++o) rc = upload(b, b->out_d[o], p, out_count(b, o));
   free(p);
   return rc;
 }
@@ -158,25 +169,23 @@ static int bench_step_poison(case_run *b) {
 static int bench_step_check(case_run *b, int s, char *why, size_t why_size) {
   const int R = b->R, T = b->T, C = b->C, cols = b->cols, actual = b->actual;
   const int32_t *qsl = b->qsl_h;
-  int32_t *map = (int32_t *)malloc((size_t)T * 4 + 4), *seq = (int32_t *)malloc((size_t)C * 4 + 4);
-  int32_t *table = (int32_t *)malloc((size_t)T * (size_t)cols * 4 + 4);
-  int32_t *dec = (int32_t *)malloc((size_t)T * 4 + 4), *idx = (int32_t *)malloc((size_t)T * 4 + 4);
-  int32_t *per = (int32_t *)malloc((size_t)R * 4 + 4);
+  int32_t *host[BENCH_STEP_OUTPUTS] = {NULL};
   int bad = 1;
   why[0] = '\0';
-  if (!map || !seq || !table || !dec || !idx || !per) {
-    snprintf(why, why_size, "out of host memory");
-    goto out;
+  for (int o = 0; o < BENCH_STEP_OUTPUTS; ++o) {
+    const int64_t n = out_count(b, o);
+    host[o] = (int32_t *)malloc((size_t)n * 4 + 4);
+    if (!host[o]) {
+      snprintf(why, why_size, "out of host memory");
+      goto out;
+    }
+    if (n > 0 && attnmeta_copy_to_host(b->ctx, host[o], b->out_d[o], (size_t)n * 4)) {
+      snprintf(why, why_size, "copy back: %s", attnmeta_last_error(b->ctx));
+      goto out;
+    }
   }
-  if ((T && attnmeta_copy_to_host(b->ctx, map, b->map_d, (size_t)T * 4)) ||
-      (C && attnmeta_copy_to_host(b->ctx, seq, b->seq_out_d, (size_t)C * 4)) ||
-      (T && cols && attnmeta_copy_to_host(b->ctx, table, b->table_out_d, (size_t)T * cols * 4)) ||
-      (T && attnmeta_copy_to_host(b->ctx, dec, b->decode_d, (size_t)T * 4)) ||
-      (T && attnmeta_copy_to_host(b->ctx, idx, b->indices_d, (size_t)T * 4)) ||
-      (R && attnmeta_copy_to_host(b->ctx, per, b->per_req_d, (size_t)R * 4))) {
-    snprintf(why, why_size, "copy back: %s", attnmeta_last_error(b->ctx));
-    goto out;
-  }
+  const int32_t *map = host[OUT_MAP], *seq = host[OUT_SEQ], *table = host[OUT_TABLE],
+                *dec = host[OUT_DECODE], *idx = host[OUT_INDICES], *per = host[OUT_PER_REQ];
   for (int t = 0; t < T; ++t) {
     const int r = bench_req_of(qsl, R, t);
     const int valid = t < actual;
@@ -224,12 +233,7 @@ static int bench_step_check(case_run *b, int s, char *why, size_t why_size) {
   }
   bad = 0;
 out:
-  free(map);
-  free(seq);
-  free(table);
-  free(dec);
-  free(idx);
-  free(per);
+  for (int o = 0; o < BENCH_STEP_OUTPUTS; ++o) free(host[o]);
   return bad;
 }
 

@@ -26,6 +26,7 @@
 #define WARM_SETS 8  /* input sets rotated for the warm figure, when they fit below */
 #define MAX_SETS 128 /* most input sets a case holds (the cold figure's rotation) */
 #define POISON ((int32_t)0xA5A5A5A5u)
+#define BENCH_STEP_OUTPUTS 6 /* token map, seq_lens_out, block_table_out, decode_lens, indices, per_req */
 #define SET_BUDGET_BYTES (16u << 20) /* rotate sets while all of them fit here */
 
 #define ANCHOR_SOURCE                                                                          \
@@ -76,7 +77,7 @@ typedef struct case_run {
   int64_t stride; /* of the input table: bc->table_cols, or cols */
   int32_t *qsl_h, *seq_h[MAX_SETS], *table_h[MAX_SETS]; /* host copies of the inputs */
   int32_t *qsl_d[MAX_SETS], *seq_d[MAX_SETS], *table_d[MAX_SETS];
-  int32_t *map_d, *seq_out_d, *table_out_d, *decode_d, *indices_d, *per_req_d;
+  int32_t *out_d[BENCH_STEP_OUTPUTS]; /* the part-1 outputs (cli_bench_buffers.c) */
   attnmeta_step steps[MAX_SETS];
   int next;     /* set of the next enqueued step */
   int last_set; /* set of the latest enqueued step */
