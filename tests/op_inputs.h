@@ -74,4 +74,21 @@ static inline void amt_topk_table(attnmeta_topk *op, const int32_t *req_id, int3
   op->block_size = block_size;
 }
 
+/* Decode context parallelism: rank `rank` of `world`, runs of
+ * `interleave` positions. */
+static inline void amt_topk_dcp(attnmeta_topk *op, int32_t world, int32_t rank, int32_t interleave) {
+  op->dcp_world_size = world;
+  op->dcp_rank = rank;
+  op->dcp_interleave = interleave;
+}
+
+/* Prefill tokens read the workspace: prefill_req[t] (or -1) indexes the
+ * workspace_starts of num_prefill requests. */
+static inline void amt_topk_prefill(attnmeta_topk *op, const int32_t *prefill_req,
+                                    const int32_t *workspace_starts, int32_t num_prefill) {
+  op->prefill_req = prefill_req;
+  op->workspace_starts = workspace_starts;
+  op->num_prefill = num_prefill;
+}
+
 #endif /* ATTNMETA_TESTS_OP_INPUTS_H */

@@ -103,28 +103,16 @@ static void guarded_free(guarded_inputs *g) {
 static attnmeta_topk op_of(const amr_topk_input *in, const guarded_inputs *g, int32_t stride_rows_arg,
                            int64_t out_stride, outputs *o, int count, int compact) {
   attnmeta_topk op;
-  attnmeta_topk_init(&op);
-  op.topk = g->topk;
+  amt_topk_rows(&op, g->topk, in->num_tokens, in->topk_count, o->out + GUARD);
   op.topk_stride = in->topk_stride;
-  op.num_tokens = in->num_tokens;
-  op.topk_count = in->topk_count;
-  op.query_start_loc = g->qsl;
-  op.req_id = g->req_id;
-  op.num_reqs = in->num_reqs;
-  op.block_table = g->table;
-  op.block_table_cols = in->cols;
-  op.block_table_stride = in->table_stride;
-  op.block_size = in->block_size;
-  op.stride_rows = stride_rows_arg;
-  op.dcp_world_size = in->world;
-  op.dcp_rank = in->rank;
-  op.dcp_interleave = in->interleave;
-  op.prefill_req = g->prefill_req;
-  op.workspace_starts = g->ws;
-  op.num_prefill = in->num_prefill;
-  op.token_slot = g->token_slot;
-  op.out = o->out + GUARD;
   op.out_stride = out_stride;
+  amt_topk_table(&op, g->req_id, in->num_reqs, g->table, in->cols, in->block_size);
+  op.block_table_stride = in->table_stride;
+  op.query_start_loc = g->qsl;
+  op.stride_rows = stride_rows_arg;
+  amt_topk_dcp(&op, in->world, in->rank, in->interleave);
+  amt_topk_prefill(&op, g->prefill_req, g->ws, in->num_prefill);
+  op.token_slot = g->token_slot;
   op.valid_count = count ? o->cnt + GUARD : NULL;
   op.compact = compact;
   op.error_word = &o->err;

@@ -77,12 +77,9 @@ int main() {
     attnmeta_topk op;
     amt_topk_rows(&op, topk.data(), T, K, nullptr);
     amt_topk_table(&op, req.data(), R, R * cols > 0 ? table.data() : nullptr, cols, bs);
-    op.dcp_world_size = world;
-    op.dcp_rank = world - 1;
-    op.dcp_interleave = 1 + static_cast<int32_t>(rnd(3));
-    op.prefill_req = rnd(2) ? pre.data() : nullptr;
-    op.workspace_starts = op.prefill_req && P ? ws.data() : nullptr;
-    op.num_prefill = op.prefill_req ? P : 0;
+    amt_topk_dcp(&op, world, world - 1, 1 + static_cast<int32_t>(rnd(3)));
+    const int32_t *prefill = rnd(2) ? pre.data() : nullptr;
+    amt_topk_prefill(&op, prefill, prefill && P ? ws.data() : nullptr, prefill ? P : 0);
     op.token_slot = rnd(2) ? slot.data() : nullptr;
 
     const size_t out_elems = static_cast<size_t>(T) * K + 2 * kGuard, cnt_elems = T + 2 * kGuard;

@@ -16,6 +16,7 @@
 
 #include "attnmeta/attnmeta.h"
 #include "harness.h"
+#include "op_inputs.h"
 #include "step_fixture.h"
 #include "topk_cases.h"
 #include "topk_reference.h"
@@ -115,28 +116,17 @@ static void run_one(attnmeta_context *ctx, const char *label, const amt_topk_bat
   amt_to_dev(ctx, d_cnt, h_cnt, (size_t)cnt_elems * 4);
   amt_to_dev(ctx, d_err, &err, 4);
 
-  attnmeta_topk_init(&op);
-  op.topk = d->topk;
+  amt_topk_rows(&op, d->topk, in->num_tokens, in->topk_count, d_out + GUARD + shift);
   op.topk_stride = in->topk_stride;
-  op.num_tokens = in->num_tokens;
-  op.topk_count = in->topk_count;
-  op.query_start_loc = in->qsl ? d->qsl : NULL;
-  op.req_id = in->req_id ? d->req_id : NULL;
-  op.num_reqs = in->num_reqs;
-  op.block_table = d->table;
-  op.block_table_cols = in->cols;
-  op.block_table_stride = in->table_stride;
-  op.block_size = in->block_size;
-  op.stride_rows = b->stride_rows_arg;
-  op.dcp_world_size = in->world;
-  op.dcp_rank = in->rank;
-  op.dcp_interleave = in->interleave;
-  op.prefill_req = d->prefill_req;
-  op.workspace_starts = d->ws;
-  op.num_prefill = in->num_prefill;
-  op.token_slot = d->token_slot;
-  op.out = d_out + GUARD + shift;
   op.out_stride = S;
+  amt_topk_table(&op, in->req_id ? d->req_id : NULL, in->num_reqs, d->table, in->cols,
+                 in->block_size);
+  op.block_table_stride = in->table_stride;
+  op.query_start_loc = in->qsl ? d->qsl : NULL;
+  op.stride_rows = b->stride_rows_arg;
+  amt_topk_dcp(&op, in->world, in->rank, in->interleave);
+  amt_topk_prefill(&op, d->prefill_req, d->ws, in->num_prefill);
+  op.token_slot = d->token_slot;
   op.valid_count = want_count ? d_cnt + GUARD : NULL;
   op.compact = compact;
   op.error_word = d_err;

@@ -77,9 +77,7 @@ int main() {
     attnmeta_topk host_op, dev_op;
     amt_topk_rows(&host_op, nullptr, T, K, nullptr);
     amt_topk_table(&host_op, nullptr, R, nullptr, cols, bs);
-    host_op.dcp_world_size = world;
-    host_op.dcp_rank = world - 1;
-    host_op.dcp_interleave = 1 + static_cast<int32_t>(rnd(3));
+    amt_topk_dcp(&host_op, world, world - 1, 1 + static_cast<int32_t>(rnd(3)));
     host_op.num_prefill = with_pre ? P : 0;
     host_op.compact = compact;
     dev_op = host_op;

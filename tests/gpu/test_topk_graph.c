@@ -69,9 +69,7 @@ int main(void) {
       op.topk_stride = op.out_stride = STRIDE;
       amt_topk_table(&op, NULL, R, d_table, COLS, BS);
       op.query_start_loc = d_qsl;
-      op.dcp_world_size = 2;
-      op.dcp_rank = 1;
-      op.dcp_interleave = 2;
+      amt_topk_dcp(&op, 2, 1, 2);
       op.valid_count = d_counts;
       op.compact = compact;
       op.error_word = d_err;
