@@ -67,6 +67,9 @@ enum {
 enum { TOPK_INPUTS = 0 AM_TOPK_FIELDS(AMVS_COUNT_IN_, 1) };
 _Static_assert((int)TOPK_INPUTS == (int)AMV_TOPK_NUM_INPUTS, "amv_topk.input holds every input");
 _Static_assert((int)STEP_OUTPUTS <= AMV_MAX_OUTPUTS, "amv_rank.expect holds every output");
+_Static_assert((int)AMV_NUM_OUTPUTS <= (int)STEP_OUTPUTS &&
+                   (int)AMV_NUM_INPUTS <= (int)STEP_INPUTS,
+               "vecfile.h names no output or input the schema lacks");
 _Static_assert((int)STEP_INPUTS <= AMV_MAX_INPUTS, "amv_vector.input holds every input");
 _Static_assert(AMV_GROUPS == ATTNMETA_MAX_COMPRESSED_GROUPS, "a family per compressed group");
 
