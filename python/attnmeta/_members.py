@@ -83,8 +83,8 @@ class Attach:
     ``keep`` receives each buffer (by its key), ``limits[rows]`` the room
     it gives: (entries, key, unit) for rows R and T, and capacity-long
     outputs (C) go both to ``limits["T"]`` and, as (entries, key), to
-    ``cap_lens``. ``fallback`` is the pointer an empty input gets (any
-    valid address: nothing is read)."""
+    ``cap_lens``. ``fallback`` is the pointer an empty input gets (for
+    the step any valid address, as nothing is read; None for NULL)."""
 
     def __init__(self, check_dev: Callable[[Any, str], None], fallback: Any,
                  keep: Dict[str, Any], limits: Dict[str, List[Tuple[int, str, str]]],
