@@ -27,78 +27,62 @@ const anchor *bench_anchor_of(const char *name) {
   return NULL;
 }
 
+/* A case: R requests of q query tokens each (DRAWN: drawn in [0, 8];
+ * `qlens`, when given, lists them), then bench_case's fields past qlens. */
+#define DRAWN (-1)
+typedef struct case_row {
+  const char *name, *label;
+  int R, q, pad, cols, table_cols, col_offset, topk_count, topk_counts, dsv4;
+  const int *qlens;
+} case_row;
+
+static const int skewed_qlens[] = {0, 257, 1, 0, 3};
+
+static const case_row case_rows[] = {
+    {"1x1", "1 x 1, 64", 1, 1, 0, 64, 0, 0, 0, 0, 0, NULL},
+    {"1x4", "1 x 4, 64", 1, 4, 0, 64, 0, 0, 0, 0, 0, NULL},
+    {"16x6", "16 x 6, 64", 16, 6, 0, 64, 0, 0, 0, 0, 0, NULL},
+    {"16x6+17pad", "16 x 6 + 17 pad, 65", 16, 6, 17, 65, 0, 0, 0, 0, 0, NULL},
+    {"128x2", "128 x 2, 2560", 128, 2, 0, 2560, 0, 0, 0, 0, 0, NULL},
+    {"1024x1", "1024 x 1, 2560", 1024, 1, 0, 2560, 0, 0, 0, 0, 0, NULL},
+    {"256xmixed+31pad", "256 x mixed 0..8 + 31 pad, 512", 256, DRAWN, 31, 512, 0, 0, 0, 0, 0, NULL},
+    {"skewed", "skewed [0,257,1,0,3], 64", 5, 0, 0, 64, 0, 0, 0, 0, 0, skewed_qlens},
+    /* The wide cases with the block table a column slice of a table 7
+     * columns wider, from its column 3 (as engines slice their tables): an
+     * odd stride, rows starting at every offset modulo 16 bytes. Goal: the
+     * aligned case's time within 1.1 x. */
+    {"128x2/odd", "128 x 2, 2560 of 2567 from col 3", 128, 2, 0, 2560, 2567, 3, 0, 0, 0, NULL},
+    {"1024x1/odd", "1024 x 1, 2560 of 2567 from col 3", 1024, 1, 0, 2560, 2567, 3, 0, 0, 0, NULL},
+    /* The sparse top-k conversion (one launch per layer): T tokens x K, with
+     * counts; block size 64, 1024 blocks a request. */
+    {"topk_t1_k512", "top-k T 1 x K 512, counts", 1, 1, 0, 1024, 0, 0, 512, 1, 0, NULL},
+    {"topk_t8_k2048", "top-k T 8 x K 2048, counts", 8, 1, 0, 1024, 0, 0, 2048, 1, 0, NULL},
+    {"topk_t64_k2048", "top-k T 64 x K 2048, counts", 64, 1, 0, 1024, 0, 0, 2048, 1, 0, NULL},
+    {"topk_t256_k512", "top-k T 256 x K 512, counts", 256, 1, 0, 1024, 0, 0, 512, 1, 0, NULL},
+    {"topk_t1024_k2048", "top-k T 1024 x K 2048, counts", 1024, 1, 0, 1024, 0, 0, 2048, 1, 0, NULL},
+    {"topk_t1024_k2048_plain", "top-k T 1024 x K 2048", 1024, 1, 0, 1024, 0, 0, 2048, 0, 0, NULL},
+    /* A whole DeepSeek-V4 decode step (the cases of bench/triton_dsv4.py):
+     * the part-1 products over a 512-column table, the compressed groups of
+     * ratio 4 and 128, the SWA rows and the C128A rows, in the one launch. */
+    {"dsv4_1x1", "DSV4 step 1 x 1, 512", 1, 1, 0, 512, 0, 0, 0, 0, 1, NULL},
+    {"dsv4_32x2", "DSV4 step 32 x 2, 512", 32, 2, 0, 512, 0, 0, 0, 0, 1, NULL},
+    {"dsv4_128x1", "DSV4 step 128 x 1, 512", 128, 1, 0, 512, 0, 0, 0, 0, 1, NULL},
+    {"dsv4_64x2+31pad", "DSV4 step 64 x 2 + 31 pad, 512", 64, 2, 31, 512, 0, 0, 0, 0, 1, NULL},
+};
+
 /* The cases of the performance targets (same order as the notes). */
 int bench_make_cases(bench_case *c) {
-  int n = 0, r;
+  const int n = (int)(sizeof case_rows / sizeof case_rows[0]);
   uint32_t seed = 2024;
+  _Static_assert(sizeof case_rows / sizeof case_rows[0] <= MAX_CASES, "MAX_CASES holds every case");
   memset(c, 0, sizeof(bench_case) * MAX_CASES);
-  c[n] = (bench_case){"1x1", "1 x 1, 64", 1, {1}, 0, 64, 0, 0, 0, 0, 0};
-  ++n;
-  c[n] = (bench_case){"1x4", "1 x 4, 64", 1, {4}, 0, 64, 0, 0, 0, 0, 0};
-  ++n;
-  c[n] = (bench_case){"16x6", "16 x 6, 64", 16, {0}, 0, 64, 0, 0, 0, 0, 0};
-  for (r = 0; r < 16; ++r) c[n].qlens[r] = 6;
-  ++n;
-  c[n] = (bench_case){"16x6+17pad", "16 x 6 + 17 pad, 65", 16, {0}, 17, 65, 0, 0, 0, 0, 0};
-  for (r = 0; r < 16; ++r) c[n].qlens[r] = 6;
-  ++n;
-  c[n] = (bench_case){"128x2", "128 x 2, 2560", 128, {0}, 0, 2560, 0, 0, 0, 0, 0};
-  for (r = 0; r < 128; ++r) c[n].qlens[r] = 2;
-  ++n;
-  c[n] = (bench_case){"1024x1", "1024 x 1, 2560", 1024, {0}, 0, 2560, 0, 0, 0, 0, 0};
-  for (r = 0; r < 1024; ++r) c[n].qlens[r] = 1;
-  ++n;
-  c[n] = (bench_case){"256xmixed+31pad", "256 x mixed 0..8 + 31 pad, 512", 256, {0}, 31, 512, 0, 0, 0, 0, 0};
-  for (r = 0; r < 256; ++r) c[n].qlens[r] = (int)(bench_lcg(&seed) % 9u);
-  ++n;
-  c[n] = (bench_case){"skewed", "skewed [0,257,1,0,3], 64", 5, {0, 257, 1, 0, 3}, 0, 64, 0, 0, 0, 0, 0};
-  ++n;
-  /* The wide cases with the block table a column slice of a table 7
-   * columns wider, from its column 3 (as engines slice their tables): an
-   * odd stride, rows starting at every offset modulo 16 bytes. Goal: the
-   * aligned case's time within 1.1 x. */
-  c[n] = (bench_case){"128x2/odd", "128 x 2, 2560 of 2567 from col 3", 128, {0}, 0, 2560, 2567, 3, 0, 0, 0};
-  for (r = 0; r < 128; ++r) c[n].qlens[r] = 2;
-  ++n;
-  c[n] = (bench_case){"1024x1/odd", "1024 x 1, 2560 of 2567 from col 3", 1024, {0}, 0, 2560, 2567, 3, 0, 0, 0};
-  for (r = 0; r < 1024; ++r) c[n].qlens[r] = 1;
-  ++n;
-  /* The sparse top-k conversion (one launch per layer): T tokens x K, with
-   * counts; block size 64, 1024 blocks a request. */
-  {
-    static const struct {
-      const char *name, *label;
-      int T, K, counts;
-    } topk[] = {{"topk_t1_k512", "top-k T 1 x K 512, counts", 1, 512, 1},
-                {"topk_t8_k2048", "top-k T 8 x K 2048, counts", 8, 2048, 1},
-                {"topk_t64_k2048", "top-k T 64 x K 2048, counts", 64, 2048, 1},
-                {"topk_t256_k512", "top-k T 256 x K 512, counts", 256, 512, 1},
-                {"topk_t1024_k2048", "top-k T 1024 x K 2048, counts", 1024, 2048, 1},
-                {"topk_t1024_k2048_plain", "top-k T 1024 x K 2048", 1024, 2048, 0}};
-    for (size_t i = 0; i < sizeof topk / sizeof topk[0]; ++i) {
-      c[n] = (bench_case){topk[i].name, topk[i].label, topk[i].T, {0}, 0, 1024, 0, 0,
-                          topk[i].K, topk[i].counts, 0};
-      for (r = 0; r < topk[i].T; ++r) c[n].qlens[r] = 1;
-      ++n;
-    }
-  }
-  /* A whole DeepSeek-V4 decode step (the cases of bench/triton_dsv4.py):
-   * the part-1 products over a 512-column table, the compressed groups of
-   * ratio 4 and 128, the SWA rows and the C128A rows, in the one launch. */
-  {
-    static const struct {
-      const char *name, *label;
-      int R, q, pad;
-    } dsv4[] = {{"dsv4_1x1", "DSV4 step 1 x 1, 512", 1, 1, 0},
-                {"dsv4_32x2", "DSV4 step 32 x 2, 512", 32, 2, 0},
-                {"dsv4_128x1", "DSV4 step 128 x 1, 512", 128, 1, 0},
-                {"dsv4_64x2+31pad", "DSV4 step 64 x 2 + 31 pad, 512", 64, 2, 31}};
-    for (size_t i = 0; i < sizeof dsv4 / sizeof dsv4[0]; ++i) {
-      c[n] = (bench_case){dsv4[i].name, dsv4[i].label, dsv4[i].R, {0}, dsv4[i].pad, 512, 0, 0,
-                          0, 0, 1};
-      for (r = 0; r < dsv4[i].R; ++r) c[n].qlens[r] = dsv4[i].q;
-      ++n;
-    }
+  for (int i = 0; i < n; ++i) {
+    const case_row *w = &case_rows[i];
+    c[i] = (bench_case){w->name,       w->label,      w->R,           {0},
+                        w->pad,        w->cols,       w->table_cols,  w->col_offset,
+                        w->topk_count, w->topk_counts, w->dsv4};
+    for (int r = 0; r < w->R; ++r)
+      c[i].qlens[r] = w->qlens ? w->qlens[r] : w->q == DRAWN ? (int)(bench_lcg(&seed) % 9u) : w->q;
   }
   return n;
 }
