@@ -11,7 +11,6 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "../op_inputs.h"
 #include "gpu_check.h"
@@ -37,6 +36,12 @@ int main(void) {
   cudaStream_t stream;
   int32_t *d_topk, *d_topk_all, *d_qsl, *d_qsl_all, *d_table, *d_out, *d_counts, *d_err;
   int v, t, j, c, compact;
+  /* the naive reference's view of the conversion; a replay adds its
+   * indices, boundaries and mode */
+  const amr_topk_input conversion = {.topk_stride = STRIDE, .num_tokens = T, .topk_count = K,
+                                     .num_reqs = R, .table = table, .cols = COLS,
+                                     .table_stride = COLS, .block_size = BS, .stride_rows = BS,
+                                     .world = 2, .rank = 1, .interleave = 2};
 
   ctx = amg_open_cuda_with_stream(NAME, &stream);
   if (!ctx) return amg_finish(NAME);
@@ -86,7 +91,7 @@ int main(void) {
         continue;
       }
       for (v = 0; v < NV; v++) {
-        amr_topk_input in;
+        amr_topk_input in = conversion;
         int32_t flags = 0, err = 0;
         int bad = 0;
         AMG_CUDA(cudaMemcpyAsync(d_topk, d_topk_all + (size_t)v * T * STRIDE, sizeof topk[0],
@@ -101,21 +106,8 @@ int main(void) {
         AMG_CUDA(cudaMemcpy(out, d_out, sizeof out, cudaMemcpyDeviceToHost));
         AMG_CUDA(cudaMemcpy(counts, d_counts, sizeof counts, cudaMemcpyDeviceToHost));
         AMG_CUDA(cudaMemcpy(&err, d_err, sizeof err, cudaMemcpyDeviceToHost));
-        memset(&in, 0, sizeof in);
         in.topk = topk[v];
-        in.topk_stride = STRIDE;
-        in.num_tokens = T;
-        in.topk_count = K;
         in.qsl = qsl[v];
-        in.num_reqs = R;
-        in.table = table;
-        in.cols = COLS;
-        in.table_stride = COLS;
-        in.block_size = BS;
-        in.stride_rows = BS;
-        in.world = 2;
-        in.rank = 1;
-        in.interleave = 2;
         in.compact = compact;
         amr_topk(&in, expect, expect_counts, &flags);
         for (t = 0; t < T && !bad; t++) {
