@@ -5,7 +5,6 @@
  */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
-#include <string.h>
 
 #include "attnmeta/attnmeta.h"
 #include "harness.h"
