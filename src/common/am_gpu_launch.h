@@ -78,6 +78,18 @@ int launch_prologue(const device_guard &guard, const am_launch_shape *shape, con
   return ATTNMETA_OK;
 }
 
+/* Launches `kernel` on `params`; on failure the status, with a message
+ * about `what`. */
+template <typename Params>
+int launch_checked(void (*kernel)(Params), const dim3 &grid, const dim3 &block, size_t shared,
+                   void *stream, const Params &params, const char *what, char *msg,
+                   size_t msg_size) {
+  AM_RT_LAUNCH(kernel, grid, block, shared, (am_rt_stream)stream, params);
+  const am_rt_error err = am_rt_get_last_error();
+  if (err != AM_RT_SUCCESS) return fail(msg, msg_size, ATTNMETA_ERR_LAUNCH, what, err);
+  return ATTNMETA_OK;
+}
+
 int gpu_launch_step(void *state, const am_step_params *params, const am_launch_shape *shape,
                     void *stream, char *msg, size_t msg_size) {
   const gpu_state *s = (const gpu_state *)state;
@@ -104,10 +116,7 @@ int gpu_launch_step(void *state, const am_step_params *params, const am_launch_s
     }
     return ATTNMETA_OK;
   }
-  AM_RT_LAUNCH(kernel, grid, block, shared, (am_rt_stream)stream, *params);
-  err = am_rt_get_last_error();
-  if (err != AM_RT_SUCCESS) return fail(msg, msg_size, ATTNMETA_ERR_LAUNCH, "step kernel", err);
-  return ATTNMETA_OK;
+  return launch_checked(kernel, grid, block, shared, stream, *params, "step kernel", msg, msg_size);
 }
 
 int gpu_launch_topk(void *state, const am_topk_params *params, const am_launch_shape *shape,
@@ -120,10 +129,8 @@ int gpu_launch_topk(void *state, const am_topk_params *params, const am_launch_s
   const dim3 grid((unsigned)shape->grid);
   const size_t shared = (size_t)shape->shared_bytes;
   void (*kernel)(am_topk_params) = topk_kernel_for(am_topk_kind_of(params))->entry;
-  AM_RT_LAUNCH(kernel, grid, block, shared, (am_rt_stream)stream, *params);
-  const am_rt_error err = am_rt_get_last_error();
-  if (err != AM_RT_SUCCESS) return fail(msg, msg_size, ATTNMETA_ERR_LAUNCH, "top-k kernel", err);
-  return ATTNMETA_OK;
+  return launch_checked(kernel, grid, block, shared, stream, *params, "top-k kernel", msg,
+                        msg_size);
 }
 
 int gpu_synchronize(void *state, void *stream, char *msg, size_t msg_size) {

@@ -27,36 +27,44 @@ int gpu_checked(am_rt_error err, const char *what, char *msg, size_t msg_size) {
   return fail(msg, msg_size, ATTNMETA_ERR_LAUNCH, what, err);
 }
 
-int gpu_stream_create(void *state, void **stream, char *msg, size_t msg_size) {
-  am_rt_stream s = NULL;
-  int status = gpu_enter(state, "stream create", msg, msg_size);
-  *stream = NULL;
+/* A stream or an event: made by `create` on the bound device, `*handle`
+ * NULL unless it was. */
+template <typename Handle>
+int gpu_create(void *state, void **handle, am_rt_error (*create)(Handle *), const char *what,
+               char *msg, size_t msg_size) {
+  Handle h = NULL;
+  int status = gpu_enter(state, what, msg, msg_size);
+  *handle = NULL;
   if (status != ATTNMETA_OK) return status;
-  status = gpu_checked(am_rt_stream_create(&s), "stream create", msg, msg_size);
-  if (status == ATTNMETA_OK) *stream = (void *)s;
+  status = gpu_checked(create(&h), what, msg, msg_size);
+  if (status == ATTNMETA_OK) *handle = (void *)h;
   return status;
+}
+
+/* A stream or an event destroyed by `destroy` on the bound device (NULL:
+ * nothing to do). */
+template <typename Handle>
+int gpu_destroy(void *state, void *handle, am_rt_error (*destroy)(Handle), const char *what,
+                char *msg, size_t msg_size) {
+  int status = gpu_enter(state, what, msg, msg_size);
+  if (status != ATTNMETA_OK || !handle) return status;
+  return gpu_checked(destroy((Handle)handle), what, msg, msg_size);
+}
+
+int gpu_stream_create(void *state, void **stream, char *msg, size_t msg_size) {
+  return gpu_create(state, stream, am_rt_stream_create, "stream create", msg, msg_size);
 }
 
 int gpu_stream_destroy(void *state, void *stream, char *msg, size_t msg_size) {
-  int status = gpu_enter(state, "stream destroy", msg, msg_size);
-  if (status != ATTNMETA_OK || !stream) return status;
-  return gpu_checked(am_rt_stream_destroy((am_rt_stream)stream), "stream destroy", msg, msg_size);
+  return gpu_destroy(state, stream, am_rt_stream_destroy, "stream destroy", msg, msg_size);
 }
 
 int gpu_event_create(void *state, void **event, char *msg, size_t msg_size) {
-  am_rt_event e = NULL;
-  int status = gpu_enter(state, "event create", msg, msg_size);
-  *event = NULL;
-  if (status != ATTNMETA_OK) return status;
-  status = gpu_checked(am_rt_event_create(&e), "event create", msg, msg_size);
-  if (status == ATTNMETA_OK) *event = (void *)e;
-  return status;
+  return gpu_create(state, event, am_rt_event_create, "event create", msg, msg_size);
 }
 
 int gpu_event_destroy(void *state, void *event, char *msg, size_t msg_size) {
-  int status = gpu_enter(state, "event destroy", msg, msg_size);
-  if (status != ATTNMETA_OK || !event) return status;
-  return gpu_checked(am_rt_event_destroy((am_rt_event)event), "event destroy", msg, msg_size);
+  return gpu_destroy(state, event, am_rt_event_destroy, "event destroy", msg, msg_size);
 }
 
 int gpu_event_record(void *state, void *event, void *stream, char *msg, size_t msg_size) {
