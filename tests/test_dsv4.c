@@ -52,6 +52,7 @@ enum {
   O_CS0, O_CS1, O_CS2, O_CS3,           /* compressed slots of groups 0..3 */
   O_CL0, O_CL1, O_CL2, O_CL3,           /* compressed lengths of groups 0..3 */
   O_SWA, O_SWA_LENS, O_C128A, O_C128A_LENS,
+  O_IXL,                                /* the indexer's compressed lengths */
   O_ERR,
   NOUT
 };
@@ -62,7 +63,7 @@ static const char *const out_names[NOUT] = {
     "token_to_req", "seq_lens_out", "positions", "slot_mapping",
     "group0.slot_mapping", "group1.slot_mapping", "group2.slot_mapping", "group3.slot_mapping",
     "group0.seq_lens_out", "group1.seq_lens_out", "group2.seq_lens_out", "group3.seq_lens_out",
-    "swa_indices", "swa_lens", "c128a_rows", "c128a_lens", "error_word"};
+    "swa_indices", "swa_lens", "c128a_rows", "c128a_lens", "indexer_lens_out", "error_word"};
 
 typedef struct region {
   int es;          /* element size */
@@ -98,7 +99,7 @@ static void layout(run *ru) {
     g->es = (o == O_POS || o == O_SLOT || (o >= O_CS0 && o <= O_CS3)) ? 8 : 4;
     switch (o) {
       case O_T2R: case O_POS: g->n = b->T; break;
-      case O_SEQ: case O_SLOT: case O_SWA_LENS: case O_C128A_LENS: g->n = b->C; break;
+      case O_SEQ: case O_SLOT: case O_SWA_LENS: case O_C128A_LENS: case O_IXL: g->n = b->C; break;
       case O_SWA:
         g->width = b->d.swa_width > 0 ? b->d.swa_width : 0;
         g->stride = b->swa_stride;
@@ -164,6 +165,7 @@ static void expect(run *ru, unsigned want, int32_t *flags) {
       if (want & (1u << (O_CS0 + g))) put(ru, O_CS0 + g, t, d4->cslots[g][t], care);
     if (want & (1u << O_SWA_LENS)) put(ru, O_SWA_LENS, t, d4->swa_lens[t], care);
     if (want & (1u << O_C128A_LENS)) put(ru, O_C128A_LENS, t, d4->c128a_lens[t], care);
+    if (want & (1u << O_IXL)) put(ru, O_IXL, t, d4->indexer_lens[t], care);
     if (!tok) continue;
     if (want & (1u << O_SWA))
       for (j = 0; j < d.swa_width; j++)
@@ -244,6 +246,11 @@ static void fill_step(const run *ru, unsigned want, attnmeta_step *s) {
     s->c128a_rows_stride = b->c128a_stride;
     if (want & (1u << O_C128A)) s->c128a_rows = dev(ru, O_C128A);
     if (want & (1u << O_C128A_LENS)) s->c128a_lens = dev(ru, O_C128A_LENS);
+  }
+  if (b->d.indexer_ratio > 0) {
+    s->indexer_ratio = b->d.indexer_ratio;
+    s->indexer_mode = b->d.indexer_mode;
+    if (want & (1u << O_IXL)) s->indexer_lens_out = dev(ru, O_IXL);
   }
 }
 
@@ -375,6 +382,7 @@ static void run_variant_on(run *ru, unsigned want, const char *variant, const gp
   for (g = 0; g < ru->b->d.ngroups; g++) present |= (1u << (O_CS0 + g)) | (1u << (O_CL0 + g));
   if (ru->b->d.swa_width > 0) present |= (1u << O_SWA) | (1u << O_SWA_LENS);
   if (ru->b->d.c128a_width >= 0) present |= (1u << O_C128A) | (1u << O_C128A_LENS);
+  if (ru->b->d.indexer_ratio > 0) present |= 1u << O_IXL;
   want &= present;
   ru->variant = variant;
   expect(ru, want, &flags);
@@ -488,6 +496,7 @@ ParameterizedTest(amt_case_param *param, dsv4, cases) {
         const int used = o >= O_CS0 && o <= O_CS3   ? o - O_CS0 < ru.b->d.ngroups
                          : o >= O_CL0 && o <= O_CL3 ? o - O_CL0 < ru.b->d.ngroups
                          : o == O_SWA || o == O_SWA_LENS ? ru.b->d.swa_width > 0
+                         : o == O_IXL                    ? ru.b->d.indexer_ratio > 0
                                                          : ru.b->d.c128a_width >= 0;
         char name[64];
         if (!used) continue;

@@ -177,6 +177,11 @@ static void c128a_settings(attnmeta_step *s, const step_plan *p) {
   s->c128a_rows_stride = p->c128a_width;
   s->c128a_mode = ATTNMETA_C128A_GLOBAL;
 }
+static void indexer_settings(attnmeta_step *s, const step_plan *p) {
+  (void)p;
+  s->indexer_ratio = STEP_C4_RATIO;
+  s->indexer_mode = ATTNMETA_INDEXER_DECODE;
+}
 
 #define GROUP_BUFFER(g, member) STEP_BUFFER(compressed_groups[g].member)
 const step_product step_products[] = {
@@ -198,6 +203,7 @@ const step_product step_products[] = {
     {"swa_lens", 1, STEP_BUFFER(swa_lens), len_capacity, NULL, swa_settings},
     {"c128a_rows", 1, STEP_BUFFER(c128a_rows), len_c128a_rows, row_c128a, c128a_settings},
     {"c128a_lens", 1, STEP_BUFFER(c128a_lens), len_capacity, NULL, c128a_settings},
+    {"indexer_lens", 1, STEP_BUFFER(indexer_lens_out), len_capacity, NULL, indexer_settings},
 };
 const size_t step_product_count = sizeof step_products / sizeof step_products[0];
 

@@ -30,6 +30,15 @@
    GROUP1(r), .pad_tokens = 2, .cap_extra = 3}
 #define CMP_CTX(r, ctx) CMP(r, ctx, 1, 1), CMP(r, ctx, 1, 4), CMP(r, ctx, 8, 1), CMP(r, ctx, 8, 4)
 
+#define INDEXER(r, mode) .indexer_ratio = (r), .indexer_mode = (mode)
+#define DECODE ATTNMETA_INDEXER_DECODE
+#define PREFILL ATTNMETA_INDEXER_PREFILL
+
+/* The indexer's lengths under DCP, every rank, both orders. */
+#define IXL_DCP(w, i, mode)                                                                 \
+  {"ixl_dcp_w" #w "_i" #i "_" #mode, QL(1, 3, 1, 2, 4), SEQ(700, 129, 90000, 300, 13),     \
+   .world = (w), .interleave = (i), INDEXER(4, mode), .pad_tokens = 2, .cap_extra = 3}
+
 #define CAUSAL ATTNMETA_SWA_CAUSAL
 #define NONCAUSAL ATTNMETA_SWA_NON_CAUSAL
 #define GLOBAL ATTNMETA_C128A_GLOBAL
@@ -86,6 +95,26 @@ const amd_case amd_cases[] = {
     {"dsv4_r0_padding", .num_reqs = 0, GROUPS_V4, SWA(8, 8, CAUSAL), C128A(8, LOCAL),
      .pad_tokens = 5, .cap_extra = 3},
     DCP_STEP(2, 1), DCP_STEP(2, 2), DCP_STEP(4, 1), DCP_STEP(4, 2),
+
+    /* ---- the indexer's compressed lengths ---- */
+    {"ixl_r4_decode", QL(1, 3, 1, 2), SEQ(700, 129, 90000, 3), INDEXER(4, DECODE),
+     .pad_tokens = 2, .cap_extra = 3},
+    {"ixl_r128_mtp", QL(2, 2, 2), SEQ(511, 512, 513), INDEXER(128, DECODE), .pad_tokens = 2},
+    {"ixl_r1_prefill_mode", QL(5, 1), SEQ(5, 40), INDEXER(1, PREFILL), .cap_extra = 1},
+    {"ixl_example_w2_decode", QL(1), SEQ(12), .world = 2, INDEXER(4, DECODE)},
+    {"ixl_example_w2_prefill", QL(1), SEQ(12), .world = 2, INDEXER(4, PREFILL)},
+    IXL_DCP(2, 1, DECODE), IXL_DCP(2, 1, PREFILL), IXL_DCP(4, 2, DECODE),
+    IXL_DCP(4, 2, PREFILL), IXL_DCP(8, 16, PREFILL),
+    {"ixl_dsv4_step", QL(1, 1, 3, 1), SEQ(8192, 32768, 131072, 1000), GROUPS_V4,
+     SWA(128, 128, CAUSAL), C128A(1024, GLOBAL), INDEXER(4, DECODE), .world = 2,
+     .pad_tokens = 4, .cap_extra = 4},
+    {"ixl_r0_padding", .num_reqs = 0, INDEXER(4, DECODE), .pad_tokens = 5, .cap_extra = 3},
+    {"ixl_hostile_seq_negative", QL(2, 1, 3), SEQ(-3, 0, 2), INDEXER(4, DECODE),
+     .pad_tokens = 1, .cap_extra = 1},
+    {"ixl_hostile_qsl_decreasing", RAWQ(8, 0, 5, 2, 6), SEQ(100, 200, 300), INDEXER(4, PREFILL),
+     .world = 2, .cap_extra = 2},
+    {"ixl_hostile_seq_int32_max", QL(1, 2), SEQ(INT32_MAX, INT32_MAX - 1), INDEXER(3, DECODE),
+     .world = 4, .interleave = 2, .table_cols = 3},
 
     /* ---- hostile data ---- */
     {"hostile_dsv4_seq_negative", QL(2, 1, 3), SEQ(-3, 0, 2), GROUPS_V4, SWA(8, 8, CAUSAL),
@@ -199,6 +228,8 @@ amd_batch *amd_materialize(const amd_case *c) {
     b->c128a_stride = c->c128a_width + c->stride_extra;
     fill_table(b, c, AMD_TAB_C128A, cols_for(c->c128a_width, c->c128a_bs, b->world));
   }
+  b->d.indexer_ratio = c->indexer_ratio;
+  b->d.indexer_mode = c->indexer_mode;
   b->main_block_size = 64;
   fill_table(b, c, AMD_TAB_MAIN, cols_for(longest, 64, b->world));
   for (r = 0; r < c->npatch; r++) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The table of DeepSeek-V3.2/V4 step cases (contract sections 5, 7, 8):
+ * The table of DeepSeek-V3.2/V4 step cases (contract sections 5, 5a, 7, 8):
  * the upstream engines' own test matrices, the contract's worked examples,
  * DCP and hostile data. Plain fixed-size data, like cases.h.
  *
@@ -45,6 +45,7 @@ typedef struct amd_case {
   int32_t ratio[AMD_MAX_GROUPS], group_bs[AMD_MAX_GROUPS];
   int32_t swa_window, swa_width, swa_bs, swa_mode;
   int32_t c128a_ratio, c128a_bs, c128a_width, c128a_mode;
+  int32_t indexer_ratio, indexer_mode;
   /* tables: ids (t + 1) * 1000000 + r * 1000 + c, or `row` repeated for every request */
   int32_t row[4];
   int nrow;

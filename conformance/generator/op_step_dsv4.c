@@ -69,6 +69,11 @@ int amg_step_dsv4_vector(const amd_case *c, amv_vector *v) {
     s->c128a_block_table_cols = s->c128a_block_table_stride = b->cols[AMD_TAB_C128A];
     table_input(&v->input[AMV_C128A_BLOCK_TABLE], b, AMD_TAB_C128A);
   }
+  if (b->d.indexer_ratio > 0) {
+    v->products |= 1u << AMV_INDEXER_LENS_OUT;
+    s->indexer_ratio = b->d.indexer_ratio;
+    s->indexer_mode = b->d.indexer_mode;
+  }
   v->nranks = b->world;
   v->ranks = calloc((size_t)b->world, sizeof(amv_rank));
   if (!v->ranks) {
@@ -115,6 +120,9 @@ int amg_step_dsv4_vector(const amd_case *c, amv_vector *v) {
       rk->flags_dsv4[AMV_FAMILY_SWA + 2] = wf ? o4->c128a_flags : 0;
       seen |= o4->c128a_flags;
     }
+    if (b->d.indexer_ratio > 0)
+      amg_expect_values(&rk->expect[AMV_INDEXER_LENS_OUT], b->C, b->T, wf, o4->indexer_lens,
+                        NULL, 0);
     amr_dsv4_free(o4);
     amr_free(o);
   }

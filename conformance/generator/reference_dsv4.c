@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Naive reference of contract sections 5, 7 and 8. See reference_dsv4.h. */
+/* Naive reference of contract sections 5, 5a, 7 and 8. See reference_dsv4.h. */
 #include "reference_dsv4.h"
 
 #include <stdlib.h>
@@ -23,6 +23,7 @@ amr_dsv4_output *amr_dsv4_alloc(const amr_input *in, const amr_dsv4_input *d) {
   o->swa_lens = xcalloc(in->C, sizeof(int32_t));
   o->c128a = xcalloc((int64_t)in->T * (d->c128a_width > 0 ? d->c128a_width : 0), sizeof(int32_t));
   o->c128a_lens = xcalloc(in->C, sizeof(int32_t));
+  o->indexer_lens = xcalloc(in->C, sizeof(int32_t));
   return o;
 }
 
@@ -37,6 +38,7 @@ void amr_dsv4_free(amr_dsv4_output *o) {
   free(o->swa_lens);
   free(o->c128a);
   free(o->c128a_lens);
+  free(o->indexer_lens);
   free(o);
 }
 
@@ -95,6 +97,21 @@ static int32_t swa_slot(const amr_dsv4_input *d, int32_t r, int64_t q, int32_t *
   return as_int32(id * bs + q % bs, flags);
 }
 
+/* Section 2a's rank-local share of a length: counted one by one when short. */
+static int64_t local_share(const amr_input *in, int64_t len) {
+  if (len <= 4096) return amr_dcp_local_count(len, in->world, in->rank, in->interleave);
+  return amr_dcp_local_formula(len, in->world, in->rank, in->interleave);
+}
+
+/* Section 5a: the indexer's compressed length of a valid token at `pos`. */
+static int32_t indexer_len(const amr_input *in, const amr_dsv4_input *d, int64_t pos) {
+  const int64_t len = pos + 1 > 0 ? pos + 1 : 0;
+  if (in->world == 1) return (int32_t)(len / d->indexer_ratio);
+  if (d->indexer_mode == ATTNMETA_INDEXER_PREFILL)
+    return (int32_t)local_share(in, len / d->indexer_ratio);
+  return (int32_t)(local_share(in, len) / d->indexer_ratio);
+}
+
 void amr_dsv4_build(const amr_input *in, const amr_dsv4_input *d, amr_dsv4_output *o) {
   const int32_t R = in->R, T = in->T;
   int64_t actual = R > 0 ? in->qsl[R] : 0;
@@ -134,6 +151,9 @@ void amr_dsv4_build(const amr_input *in, const amr_dsv4_input *d, amr_dsv4_outpu
       }
       o->cslots[g][t] = v;
     }
+
+    /* section 5a */
+    if (d->indexer_ratio >= 1) o->indexer_lens[t] = valid ? indexer_len(in, d, pos) : 0;
 
     /* section 7 */
     if (d->swa_width >= 0) {
@@ -181,5 +201,6 @@ void amr_dsv4_build(const amr_input *in, const amr_dsv4_input *d, amr_dsv4_outpu
     for (g = 0; g < d->ngroups; g++) o->cslots[g][t] = -1;
     o->swa_lens[t] = 0;
     o->c128a_lens[t] = 0;
+    o->indexer_lens[t] = 0;
   }
 }

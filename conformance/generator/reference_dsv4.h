@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * Naive host reference of the DeepSeek-V3.2/V4 products of a step
- * (docs/contract.md sections 5, 7, 8), written from the contract alone:
+ * (docs/contract.md sections 5, 5a, 7, 8), written from the contract alone:
  * one token at a time, a linear search for its request, every compressed
  * row of a C128A row visited and tested for its owner, 64-bit arithmetic.
  */
@@ -28,7 +28,7 @@ typedef struct amr_group {
 
 /* The step's part-1 input (qsl, R, T, C, seq_lens, DCP) is an amr_input;
  * this adds what the DSV4 products read. Absent products: ngroups 0,
- * swa_width / c128a_width < 0. */
+ * swa_width / c128a_width < 0, indexer_ratio < 1. */
 typedef struct amr_dsv4_input {
   int ngroups;
   amr_group groups[AMR_MAX_GROUPS];
@@ -36,6 +36,7 @@ typedef struct amr_dsv4_input {
   int32_t swa_block_size, swa_window, swa_width, swa_mode;
   amr_table c128a_table;
   int32_t c128a_ratio, c128a_block_size, c128a_width, c128a_mode;
+  int32_t indexer_ratio, indexer_mode; /* section 9; absent when indexer_ratio < 1 */
 } amr_dsv4_input;
 
 /* Dense outputs: rows are [T][width]. */
@@ -46,6 +47,7 @@ typedef struct amr_dsv4_output {
   int32_t *swa_lens;               /* [C] */
   int32_t *c128a;                  /* [T * c128a_width] */
   int32_t *c128a_lens;             /* [C] */
+  int32_t *indexer_lens;           /* [C] */
   int32_t group_flags[AMR_MAX_GROUPS];          /* raised by each product */
   int32_t swa_flags, c128a_flags;
 } amr_dsv4_output;

@@ -327,7 +327,9 @@ enum { P_NUM_REQS, P_NUM_TOKENS, P_CAPACITY, P_COLS, P_STRIDE, P_OUT_STRIDE, P_N
        P_GROUP = NPARAMS_V1, /* + 4 g + {ratio, block_size, cols, stride} */
        P_SWA = P_GROUP + 4 * AMV_GROUPS,
        P_C128A = P_SWA + 7,
-       NPARAMS = P_C128A + 7 };
+       /* version 4: the indexer's ratio and mode */
+       P_INDEXER = P_C128A + 7,
+       NPARAMS = P_INDEXER + 2 };
 static const char *const param_names[NPARAMS] = {
     "num_reqs",       "num_tokens",       "capacity",   "block_table_cols",
     "block_table_stride", "block_table_out_stride", "num_mapped", "block_size",
@@ -339,10 +341,16 @@ static const char *const param_names[NPARAMS] = {
     "swa_block_size", "swa_window", "swa_width", "swa_mode", "swa_indices_stride",
     "swa_block_table_cols", "swa_block_table_stride",
     "c128a_ratio", "c128a_block_size", "c128a_width", "c128a_mode", "c128a_rows_stride",
-    "c128a_block_table_cols", "c128a_block_table_stride"};
+    "c128a_block_table_cols", "c128a_block_table_stride",
+    "indexer_ratio", "indexer_mode"};
 
 /* The params of a version-2 family: [first, first + count). */
 static void family_params(int family, int *first, int *count) {
+  if (family == AMV_FAMILY_INDEXER) {
+    *first = P_INDEXER;
+    *count = 2;
+    return;
+  }
   *first = family < AMV_GROUPS ? P_GROUP + 4 * family : family == AMV_FAMILY_SWA ? P_SWA : P_C128A;
   *count = family < AMV_GROUPS ? 4 : 7;
 }
@@ -350,6 +358,7 @@ static void family_params(int family, int *first, int *count) {
 static int param_family(int k) {
   if (k < NPARAMS_V1) return -1;
   if (k < P_SWA) return (k - P_GROUP) / 4;
+  if (k >= P_INDEXER) return AMV_FAMILY_INDEXER;
   return k < P_C128A ? AMV_FAMILY_SWA : AMV_FAMILY_C128A;
 }
 
@@ -453,7 +462,7 @@ static int check_dsv4_params(lexer *lx, vstate *vs, amv_vector *v) {
       return fail(lx, "vector %s: param %s given, but none of its products is", v->name,
                   param_names[k]);
   }
-  for (f = 0; f < AMV_NUM_FAMILIES; f++) {
+  for (f = 0; f < AMV_NUM_PARAM_FAMILIES; f++) {
     if (!((fam >> f) & 1)) continue;
     family_params(f, &first, &count);
     for (k = first; k < first + count; k++)
@@ -473,6 +482,10 @@ static int check_dsv4_params(lexer *lx, vstate *vs, amv_vector *v) {
           (s->num_tokens + 2) * s->swa_indices_stride > AMV_MAX_ELEMS)
         return fail(lx, "vector %s: swa params out of range (block_size >= 1, 1 <= window <= "
                         "width <= indices_stride, mode 0 or 1, stride >= cols)", v->name);
+    } else if (f == AMV_FAMILY_INDEXER) {
+      if (s->indexer_ratio < 1 || s->indexer_mode > 1)
+        return fail(lx, "vector %s: indexer params out of range (ratio >= 1, mode 0 or 1)",
+                    v->name);
     } else {
       if (s->c128a_ratio < 1 || s->c128a_block_size < 1 || s->c128a_mode > 1 ||
           s->c128a_rows_stride < s->c128a_width ||
@@ -1027,6 +1040,11 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
              version);
         goto out;
       }
+      if (k >= P_INDEXER && version < AMV_VERSION_INDEXER) {
+        fail(lx, "param %s is a version-%d param (this file is version %d)", param_names[k],
+             AMV_VERSION_INDEXER, version);
+        goto out;
+      }
       if (vs.params_seen & ((uint64_t)1 << k)) {
         fail(lx, "param %s given twice", param_names[k]);
         goto out;
@@ -1043,7 +1061,10 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
       }
       if (check_params(lx, &vs, &cur)) goto out;
       while (get_tok(&c, lx->le, &t)) {
-        const int o = find_output(version < 2 ? AMV_V1_OUTPUTS : amv_num_outputs(), &t);
+        const int o = find_output(version < 2                     ? AMV_V1_OUTPUTS
+                                  : version < AMV_VERSION_INDEXER ? AMV_V3_OUTPUTS
+                                                                  : amv_num_outputs(),
+                                  &t);
         if (o < 0) {
           fail(lx, "unknown product '%.*s' (format version %d)", (int)t.n, t.s, version);
           goto out;
@@ -1515,7 +1536,7 @@ static void write_params(FILE *f, const amv_vector *v, int first, int count) {
 static void write_dsv4_params(FILE *f, const amv_vector *v) {
   const unsigned fam = amv_families(v->products);
   int g, first, count;
-  for (g = 0; g < AMV_NUM_FAMILIES; g++) {
+  for (g = 0; g < AMV_NUM_PARAM_FAMILIES; g++) {
     if (!((fam >> g) & 1)) continue;
     family_params(g, &first, &count);
     write_params(f, v, first, count);

@@ -180,6 +180,7 @@ int amvs_family(const amvs_member *m) {
   if (m->group >= 0) return m->group;
   if (strncmp(m->name, "swa_", 4) == 0) return AMV_FAMILY_SWA;
   if (strncmp(m->name, "c128a_", 6) == 0) return AMV_FAMILY_C128A;
+  if (strncmp(m->name, "indexer_", 8) == 0) return AMV_FAMILY_INDEXER;
   return -1;
 }
 

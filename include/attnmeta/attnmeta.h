@@ -109,6 +109,13 @@ enum attnmeta_c128a_mode {
   ATTNMETA_C128A_LOCAL = 1   /* request-local compressed indices (prefill) */
 };
 
+/* Orders of the indexer's compressed lengths under DCP (contract section 9);
+ * without DCP both give the same lengths. */
+enum attnmeta_indexer_mode {
+  ATTNMETA_INDEXER_DECODE = 0, /* localise each token's length, then divide it */
+  ATTNMETA_INDEXER_PREFILL = 1 /* divide, then localise the compressed length */
+};
+
 /*
  * One compressed KV-cache group of a step (contract section 5): every
  * `ratio` positions fold into one compressed row. Part of attnmeta_step
@@ -209,6 +216,11 @@ typedef struct attnmeta_step {
 
   /* ---- launch (appended: read only when struct_size covers it) ---- */
   uint32_t launch_flags;          /* ATTNMETA_LAUNCH_* bits; 0 = an ordinary launch */
+
+  /* ---- the indexer's compressed lengths (section 5a; appended in 0.3.0) ---- */
+  int32_t *indexer_lens_out;      /* [C]  per token; 0 for padding and [T, C) */
+  int32_t indexer_ratio;          /* >= 1 positions per compressed key */
+  int32_t indexer_mode;           /* attnmeta_indexer_mode */
 } attnmeta_step;
 
 /* attnmeta_step.launch_flags. */

@@ -32,6 +32,8 @@ DSV4_ARGS = dict(
     c128a_block_size=2,
     c128a_width=None,
     c128a_local=False,
+    indexer_ratio=None,
+    indexer_prefill=False,
 )
 
 # A compressed group's keys: its buffers, and its two settings.
@@ -126,6 +128,15 @@ def setup_dsv4(args: Dict[str, Any], step: Any, attach: Attach) -> List[str]:
             raise ValueError("c128a_width is required when only c128a_lens is built")
         step.c128a_width = int32(width, "c128a_width")
         readers.append("c128a_rows" if rows_buf is not None else "c128a_lens")
+
+    # The indexer's compressed lengths (section 5a).
+    if args["indexer_lens_out"] is not None:
+        attach(step, STEP["indexer_lens_out"], args["indexer_lens_out"])
+        if args["indexer_ratio"] is None:
+            raise ValueError("indexer_ratio is required for indexer_lens_out")
+        step.indexer_ratio = _at_least_one(args["indexer_ratio"], "indexer_ratio")
+        step.indexer_mode = _lib.INDEXER_PREFILL if args["indexer_prefill"] else _lib.INDEXER_DECODE
+        readers.append("indexer_lens_out")
     return readers
 
 

@@ -94,7 +94,11 @@ class StepPlan(Plan):
     ``swa_width`` (default: the rows' columns) and ``swa_causal``;
     ``c128a_rows`` [>= T, width] and ``c128a_lens`` [>= C] over
     ``c128a_block_table`` with ``c128a_ratio``, ``c128a_block_size``,
-    ``c128a_width`` and ``c128a_local`` (request-local indices, no table).
+    ``c128a_width`` and ``c128a_local`` (request-local indices, no table);
+    ``indexer_lens_out`` [>= C] int32, the indexer's compressed lengths,
+    with ``indexer_ratio`` and ``indexer_prefill`` (under DCP: divide, then
+    localise, as vLLM's prefill chunks do; default: localise, then divide,
+    as its decode metadata does).
 
     ``capacity`` (C) defaults to the shortest of seq_lens_out and
     slot_mapping (entries [T, C) are cleared each step), or to T when
@@ -223,7 +227,7 @@ class StepPlan(Plan):
             if member.rows == "ONE" and n < 1:
                 raise ValueError("%s must hold at least one int32" % name)
 
-        # DeepSeek-V3.2/V4 products (contract sections 5, 7, 8).
+        # DeepSeek-V3.2/V4 products (contract sections 5, 5a, 7, 8).
         readers = setup_dsv4(args, step, attach)
         if readers and args["seq_lens"] is None:
             raise ValueError("seq_lens is required when %s is built" % readers[0])

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The DeepSeek-V3.2/V4 products (contract sections 5, 7, 8) through the
+"""The DeepSeek-V3.2/V4 products (contract sections 5, 5a, 7, 8) through the
 binding, NumPy on the CPU backend: the drop-ins and a whole DSV4 step plan
 against a naive reference written here from the contract, poisoned
 outputs, the contract's examples, and argument errors."""
@@ -83,6 +83,18 @@ def ref_c128a(qsl, seq, R, T, C, table, bs, ratio, width, local=False, W=1, k=0,
         lens[t] = len(row)
         rows.append(row + [-1] * (width - len(row)))
     return rows, lens
+
+
+def ref_indexer_lens(qsl, seq, R, T, C, ratio, prefill=False, W=1, k=0, I=1):
+    """Section 5a, counting each rank's KV tokens (or compressed keys)."""
+    out = [0] * C
+    for t, (valid, _, _, pos) in enumerate(_tokens(qsl, seq, R, T)):
+        if not valid:
+            continue
+        L = max(pos + 1, 0)
+        owned = lambda n: sum(1 for i in range(n) if (i // I) % W == k)
+        out[t] = owned(L // ratio) if prefill else owned(L) // ratio
+    return out
 
 
 # ---- helpers ----
@@ -188,6 +200,45 @@ def test_c128a_example(attnmeta):
                                             np.zeros((2, 4), np.int32), 2, 128)
     assert lens.tolist() == [2, 2]
     assert rows[:, :2].tolist() == [[0, 1], [0, 1]] and (rows[:, 2:] == -1).all()
+
+
+@pytest.mark.parametrize("prefill", [False, True])
+@pytest.mark.parametrize("ratio", [1, 4, 128])
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("dcp", [(1, 0, 1), (2, 0, 1), (2, 1, 2), (4, 3, 1)], ids=str)
+def test_indexer_lens(attnmeta, prefill, ratio, shape, dcp):
+    qlens, seq, pad = shape
+    W, k, I = dcp
+    R, T = len(qlens), sum(qlens) + pad
+    C = T + 2
+    qsl, seq_a = _qsl(qlens), np.array(seq, np.int32)
+    out = np.full(C, POISON32, np.int32)
+    attnmeta.StepPlan(qsl, seq_lens=seq_a, indexer_lens_out=out, indexer_ratio=ratio,
+                      indexer_prefill=prefill, dcp_world_size=W, dcp_rank=k,
+                      dcp_interleave=I).build(R, T)
+    assert out.tolist() == ref_indexer_lens(list(qsl), seq, R, T, C, ratio, prefill, W, k, I)
+
+
+def test_indexer_lens_example(attnmeta):
+    """The contract's example: W = 2, k = 0, ratio 4, L = 12."""
+    got = []
+    for prefill in (False, True):
+        out = np.full(1, POISON32, np.int32)
+        attnmeta.StepPlan(np.array([0, 1], np.int32), seq_lens=np.array([12], np.int32),
+                          indexer_lens_out=out, indexer_ratio=4, indexer_prefill=prefill,
+                          dcp_world_size=2).build(1, 1)
+        got.append(int(out[0]))
+    assert got == [1, 2]
+
+
+def test_indexer_lens_needs_its_ratio(attnmeta):
+    out = np.zeros(2, np.int32)
+    with pytest.raises(ValueError, match="indexer_ratio is required"):
+        attnmeta.StepPlan(np.array([0, 1], np.int32), seq_lens=np.array([5], np.int32),
+                          indexer_lens_out=out)
+    with pytest.raises(ValueError, match="indexer_ratio"):
+        attnmeta.StepPlan(np.array([0, 1], np.int32), seq_lens=np.array([5], np.int32),
+                          indexer_lens_out=out, indexer_ratio=0)
 
 
 # ---- a whole DSV4 step in one plan ----

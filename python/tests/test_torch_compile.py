@@ -141,7 +141,7 @@ GROUP_LENS = [2, 0, 1]
 
 def _dsv4_buffers():
     return dict(swa_lens=poisoned(T), slots=poisoned(T, torch.int64), lens=poisoned(3),
-                c128a_lens=poisoned(T))
+                c128a_lens=poisoned(T), indexer_lens=poisoned(T))
 
 
 def _dsv4_plan(attnmeta, b):
@@ -151,7 +151,8 @@ def _dsv4_plan(attnmeta, b):
                                 slot_mapping=b["slots"], seq_lens_out=b["lens"])],
         swa_lens=b["swa_lens"], swa_window=4, swa_width=4, swa_block_table=_table(),
         swa_block_size=BS, c128a_lens=b["c128a_lens"], c128a_block_table=_table(),
-        c128a_ratio=2, c128a_block_size=2, c128a_width=2)
+        c128a_ratio=2, c128a_block_size=2, c128a_width=2, indexer_lens_out=b["indexer_lens"],
+        indexer_ratio=2)
 
 
 def _expect_dsv4(b):
@@ -160,17 +161,19 @@ def _expect_dsv4(b):
     assert b["lens"].tolist() == GROUP_LENS
     # C128A of ratio 2, width 2: min((pos + 1) // 2, 2) rows
     assert b["c128a_lens"].tolist() == [2, 2, 0, 0, 1, 1, 0, 0]
+    # the indexer's lengths, ratio 2: (pos + 1) // 2
+    assert b["indexer_lens"].tolist() == [2, 2, 0, 0, 1, 1, 0, 0]
 
 
 def test_opcheck_build_dsv4_step(ops):
     b = _dsv4_buffers()
     outputs = dict(g0_slot_mapping=b["slots"], g0_seq_lens_out=b["lens"], swa_lens=b["swa_lens"],
-                   c128a_lens=b["c128a_lens"])
+                   c128a_lens=b["c128a_lens"], indexer_lens_out=b["indexer_lens"])
     args = ([i32(QSL), i32(SEQ), _table()] + [None] * len(ops.OUTPUTS)
             + [outputs.get(name) for name in ops.DSV4_OUTPUTS]
             + [_table(), None, None, None, _table(), _table()]
             + [3, T, -1, -1, 0, 1, 0, 1, 1, [2, 0, 0, 0], [2, 0, 0, 0], BS, 4, 4, True,
-               2, 2, 2, False])
+               2, 2, 2, False, 2, False])
     torch.library.opcheck(torch.ops.attnmeta.build_dsv4_step.default, tuple(args))
 
 
@@ -200,7 +203,8 @@ def test_compiled_build_step_with_dsv4_products(attnmeta, ops):
                                     slot_mapping=b["slots"], seq_lens_out=b["lens"])],
             swa_lens=b["swa_lens"], swa_window=4, swa_width=4, swa_block_table=table,
             swa_block_size=BS, c128a_lens=b["c128a_lens"], c128a_block_table=table,
-            c128a_ratio=2, c128a_block_size=2, c128a_width=2)
+            c128a_ratio=2, c128a_block_size=2, c128a_width=2,
+            indexer_lens_out=b["indexer_lens"], indexer_ratio=2)
         return b["slots"] * 1
 
     got = step(i32(QSL), i32(SEQ), _table())

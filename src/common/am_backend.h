@@ -32,7 +32,8 @@ extern "C" {
 /* 7: variant may carry AM_VARIANT_INDEXER | AM_VARIANT_REALIGNED; later
  * appended without a change (a module built before has a shorter table):
  * runtime_versions */
-#define AM_BACKEND_ABI 7
+/* 8: am_step_params grew the indexer's compressed lengths (section 5a) */
+#define AM_BACKEND_ABI 8
 #define AM_BACKEND_ENTRY_SYMBOL "attnmeta_backend_entry"
 
 /* Backend functions return an attnmeta_status value and, on failure, put a

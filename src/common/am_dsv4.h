@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The DeepSeek-V3.2/V4 products of a step (contract sections 5, 7, 8),
+ * The DeepSeek-V3.2/V4 products of a step (contract sections 5, 5a, 7, 8),
  * per token, for the step kernel body (am_step_kernel.h), which calls them
  * with the token's request and length already found: the compressed slot
  * of every compressed group, the sliding-window row and the heavily
@@ -176,8 +176,19 @@ AM_DEVICE void am_c128a_token(const am_step_params *p, uint32_t t, int valid, in
                 w->cols, w->block_size, lane, lanes, flags);
 }
 
+/* Section 5a: the indexer's compressed length of a valid token at `pos`. */
+AM_DEVICE int32_t am_indexer_len(const am_step_params *p, int64_t pos) {
+  const int64_t len = am_clamp64(pos + 1, 0, INT32_MAX);
+  const int64_t w = p->dcp_world_size, k = p->dcp_rank, i = p->dcp_interleave;
+  if (w <= 1) return (int32_t)am_div(len, p->indexer_ratio);
+  if (p->indexer_mode == ATTNMETA_INDEXER_PREFILL)
+    return (int32_t)am_dcp_local_len(am_div(len, p->indexer_ratio), w, k, i);
+  return (int32_t)am_div(am_dcp_local_len(len, w, k, i), p->indexer_ratio);
+}
+
 /* Every DSV4 product of token t: compressed slots (lanes take the groups
- * in turn), then the two wide rows (all lanes). */
+ * in turn), the indexer's compressed length, then the two wide rows (all
+ * lanes). */
 AM_DEVICE void am_dsv4_token(const am_step_params *p, uint32_t t, int valid, am_req_span s,
                              int32_t seq_len, uint32_t lane, uint32_t lanes, int32_t *flags) {
   const int64_t pos = valid ? am_token_position(s, t, seq_len) : 0;
@@ -186,6 +197,7 @@ AM_DEVICE void am_dsv4_token(const am_step_params *p, uint32_t t, int valid, am_
     const am_group_params *grp = &p->groups[g];
     if (grp->slots) grp->slots[t] = valid ? am_compressed_slot(p, grp, s.req, pos, flags) : -1;
   }
+  if (p->indexer_lens && lane == 0) p->indexer_lens[t] = valid ? am_indexer_len(p, pos) : 0;
   if (p->swa.out || p->swa.lens) am_swa_token(p, t, valid, s, seq_len, pos, lane, lanes, flags);
   if (p->c128a.out || p->c128a.lens) am_c128a_token(p, t, valid, s.req, pos, lane, lanes, flags);
 }
@@ -197,6 +209,7 @@ AM_DEVICE void am_dsv4_tail(const am_step_params *p, uint32_t i) {
     if (p->groups[g].slots) p->groups[g].slots[i] = -1;
   if (p->swa.lens) p->swa.lens[i] = 0;
   if (p->c128a.lens) p->c128a.lens[i] = 0;
+  if (p->indexer_lens) p->indexer_lens[i] = 0;
 }
 
 /* Request r's compressed lengths: max(seq_lens[r], 0) / ratio per group. */

@@ -43,7 +43,8 @@
   P(c, SWA_LENS, b->swa_lens)                                                \
   P(c, C128A_ROWS, b->c128a_rows)                                            \
   P(c, C128A_GLOBAL_ROWS, b->c128a_rows && b->c128a_mode == ATTNMETA_C128A_GLOBAL) \
-  P(c, C128A_LENS, b->c128a_lens)
+  P(c, C128A_LENS, b->c128a_lens)                                            \
+  P(c, INDEXER_LENS, b->indexer_lens_out)
 
 /* ---- each compressed group's products ---- */
 #define AM_GROUP_PRODUCTS(P, c)                                              \
@@ -66,10 +67,10 @@ enum am_product_bit {
 #define AM_P_ALWAYS (1u << 31)
 _Static_assert(AM_PRODUCT_COUNT < 31, "a bit per product");
 
-/* Every DeepSeek-V3.2/V4 product (contract sections 5, 7, 8). */
+/* Every DeepSeek-V3.2/V4 product (contract sections 5, 5a, 7, 8). */
 #define AM_P_DSV4                                                            \
   (AM_P(SWA_INDICES) | AM_P(SWA_LENS) | AM_P(C128A_ROWS) | AM_P(C128A_LENS) | \
-   AM_P(GROUP_SLOTS) | AM_P(GROUP_LENS))
+   AM_P(GROUP_SLOTS) | AM_P(GROUP_LENS) | AM_P(INDEXER_LENS))
 
 /* ---- attnmeta_step ---- */
 #define AM_STEP_FIELDS(X, c)                                                 \
@@ -131,7 +132,10 @@ _Static_assert(AM_PRODUCT_COUNT < 31, "a bit per product");
     AM_P(C128A_ROWS), "")                                                    \
   X(c, int64_t, c128a_rows_stride, PARAM, AM_NONE, 0, ">= c128a_width")      \
   X(c, int32_t *, c128a_lens, OUT, AM_ARRAY(C), AM_P(C128A_LENS), "")        \
-  X(c, uint32_t, launch_flags, PARAM, AM_NONE, 0, "ATTNMETA_LAUNCH_* bits")
+  X(c, uint32_t, launch_flags, PARAM, AM_NONE, 0, "ATTNMETA_LAUNCH_* bits")  \
+  X(c, int32_t *, indexer_lens_out, OUT, AM_ARRAY(C), AM_P(INDEXER_LENS), "") \
+  X(c, int32_t, indexer_ratio, PARAM, AM_NONE, 0, ">= 1")                    \
+  X(c, int32_t, indexer_mode, PARAM, AM_NONE, 0, "an attnmeta_indexer_mode")
 
 typedef attnmeta_compressed_group am_group_array[ATTNMETA_MAX_COMPRESSED_GROUPS];
 

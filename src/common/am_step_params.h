@@ -118,6 +118,11 @@ typedef struct am_step_params {
    * ATTNMETA_PATHS_OFF=reverse_order; results are the same) */
   int32_t forward_order;
   int32_t order_pad;
+
+  /* the indexer's compressed lengths (section 5a; AM_VARIANT_DSV4 only) */
+  int32_t *indexer_lens; /* [C] */
+  int32_t indexer_ratio;
+  int32_t indexer_mode;  /* ATTNMETA_INDEXER_* */
 } am_step_params;
 
 /* How block-table rows move (am_step_params.vector_rows). */
@@ -162,7 +167,7 @@ enum {
    * combines with the others */
   AM_VARIANT_ONE_LANE = 4,
   /* full, and the DeepSeek-V3.2/V4 products (compressed slots, SWA and
-   * C128A rows) may be wanted */
+   * C128A rows, the indexer's compressed lengths) may be wanted */
   AM_VARIANT_DSV4 = 8,
   /* launched to start before the kernel ahead of it on the stream ends
    * (ATTNMETA_LAUNCH_EARLY_START): the tails are cleared first, then the

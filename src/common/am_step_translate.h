@@ -68,6 +68,11 @@ static inline void am_dsv4_params_of(const attnmeta_step *s, unsigned wanted, am
                     s->c128a_block_table_cols, s->c128a_block_table_stride,
                     global ? s->c128a_block_size : 1);
   }
+  if (wanted & AM_P(INDEXER_LENS)) {
+    p->indexer_lens = s->indexer_lens_out;
+    p->indexer_ratio = s->indexer_ratio;
+    p->indexer_mode = s->indexer_mode;
+  }
 }
 
 static inline am_step_params am_params_of(const attnmeta_step *s) {

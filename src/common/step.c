@@ -118,8 +118,15 @@ static attnmeta_status check_dsv4(attnmeta_context *ctx, const attnmeta_step *s,
       return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "c128a_width (%d) is negative",
                      s->c128a_width);
     /* the block size decides the DCP-local lengths too */
-    if (s->c128a_mode == ATTNMETA_C128A_GLOBAL)
-      return check_dcp_block(ctx, s, "c128a_block_size", s->c128a_block_size);
+    if (s->c128a_mode == ATTNMETA_C128A_GLOBAL) {
+      st = check_dcp_block(ctx, s, "c128a_block_size", s->c128a_block_size);
+      if (st != ATTNMETA_OK) return st;
+    }
+  }
+  if (wanted & AM_P(INDEXER_LENS)) {
+    CHECK_MODE(ctx, "indexer_mode", s->indexer_mode, ATTNMETA_INDEXER_DECODE,
+               ATTNMETA_INDEXER_PREFILL)
+    if (s->indexer_ratio < 1) return fail_below_one(ctx, "indexer_ratio", s->indexer_ratio);
   }
   return ATTNMETA_OK;
 }

@@ -25,9 +25,10 @@ extern "C" {
 #endif
 
 #define AMV_MAGIC "attnmeta-vectors"
-#define AMV_VERSION 3    /* the newest format version this reader and writer know */
+#define AMV_VERSION 4    /* the newest format version this reader and writer know */
 #define AMV_VERSION_MIN 1 /* the oldest one it still reads (and writes) */
 #define AMV_VERSION_TOPK 3 /* version 3 adds "op topk" (spec/attnmeta-vectors-v3.md) */
+#define AMV_VERSION_INDEXER 4 /* version 4 adds the indexer's lengths (spec/attnmeta-vectors-v4.md) */
 #define AMV_NAME_MAX 64                   /* vector names: at most 63 characters */
 #define AMV_MAX_ELEMS ((int64_t)1 << 26)  /* largest buffer a vector may declare */
 #define AMV_WRAP 100                      /* the writer's line width */
@@ -53,8 +54,11 @@ enum amv_output {
   AMV_SWA_LENS,
   AMV_C128A_ROWS,
   AMV_C128A_LENS,
+  /* version 4: the indexer's compressed lengths (contract section 5a) */
+  AMV_INDEXER_LENS_OUT,
   AMV_NUM_OUTPUTS
 };
+#define AMV_V3_OUTPUTS AMV_INDEXER_LENS_OUT /* the outputs versions 2 and 3 know */
 #define AMV_MAX_OUTPUTS 31 /* room for the outputs of later steps (a bit each) */
 #define AMV_GROUPS 4                 /* compressed groups a step carries */
 #define AMV_V1_OUTPUTS AMV_GROUP_SLOT_MAPPING
@@ -74,8 +78,11 @@ enum amv_input {
   AMV_NUM_INPUTS
 };
 
-/* The families of version-2 products: compressed groups 0..3, SWA, C128A. */
-enum { AMV_FAMILY_SWA = AMV_GROUPS, AMV_FAMILY_C128A, AMV_NUM_FAMILIES };
+/* The families of version-2 products: compressed groups 0..3, SWA, C128A
+ * (each with its flags in expect_flags_dsv4); then version 4's indexer
+ * lengths, which raise no flag. */
+enum { AMV_FAMILY_SWA = AMV_GROUPS, AMV_FAMILY_C128A, AMV_NUM_FAMILIES,
+       AMV_FAMILY_INDEXER = AMV_NUM_FAMILIES, AMV_NUM_PARAM_FAMILIES };
 
 /* Version 2's DeepSeek-V3.2/V4 settings of a vector (attnmeta_step's
  * compressed_groups[], swa_*, c128a_*), for the families it builds. */
