@@ -317,7 +317,8 @@ class StepPlan(Plan):
         DSV4 products)."""
         args = self._args
         more = {name: args[name] for name in DSV4_ARGS}
-        more.update((name, args[name]) for name in OUTPUT_NAMES)
+        more.update((name, args[name])
+                    for name in OUTPUT_NAMES + _members.DSV4_OUTPUTS + _members.DSV4_INPUTS)
         _compile.ops_module.build_step(
             args["query_start_loc"], num_tokens, num_reqs=num_reqs, capacity=args["capacity"],
             num_mapped=args["num_mapped"] if num_mapped is None else num_mapped,
