@@ -79,6 +79,7 @@ typedef struct run {
   const char *backend, *config, *variant;
   int32_t rank;
   int32_t *d_qsl, *d_seq, *d_tables[AMD_NUM_TABLES];
+  int64_t *d_swa_slots; /* the case's swa_token_slots on the device, or NULL */
   unsigned char *d_arena, *h_arena, *h_expect, *h_care;
   size_t bytes;
   region reg[NOUT];
@@ -230,6 +231,7 @@ static void fill_step(const run *ru, unsigned want, attnmeta_step *s) {
     s->swa_width = b->d.swa_width;
     s->swa_mode = b->d.swa_mode;
     s->swa_indices_stride = b->swa_stride;
+    s->swa_token_slots = ru->d_swa_slots;
     if (want & (1u << O_SWA)) s->swa_indices = dev(ru, O_SWA);
     if (want & (1u << O_SWA_LENS)) s->swa_lens = dev(ru, O_SWA_LENS);
   }
@@ -464,6 +466,10 @@ ParameterizedTest(amt_case_param *param, dsv4, cases) {
   ru.d_seq = amt_dev_alloc(ru.ctx, ((size_t)ru.b->R + 1) * 4);
   amt_to_dev(ru.ctx, ru.d_qsl, ru.b->qsl, ((size_t)ru.b->R + 1) * 4);
   if (ru.b->R > 0) amt_to_dev(ru.ctx, ru.d_seq, ru.b->seq_lens, (size_t)ru.b->R * 4);
+  if (ru.b->swa_token_slots) {
+    ru.d_swa_slots = amt_dev_alloc(ru.ctx, (size_t)(ru.b->T > 0 ? ru.b->T : 1) * 8);
+    amt_to_dev(ru.ctx, ru.d_swa_slots, ru.b->swa_token_slots, (size_t)ru.b->T * 8);
+  }
   for (k = 0; k < AMD_NUM_TABLES; k++) {
     const size_t bytes = (size_t)(ru.b->R > 0 ? ru.b->R : 1) * (size_t)(ru.b->cols[k] > 0 ? ru.b->cols[k] : 1) * 4;
     if (!ru.b->tables[k]) continue;
@@ -520,6 +526,7 @@ ParameterizedTest(amt_case_param *param, dsv4, cases) {
   amt_dev_free(ru.ctx, ru.d_arena);
   for (k = 0; k < AMD_NUM_TABLES; k++)
     if (ru.d_tables[k]) amt_dev_free(ru.ctx, ru.d_tables[k]);
+  if (ru.d_swa_slots) amt_dev_free(ru.ctx, ru.d_swa_slots);
   amt_dev_free(ru.ctx, ru.d_seq);
   amt_dev_free(ru.ctx, ru.d_qsl);
   amd_batch_free((amd_batch *)ru.b);

@@ -68,6 +68,14 @@ const amd_case amd_cases[] = {
      .pad_tokens = 1, .cap_extra = 1},
     {"swa_w8_misaligned", QL(2, 5), SEQ(300, 70), SWA(8, 8, NONCAUSAL), .misalign = 1,
      .pad_tokens = 1},
+    /* tokens with no KV slot of their own (the engine's slot_mapping < 0):
+     * length 0, a row of -1, no flag, in either mode, negative positions too */
+    {"swa_slotless_causal", QL(1, 3, 8, 1, 2), SEQ(5, 64, 200, 1, 130), SWA(8, 8, CAUSAL),
+     .pad_tokens = 2, .cap_extra = 3, .swa_slot_gap = 3},
+    {"swa_slotless_noncausal", QL(1, 3, 8, 1, 2), SEQ(5, 64, 200, 1, 130),
+     SWA(128, 136, NONCAUSAL), .pad_tokens = 2, .cap_extra = 3, .swa_slot_gap = 2},
+    {"swa_slotless_seq_negative", QL(2, 1, 3), SEQ(-3, 0, 2), SWA(8, 8, CAUSAL),
+     .pad_tokens = 1, .swa_slot_gap = 2},
 
     /* ---- heavily compressed rows ---- */
     {"c128a_pos256_299_local", QL(1, 1), SEQ(257, 300), C128A(8192, LOCAL)},
@@ -207,6 +215,12 @@ amd_batch *amd_materialize(const amd_case *c) {
   }
   for (g = 0; g < c->ngroups; g++) b->d.groups[g].table = table_view(b, AMD_TAB_GROUP0 + g);
   b->d.swa_table = table_view(b, AMD_TAB_SWA);
+  if (c->swa_width > 0 && c->swa_slot_gap > 0) {
+    b->swa_token_slots = xcalloc((size_t)b->T, sizeof(int64_t));
+    for (r = 0; r < b->T; r++)
+      b->swa_token_slots[r] = r % c->swa_slot_gap == c->swa_slot_gap - 1 ? -1 : 64 * r + 1;
+    b->d.swa_token_slots = b->swa_token_slots;
+  }
   b->d.c128a_table = table_view(b, AMD_TAB_C128A);
   return b;
 }
@@ -216,6 +230,7 @@ void amd_batch_free(amd_batch *b) {
   if (!b) return;
   free(b->qsl);
   free(b->seq_lens);
+  free(b->swa_token_slots);
   for (k = 0; k < AMD_NUM_TABLES; k++) free(b->tables[k]);
   free(b);
 }

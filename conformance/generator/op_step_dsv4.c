@@ -58,6 +58,8 @@ int amg_step_dsv4_vector(const amd_case *c, amv_vector *v) {
     s->swa_indices_stride = b->swa_stride;
     s->swa_block_table_cols = s->swa_block_table_stride = b->cols[AMD_TAB_SWA];
     table_input(&v->input[AMV_SWA_BLOCK_TABLE], b, AMD_TAB_SWA);
+    if (b->swa_token_slots)
+      amg_values64(&v->input[AMV_SWA_TOKEN_SLOTS], b->swa_token_slots, b->T);
   }
   if (b->d.c128a_width >= 0) {
     v->products |= (1u << AMV_C128A_ROWS) | (1u << AMV_C128A_LENS);

@@ -137,16 +137,18 @@ void amr_dsv4_build(const amr_input *in, const amr_dsv4_input *d, amr_dsv4_outpu
 
     /* section 7 */
     if (d->swa_width >= 0) {
+      /* a token with no KV slot of its own sees nothing, and nothing is flagged */
+      const int seen = valid && !(d->swa_token_slots && d->swa_token_slots[t] < 0);
       int64_t start = 0, lens = 0;
-      if (valid && d->swa_mode == ATTNMETA_SWA_NON_CAUSAL) {
+      if (seen && d->swa_mode == ATTNMETA_SWA_NON_CAUSAL) {
         const int64_t prefix = seq - qlen;
         start = prefix - d->swa_window > 0 ? prefix - d->swa_window : 0;
         lens = seq - start;
         if (lens < 0) lens = 0;
         if (lens > d->swa_width) lens = d->swa_width;
-      } else if (valid && pos < 0) {
+      } else if (seen && pos < 0) {
         o->swa_flags |= ATTNMETA_FLAG_POSITION_NEGATIVE;
-      } else if (valid) {
+      } else if (seen) {
         start = pos - d->swa_window + 1 > 0 ? pos - d->swa_window + 1 : 0;
         lens = pos + 1 - start;
       }

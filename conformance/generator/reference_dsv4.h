@@ -36,6 +36,7 @@ typedef struct amr_dsv4_input {
   int32_t swa_block_size, swa_window, swa_width, swa_mode;
   amr_table c128a_table;
   int32_t c128a_ratio, c128a_block_size, c128a_width, c128a_mode;
+  const int64_t *swa_token_slots; /* [T] or NULL: the step's KV slot of each token */
 } amr_dsv4_input;
 
 /* Dense outputs: rows are [T][width]. */

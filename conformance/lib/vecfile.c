@@ -1107,7 +1107,7 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
       amv_rank *rk;
       if (vs.state == S_INPUTS) {
         for (i = 0; i < amv_num_inputs(); i++)
-          if (!(vs.inputs_seen & (1u << i)) &&
+          if (!(vs.inputs_seen & (1u << i)) && !amvs_optional(amvs_step_input(i)) &&
               (amv_input_family(i) < 0 ||
                ((amv_families(cur.products) >> amv_input_family(i)) & 1))) {
             fail(lx, "vector %s: input %s missing", cur.name, amv_input_name(i));
@@ -1537,7 +1537,8 @@ void amv_write_vector(FILE *f, const amv_vector *v) {
     if (v->products & (1u << o)) fprintf(f, " %s", amv_output_name(o));
   fputc('\n', f);
   for (i = 0; i < amv_num_inputs(); i++)
-    if (amv_input_family(i) < 0 || ((fam >> amv_input_family(i)) & 1))
+    if ((amv_input_family(i) < 0 || ((fam >> amv_input_family(i)) & 1)) &&
+        (v->input[i].v || !amvs_optional(amvs_step_input(i))))
       amv_write_values(f, "input", amv_input_name(i), &v->input[i]);
   for (i = 0; i < v->nranks; i++) {
     const amv_rank *rk = &v->ranks[i];

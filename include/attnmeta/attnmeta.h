@@ -209,6 +209,12 @@ typedef struct attnmeta_step {
 
   /* ---- launch (appended: read only when struct_size covers it) ---- */
   uint32_t launch_flags;          /* ATTNMETA_LAUNCH_* bits; 0 = an ordinary launch */
+
+  /* ---- appended: read only when struct_size covers them ---- */
+  /* SWA rows (section 7): the step's KV slot of each token, as the engine
+   * holds it (its slot_mapping), or NULL (every token before `actual`
+   * counts). A token whose slot is < 0 gets length 0 and a row of -1 */
+  const int64_t *swa_token_slots; /* [T] or NULL */
 } attnmeta_step;
 
 /* attnmeta_step.launch_flags. */

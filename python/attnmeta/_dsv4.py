@@ -25,6 +25,7 @@ DSV4_ARGS = dict(
     swa_window=None,
     swa_width=None,
     swa_causal=True,
+    swa_token_slots=None,
     c128a_rows=None,
     c128a_lens=None,
     c128a_block_table=None,
@@ -102,6 +103,9 @@ def setup_dsv4(args: Dict[str, Any], step: Any, attach: Attach) -> List[str]:
             raise ValueError("swa_width is required when only swa_lens is built")
         step.swa_width = int32(width, "swa_width")
         step.swa_mode = _lib.SWA_CAUSAL if args["swa_causal"] else _lib.SWA_NON_CAUSAL
+        if args["swa_token_slots"] is not None:
+            # the step's slot_mapping: a token whose slot is < 0 sees nothing
+            attach(step, STEP["swa_token_slots"], args["swa_token_slots"])
         readers.append("swa_indices" if swa is not None else "swa_lens")
 
     # Heavily compressed rows (section 8).

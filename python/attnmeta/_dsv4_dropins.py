@@ -141,6 +141,7 @@ _SWA_NAMES = {
     "swa_block_table": "block_table",
     "swa_block_size": "block_size",
     "swa_window": "window_size",
+    "swa_token_slots": "slot_mapping",
 }
 
 
@@ -154,23 +155,46 @@ def compute_swa_indices_and_lens(
     block_size: int,
     num_tokens: Optional[int] = None,
     causal: bool = True,
+    *,
+    slot_mapping: Optional[Buffer] = None,
+    is_valid_token: Optional[Buffer] = None,
 ) -> Tuple[Buffer, Buffer]:
     """The sliding-window rows (contract section 7) of T = ``num_tokens``
     tokens (default ``len(swa_lens)``) into ``swa_indices`` [>= T, width]
     (or vLLM's [>= T, 1, width]) and ``swa_lens``; ``swa_lens`` is cleared
     past T (as the engine's memset does). R = the smallest of
     ``block_table.shape[0]``, ``len(seq_lens)`` and ``len(query_start_loc) - 1``.
-    ``causal=False``: a draft block sees its whole block. Returns
+    ``causal=False``: a draft block sees its whole block.
+    A token without a KV slot gets length 0 and a row of -1: give the
+    step's ``slot_mapping`` (int64 [>= T]; a slot < 0 marks the token) or,
+    as vLLM's kernel takes it, ``is_valid_token`` (bool [>= T], i.e.
+    ``slot_mapping >= 0``; turned into int64 slots 0 / -1 first, one small
+    array of the buffers' kind), not both. Returns
     ``(swa_indices[:T], swa_lens[:T])``."""
     n = len(swa_lens) if num_tokens is None else _at_least(num_tokens, 0, "num_tokens")
     window = _at_least(window_size, 1, "window_size")
     bs = _at_least(block_size, 1, "block_size")
     if block_table is None:
         raise ValueError("block_table is required")
+    if slot_mapping is not None and is_valid_token is not None:
+        raise TypeError("give slot_mapping or is_valid_token, not both")
+    slots = slot_mapping if is_valid_token is None else _valid_as_slots(is_valid_token)
     _launch(_SWA_NAMES, n, query_start_loc, seq_lens, block_table, swa_indices=swa_indices,
             swa_lens=swa_lens, swa_block_table=block_table, swa_block_size=bs, swa_window=window,
-            swa_causal=causal)
+            swa_causal=causal, swa_token_slots=slots)
     return swa_indices[:n], swa_lens[:n]
+
+
+def _valid_as_slots(is_valid: Buffer) -> Buffer:
+    """vLLM's per-token validity (bool) as slots the step reads: 0 for a
+    valid token, -1 for one without a KV slot."""
+    if hasattr(is_valid, "to") and hasattr(is_valid, "new_full"):  # torch
+        import torch
+
+        return is_valid.to(torch.int64) - 1
+    import numpy as np
+
+    return np.asarray(is_valid).astype(np.int64) - 1
 
 
 _C128A_NAMES = {

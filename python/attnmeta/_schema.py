@@ -58,6 +58,7 @@ STEP_FIELDS = [
     ("c128a_rows_stride", "int64_t", "PARAM", None, ()),
     ("c128a_lens", "int32_t *", "OUT", ("C",), ("C128A_LENS",)),
     ("launch_flags", "uint32_t", "PARAM", None, ()),
+    ("swa_token_slots", "const int64_t *", "IN", ("T",), ("SWA_INDICES", "SWA_LENS")),
 ]
 
 COMPRESSED_GROUP_FIELDS = [

@@ -50,10 +50,12 @@ def ref_compressed(qsl, seq, R, T, C, table, bs, ratio, W=1, k=0, I=1):
     return out
 
 
-def ref_swa(qsl, seq, R, T, C, table, bs, window, width, causal=True):
+def ref_swa(qsl, seq, R, T, C, table, bs, window, width, causal=True, slots=None):
     rows, lens = [], [0] * C
     for t, (valid, r, qlen, pos) in enumerate(_tokens(qsl, seq, R, T)):
         start = n = 0
+        if slots is not None and slots[t] < 0:
+            valid = False  # no KV slot of its own: seen as a padding token
         if valid and not causal:
             start = max(seq[r] - qlen - window, 0)
             n = min(max(seq[r] - start, 0), width)
@@ -157,6 +159,53 @@ def test_swa(attnmeta, causal, window, shape):
     assert rows[:T, 0].tolist() == want_rows
     assert (rows[T:] == POISON32).all(), "wrote rows past num_tokens"
     assert lens.tolist() == want_lens
+
+
+@pytest.mark.parametrize("causal", [True, False])
+@pytest.mark.parametrize("spelling", ["slot_mapping", "is_valid_token"])
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_swa_tokens_without_slots(attnmeta, causal, spelling, shape):
+    """vLLM's SWA builder: a token whose slot_mapping entry is < 0 gets
+    length 0 and a row of -1 (its is_valid_token is False), either mode."""
+    qlens, seq, pad = shape
+    R, T = len(qlens), sum(qlens) + pad
+    window = 8
+    width = window if causal else window + max(qlens)
+    table = _table(R, max(seq) // 64 + 2, 3)
+    qsl, seq_a = _qsl(qlens), np.array(seq, np.int32)
+    slots = np.array([-1 if t % 3 == 1 else 64 * t + 5 for t in range(T)], np.int64)
+    rows = np.full((T, 1, width), POISON32, np.int32)
+    lens = np.full(T, POISON32, np.int32)
+    given = dict(slot_mapping=slots) if spelling == "slot_mapping" else dict(
+        is_valid_token=slots >= 0)
+    attnmeta.compute_swa_indices_and_lens(rows, lens, window, qsl, seq_a, table, 64,
+                                          causal=causal, **given)
+    want_rows, want_lens = ref_swa(list(qsl), seq, R, T, T, table.tolist(), 64, window, width,
+                                   causal, slots.tolist())
+    assert rows[:, 0].tolist() == want_rows and lens.tolist() == want_lens
+
+
+def test_swa_without_slots_example(attnmeta):
+    """The contract's example: window 8, seq_lens [5], slots [65, -1, 67]
+    give lengths 3 0 5, the middle row all -1."""
+    qsl, seq = np.array([0, 3], np.int32), np.array([5], np.int32)
+    table = np.array([[1]], np.int32)
+    rows = np.full((3, 8), POISON32, np.int32)
+    lens = np.full(3, POISON32, np.int32)
+    attnmeta.compute_swa_indices_and_lens(rows, lens, 8, qsl, seq, table, 64,
+                                          slot_mapping=np.array([65, -1, 67], np.int64))
+    assert lens.tolist() == [3, 0, 5]
+    assert rows[1].tolist() == [-1] * 8
+    assert rows[2].tolist() == [64, 65, 66, 67, 68, -1, -1, -1]
+
+
+def test_swa_slots_one_spelling(attnmeta):
+    qsl, seq = np.array([0, 1], np.int32), np.array([5], np.int32)
+    with pytest.raises(TypeError, match="not both"):
+        attnmeta.compute_swa_indices_and_lens(
+            np.zeros((1, 8), np.int32), np.zeros(1, np.int32), 8, qsl, seq,
+            np.zeros((1, 1), np.int32), 64, slot_mapping=np.zeros(1, np.int64),
+            is_valid_token=np.ones(1, bool))
 
 
 @pytest.mark.parametrize("local", [False, True])

@@ -130,12 +130,15 @@ AM_DEVICE const int32_t *am_table_row(const int32_t *table, int64_t stride, int3
 }
 
 /* Section 7: the sliding-window row and length of token t (request span s,
- * length seq_len of its request, position pos; valid: t < actual). */
+ * length seq_len of its request, position pos; valid: t < actual). A
+ * token whose KV slot is negative (token_slots given) gets what a padding
+ * token gets, before its position is looked at: no flag. */
 AM_DEVICE void am_swa_token(const am_step_params *p, uint32_t t, int valid, am_req_span s,
                             int32_t seq_len, int64_t pos, uint32_t lane, uint32_t lanes,
                             int32_t *flags) {
   const am_wide_rows *w = &p->swa;
   int64_t start = 0, lens = 0;
+  if (valid && w->token_slots && w->token_slots[t] < 0) valid = 0;
   if (valid) {
     if (w->mode == ATTNMETA_SWA_NON_CAUSAL) {
       const int64_t prefix = (int64_t)seq_len - ((int64_t)s.end - s.start);

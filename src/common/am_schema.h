@@ -131,7 +131,9 @@ _Static_assert(AM_PRODUCT_COUNT < 31, "a bit per product");
     AM_P(C128A_ROWS), "")                                                    \
   X(c, int64_t, c128a_rows_stride, PARAM, AM_NONE, 0, ">= c128a_width")      \
   X(c, int32_t *, c128a_lens, OUT, AM_ARRAY(C), AM_P(C128A_LENS), "")        \
-  X(c, uint32_t, launch_flags, PARAM, AM_NONE, 0, "ATTNMETA_LAUNCH_* bits")
+  X(c, uint32_t, launch_flags, PARAM, AM_NONE, 0, "ATTNMETA_LAUNCH_* bits")            \
+  X(c, const int64_t *, swa_token_slots, IN, AM_ARRAY(T), AM_P(SWA_INDICES) | AM_P(SWA_LENS), \
+    "optional")
 
 typedef attnmeta_compressed_group am_group_array[ATTNMETA_MAX_COMPRESSED_GROUPS];
 

@@ -42,6 +42,8 @@ typedef struct am_wide_rows {
   int32_t *out;
   int64_t out_stride;
   int32_t *lens;
+  const int64_t *token_slots; /* SWA: [T] the step's KV slots, or NULL (a token whose
+                                 slot is < 0 gets length 0) */
   int32_t cols;
   int32_t block_size;
   int32_t window;        /* SWA: the window */

@@ -59,6 +59,7 @@ static inline void am_dsv4_params_of(const attnmeta_step *s, unsigned wanted, am
                     s->swa_width, s->swa_mode, rows ? s->swa_block_table : NULL,
                     s->swa_block_table_cols, s->swa_block_table_stride,
                     rows ? s->swa_block_size : 1);
+    p->swa.token_slots = s->swa_token_slots;
   }
   if (wanted & (AM_P(C128A_ROWS) | AM_P(C128A_LENS))) {
     const int global = s->c128a_mode == ATTNMETA_C128A_GLOBAL;

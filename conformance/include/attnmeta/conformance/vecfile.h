@@ -71,6 +71,7 @@ enum amv_input {
   AMV_GROUP_BLOCK_TABLE,                        /* group g's: + g */
   AMV_SWA_BLOCK_TABLE = AMV_GROUP_BLOCK_TABLE + 4,
   AMV_C128A_BLOCK_TABLE,
+  AMV_SWA_TOKEN_SLOTS, /* optional: a vector may leave it out (NULL) */
   AMV_NUM_INPUTS
 };
 
