@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * attnmeta_step and attnmeta_topk accept exactly the struct_size values of
- * their releases (0.1.0's step, 0.2.0's step and top-k) and nothing
+ * their releases (0.1.0's step, 0.2.0's step and top-k) and their own (sizeof) and nothing
  * between: a size that ends inside compressed_groups[0], or any other
  * multiple of 8 between two releases, is refused with
  * ATTNMETA_ERR_INVALID_ARGUMENT, a message giving the released sizes, and
@@ -18,6 +18,10 @@
 #include "op_inputs.h"
 
 #define STEP_0_1 (offsetof(attnmeta_step, error_word) + sizeof(int32_t *))
+/* 0.2.0's: through launch_flags, rounded up to the struct's alignment */
+#define STEP_0_2                                                                           \
+  ((offsetof(attnmeta_step, launch_flags) + sizeof(uint32_t) + _Alignof(attnmeta_step) - 1) / \
+   _Alignof(attnmeta_step) * _Alignof(attnmeta_step))
 
 /* Builds a token map with a step of `size` bytes; the status. */
 static attnmeta_status step_of_size(attnmeta_context *ctx, size_t size, int32_t *out) {
@@ -54,7 +58,8 @@ Test(struct_sizes, step_only_released_sizes) {
   size_t size;
   for (size = 8; size <= sizeof(attnmeta_step); size += 8) {
     int32_t out[2] = {-7, -7};
-    const int released = size == STEP_0_1 || size == sizeof(attnmeta_step);
+    const int released =
+        size == STEP_0_1 || size == STEP_0_2 || size == sizeof(attnmeta_step);
     const attnmeta_status st = step_of_size(ctx, size, out);
     if (released) {
       cr_expect_eq(st, ATTNMETA_OK, "size %zu: %s", size, attnmeta_last_error(ctx));
@@ -73,7 +78,9 @@ Test(struct_sizes, step_init_size_says_the_same) {
   cr_expect_eq(attnmeta_step_init_size(&s, STEP_0_1), ATTNMETA_OK);
   cr_expect_eq(attnmeta_step_init_size(&s, sizeof s), ATTNMETA_OK);
   cr_expect_eq(attnmeta_step_init_size(&s, STEP_0_1 + 8), ATTNMETA_ERR_INVALID_ARGUMENT);
-  cr_expect_eq(attnmeta_step_init_size(&s, sizeof s - 8), ATTNMETA_ERR_INVALID_ARGUMENT);
+  cr_expect_eq(attnmeta_step_init_size(&s, STEP_0_2), ATTNMETA_OK);
+  if (sizeof s - 8 != STEP_0_2) /* a size between 0.2.0's and this library's */
+    cr_expect_eq(attnmeta_step_init_size(&s, sizeof s - 8), ATTNMETA_ERR_INVALID_ARGUMENT);
 }
 
 Test(struct_sizes, topk_only_its_release) {
