@@ -34,6 +34,7 @@
 #define NONCAUSAL ATTNMETA_SWA_NON_CAUSAL
 #define GLOBAL ATTNMETA_C128A_GLOBAL
 #define LOCAL ATTNMETA_C128A_LOCAL
+#define MIXED ATTNMETA_C128A_MIXED
 
 /* A whole DSV4 step under DCP, every rank. */
 #define DCP_STEP(w, i)                                                                    \
@@ -85,6 +86,15 @@ const amd_case amd_cases[] = {
     {"c128a_w100_odd_stride", QL(3, 1), SEQ(20000, 127), C128A(100, GLOBAL), .stride_extra = 1,
      .pad_tokens = 2},
     {"c128a_misaligned_local", QL(3, 1), SEQ(20000, 127), C128A(64, LOCAL), .misalign = 1},
+    /* one launch for a mixed batch: decode tokens [0, D) get global rows,
+     * the prefill tokens after them request-local rows in the second table */
+    {"c128a_mixed_decode3_prefill", QL(1, 2, 5, 3), SEQ(700, 1300, 900, 260), C128A(16, MIXED),
+     .c128a_decode = 3, .pad_tokens = 2, .cap_extra = 2},
+    {"c128a_mixed_all_decode", QL(1, 1, 1), SEQ(300, 129, 5000), C128A(64, MIXED),
+     .c128a_decode = 3, .stride_extra = 1},
+    {"c128a_mixed_all_prefill", QL(4, 2), SEQ(1000, 256), C128A(8, MIXED), .pad_tokens = 1},
+    {"c128a_mixed_dcp_misaligned", QL(1, 1, 6), SEQ(2000, 900, 1500), C128A(16, MIXED),
+     .c128a_decode = 2, .world = 2, .interleave = 1, .misalign = 1, .pad_tokens = 1},
 
     /* ---- whole DSV4 steps ---- */
     {"dsv4_step_decode", QL(1, 1, 1, 1), SEQ(8192, 32768, 131072, 1000), GROUPS_V4,
@@ -204,6 +214,7 @@ amd_batch *amd_materialize(const amd_case *c) {
     b->d.c128a_block_size = c->c128a_bs;
     b->d.c128a_width = c->c128a_width;
     b->d.c128a_mode = c->c128a_mode;
+    b->d.c128a_num_decode = c->c128a_decode;
     b->c128a_stride = c->c128a_width + c->stride_extra;
     fill_table(b, c, AMD_TAB_C128A, cols_for(c->c128a_width, c->c128a_bs, b->world));
   }

@@ -45,6 +45,7 @@ typedef struct amd_case {
   int32_t ratio[AMD_MAX_GROUPS], group_bs[AMD_MAX_GROUPS];
   int32_t swa_window, swa_width, swa_bs, swa_mode;
   int32_t c128a_ratio, c128a_bs, c128a_width, c128a_mode;
+  int32_t c128a_decode; /* mixed mode: tokens [0, this) are decode tokens */
   /* tables: ids (t + 1) * 1000000 + r * 1000 + c, or `row` repeated for every request */
   int32_t row[4];
   int nrow;

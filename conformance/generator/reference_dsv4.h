@@ -37,6 +37,7 @@ typedef struct amr_dsv4_input {
   amr_table c128a_table;
   int32_t c128a_ratio, c128a_block_size, c128a_width, c128a_mode;
   const int64_t *swa_token_slots; /* [T] or NULL: the step's KV slot of each token */
+  int32_t c128a_num_decode;        /* mixed mode: tokens [0, this) are decode tokens */
 } amr_dsv4_input;
 
 /* Dense outputs: rows are [T][width]. */
@@ -47,6 +48,7 @@ typedef struct amr_dsv4_output {
   int32_t *swa_lens;               /* [C] */
   int32_t *c128a;                  /* [T * c128a_width] */
   int32_t *c128a_lens;             /* [C] */
+  int32_t *c128a_prefill;          /* [T * c128a_width]: mixed mode's prefill rows */
   int32_t group_flags[AMR_MAX_GROUPS];          /* raised by each product */
   int32_t swa_flags, c128a_flags;
 } amr_dsv4_output;

@@ -327,7 +327,9 @@ enum { P_NUM_REQS, P_NUM_TOKENS, P_CAPACITY, P_COLS, P_STRIDE, P_OUT_STRIDE, P_N
        P_GROUP = NPARAMS_V1, /* + 4 g + {ratio, block_size, cols, stride} */
        P_SWA = P_GROUP + 4 * AMV_GROUPS,
        P_C128A = P_SWA + 7,
-       NPARAMS = P_C128A + 7 };
+       /* C128A's mixed mode (c128a_mode 2) only: given exactly then */
+       P_C128A_MIXED = P_C128A + 7,
+       NPARAMS = P_C128A_MIXED + 2 };
 static const char *const param_names[NPARAMS] = {
     "num_reqs",       "num_tokens",       "capacity",   "block_table_cols",
     "block_table_stride", "block_table_out_stride", "num_mapped", "block_size",
@@ -339,7 +341,8 @@ static const char *const param_names[NPARAMS] = {
     "swa_block_size", "swa_window", "swa_width", "swa_mode", "swa_indices_stride",
     "swa_block_table_cols", "swa_block_table_stride",
     "c128a_ratio", "c128a_block_size", "c128a_width", "c128a_mode", "c128a_rows_stride",
-    "c128a_block_table_cols", "c128a_block_table_stride"};
+    "c128a_block_table_cols", "c128a_block_table_stride",
+    "c128a_prefill_rows_stride", "c128a_num_decode_tokens"};
 
 /* The params of a version-2 family: [first, first + count). */
 static void family_params(int family, int *first, int *count) {
@@ -444,7 +447,8 @@ static int check_dsv4_params(lexer *lx, vstate *vs, amv_vector *v) {
   const attnmeta_step *s = &v->step;
   int f, k, first, count;
   for (k = NPARAMS_V1; k < NPARAMS; k++) {
-    const int want = (fam >> param_family(k)) & 1;
+    const int want = ((fam >> param_family(k)) & 1) &&
+                     (k < P_C128A_MIXED || p[P_C128A + 3] == ATTNMETA_C128A_MIXED);
     const int have = (int)((vs->params_seen >> k) & 1);
     if (want && !have)
       return fail(lx, "vector %s: param %s missing (its products are built)", v->name,
@@ -474,12 +478,24 @@ static int check_dsv4_params(lexer *lx, vstate *vs, amv_vector *v) {
         return fail(lx, "vector %s: swa params out of range (block_size >= 1, 1 <= window <= "
                         "width <= indices_stride, mode 0 or 1, stride >= cols)", v->name);
     } else {
-      if (s->c128a_ratio < 1 || s->c128a_block_size < 1 || s->c128a_mode > 1 ||
+      if (s->c128a_mode == ATTNMETA_C128A_MIXED) {
+        for (k = P_C128A_MIXED; k < NPARAMS; k++)
+          if (p[k] < 0 || p[k] > AMV_MAX_ELEMS)
+            return fail(lx, "vector %s: param %s must be in [0, %lld]", v->name, param_names[k],
+                        (long long)AMV_MAX_ELEMS);
+        store_params(v, p, P_C128A_MIXED, NPARAMS - P_C128A_MIXED);
+        if (s->c128a_prefill_rows_stride < s->c128a_width ||
+            s->c128a_num_decode_tokens > s->num_tokens ||
+            (s->num_tokens + 2) * s->c128a_prefill_rows_stride > AMV_MAX_ELEMS)
+          return fail(lx, "vector %s: c128a mixed-mode params out of range (prefill_rows_stride "
+                          ">= width, num_decode_tokens <= num_tokens)", v->name);
+      }
+      if (s->c128a_ratio < 1 || s->c128a_block_size < 1 || s->c128a_mode > 2 ||
           s->c128a_rows_stride < s->c128a_width ||
           s->c128a_block_table_stride < s->c128a_block_table_cols ||
           (s->num_tokens + 2) * s->c128a_rows_stride > AMV_MAX_ELEMS)
         return fail(lx, "vector %s: c128a params out of range (ratio, block_size >= 1, width <= "
-                        "rows_stride, mode 0 or 1, stride >= cols)", v->name);
+                        "rows_stride, mode 0, 1 or 2, stride >= cols)", v->name);
     }
   }
   copy_legacy_fields(v);
@@ -1519,6 +1535,8 @@ static void write_dsv4_params(FILE *f, const amv_vector *v) {
     if (!((fam >> g) & 1)) continue;
     family_params(g, &first, &count);
     write_params(f, v, first, count);
+    if (g == AMV_FAMILY_C128A && v->step.c128a_mode == ATTNMETA_C128A_MIXED)
+      write_params(f, v, P_C128A_MIXED, NPARAMS - P_C128A_MIXED);
   }
 }
 

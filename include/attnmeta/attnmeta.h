@@ -106,7 +106,9 @@ enum attnmeta_swa_mode {
 /* Modes of the heavily compressed (C128A) rows (contract section 8). */
 enum attnmeta_c128a_mode {
   ATTNMETA_C128A_GLOBAL = 0, /* global KV slots through the group's block table */
-  ATTNMETA_C128A_LOCAL = 1   /* request-local compressed indices (prefill) */
+  ATTNMETA_C128A_LOCAL = 1,  /* request-local compressed indices (prefill) */
+  ATTNMETA_C128A_MIXED = 2   /* tokens before c128a_num_decode_tokens global (decode),
+                                the rest request-local into c128a_prefill_rows */
 };
 
 /*
@@ -215,6 +217,13 @@ typedef struct attnmeta_step {
    * holds it (its slot_mapping), or NULL (every token before `actual`
    * counts). A token whose slot is < 0 gets length 0 and a row of -1 */
   const int64_t *swa_token_slots; /* [T] or NULL */
+  /* C128A rows (section 8), mixed mode: tokens [0, D) are decode tokens
+   * (global rows into c128a_rows), tokens [D, T) prefill tokens, whose
+   * request-local row goes to c128a_prefill_rows[t - D]; rows [T - D, T)
+   * of c128a_prefill_rows and rows [D, T) of c128a_rows are -1 */
+  int32_t *c128a_prefill_rows;       /* [T][c128a_prefill_rows_stride], mixed mode only */
+  int64_t c128a_prefill_rows_stride; /* >= c128a_width */
+  int32_t c128a_num_decode_tokens;   /* D, 0 <= D <= num_tokens; mixed mode only */
 } attnmeta_step;
 
 /* attnmeta_step.launch_flags. */

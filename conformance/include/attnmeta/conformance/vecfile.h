@@ -53,6 +53,7 @@ enum amv_output {
   AMV_SWA_LENS,
   AMV_C128A_ROWS,
   AMV_C128A_LENS,
+  AMV_C128A_PREFILL_ROWS, /* C128A's mixed mode only */
   AMV_NUM_OUTPUTS
 };
 #define AMV_MAX_OUTPUTS 31 /* room for the outputs of later steps (a bit each) */
