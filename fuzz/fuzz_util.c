@@ -422,7 +422,7 @@ uint32_t fz_overlap_rule(const attnmeta_step *s) {
     const fz_buffer swa_rows = {s->swa_indices, T, (__int128)s->swa_width * 4,
                                 (__int128)s->swa_indices_stride * 4, 1};
     const fz_buffer swa_lens = {s->swa_lens, 1, C * 4, C * 4, 1};
-    const fz_buffer c_table = {s->c128a_rows && s->c128a_mode == ATTNMETA_C128A_GLOBAL
+    const fz_buffer c_table = {s->c128a_rows && s->c128a_mode != ATTNMETA_C128A_LOCAL
                                    ? s->c128a_block_table
                                    : NULL,
                                R, (__int128)s->c128a_block_table_cols * 4,
@@ -501,8 +501,12 @@ static void fz_dsv4_rules(const attnmeta_step *s, uint32_t *required, uint32_t *
     }
   }
   if (s->c128a_rows || s->c128a_lens) {
-    const int global = s->c128a_mode == ATTNMETA_C128A_GLOBAL;
+    const int global = s->c128a_mode == ATTNMETA_C128A_GLOBAL ||
+                       s->c128a_mode == ATTNMETA_C128A_MIXED;
     if (!global && s->c128a_mode != ATTNMETA_C128A_LOCAL)
+      req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+    if (s->c128a_mode == ATTNMETA_C128A_MIXED &&
+        (s->c128a_num_decode_tokens < 0 || s->c128a_num_decode_tokens > s->num_tokens))
       req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
     if (s->c128a_ratio < 1 || s->c128a_width < 0) req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
     if (misaligned(s->c128a_rows, 4) || misaligned(s->c128a_lens, 4))

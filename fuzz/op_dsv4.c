@@ -301,7 +301,7 @@ static int break_host_argument(fz_reader *rd, attnmeta_step *s, fz_in *in) {
              return 1;
     case 12: ONLY_IF(s->swa_indices); s->swa_block_size = (int32_t)fz_range(rd, -1, 0); return 1;
     case 13: ONLY_IF(s->swa_indices); s->swa_block_table_cols = -1; return 1;
-    case 14: ONLY_IF(c_on); s->c128a_mode = fz_chance(rd, 1, 2) ? 2 : fz_edge32(rd); return 1;
+    case 14: ONLY_IF(c_on); s->c128a_mode = fz_chance(rd, 1, 2) ? 3 : fz_edge32(rd); return 1;
     case 15: ONLY_IF(c_on); s->c128a_ratio = (int32_t)fz_range(rd, -1, 0); return 1;
     case 16: ONLY_IF(c_on); s->c128a_width = (int32_t)fz_range(rd, -3, -1); return 1;
     case 17: ONLY_IF(s->c128a_rows && s->c128a_width > 0);

@@ -53,6 +53,7 @@ enum {
   O_CL0, O_CL1, O_CL2, O_CL3,           /* compressed lengths of groups 0..3 */
   O_SWA, O_SWA_LENS, O_C128A, O_C128A_LENS,
   O_IXL,                                /* the indexer's compressed lengths */
+  O_C128A_PRE,                          /* mixed mode's prefill rows */
   O_ERR,
   NOUT
 };
@@ -63,7 +64,8 @@ static const char *const out_names[NOUT] = {
     "token_to_req", "seq_lens_out", "positions", "slot_mapping",
     "group0.slot_mapping", "group1.slot_mapping", "group2.slot_mapping", "group3.slot_mapping",
     "group0.seq_lens_out", "group1.seq_lens_out", "group2.seq_lens_out", "group3.seq_lens_out",
-    "swa_indices", "swa_lens", "c128a_rows", "c128a_lens", "indexer_lens_out", "error_word"};
+"swa_indices", "swa_lens", "c128a_rows", "c128a_lens", "indexer_lens_out",
+    "c128a_prefill_rows", "error_word"};
 
 typedef struct region {
   int es;          /* element size */
@@ -80,6 +82,7 @@ typedef struct run {
   const char *backend, *config, *variant;
   int32_t rank;
   int32_t *d_qsl, *d_seq, *d_tables[AMD_NUM_TABLES];
+  int64_t *d_swa_slots; /* the case's swa_token_slots on the device, or NULL */
   unsigned char *d_arena, *h_arena, *h_expect, *h_care;
   size_t bytes;
   region reg[NOUT];
@@ -106,6 +109,7 @@ static void layout(run *ru) {
         g->n = (int64_t)b->T * g->stride;
         break;
       case O_C128A:
+      case O_C128A_PRE:
         g->width = b->d.c128a_width > 0 ? b->d.c128a_width : 0;
         g->stride = b->c128a_stride;
         g->n = (int64_t)b->T * g->stride;
@@ -114,7 +118,7 @@ static void layout(run *ru) {
       default: g->n = (o >= O_CL0 && o <= O_CL3) ? b->R : b->C; break;
     }
     at += GUARD_BYTES;
-    if ((o == O_SWA || o == O_C128A) && ru->kase->misalign) at += 4;
+    if ((o == O_SWA || o == O_C128A || o == O_C128A_PRE) && ru->kase->misalign) at += 4;
     g->off = at;
     at += (size_t)g->n * (size_t)g->es;
     at = (at + 15) / 16 * 16;
@@ -173,6 +177,10 @@ static void expect(run *ru, unsigned want, int32_t *flags) {
     if (want & (1u << O_C128A))
       for (j = 0; j < d.c128a_width; j++)
         put(ru, O_C128A, t * b->c128a_stride + j, d4->c128a[t * d.c128a_width + j], care);
+    if (want & (1u << O_C128A_PRE))
+      for (j = 0; j < d.c128a_width; j++)
+        put(ru, O_C128A_PRE, t * b->c128a_stride + j, d4->c128a_prefill[t * d.c128a_width + j],
+            care);
   }
   for (g = 0; g < d.ngroups; g++)
     if (want & (1u << (O_CL0 + g)))
@@ -232,6 +240,7 @@ static void fill_step(const run *ru, unsigned want, attnmeta_step *s) {
     s->swa_width = b->d.swa_width;
     s->swa_mode = b->d.swa_mode;
     s->swa_indices_stride = b->swa_stride;
+    s->swa_token_slots = ru->d_swa_slots;
     if (want & (1u << O_SWA)) s->swa_indices = dev(ru, O_SWA);
     if (want & (1u << O_SWA_LENS)) s->swa_lens = dev(ru, O_SWA_LENS);
   }
@@ -246,6 +255,9 @@ static void fill_step(const run *ru, unsigned want, attnmeta_step *s) {
     s->c128a_rows_stride = b->c128a_stride;
     if (want & (1u << O_C128A)) s->c128a_rows = dev(ru, O_C128A);
     if (want & (1u << O_C128A_LENS)) s->c128a_lens = dev(ru, O_C128A_LENS);
+    s->c128a_num_decode_tokens = b->d.c128a_num_decode;
+    s->c128a_prefill_rows_stride = b->c128a_stride;
+    if (want & (1u << O_C128A_PRE)) s->c128a_prefill_rows = dev(ru, O_C128A_PRE);
   }
   if (b->d.indexer_ratio > 0) {
     s->indexer_ratio = b->d.indexer_ratio;
@@ -310,6 +322,8 @@ static void emulate(const attnmeta_step *s, const gpu_shape *shape) {
                  p.swa.out_stride % 4 == 0;
   p.c128a.vector = shape->vector && p.c128a.out && (uintptr_t)p.c128a.out % 16 == 0 &&
                    p.c128a.out_stride % 4 == 0;
+  p.c128a.vector2 = shape->vector && p.c128a.out2 && (uintptr_t)p.c128a.out2 % 16 == 0 &&
+                    p.c128a.out2_stride % 4 == 0;
   p.stage = shape->stage && (int64_t)p.num_reqs + 1 <= AM_STAGE_MAX_REQS;
   am_pick_guess(p.num_reqs, p.num_tokens, &p.guess_mul, &p.guess_shift);
   am_pick_speculation(&p);
@@ -383,6 +397,8 @@ static void run_variant_on(run *ru, unsigned want, const char *variant, const gp
   if (ru->b->d.swa_width > 0) present |= (1u << O_SWA) | (1u << O_SWA_LENS);
   if (ru->b->d.c128a_width >= 0) present |= (1u << O_C128A) | (1u << O_C128A_LENS);
   if (ru->b->d.indexer_ratio > 0) present |= 1u << O_IXL;
+  if (ru->b->d.c128a_width >= 0 && ru->b->d.c128a_mode == ATTNMETA_C128A_MIXED)
+    present |= 1u << O_C128A_PRE;
   want &= present;
   ru->variant = variant;
   expect(ru, want, &flags);
@@ -472,6 +488,10 @@ ParameterizedTest(amt_case_param *param, dsv4, cases) {
   ru.d_seq = amt_dev_alloc(ru.ctx, ((size_t)ru.b->R + 1) * 4);
   amt_to_dev(ru.ctx, ru.d_qsl, ru.b->qsl, ((size_t)ru.b->R + 1) * 4);
   if (ru.b->R > 0) amt_to_dev(ru.ctx, ru.d_seq, ru.b->seq_lens, (size_t)ru.b->R * 4);
+  if (ru.b->swa_token_slots) {
+    ru.d_swa_slots = amt_dev_alloc(ru.ctx, (size_t)(ru.b->T > 0 ? ru.b->T : 1) * 8);
+    amt_to_dev(ru.ctx, ru.d_swa_slots, ru.b->swa_token_slots, (size_t)ru.b->T * 8);
+  }
   for (k = 0; k < AMD_NUM_TABLES; k++) {
     const size_t bytes = (size_t)(ru.b->R > 0 ? ru.b->R : 1) * (size_t)(ru.b->cols[k] > 0 ? ru.b->cols[k] : 1) * 4;
     if (!ru.b->tables[k]) continue;
@@ -497,7 +517,9 @@ ParameterizedTest(amt_case_param *param, dsv4, cases) {
                          : o >= O_CL0 && o <= O_CL3 ? o - O_CL0 < ru.b->d.ngroups
                          : o == O_SWA || o == O_SWA_LENS ? ru.b->d.swa_width > 0
                          : o == O_IXL                    ? ru.b->d.indexer_ratio > 0
-                                                         : ru.b->d.c128a_width >= 0;
+                         : o == O_C128A_PRE ? ru.b->d.c128a_width >= 0 &&
+                                                  ru.b->d.c128a_mode == ATTNMETA_C128A_MIXED
+                                            : ru.b->d.c128a_width >= 0;
         char name[64];
         if (!used) continue;
         snprintf(name, sizeof name, "alone_%s", out_names[o]);
@@ -529,6 +551,7 @@ ParameterizedTest(amt_case_param *param, dsv4, cases) {
   amt_dev_free(ru.ctx, ru.d_arena);
   for (k = 0; k < AMD_NUM_TABLES; k++)
     if (ru.d_tables[k]) amt_dev_free(ru.ctx, ru.d_tables[k]);
+  if (ru.d_swa_slots) amt_dev_free(ru.ctx, ru.d_swa_slots);
   amt_dev_free(ru.ctx, ru.d_seq);
   amt_dev_free(ru.ctx, ru.d_qsl);
   amd_batch_free((amd_batch *)ru.b);
@@ -657,5 +680,41 @@ Test(dsv4_reference, c128a_dcp_packing) {
   cr_expect_eq(o->c128a[1], 21);
   cr_expect_eq(o->c128a[2], 40);
   cr_expect_eq(o->c128a[3], -1);
+  amr_dsv4_free(o);
+}
+
+Test(dsv4_reference, c128a_mixed_example) {
+  /* ratio 128, bs 2, width 8, D = 1: a decode token at position 299 (table
+   * row [4, 9, 13]) gets [8, 9, -1, ...] and length 2; a prefill token at
+   * position 400 gets prefill row 0 = [0, 1, 2, -1, ...] and length 3; row 1
+   * of c128a_rows and prefill row 1 are all -1 */
+  static const int32_t qsl[] = {0, 1, 2}, seq[] = {300, 401}, table[] = {4, 9, 13, 20, 21, 22};
+  static const int32_t want_rows[] = {8, 9, -1, -1, -1, -1, -1, -1,
+                                      -1, -1, -1, -1, -1, -1, -1, -1};
+  static const int32_t want_pre[] = {0, 1, 2, -1, -1, -1, -1, -1,
+                                     -1, -1, -1, -1, -1, -1, -1, -1};
+  amr_input in;
+  amr_dsv4_input d;
+  amr_dsv4_output *o;
+  int j;
+  amr_input_requests(&in, qsl, 2, 2, 2, seq);
+  amr_input_dcp(&in, 1, 0, 1);
+  memset(&d, 0, sizeof d);
+  d.swa_width = -1;
+  d.c128a_ratio = 128;
+  d.c128a_block_size = 2;
+  d.c128a_width = 8;
+  d.c128a_mode = ATTNMETA_C128A_MIXED;
+  d.c128a_num_decode = 1;
+  d.c128a_table.ids = table;
+  d.c128a_table.cols = d.c128a_table.stride = 3;
+  o = amr_dsv4_alloc(&in, &d);
+  amr_dsv4_build(&in, &d, o);
+  cr_expect_eq(o->c128a_lens[0], 2);
+  cr_expect_eq(o->c128a_lens[1], 3);
+  for (j = 0; j < 16; j++) {
+    cr_expect_eq(o->c128a[j], want_rows[j], "rows entry %d", j);
+    cr_expect_eq(o->c128a_prefill[j], want_pre[j], "prefill entry %d", j);
+  }
   amr_dsv4_free(o);
 }

@@ -43,6 +43,7 @@
 #define NONCAUSAL ATTNMETA_SWA_NON_CAUSAL
 #define GLOBAL ATTNMETA_C128A_GLOBAL
 #define LOCAL ATTNMETA_C128A_LOCAL
+#define MIXED ATTNMETA_C128A_MIXED
 
 /* A whole DSV4 step under DCP, every rank. */
 #define DCP_STEP(w, i)                                                                    \
@@ -77,6 +78,14 @@ const amd_case amd_cases[] = {
      .pad_tokens = 1, .cap_extra = 1},
     {"swa_w8_misaligned", QL(2, 5), SEQ(300, 70), SWA(8, 8, NONCAUSAL), .misalign = 1,
      .pad_tokens = 1},
+    /* tokens with no KV slot of their own (the engine's slot_mapping < 0):
+     * length 0, a row of -1, no flag, in either mode, negative positions too */
+    {"swa_slotless_causal", QL(1, 3, 8, 1, 2), SEQ(5, 64, 200, 1, 130), SWA(8, 8, CAUSAL),
+     .pad_tokens = 2, .cap_extra = 3, .swa_slot_gap = 3},
+    {"swa_slotless_noncausal", QL(1, 3, 8, 1, 2), SEQ(5, 64, 200, 1, 130),
+     SWA(128, 136, NONCAUSAL), .pad_tokens = 2, .cap_extra = 3, .swa_slot_gap = 2},
+    {"swa_slotless_seq_negative", QL(2, 1, 3), SEQ(-3, 0, 2), SWA(8, 8, CAUSAL),
+     .pad_tokens = 1, .swa_slot_gap = 2},
 
     /* ---- heavily compressed rows ---- */
     {"c128a_pos256_299_local", QL(1, 1), SEQ(257, 300), C128A(8192, LOCAL)},
@@ -86,6 +95,15 @@ const amd_case amd_cases[] = {
     {"c128a_w100_odd_stride", QL(3, 1), SEQ(20000, 127), C128A(100, GLOBAL), .stride_extra = 1,
      .pad_tokens = 2},
     {"c128a_misaligned_local", QL(3, 1), SEQ(20000, 127), C128A(64, LOCAL), .misalign = 1},
+    /* one launch for a mixed batch: decode tokens [0, D) get global rows,
+     * the prefill tokens after them request-local rows in the second table */
+    {"c128a_mixed_decode3_prefill", QL(1, 2, 5, 3), SEQ(700, 1300, 900, 260), C128A(16, MIXED),
+     .c128a_decode = 3, .pad_tokens = 2, .cap_extra = 2},
+    {"c128a_mixed_all_decode", QL(1, 1, 1), SEQ(300, 129, 5000), C128A(64, MIXED),
+     .c128a_decode = 3, .stride_extra = 1},
+    {"c128a_mixed_all_prefill", QL(4, 2), SEQ(1000, 256), C128A(8, MIXED), .pad_tokens = 1},
+    {"c128a_mixed_dcp_misaligned", QL(1, 1, 6), SEQ(2000, 900, 1500), C128A(16, MIXED),
+     .c128a_decode = 2, .world = 2, .interleave = 1, .misalign = 1, .pad_tokens = 1},
 
     /* ---- whole DSV4 steps ---- */
     {"dsv4_step_decode", QL(1, 1, 1, 1), SEQ(8192, 32768, 131072, 1000), GROUPS_V4,
@@ -225,6 +243,7 @@ amd_batch *amd_materialize(const amd_case *c) {
     b->d.c128a_block_size = c->c128a_bs;
     b->d.c128a_width = c->c128a_width;
     b->d.c128a_mode = c->c128a_mode;
+    b->d.c128a_num_decode = c->c128a_decode;
     b->c128a_stride = c->c128a_width + c->stride_extra;
     fill_table(b, c, AMD_TAB_C128A, cols_for(c->c128a_width, c->c128a_bs, b->world));
   }
@@ -238,6 +257,12 @@ amd_batch *amd_materialize(const amd_case *c) {
   }
   for (g = 0; g < c->ngroups; g++) b->d.groups[g].table = table_view(b, AMD_TAB_GROUP0 + g);
   b->d.swa_table = table_view(b, AMD_TAB_SWA);
+  if (c->swa_width > 0 && c->swa_slot_gap > 0) {
+    b->swa_token_slots = xcalloc((size_t)b->T, sizeof(int64_t));
+    for (r = 0; r < b->T; r++)
+      b->swa_token_slots[r] = r % c->swa_slot_gap == c->swa_slot_gap - 1 ? -1 : 64 * r + 1;
+    b->d.swa_token_slots = b->swa_token_slots;
+  }
   b->d.c128a_table = table_view(b, AMD_TAB_C128A);
   return b;
 }
@@ -247,6 +272,7 @@ void amd_batch_free(amd_batch *b) {
   if (!b) return;
   free(b->qsl);
   free(b->seq_lens);
+  free(b->swa_token_slots);
   for (k = 0; k < AMD_NUM_TABLES; k++) free(b->tables[k]);
   free(b);
 }

@@ -46,6 +46,7 @@ typedef struct amd_case {
   int32_t swa_window, swa_width, swa_bs, swa_mode;
   int32_t c128a_ratio, c128a_bs, c128a_width, c128a_mode;
   int32_t indexer_ratio, indexer_mode;
+  int32_t c128a_decode; /* mixed mode: tokens [0, this) are decode tokens */
   /* tables: ids (t + 1) * 1000000 + r * 1000 + c, or `row` repeated for every request */
   int32_t row[4];
   int nrow;
@@ -55,6 +56,9 @@ typedef struct amd_case {
   int32_t expect_flags; /* flags the data must raise (subset check) */
   int npatch;
   amd_patch patch[AMD_MAX_PATCH];
+  /* > 0: the SWA rows get the step's KV slots (swa_token_slots), token t's
+   * slot -1 when t % swa_slot_gap == swa_slot_gap - 1, else 64 t + 1 */
+  int32_t swa_slot_gap;
 } amd_case;
 
 extern const amd_case amd_cases[];
@@ -69,6 +73,7 @@ typedef struct amd_batch {
   int32_t main_block_size;
   amr_dsv4_input d;    /* tables pointing into `tables` */
   int32_t swa_stride, c128a_stride;
+  int64_t *swa_token_slots; /* [T] (NULL: not given); d.swa_token_slots points here */
 } amd_batch;
 
 amd_batch *amd_materialize(const amd_case *c);

@@ -42,6 +42,13 @@ void amg_values32(amv_values *out, const int32_t *v, int64_t n) {
   for (i = 0; i < n; i++) out->v[i] = v[i];
 }
 
+void amg_values64(amv_values *out, const int64_t *v, int64_t n) {
+  out->n = n;
+  out->v = xcalloc(n, sizeof(int64_t));
+  out->care = NULL;
+  if (n > 0) memcpy(out->v, v, (size_t)n * sizeof(int64_t));
+}
+
 /* Expected values of one output: [0, known) from `ref` (checked when wf),
  * [known, n) the contract's fixed tail value. */
 void amg_expect_values(amv_values *out, int64_t n, int64_t known, int wf, const int32_t *ref32,

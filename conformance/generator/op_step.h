@@ -21,6 +21,7 @@ struct amr_output;
 int amg_check_case_flags(const char *name, int32_t seen, int32_t expected);
 /* int32 values as a vector's values. */
 void amg_values32(amv_values *out, const int32_t *v, int64_t n);
+void amg_values64(amv_values *out, const int64_t *v, int64_t n);
 /* Expected values of one output: [0, known) from ref32 or ref64 (checked
  * when wf, else unchecked), [known, n) the contract's fixed tail value. */
 void amg_expect_values(amv_values *out, int64_t n, int64_t known, int wf, const int32_t *ref32,

@@ -58,6 +58,8 @@ int amg_step_dsv4_vector(const amd_case *c, amv_vector *v) {
     s->swa_indices_stride = b->swa_stride;
     s->swa_block_table_cols = s->swa_block_table_stride = b->cols[AMD_TAB_SWA];
     table_input(&v->input[AMV_SWA_BLOCK_TABLE], b, AMD_TAB_SWA);
+    if (b->swa_token_slots)
+      amg_values64(&v->input[AMV_SWA_TOKEN_SLOTS], b->swa_token_slots, b->T);
   }
   if (b->d.c128a_width >= 0) {
     v->products |= (1u << AMV_C128A_ROWS) | (1u << AMV_C128A_LENS);
@@ -68,6 +70,11 @@ int amg_step_dsv4_vector(const amd_case *c, amv_vector *v) {
     s->c128a_rows_stride = b->c128a_stride;
     s->c128a_block_table_cols = s->c128a_block_table_stride = b->cols[AMD_TAB_C128A];
     table_input(&v->input[AMV_C128A_BLOCK_TABLE], b, AMD_TAB_C128A);
+    if (b->d.c128a_mode == ATTNMETA_C128A_MIXED) {
+      v->products |= 1u << AMV_C128A_PREFILL_ROWS;
+      s->c128a_prefill_rows_stride = b->c128a_stride;
+      s->c128a_num_decode_tokens = b->d.c128a_num_decode;
+    }
   }
   if (b->d.indexer_ratio > 0) {
     v->products |= 1u << AMV_INDEXER_LENS_OUT;
@@ -117,6 +124,9 @@ int amg_step_dsv4_vector(const amd_case *c, amv_vector *v) {
       const int64_t n = (int64_t)b->T * b->d.c128a_width;
       amg_expect_values(&rk->expect[AMV_C128A_ROWS], n, n, wf, o4->c128a, NULL, 0);
       amg_expect_values(&rk->expect[AMV_C128A_LENS], b->C, b->T, wf, o4->c128a_lens, NULL, 0);
+      if (b->d.c128a_mode == ATTNMETA_C128A_MIXED)
+        amg_expect_values(&rk->expect[AMV_C128A_PREFILL_ROWS], n, n, wf, o4->c128a_prefill, NULL,
+                          0);
       rk->flags_dsv4[AMV_FAMILY_SWA + 2] = wf ? o4->c128a_flags : 0;
       seen |= o4->c128a_flags;
     }

@@ -24,6 +24,8 @@ amr_dsv4_output *amr_dsv4_alloc(const amr_input *in, const amr_dsv4_input *d) {
   o->c128a = xcalloc((int64_t)in->T * (d->c128a_width > 0 ? d->c128a_width : 0), sizeof(int32_t));
   o->c128a_lens = xcalloc(in->C, sizeof(int32_t));
   o->indexer_lens = xcalloc(in->C, sizeof(int32_t));
+  o->c128a_prefill =
+      xcalloc((int64_t)in->T * (d->c128a_width > 0 ? d->c128a_width : 0), sizeof(int32_t));
   return o;
 }
 
@@ -39,6 +41,7 @@ void amr_dsv4_free(amr_dsv4_output *o) {
   free(o->c128a);
   free(o->c128a_lens);
   free(o->indexer_lens);
+  free(o->c128a_prefill);
   free(o);
 }
 
@@ -157,16 +160,18 @@ void amr_dsv4_build(const amr_input *in, const amr_dsv4_input *d, amr_dsv4_outpu
 
     /* section 7 */
     if (d->swa_width >= 0) {
+      /* a token with no KV slot of its own sees nothing, and nothing is flagged */
+      const int seen = valid && !(d->swa_token_slots && d->swa_token_slots[t] < 0);
       int64_t start = 0, lens = 0;
-      if (valid && d->swa_mode == ATTNMETA_SWA_NON_CAUSAL) {
+      if (seen && d->swa_mode == ATTNMETA_SWA_NON_CAUSAL) {
         const int64_t prefix = seq - qlen;
         start = prefix - d->swa_window > 0 ? prefix - d->swa_window : 0;
         lens = seq - start;
         if (lens < 0) lens = 0;
         if (lens > d->swa_width) lens = d->swa_width;
-      } else if (valid && pos < 0) {
+      } else if (seen && pos < 0) {
         o->swa_flags |= ATTNMETA_FLAG_POSITION_NEGATIVE;
-      } else if (valid) {
+      } else if (seen) {
         start = pos - d->swa_window + 1 > 0 ? pos - d->swa_window + 1 : 0;
         lens = pos + 1 - start;
       }
@@ -177,14 +182,28 @@ void amr_dsv4_build(const amr_input *in, const amr_dsv4_input *d, amr_dsv4_outpu
 
     /* section 8 */
     if (d->c128a_width >= 0) {
+      /* mixed mode: a decode token is a global one, a prefill token a local
+       * one whose row goes to the prefill table (row t - D); each token's
+       * row of the other table (prefill row T - D + t of a decode token,
+       * row t of a prefill token) is -1 */
+      const int mixed = d->c128a_mode == ATTNMETA_C128A_MIXED;
+      const int local = d->c128a_mode == ATTNMETA_C128A_LOCAL ||
+                        (mixed && t >= d->c128a_num_decode);
       int64_t n = 0, c, filled = 0;
-      int32_t *row = o->c128a + t * d->c128a_width;
+      int32_t *row = mixed && local ? o->c128a_prefill + (t - d->c128a_num_decode) * d->c128a_width
+                                    : o->c128a + t * d->c128a_width;
+      if (mixed) {
+        int32_t *none = local ? o->c128a + t * d->c128a_width
+                              : o->c128a_prefill +
+                                    ((int64_t)T - d->c128a_num_decode + t) * d->c128a_width;
+        for (j = 0; j < d->c128a_width; j++) none[j] = -1;
+      }
       if (valid && pos >= 0) {
         n = (pos + 1) / d->c128a_ratio;
         if (n > d->c128a_width) n = d->c128a_width;
       }
       for (c = 0; c < n; c++) {
-        if (d->c128a_mode == ATTNMETA_C128A_LOCAL) {
+        if (local) {
           row[filled++] = (int32_t)c;
         } else if (in->world == 1 || mine(in, d->c128a_block_size, c)) {
           /* another rank's rows are left out: the owned ones pack to the front */

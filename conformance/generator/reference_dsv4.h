@@ -36,7 +36,9 @@ typedef struct amr_dsv4_input {
   int32_t swa_block_size, swa_window, swa_width, swa_mode;
   amr_table c128a_table;
   int32_t c128a_ratio, c128a_block_size, c128a_width, c128a_mode;
-  int32_t indexer_ratio, indexer_mode; /* section 9; absent when indexer_ratio < 1 */
+  int32_t indexer_ratio, indexer_mode; /* section 5a; absent when indexer_ratio < 1 */
+  const int64_t *swa_token_slots; /* [T] or NULL: the step's KV slot of each token */
+  int32_t c128a_num_decode;        /* mixed mode: tokens [0, this) are decode tokens */
 } amr_dsv4_input;
 
 /* Dense outputs: rows are [T][width]. */
@@ -48,6 +50,7 @@ typedef struct amr_dsv4_output {
   int32_t *c128a;                  /* [T * c128a_width] */
   int32_t *c128a_lens;             /* [C] */
   int32_t *indexer_lens;           /* [C] */
+  int32_t *c128a_prefill;          /* [T * c128a_width]: mixed mode's prefill rows */
   int32_t group_flags[AMR_MAX_GROUPS];          /* raised by each product */
   int32_t swa_flags, c128a_flags;
 } amr_dsv4_output;

@@ -327,8 +327,10 @@ enum { P_NUM_REQS, P_NUM_TOKENS, P_CAPACITY, P_COLS, P_STRIDE, P_OUT_STRIDE, P_N
        P_GROUP = NPARAMS_V1, /* + 4 g + {ratio, block_size, cols, stride} */
        P_SWA = P_GROUP + 4 * AMV_GROUPS,
        P_C128A = P_SWA + 7,
+       /* C128A's mixed mode (c128a_mode 2) only: given exactly then */
+       P_C128A_MIXED = P_C128A + 7,
        /* version 4: the indexer's ratio and mode */
-       P_INDEXER = P_C128A + 7,
+       P_INDEXER = P_C128A_MIXED + 2,
        NPARAMS = P_INDEXER + 2 };
 static const char *const param_names[NPARAMS] = {
     "num_reqs",       "num_tokens",       "capacity",   "block_table_cols",
@@ -342,6 +344,7 @@ static const char *const param_names[NPARAMS] = {
     "swa_block_table_cols", "swa_block_table_stride",
     "c128a_ratio", "c128a_block_size", "c128a_width", "c128a_mode", "c128a_rows_stride",
     "c128a_block_table_cols", "c128a_block_table_stride",
+    "c128a_prefill_rows_stride", "c128a_num_decode_tokens",
     "indexer_ratio", "indexer_mode"};
 
 /* The params of a version-2 family: [first, first + count). */
@@ -453,7 +456,9 @@ static int check_dsv4_params(lexer *lx, vstate *vs, amv_vector *v) {
   const attnmeta_step *s = &v->step;
   int f, k, first, count;
   for (k = NPARAMS_V1; k < NPARAMS; k++) {
-    const int want = (fam >> param_family(k)) & 1;
+    const int want = ((fam >> param_family(k)) & 1) &&
+                     (k < P_C128A_MIXED || k >= P_INDEXER ||
+                      p[P_C128A + 3] == ATTNMETA_C128A_MIXED);
     const int have = (int)((vs->params_seen >> k) & 1);
     if (want && !have)
       return fail(lx, "vector %s: param %s missing (its products are built)", v->name,
@@ -487,12 +492,24 @@ static int check_dsv4_params(lexer *lx, vstate *vs, amv_vector *v) {
         return fail(lx, "vector %s: indexer params out of range (ratio >= 1, mode 0 or 1)",
                     v->name);
     } else {
-      if (s->c128a_ratio < 1 || s->c128a_block_size < 1 || s->c128a_mode > 1 ||
+      if (s->c128a_mode == ATTNMETA_C128A_MIXED) {
+        for (k = P_C128A_MIXED; k < P_INDEXER; k++)
+          if (p[k] < 0 || p[k] > AMV_MAX_ELEMS)
+            return fail(lx, "vector %s: param %s must be in [0, %lld]", v->name, param_names[k],
+                        (long long)AMV_MAX_ELEMS);
+        store_params(v, p, P_C128A_MIXED, P_INDEXER - P_C128A_MIXED);
+        if (s->c128a_prefill_rows_stride < s->c128a_width ||
+            s->c128a_num_decode_tokens > s->num_tokens ||
+            (s->num_tokens + 2) * s->c128a_prefill_rows_stride > AMV_MAX_ELEMS)
+          return fail(lx, "vector %s: c128a mixed-mode params out of range (prefill_rows_stride "
+                          ">= width, num_decode_tokens <= num_tokens)", v->name);
+      }
+      if (s->c128a_ratio < 1 || s->c128a_block_size < 1 || s->c128a_mode > 2 ||
           s->c128a_rows_stride < s->c128a_width ||
           s->c128a_block_table_stride < s->c128a_block_table_cols ||
           (s->num_tokens + 2) * s->c128a_rows_stride > AMV_MAX_ELEMS)
         return fail(lx, "vector %s: c128a params out of range (ratio, block_size >= 1, width <= "
-                        "rows_stride, mode 0 or 1, stride >= cols)", v->name);
+                        "rows_stride, mode 0, 1 or 2, stride >= cols)", v->name);
     }
   }
   copy_legacy_fields(v);
@@ -1061,10 +1078,12 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
       }
       if (check_params(lx, &vs, &cur)) goto out;
       while (get_tok(&c, lx->le, &t)) {
-        const int o = find_output(version < 2                     ? AMV_V1_OUTPUTS
-                                  : version < AMV_VERSION_INDEXER ? AMV_V3_OUTPUTS
-                                                                  : amv_num_outputs(),
-                                  &t);
+        const int o = find_output(version < 2 ? AMV_V1_OUTPUTS : amv_num_outputs(), &t);
+        if (o == AMV_INDEXER_LENS_OUT && version < AMV_VERSION_INDEXER) {
+          fail(lx, "product indexer_lens_out is a version-%d product (this file is version %d)",
+               AMV_VERSION_INDEXER, version);
+          goto out;
+        }
         if (o < 0) {
           fail(lx, "unknown product '%.*s' (format version %d)", (int)t.n, t.s, version);
           goto out;
@@ -1128,7 +1147,7 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
       amv_rank *rk;
       if (vs.state == S_INPUTS) {
         for (i = 0; i < amv_num_inputs(); i++)
-          if (!(vs.inputs_seen & (1u << i)) &&
+          if (!(vs.inputs_seen & (1u << i)) && !amvs_optional(amvs_step_input(i)) &&
               (amv_input_family(i) < 0 ||
                ((amv_families(cur.products) >> amv_input_family(i)) & 1))) {
             fail(lx, "vector %s: input %s missing", cur.name, amv_input_name(i));
@@ -1540,6 +1559,8 @@ static void write_dsv4_params(FILE *f, const amv_vector *v) {
     if (!((fam >> g) & 1)) continue;
     family_params(g, &first, &count);
     write_params(f, v, first, count);
+    if (g == AMV_FAMILY_C128A && v->step.c128a_mode == ATTNMETA_C128A_MIXED)
+      write_params(f, v, P_C128A_MIXED, P_INDEXER - P_C128A_MIXED);
   }
 }
 
@@ -1558,7 +1579,8 @@ void amv_write_vector(FILE *f, const amv_vector *v) {
     if (v->products & (1u << o)) fprintf(f, " %s", amv_output_name(o));
   fputc('\n', f);
   for (i = 0; i < amv_num_inputs(); i++)
-    if (amv_input_family(i) < 0 || ((fam >> amv_input_family(i)) & 1))
+    if ((amv_input_family(i) < 0 || ((fam >> amv_input_family(i)) & 1)) &&
+        (v->input[i].v || !amvs_optional(amvs_step_input(i))))
       amv_write_values(f, "input", amv_input_name(i), &v->input[i]);
   for (i = 0; i < v->nranks; i++) {
     const amv_rank *rk = &v->ranks[i];

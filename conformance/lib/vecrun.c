@@ -421,6 +421,7 @@ static void upload_inputs(run *ru) {
     const amv_values *in = &v->input[i];
     const size_t es = m->size, lead = i == AMV_BLOCK_TABLE && (v->misalign & 1) ? es : 0;
     if (m->cols && in->n == 0) continue;
+    if (amvs_optional(m) && !in->v) continue; /* left out: the step passes NULL */
     ru->d_input_base[i] = dev_alloc(ru, (size_t)(in->n > 0 ? in->n : 1) * es + lead);
     if (!ru->d_input_base[i]) return;
     ru->d_input[i] = (unsigned char *)ru->d_input_base[i] + lead;

@@ -17,31 +17,32 @@
 #define AMVS_EXT_AM_ARRAY(n) AMVS_ROWS_##n, NULL, NULL
 #define AMVS_EXT_AM_TABLE(n, cols, stride) AMVS_ROWS_##n, #cols, #stride
 
-#define AMVS_ENTRY_(name, member, group, role, offset, type, extent, products)                     \
-  {name, #member, group, AMVS_##role, offset, AMVS_SIZE_##role(type), AMVS_EXT_##extent, products},
+#define AMVS_ENTRY_(name, member, group, role, offset, type, extent, products, rule)               \
+  {name, #member, group, AMVS_##role, offset, AMVS_SIZE_##role(type), AMVS_EXT_##extent, products, \
+   rule},
 
 /* A member of the operation's struct S; the compressed groups, member by
  * member, each in every group. */
 #define AMVS_ROW_(S, type, member, role, extent, products, rule)                                   \
-  AMVS_ROW_##role(S, type, member, role, extent, products)
-#define AMVS_ROW_PARAM(S, type, member, role, extent, products)                                    \
-  AMVS_ENTRY_(#member, member, -1, role, offsetof(S, member), type, extent, products)
+  AMVS_ROW_##role(S, type, member, role, extent, products, rule)
+#define AMVS_ROW_PARAM(S, type, member, role, extent, products, rule)                              \
+  AMVS_ENTRY_(#member, member, -1, role, offsetof(S, member), type, extent, products, rule)
 #define AMVS_ROW_IN AMVS_ROW_PARAM
 #define AMVS_ROW_OUT AMVS_ROW_PARAM
-#define AMVS_ROW_GROUPS(S, type, member, role, extent, products)                                   \
+#define AMVS_ROW_GROUPS(S, type, member, role, extent, products, rule)                             \
   AM_GROUP_FIELDS(AMVS_GROUP_FIELD_, _)
 
 #define AMVS_UNPACK(...) __VA_ARGS__
 #define AMVS_APPLY(m, ...) m(__VA_ARGS__)
 #define AMVS_GROUP_FIELD_(c, type, member, role, extent, products, rule)                           \
-  AM_EACH_GROUP(AMVS_GROUP_ROW_, (type, member, role, extent, products))
+  AM_EACH_GROUP(AMVS_GROUP_ROW_, (type, member, role, extent, products, rule))
 #define AMVS_GROUP_ROW_(field, g) AMVS_APPLY(AMVS_GROUP_ENTRY_, g, AMVS_UNPACK field)
-#define AMVS_GROUP_ENTRY_(g, type, member, role, extent, products)                                 \
+#define AMVS_GROUP_ENTRY_(g, type, member, role, extent, products, rule)                           \
   AMVS_ENTRY_("group" #g "." #member, member, g, role,                                             \
               offsetof(attnmeta_step, compressed_groups) +                                         \
                   (size_t)(g) * sizeof(attnmeta_compressed_group) +                                \
                   offsetof(attnmeta_compressed_group, member),                                     \
-              type, extent, products)
+              type, extent, products, rule)
 
 static const amvs_member step_members[] = {AM_STEP_FIELDS(AMVS_ROW_, attnmeta_step)};
 static const amvs_member topk_members[] = {AM_TOPK_FIELDS(AMVS_ROW_, attnmeta_topk)};
@@ -162,7 +163,7 @@ static int64_t sibling(const amvs_table *t, const void *base, const amvs_member 
 
 void amvs_extent(const amvs_table *t, const void *base, const amvs_member *m, int64_t *rows,
                  int64_t *cols, int64_t *stride) {
-  const amvs_member top = {NULL, NULL, -1, AMVS_PARAM, 0, 0, AMVS_ROWS_NONE, NULL, NULL, 0};
+  const amvs_member top = {NULL, NULL, -1, AMVS_PARAM, 0, 0, AMVS_ROWS_NONE, NULL, NULL, 0, ""};
   switch (m->rows) {
     case AMVS_ROWS_R: *rows = sibling(t, base, &top, "num_reqs"); break;
     case AMVS_ROWS_R1: *rows = sibling(t, base, &top, "num_reqs") + 1; break;
@@ -174,6 +175,10 @@ void amvs_extent(const amvs_table *t, const void *base, const amvs_member *m, in
   }
   *cols = m->cols ? sibling(t, base, m, m->cols) : 1;
   *stride = m->stride ? sibling(t, base, m, m->stride) : 1;
+}
+
+int amvs_optional(const amvs_member *m) {
+  return m->role == AMVS_IN && strncmp(m->rule, "optional", 8) == 0;
 }
 
 int amvs_family(const amvs_member *m) {

@@ -36,6 +36,7 @@ typedef struct amvs_member {
   int rows;           /* amvs_rows */
   const char *cols, *stride; /* a table's members (beside it); NULL for an array */
   unsigned products;
+  const char *rule; /* the schema's range rule ("" where none) */
 } amvs_member;
 
 typedef struct amvs_table {
@@ -67,6 +68,9 @@ void *amvs_slot(void *base, const amvs_member *m);
 void amvs_extent(const amvs_table *t, const void *base, const amvs_member *m, int64_t *rows,
                  int64_t *cols, int64_t *stride);
 
+/* 1 for an input the schema calls optional: a vector may leave it out
+ * (the step then passes NULL). */
+int amvs_optional(const amvs_member *m);
 /* The step's o-th output / i-th input in the format's order, NULL past
  * the last; and how many there are. */
 const amvs_member *amvs_step_output(int o);

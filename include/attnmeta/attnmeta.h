@@ -106,10 +106,12 @@ enum attnmeta_swa_mode {
 /* Modes of the heavily compressed (C128A) rows (contract section 8). */
 enum attnmeta_c128a_mode {
   ATTNMETA_C128A_GLOBAL = 0, /* global KV slots through the group's block table */
-  ATTNMETA_C128A_LOCAL = 1   /* request-local compressed indices (prefill) */
+  ATTNMETA_C128A_LOCAL = 1,  /* request-local compressed indices (prefill) */
+  ATTNMETA_C128A_MIXED = 2   /* tokens before c128a_num_decode_tokens global (decode),
+                                the rest request-local into c128a_prefill_rows */
 };
 
-/* Orders of the indexer's compressed lengths under DCP (contract section 9);
+/* Orders of the indexer's compressed lengths under DCP (contract section 5a);
  * without DCP both give the same lengths. */
 enum attnmeta_indexer_mode {
   ATTNMETA_INDEXER_DECODE = 0, /* localise each token's length, then divide it */
@@ -217,10 +219,22 @@ typedef struct attnmeta_step {
   /* ---- launch (appended: read only when struct_size covers it) ---- */
   uint32_t launch_flags;          /* ATTNMETA_LAUNCH_* bits; 0 = an ordinary launch */
 
-  /* ---- the indexer's compressed lengths (section 5a; appended in 0.3.0) ---- */
+  /* ---- appended in 0.3.0: read only when struct_size covers them ---- */
+  /* the indexer's compressed lengths (section 5a) */
   int32_t *indexer_lens_out;      /* [C]  per token; 0 for padding and [T, C) */
   int32_t indexer_ratio;          /* >= 1 positions per compressed key */
   int32_t indexer_mode;           /* attnmeta_indexer_mode */
+  /* SWA rows (section 7): the step's KV slot of each token, as the engine
+   * holds it (its slot_mapping), or NULL (every token before `actual`
+   * counts). A token whose slot is < 0 gets length 0 and a row of -1 */
+  const int64_t *swa_token_slots; /* [T] or NULL */
+  /* C128A rows (section 8), mixed mode: tokens [0, D) are decode tokens
+   * (global rows into c128a_rows), tokens [D, T) prefill tokens, whose
+   * request-local row goes to c128a_prefill_rows[t - D]; rows [T - D, T)
+   * of c128a_prefill_rows and rows [D, T) of c128a_rows are -1 */
+  int32_t *c128a_prefill_rows;       /* [T][c128a_prefill_rows_stride], mixed mode only */
+  int64_t c128a_prefill_rows_stride; /* >= c128a_width */
+  int32_t c128a_num_decode_tokens;   /* D, 0 <= D <= num_tokens; mixed mode only */
 } attnmeta_step;
 
 /* attnmeta_step.launch_flags. */

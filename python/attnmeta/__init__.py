@@ -41,6 +41,7 @@ from ._version import __version__
 from ._context import Context, clear_context_cache, get_context
 from ._devices import backend_device_count, backend_module_path, backend_targets
 from ._dsv4_dropins import (
+    c128a_row_width,
     compute_c128a_indices_and_lens,
     compute_swa_indices_and_lens,
     get_compressed_slot_mapping,
@@ -70,6 +71,7 @@ __all__ = [
     "backend_targets",
     "build_commit",
     "build_step",
+    "c128a_row_width",
     "clear_context_cache",
     "compute_c128a_indices_and_lens",
     "compute_swa_indices_and_lens",

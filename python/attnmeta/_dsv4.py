@@ -25,6 +25,7 @@ DSV4_ARGS = dict(
     swa_window=None,
     swa_width=None,
     swa_causal=True,
+    swa_token_slots=None,
     c128a_rows=None,
     c128a_lens=None,
     c128a_block_table=None,
@@ -34,6 +35,8 @@ DSV4_ARGS = dict(
     c128a_local=False,
     indexer_ratio=None,
     indexer_prefill=False,
+    c128a_prefill_rows=None,
+    c128a_num_decode_tokens=None,
 )
 
 # A compressed group's keys: its buffers, and its two settings.
@@ -104,14 +107,31 @@ def setup_dsv4(args: Dict[str, Any], step: Any, attach: Attach) -> List[str]:
             raise ValueError("swa_width is required when only swa_lens is built")
         step.swa_width = int32(width, "swa_width")
         step.swa_mode = _lib.SWA_CAUSAL if args["swa_causal"] else _lib.SWA_NON_CAUSAL
+        if args["swa_token_slots"] is not None:
+            # the step's slot_mapping: a token whose slot is < 0 sees nothing
+            attach(step, STEP["swa_token_slots"], args["swa_token_slots"])
         readers.append("swa_indices" if swa is not None else "swa_lens")
 
-    # Heavily compressed rows (section 8).
+    # Heavily compressed rows (section 8); mixed mode when the decode
+    # tokens are counted: those global, the rest local into c128a_prefill_rows.
     rows_buf, c_lens = args["c128a_rows"], args["c128a_lens"]
-    if rows_buf is not None or c_lens is not None:
+    prefill_buf, decodes = args["c128a_prefill_rows"], args["c128a_num_decode_tokens"]
+    if prefill_buf is not None and decodes is None:
+        raise ValueError("c128a_prefill_rows needs c128a_num_decode_tokens (mixed mode)")
+    mixed = decodes is not None
+    if rows_buf is not None or c_lens is not None or prefill_buf is not None:
         width = args["c128a_width"]
         local = bool(args["c128a_local"])
-        step.c128a_mode = _lib.C128A_LOCAL if local else _lib.C128A_GLOBAL
+        if mixed and local:
+            raise ValueError("c128a_num_decode_tokens (mixed mode) and c128a_local=True exclude "
+                             "each other")
+        step.c128a_mode = (_lib.C128A_MIXED if mixed
+                           else _lib.C128A_LOCAL if local else _lib.C128A_GLOBAL)
+        if mixed:
+            step.c128a_num_decode_tokens = int32(decodes, "c128a_num_decode_tokens")
+            if prefill_buf is not None:
+                cols = attach(step, STEP["c128a_prefill_rows"], _rows(prefill_buf))[1]
+                width = _width(cols, width, "c128a_width", "c128a_prefill_rows")
         step.c128a_ratio = int32(args["c128a_ratio"], "c128a_ratio")
         step.c128a_block_size = int32(args["c128a_block_size"], "c128a_block_size")
         if rows_buf is not None:

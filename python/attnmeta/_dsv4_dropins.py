@@ -13,6 +13,7 @@ from ._names import call_named
 from ._step import StepPlan
 
 __all__ = [
+    "c128a_row_width",
     "compute_c128a_indices_and_lens",
     "compute_swa_indices_and_lens",
     "get_compressed_slot_mapping",
@@ -141,6 +142,7 @@ _SWA_NAMES = {
     "swa_block_table": "block_table",
     "swa_block_size": "block_size",
     "swa_window": "window_size",
+    "swa_token_slots": "slot_mapping",
 }
 
 
@@ -154,26 +156,51 @@ def compute_swa_indices_and_lens(
     block_size: int,
     num_tokens: Optional[int] = None,
     causal: bool = True,
+    *,
+    slot_mapping: Optional[Buffer] = None,
+    is_valid_token: Optional[Buffer] = None,
 ) -> Tuple[Buffer, Buffer]:
     """The sliding-window rows (contract section 7) of T = ``num_tokens``
     tokens (default ``len(swa_lens)``) into ``swa_indices`` [>= T, width]
     (or vLLM's [>= T, 1, width]) and ``swa_lens``; ``swa_lens`` is cleared
     past T (as the engine's memset does). R = the smallest of
     ``block_table.shape[0]``, ``len(seq_lens)`` and ``len(query_start_loc) - 1``.
-    ``causal=False``: a draft block sees its whole block. Returns
+    ``causal=False``: a draft block sees its whole block.
+    A token without a KV slot gets length 0 and a row of -1: give the
+    step's ``slot_mapping`` (int64 [>= T]; a slot < 0 marks the token) or,
+    as vLLM's kernel takes it, ``is_valid_token`` (bool [>= T], i.e.
+    ``slot_mapping >= 0``; turned into int64 slots 0 / -1 first, one small
+    array of the buffers' kind), not both. Returns
     ``(swa_indices[:T], swa_lens[:T])``."""
     n = len(swa_lens) if num_tokens is None else _at_least(num_tokens, 0, "num_tokens")
     window = _at_least(window_size, 1, "window_size")
     bs = _at_least(block_size, 1, "block_size")
     if block_table is None:
         raise ValueError("block_table is required")
+    if slot_mapping is not None and is_valid_token is not None:
+        raise TypeError("give slot_mapping or is_valid_token, not both")
+    slots = slot_mapping if is_valid_token is None else _valid_as_slots(is_valid_token)
     _launch(_SWA_NAMES, n, query_start_loc, seq_lens, block_table, swa_indices=swa_indices,
             swa_lens=swa_lens, swa_block_table=block_table, swa_block_size=bs, swa_window=window,
-            swa_causal=causal)
+            swa_causal=causal, swa_token_slots=slots)
     return swa_indices[:n], swa_lens[:n]
 
 
+def _valid_as_slots(is_valid: Buffer) -> Buffer:
+    """vLLM's per-token validity (bool) as slots the step reads: 0 for a
+    valid token, -1 for one without a KV slot."""
+    if hasattr(is_valid, "to") and hasattr(is_valid, "new_full"):  # torch
+        import torch
+
+        return is_valid.to(torch.int64) - 1
+    import numpy as np
+
+    return np.asarray(is_valid).astype(np.int64) - 1
+
+
 _C128A_NAMES = {
+    "c128a_prefill_rows": "prefill_indices",
+    "c128a_num_decode_tokens": "num_decode_tokens",
     "c128a_rows": "indices",
     "c128a_lens": "lens",
     "c128a_block_table": "block_table",
@@ -196,7 +223,11 @@ def compute_c128a_indices_and_lens(
     dcp_world_size: int = 1,
     dcp_rank: int = 0,
     cp_kv_cache_interleave_size: int = 1,
-) -> Tuple[Buffer, Buffer]:
+    *,
+    num_decode_tokens: Optional[int] = None,
+    prefill_indices: Optional[Buffer] = None,
+    max_seq_len: Optional[int] = None,
+) -> Tuple[Buffer, ...]:
     """The heavily compressed (C128A) rows (contract section 8) of T =
     ``num_tokens`` tokens (default ``len(lens)``) into ``indices`` [>= T,
     width] (or [>= T, 1, width]) and ``lens`` (cleared past T): every
@@ -205,15 +236,70 @@ def compute_c128a_indices_and_lens(
     ``local=True``, as request-local indices (``block_table`` may then be
     None). R = the smallest of ``block_table.shape[0]`` (when given),
     ``len(seq_lens)`` and ``len(query_start_loc) - 1``.
-    Returns ``(indices[:T], lens[:T])``."""
+    Returns ``(indices[:T], lens[:T])``.
+
+    A mixed batch in one launch, as vLLM's ``build_c128a_topk_metadata``
+    builds it: ``num_decode_tokens`` = D, tokens [0, D) decode tokens
+    (global rows into ``indices``, lengths into ``lens``), the rest prefill
+    tokens, whose request-local rows go to ``prefill_indices`` [>= T,
+    width] at row t - D (their lengths, the local ones, into ``lens[t]``).
+    ``max_seq_len`` (the host's largest sequence length of the batch) sets
+    the rows' width as vLLM does, :func:`c128a_row_width` of it, within the
+    buffers' columns; without it the width is the columns. Returns vLLM's
+    three views ``(indices[:D, :width], lens[:D], prefill_indices[:T - D,
+    :width])``."""
     n = len(lens) if num_tokens is None else _at_least(num_tokens, 0, "num_tokens")
     ratio = _at_least(compress_ratio, 1, "compress_ratio")
     bs = _at_least(block_size, 1, "block_size")
     world, rank, interleave = _dcp(dcp_world_size, dcp_rank, cp_kv_cache_interleave_size, bs)
+    mixed = num_decode_tokens is not None
+    if prefill_indices is not None and not mixed:
+        raise ValueError("prefill_indices needs num_decode_tokens (a mixed batch)")
+    if mixed and local:
+        raise ValueError("num_decode_tokens (a mixed batch) and local=True exclude each other")
     if block_table is None and not local:
         raise ValueError("block_table is required for global slots (local=False)")
     table = None if local else block_table
+    more: Dict[str, Any] = {}
+    width = None
+    decodes = 0
+    if num_decode_tokens is not None:
+        decodes = _at_least(num_decode_tokens, 0, "num_decode_tokens")
+        if decodes > n:
+            raise ValueError("num_decode_tokens (%d) exceeds num_tokens (%d)" % (decodes, n))
+        more = dict(c128a_num_decode_tokens=decodes, c128a_prefill_rows=prefill_indices)
+    if max_seq_len is not None:
+        cols = [int(b.shape[-1]) for b in (indices, prefill_indices) if b is not None]
+        width = c128a_row_width(max_seq_len, ratio, min(cols) if cols else 0)
     _launch(_C128A_NAMES, n, query_start_loc, seq_lens, table, c128a_rows=indices,
             c128a_lens=lens, c128a_block_table=table, c128a_ratio=ratio, c128a_block_size=bs,
-            c128a_local=local, dcp_world_size=world, dcp_rank=rank, dcp_interleave=interleave)
-    return indices[:n], lens[:n]
+            c128a_local=local, c128a_width=width, dcp_world_size=world, dcp_rank=rank,
+            dcp_interleave=interleave, **more)
+    if not mixed:
+        return indices[:n], lens[:n]
+    w = int(indices.shape[-1]) if width is None else width
+    rows = indices if len(indices.shape) == 2 else indices.reshape(indices.shape[0], -1)
+    pre = prefill_indices
+    if pre is not None and len(pre.shape) == 3:
+        pre = pre.reshape(pre.shape[0], -1)
+    return (rows[:decodes, :w], lens[:decodes],
+            None if pre is None else pre[:n - decodes, :w])
+
+
+def c128a_row_width(max_seq_len: int, compress_ratio: int, max_width: int,
+                    alignment: int = 128) -> int:
+    """The C128A rows' width for a batch whose longest sequence holds
+    ``max_seq_len`` tokens, as vLLM sizes them: the longest compressed
+    length (``max_seq_len // compress_ratio``) rounded up to
+    ``alignment``, at most ``max_width`` (the buffers' columns); one
+    ``alignment`` when that length is 0, and 0 when ``max_seq_len < 1``.
+    A host value: no device data is read."""
+    ratio = _at_least(compress_ratio, 1, "compress_ratio")
+    align = _at_least(alignment, 1, "alignment")
+    top = max(int(max_width), 0)
+    if int(max_seq_len) < 1:
+        return 0
+    longest = min(int(max_seq_len) // ratio, top)
+    if longest == 0:
+        return min(top, align)
+    return min(top, -(-longest // align) * align)

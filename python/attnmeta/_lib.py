@@ -152,7 +152,7 @@ _i64 = ctypes.c_int64
 MAX_COMPRESSED_GROUPS = 4  # ATTNMETA_MAX_COMPRESSED_GROUPS
 
 SWA_CAUSAL, SWA_NON_CAUSAL = 0, 1  # attnmeta_swa_mode
-C128A_GLOBAL, C128A_LOCAL = 0, 1  # attnmeta_c128a_mode
+C128A_GLOBAL, C128A_LOCAL, C128A_MIXED = 0, 1, 2  # attnmeta_c128a_mode
 INDEXER_DECODE, INDEXER_PREFILL = 0, 1  # attnmeta_indexer_mode
 
 # The ctypes of the schema's C types (_schema.py, generated from the schema).

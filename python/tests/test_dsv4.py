@@ -50,10 +50,12 @@ def ref_compressed(qsl, seq, R, T, C, table, bs, ratio, W=1, k=0, I=1):
     return out
 
 
-def ref_swa(qsl, seq, R, T, C, table, bs, window, width, causal=True):
+def ref_swa(qsl, seq, R, T, C, table, bs, window, width, causal=True, slots=None):
     rows, lens = [], [0] * C
     for t, (valid, r, qlen, pos) in enumerate(_tokens(qsl, seq, R, T)):
         start = n = 0
+        if slots is not None and slots[t] < 0:
+            valid = False  # no KV slot of its own: seen as a padding token
         if valid and not causal:
             start = max(seq[r] - qlen - window, 0)
             n = min(max(seq[r] - start, 0), width)
@@ -171,6 +173,53 @@ def test_swa(attnmeta, causal, window, shape):
     assert lens.tolist() == want_lens
 
 
+@pytest.mark.parametrize("causal", [True, False])
+@pytest.mark.parametrize("spelling", ["slot_mapping", "is_valid_token"])
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_swa_tokens_without_slots(attnmeta, causal, spelling, shape):
+    """vLLM's SWA builder: a token whose slot_mapping entry is < 0 gets
+    length 0 and a row of -1 (its is_valid_token is False), either mode."""
+    qlens, seq, pad = shape
+    R, T = len(qlens), sum(qlens) + pad
+    window = 8
+    width = window if causal else window + max(qlens)
+    table = _table(R, max(seq) // 64 + 2, 3)
+    qsl, seq_a = _qsl(qlens), np.array(seq, np.int32)
+    slots = np.array([-1 if t % 3 == 1 else 64 * t + 5 for t in range(T)], np.int64)
+    rows = np.full((T, 1, width), POISON32, np.int32)
+    lens = np.full(T, POISON32, np.int32)
+    given = dict(slot_mapping=slots) if spelling == "slot_mapping" else dict(
+        is_valid_token=slots >= 0)
+    attnmeta.compute_swa_indices_and_lens(rows, lens, window, qsl, seq_a, table, 64,
+                                          causal=causal, **given)
+    want_rows, want_lens = ref_swa(list(qsl), seq, R, T, T, table.tolist(), 64, window, width,
+                                   causal, slots.tolist())
+    assert rows[:, 0].tolist() == want_rows and lens.tolist() == want_lens
+
+
+def test_swa_without_slots_example(attnmeta):
+    """The contract's example: window 8, seq_lens [5], slots [65, -1, 67]
+    give lengths 3 0 5, the middle row all -1."""
+    qsl, seq = np.array([0, 3], np.int32), np.array([5], np.int32)
+    table = np.array([[1]], np.int32)
+    rows = np.full((3, 8), POISON32, np.int32)
+    lens = np.full(3, POISON32, np.int32)
+    attnmeta.compute_swa_indices_and_lens(rows, lens, 8, qsl, seq, table, 64,
+                                          slot_mapping=np.array([65, -1, 67], np.int64))
+    assert lens.tolist() == [3, 0, 5]
+    assert rows[1].tolist() == [-1] * 8
+    assert rows[2].tolist() == [64, 65, 66, 67, 68, -1, -1, -1]
+
+
+def test_swa_slots_one_spelling(attnmeta):
+    qsl, seq = np.array([0, 1], np.int32), np.array([5], np.int32)
+    with pytest.raises(TypeError, match="not both"):
+        attnmeta.compute_swa_indices_and_lens(
+            np.zeros((1, 8), np.int32), np.zeros(1, np.int32), 8, qsl, seq,
+            np.zeros((1, 1), np.int32), 64, slot_mapping=np.zeros(1, np.int64),
+            is_valid_token=np.ones(1, bool))
+
+
 @pytest.mark.parametrize("local", [False, True])
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 @pytest.mark.parametrize("dcp", [(1, 0, 1), (2, 0, 2), (4, 1, 1)], ids=str)
@@ -190,6 +239,83 @@ def test_c128a(attnmeta, local, shape, dcp):
                                      local, W, k, I)
     assert rows.tolist() == want_rows
     assert lens.tolist() == want_lens
+
+
+def ref_c128a_mixed(qsl, seq, R, T, C, table, bs, ratio, width, D, W=1, k=0, I=1):
+    """Mixed mode from the contract: tokens [0, D) global rows, the rest
+    local rows into the prefill table at t - D; the other rows -1."""
+    glob, glens = ref_c128a(qsl, seq, R, T, C, table, bs, ratio, width, False, W, k, I)
+    loc, llens = ref_c128a(qsl, seq, R, T, C, table, bs, ratio, width, True)
+    none = [-1] * width
+    rows = [glob[t] if t < D else none for t in range(T)]
+    prefill = [loc[t] for t in range(D, T)] + [none] * D
+    lens = [glens[t] if t < D else llens[t] for t in range(T)] + [0] * (C - T)
+    return rows, prefill, lens
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("dcp", [(1, 0, 1), (2, 1, 1)], ids=str)
+@pytest.mark.parametrize("where", ["none", "half", "all"])
+def test_c128a_mixed(attnmeta, shape, dcp, where):
+    """vLLM's build_c128a_topk_metadata: one launch, decode tokens global,
+    prefill tokens local into a second table at t - D."""
+    qlens, seq, pad = shape
+    W, k, I = dcp
+    R, T = len(qlens), sum(qlens) + pad
+    D = {"none": 0, "half": sum(qlens) // 2, "all": T}[where]
+    width = 1024
+    table = _table(R, width // (2 * W) + 2, 11)
+    qsl, seq_a = _qsl(qlens), np.array(seq, np.int32)
+    rows = np.full((T + 2, 1, width), POISON32, np.int32)
+    prefill = np.full((T + 2, 1, width), POISON32, np.int32)
+    lens = np.full(T + 1, POISON32, np.int32)
+    got = attnmeta.compute_c128a_indices_and_lens(
+        rows, lens, qsl, seq_a, table, 2, 128, num_tokens=T, dcp_world_size=W, dcp_rank=k,
+        cp_kv_cache_interleave_size=I, num_decode_tokens=D, prefill_indices=prefill)
+    want_rows, want_prefill, want_lens = ref_c128a_mixed(list(qsl), seq, R, T, T + 1,
+                                                         table.tolist(), 2, 128, width, D, W, k, I)
+    assert rows[:T, 0].tolist() == want_rows and prefill[:T, 0].tolist() == want_prefill
+    assert (rows[T:] == POISON32).all() and (prefill[T:] == POISON32).all()
+    assert lens.tolist() == want_lens
+    assert got[0].shape == (D, width) and got[1].shape == (D,)
+    assert got[2].shape == (T - D, width)
+
+
+def test_c128a_mixed_example(attnmeta):
+    """The contract's example: decode at 299, prefill at 400, D = 1."""
+    rows = np.full((2, 8), POISON32, np.int32)
+    prefill = np.full((2, 8), POISON32, np.int32)
+    lens = np.full(2, POISON32, np.int32)
+    table = np.array([[4, 9, 13], [20, 21, 22]], np.int32)
+    attnmeta.compute_c128a_indices_and_lens(rows, lens, np.array([0, 1, 2], np.int32),
+                                            np.array([300, 401], np.int32), table, 2, 128,
+                                            num_decode_tokens=1, prefill_indices=prefill)
+    assert rows.tolist() == [[8, 9] + [-1] * 6, [-1] * 8]
+    assert prefill.tolist() == [[0, 1, 2] + [-1] * 5, [-1] * 8]
+    assert lens.tolist() == [2, 3]
+
+
+@pytest.mark.parametrize("max_seq_len, want", [(0, 0), (100, 128), (128 * 128, 128),
+                                               (128 * 129, 256), (10 ** 7, 512)])
+def test_c128a_row_width(attnmeta, max_seq_len, want):
+    """vLLM's batch-dependent width: the longest compressed length rounded up
+    to 128, within the buffers' 512 columns."""
+    assert attnmeta.c128a_row_width(max_seq_len, 128, 512) == want
+
+
+def test_c128a_mixed_width_from_max_seq_len(attnmeta):
+    rows = np.full((3, 512), POISON32, np.int32)
+    prefill = np.full((3, 512), POISON32, np.int32)
+    lens = np.full(3, POISON32, np.int32)
+    table = _table(3, 300, 5)
+    seq = [300, 20000, 129 * 128]
+    got = attnmeta.compute_c128a_indices_and_lens(
+        rows, lens, np.array([0, 1, 2, 3], np.int32), np.array(seq, np.int32), table, 2, 128,
+        num_decode_tokens=2, prefill_indices=prefill, max_seq_len=max(seq))
+    assert got[0].shape == (2, 256) and got[2].shape == (1, 256)
+    assert (rows[:, 256:] == POISON32).all() and (prefill[:, 256:] == POISON32).all()
+    assert lens.tolist() == [2, 156, 129]
+    assert prefill[0, :130].tolist() == list(range(129)) + [-1]
 
 
 def test_c128a_example(attnmeta):

@@ -29,6 +29,7 @@ def _swa_body(grid, swa_indices, swa_indices_stride, swa_lens, window_size, quer
         token = pid + token_offset
         if not is_valid_token[token]:
             swa_lens[pid] = 0
+            rows[pid, :window_size] = -1  # the newest kernel clears the row too
             continue
         req = int(token_to_req_indices[token])
         start, end = int(query_start_loc[req]), int(query_start_loc[req + 1])

@@ -130,12 +130,15 @@ AM_DEVICE const int32_t *am_table_row(const int32_t *table, int64_t stride, int3
 }
 
 /* Section 7: the sliding-window row and length of token t (request span s,
- * length seq_len of its request, position pos; valid: t < actual). */
+ * length seq_len of its request, position pos; valid: t < actual). A
+ * token whose KV slot is negative (token_slots given) gets what a padding
+ * token gets, before its position is looked at: no flag. */
 AM_DEVICE void am_swa_token(const am_step_params *p, uint32_t t, int valid, am_req_span s,
                             int32_t seq_len, int64_t pos, uint32_t lane, uint32_t lanes,
                             int32_t *flags) {
   const am_wide_rows *w = &p->swa;
   int64_t start = 0, lens = 0;
+  if (valid && w->token_slots && w->token_slots[t] < 0) valid = 0;
   if (valid) {
     if (w->mode == ATTNMETA_SWA_NON_CAUSAL) {
       const int64_t prefix = (int64_t)seq_len - ((int64_t)s.end - s.start);
@@ -155,11 +158,16 @@ AM_DEVICE void am_swa_token(const am_step_params *p, uint32_t t, int valid, am_r
                 lanes, flags);
 }
 
-/* Section 8: the C128A row and length of token t. */
+/* Section 8: the C128A row and length of token t. In mixed mode a decode
+ * token (t < split) is a global one and writes, besides its row, the
+ * prefill table's row T - split + t as -1; a prefill token writes its
+ * local row at t - split of the prefill table and a row of -1 at t. */
 AM_DEVICE void am_c128a_token(const am_step_params *p, uint32_t t, int valid, int32_t r,
                               int64_t pos, uint32_t lane, uint32_t lanes, int32_t *flags) {
   const am_wide_rows *w = &p->c128a;
-  const int global = w->mode == ATTNMETA_C128A_GLOBAL;
+  const int mixed = w->mode == ATTNMETA_C128A_MIXED;
+  const int decode = mixed && (int64_t)t < w->split;
+  const int global = w->mode == ATTNMETA_C128A_GLOBAL || decode;
   int64_t n = 0, lens;
   if (valid && pos >= 0) n = am_min64(am_div(pos + 1, w->ratio), w->width);
   /* with DCP the owned entries are packed to the front: the j-th owned
@@ -171,9 +179,15 @@ AM_DEVICE void am_c128a_token(const am_step_params *p, uint32_t t, int valid, in
              : n;
   if (w->lens && lane == 0) w->lens[t] = (int32_t)lens;
   if (w->out)
-    am_wide_row(w->out + (int64_t)t * w->out_stride, (uint32_t)w->width, w->vector, lens,
-                !global, 0, global ? am_table_row(w->table, w->stride, r) : (const int32_t *)0,
-                w->cols, w->block_size, lane, lanes, flags);
+    am_wide_row(w->out + (int64_t)t * w->out_stride, (uint32_t)w->width, w->vector,
+                mixed && !decode ? 0 : lens, !global, 0,
+                global ? am_table_row(w->table, w->stride, r) : (const int32_t *)0, w->cols,
+                w->block_size, lane, lanes, flags);
+  if (w->out2) {
+    const int64_t row = decode ? (int64_t)p->num_tokens - w->split + t : (int64_t)t - w->split;
+    am_wide_row(w->out2 + row * w->out2_stride, (uint32_t)w->width, w->vector2,
+                decode ? 0 : lens, 1, 0, (const int32_t *)0, 0, 1, lane, lanes, flags);
+  }
 }
 
 /* Section 5a: the indexer's compressed length of a valid token at `pos`. */
@@ -199,7 +213,8 @@ AM_DEVICE void am_dsv4_token(const am_step_params *p, uint32_t t, int valid, am_
   }
   if (p->indexer_lens && lane == 0) p->indexer_lens[t] = valid ? am_indexer_len(p, pos) : 0;
   if (p->swa.out || p->swa.lens) am_swa_token(p, t, valid, s, seq_len, pos, lane, lanes, flags);
-  if (p->c128a.out || p->c128a.lens) am_c128a_token(p, t, valid, s.req, pos, lane, lanes, flags);
+  if (p->c128a.out || p->c128a.lens || p->c128a.out2)
+    am_c128a_token(p, t, valid, s.req, pos, lane, lanes, flags);
 }
 
 /* Entry i in [T, C) of the capacity-long DSV4 outputs. */

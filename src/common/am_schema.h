@@ -42,9 +42,10 @@
   P(c, SWA_INDICES, b->swa_indices)                                          \
   P(c, SWA_LENS, b->swa_lens)                                                \
   P(c, C128A_ROWS, b->c128a_rows)                                            \
-  P(c, C128A_GLOBAL_ROWS, b->c128a_rows && b->c128a_mode == ATTNMETA_C128A_GLOBAL) \
+  P(c, C128A_GLOBAL_ROWS, b->c128a_rows && b->c128a_mode != ATTNMETA_C128A_LOCAL) \
   P(c, C128A_LENS, b->c128a_lens)                                            \
-  P(c, INDEXER_LENS, b->indexer_lens_out)
+  P(c, INDEXER_LENS, b->indexer_lens_out)                                    \
+  P(c, C128A_PREFILL_ROWS, b->c128a_prefill_rows)
 
 /* ---- each compressed group's products ---- */
 #define AM_GROUP_PRODUCTS(P, c)                                              \
@@ -70,7 +71,7 @@ _Static_assert(AM_PRODUCT_COUNT < 31, "a bit per product");
 /* Every DeepSeek-V3.2/V4 product (contract sections 5, 5a, 7, 8). */
 #define AM_P_DSV4                                                            \
   (AM_P(SWA_INDICES) | AM_P(SWA_LENS) | AM_P(C128A_ROWS) | AM_P(C128A_LENS) | \
-   AM_P(GROUP_SLOTS) | AM_P(GROUP_LENS) | AM_P(INDEXER_LENS))
+   AM_P(C128A_PREFILL_ROWS) | AM_P(GROUP_SLOTS) | AM_P(GROUP_LENS) | AM_P(INDEXER_LENS))
 
 /* ---- attnmeta_step ---- */
 #define AM_STEP_FIELDS(X, c)                                                 \
@@ -135,7 +136,14 @@ _Static_assert(AM_PRODUCT_COUNT < 31, "a bit per product");
   X(c, uint32_t, launch_flags, PARAM, AM_NONE, 0, "ATTNMETA_LAUNCH_* bits")  \
   X(c, int32_t *, indexer_lens_out, OUT, AM_ARRAY(C), AM_P(INDEXER_LENS), "") \
   X(c, int32_t, indexer_ratio, PARAM, AM_NONE, 0, ">= 1")                    \
-  X(c, int32_t, indexer_mode, PARAM, AM_NONE, 0, "an attnmeta_indexer_mode")
+  X(c, int32_t, indexer_mode, PARAM, AM_NONE, 0, "an attnmeta_indexer_mode") \
+  X(c, const int64_t *, swa_token_slots, IN, AM_ARRAY(T), AM_P(SWA_INDICES) | AM_P(SWA_LENS), \
+    "optional")                                                              \
+  X(c, int32_t *, c128a_prefill_rows, OUT, AM_TABLE(T, c128a_width, c128a_prefill_rows_stride), \
+    AM_P(C128A_PREFILL_ROWS), "mixed mode only")                             \
+  X(c, int64_t, c128a_prefill_rows_stride, PARAM, AM_NONE, 0, ">= c128a_width") \
+  X(c, int32_t, c128a_num_decode_tokens, PARAM, AM_NONE, 0,                  \
+    "0 <= c128a_num_decode_tokens <= num_tokens, mixed mode")
 
 typedef attnmeta_compressed_group am_group_array[ATTNMETA_MAX_COMPRESSED_GROUPS];
 

@@ -65,7 +65,7 @@ static inline void am_pick_tail(am_step_params *p) {
 /* Whether a step wants any DeepSeek-V3.2/V4 product. */
 static inline int am_wants_dsv4(const am_step_params *p) {
   return p->num_groups > 0 || p->swa.out || p->swa.lens || p->c128a.out || p->c128a.lens ||
-         p->indexer_lens;
+         p->c128a.out2 || p->indexer_lens;
 }
 
 /* The host's choice of variant for a step (params otherwise complete). */

@@ -42,6 +42,8 @@ typedef struct am_wide_rows {
   int32_t *out;
   int64_t out_stride;
   int32_t *lens;
+  const int64_t *token_slots; /* SWA: [T] the step's KV slots, or NULL (a token whose
+                                 slot is < 0 gets length 0) */
   int32_t cols;
   int32_t block_size;
   int32_t window;        /* SWA: the window */
@@ -49,7 +51,11 @@ typedef struct am_wide_rows {
   int32_t width;
   int32_t mode;          /* ATTNMETA_SWA_* / ATTNMETA_C128A_* */
   int32_t vector;        /* 1: rows are 16-byte aligned (pointer and stride) */
-  int32_t pad;
+  int32_t split;         /* C128A mixed mode: the decode tokens, [0, split) */
+  int32_t *out2;         /* C128A mixed mode: the prefill tokens' rows, or NULL */
+  int64_t out2_stride;
+  int32_t vector2;       /* 1: out2's rows are 16-byte aligned */
+  int32_t pad2;
 } am_wide_rows;
 
 /* Ordered by first use in the kernel: what every token reads before its

@@ -94,9 +94,11 @@ static inline am_launch_shape am_plan_launch_paths(const attnmeta_launch_config 
   units = p->vector_rows != AM_ROWS_SCALAR ? am_ceil_div(p->cols, 4) : p->cols;
   p->swa.vector = am_wide_aligned(&p->swa) && cfg->vector != 0;
   p->c128a.vector = am_wide_aligned(&p->c128a) && cfg->vector != 0;
+  p->c128a.vector2 = p->c128a.out2 && (uintptr_t)p->c128a.out2 % 16 == 0 &&
+                     p->c128a.out2_stride % 4 == 0 && cfg->vector != 0;
   /* wide rows take four entries a unit, vectors or not */
   if (p->swa.out) units = am_max64(units, am_ceil_div(p->swa.width, 4));
-  if (p->c128a.out) units = am_max64(units, am_ceil_div(p->c128a.width, 4));
+  if (p->c128a.out || p->c128a.out2) units = am_max64(units, am_ceil_div(p->c128a.width, 4));
   want = am_max64(am_ceil_div(units, 4), 1);
   if (cfg->lanes > 0) {
     shape.lanes = cfg->lanes;

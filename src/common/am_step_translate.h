@@ -59,14 +59,20 @@ static inline void am_dsv4_params_of(const attnmeta_step *s, unsigned wanted, am
                     s->swa_width, s->swa_mode, rows ? s->swa_block_table : NULL,
                     s->swa_block_table_cols, s->swa_block_table_stride,
                     rows ? s->swa_block_size : 1);
+    p->swa.token_slots = s->swa_token_slots;
   }
-  if (wanted & (AM_P(C128A_ROWS) | AM_P(C128A_LENS))) {
-    const int global = s->c128a_mode == ATTNMETA_C128A_GLOBAL;
+  if (wanted & (AM_P(C128A_ROWS) | AM_P(C128A_LENS) | AM_P(C128A_PREFILL_ROWS))) {
+    const int global = s->c128a_mode != ATTNMETA_C128A_LOCAL;
     am_wide_rows_of(&p->c128a, s->c128a_rows, s->c128a_rows_stride, s->c128a_lens, 0,
                     s->c128a_ratio, s->c128a_width, s->c128a_mode,
                     (wanted & am_step_reads_c128a_block_table()) ? s->c128a_block_table : NULL,
                     s->c128a_block_table_cols, s->c128a_block_table_stride,
                     global ? s->c128a_block_size : 1);
+    if (s->c128a_mode == ATTNMETA_C128A_MIXED) {
+      p->c128a.split = s->c128a_num_decode_tokens;
+      p->c128a.out2 = s->c128a_prefill_rows;
+      p->c128a.out2_stride = s->c128a_prefill_rows ? s->c128a_prefill_rows_stride : 0;
+    }
   }
   if (wanted & AM_P(INDEXER_LENS)) {
     p->indexer_lens = s->indexer_lens_out;

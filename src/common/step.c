@@ -111,14 +111,28 @@ static attnmeta_status check_dsv4(attnmeta_context *ctx, const attnmeta_step *s,
     if ((wanted & AM_P(SWA_INDICES)) && s->swa_block_size < 1)
       return fail_below_one(ctx, "swa_block_size", s->swa_block_size);
   }
-  if (wanted & (AM_P(C128A_ROWS) | AM_P(C128A_LENS))) {
-    CHECK_MODE(ctx, "c128a_mode", s->c128a_mode, ATTNMETA_C128A_GLOBAL, ATTNMETA_C128A_LOCAL)
+  if ((wanted & AM_P(C128A_PREFILL_ROWS)) && s->c128a_mode != ATTNMETA_C128A_MIXED)
+    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                   "c128a_prefill_rows is written in mixed mode only (c128a_mode %d)",
+                   s->c128a_mode);
+  if (wanted & (AM_P(C128A_ROWS) | AM_P(C128A_LENS) | AM_P(C128A_PREFILL_ROWS))) {
+    if (s->c128a_mode != ATTNMETA_C128A_GLOBAL && s->c128a_mode != ATTNMETA_C128A_LOCAL &&
+        s->c128a_mode != ATTNMETA_C128A_MIXED)
+      return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                     "c128a_mode (%d) is none of ATTNMETA_C128A_GLOBAL, ATTNMETA_C128A_LOCAL and "
+                     "ATTNMETA_C128A_MIXED",
+                     s->c128a_mode);
+    if (s->c128a_mode == ATTNMETA_C128A_MIXED &&
+        (s->c128a_num_decode_tokens < 0 || s->c128a_num_decode_tokens > s->num_tokens))
+      return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                     "c128a_num_decode_tokens (%d) must be in [0, num_tokens = %d]",
+                     s->c128a_num_decode_tokens, s->num_tokens);
     if (s->c128a_ratio < 1) return fail_below_one(ctx, "c128a_ratio", s->c128a_ratio);
     if (s->c128a_width < 0)
       return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "c128a_width (%d) is negative",
                      s->c128a_width);
     /* the block size decides the DCP-local lengths too */
-    if (s->c128a_mode == ATTNMETA_C128A_GLOBAL) {
+    if (s->c128a_mode != ATTNMETA_C128A_LOCAL) {
       st = check_dcp_block(ctx, s, "c128a_block_size", s->c128a_block_size);
       if (st != ATTNMETA_OK) return st;
     }

@@ -442,7 +442,8 @@ def swa_rows(patch: VllmPatch) -> None:
             return False
         compute_swa_indices_and_lens(rows, a["swa_lens_ptr"], int(a["window_size"]),
                                      a["query_start_loc_ptr"], a["seq_lens_ptr"], table,
-                                     int(a["block_size"]), num_tokens=int(grid[0]))
+                                     int(a["block_size"]), num_tokens=int(grid[0]),
+                                     is_valid_token=a["is_valid_token_ptr"])
         return True
 
     rebind_everywhere(patch, kernel, RoutedKernel(kernel, SWA_ARGS, route, patch, label), label)

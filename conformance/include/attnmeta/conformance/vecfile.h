@@ -56,9 +56,9 @@ enum amv_output {
   AMV_C128A_LENS,
   /* version 4: the indexer's compressed lengths (contract section 5a) */
   AMV_INDEXER_LENS_OUT,
+  AMV_C128A_PREFILL_ROWS, /* C128A's mixed mode only */
   AMV_NUM_OUTPUTS
 };
-#define AMV_V3_OUTPUTS AMV_INDEXER_LENS_OUT /* the outputs versions 2 and 3 know */
 #define AMV_MAX_OUTPUTS 31 /* room for the outputs of later steps (a bit each) */
 #define AMV_GROUPS 4                 /* compressed groups a step carries */
 #define AMV_V1_OUTPUTS AMV_GROUP_SLOT_MAPPING
@@ -75,6 +75,7 @@ enum amv_input {
   AMV_GROUP_BLOCK_TABLE,                        /* group g's: + g */
   AMV_SWA_BLOCK_TABLE = AMV_GROUP_BLOCK_TABLE + 4,
   AMV_C128A_BLOCK_TABLE,
+  AMV_SWA_TOKEN_SLOTS, /* optional: a vector may leave it out (NULL) */
   AMV_NUM_INPUTS
 };
 
