@@ -34,7 +34,7 @@ static const struct member topk_members[] = {AM_TOPK_FIELDS(MEMBER_, _)};
 #define PRODUCT_NAME_(c, name, wanted) #name,
 static const char *const product_names[AM_PRODUCT_COUNT] = {
     AM_STEP_PRODUCTS(PRODUCT_NAME_, _) AM_GROUP_PRODUCTS(PRODUCT_NAME_, _)
-        AM_TOPK_PRODUCTS(PRODUCT_NAME_, _)};
+        AM_TOPK_PRODUCTS(PRODUCT_NAME_, _) AM_POOL_PRODUCTS(PRODUCT_NAME_, _)};
 #undef PRODUCT_NAME_
 
 static char text[1 << 16];
