@@ -290,7 +290,8 @@ typedef struct attnmeta_topk {
  *    kv_indices[kv_indptr[b] + j] = row[s + j], j < lengths[b];
  *  - kv_indptr_out: kv_indptr_out[0] = 0, kv_indptr_out[b + 1] =
  *    kv_indptr_out[b] + max(lengths[b], 0), in the same launch (kv_indices
- *    is then placed by it, and kv_indptr must be NULL);
+ *    is then placed by it, and kv_indptr must be NULL when kv_indices is
+ *    given);
  *  - page_table: rows of pages (create_flashmla_kv_indices_triton):
  *    page_table[b][p] = row[s + p * page_size] / page_size for
  *    p < min(cdiv(lengths[b], page_size), page_table_width).
@@ -310,7 +311,7 @@ typedef struct attnmeta_pool {
   int32_t pool_cols;                /* Wr >= 0 */
   const int64_t *req_pool_indices;  /* [B]: the pool row of each request row */
   const int64_t *lengths;           /* [B]: tokens of each row (read as int32; < 0 = 0) */
-  const int64_t *kv_start_idx;      /* [B] or NULL (0): the first column read */
+  const int64_t *kv_start_idx;      /* [B] or NULL (0): the first column read (as int32) */
   int32_t num_reqs;                 /* B >= 0 */
   int32_t page_size;                /* ps >= 1: tokens per page of page_table */
   const int32_t *kv_indptr;         /* [B + 1]: where each row's slots go in kv_indices */

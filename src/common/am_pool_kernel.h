@@ -35,21 +35,20 @@
 #define AM_POOL_FLAG_ROW_OUTSIDE 1024     /* req_pool_indices[b] outside [0, P) */
 #define AM_POOL_FLAG_SCAN_OVERFLOW 2048   /* a prefix sum above INT32_MAX */
 
-/* Start columns are clamped to this magnitude: a row's columns are start +
- * j with 0 <= j < 2^32, so the clamp changes no column's place inside or
- * outside [0, Wr) and no sum can overflow. */
-#define AM_POOL_START_BOUND ((int64_t)1 << 40)
+/* An int64 entry read as int32 (its low 32 bits), as SGLang's kernels
+ * read lengths and start columns. */
+AM_DEVICE int32_t am_pool_low32(int64_t v) { return (int32_t)(uint32_t)(uint64_t)v; }
 
-/* A row's tokens, read as int32 as SGLang's kernels read them. */
 AM_DEVICE int32_t am_pool_length(const am_pool_params *p, uint32_t b) {
-  return (int32_t)(uint32_t)(uint64_t)p->lengths[b];
+  return am_pool_low32(p->lengths[b]);
 }
 
-/* The pool entry at column `col` of a row (NULL: the row is not in the
- * pool), or -1 with a flag. */
-AM_DEVICE int32_t am_pool_entry(const am_pool_params *p, const int32_t *row, int64_t col,
-                                int32_t *flags) {
-  if (!row) {
+/* The pool entry at column `col` of a row (in_pool 0: its pool row is
+ * outside [0, P)), or -1 with a flag. `row` is NULL only where no column
+ * is inside [0, Wr). */
+AM_DEVICE int32_t am_pool_entry(const am_pool_params *p, int in_pool, const int32_t *row,
+                                int64_t col, int32_t *flags) {
+  if (!in_pool) {
     *flags |= AM_POOL_FLAG_ROW_OUTSIDE;
     return -1;
   }
@@ -66,17 +65,18 @@ AM_DEVICE void am_pool_body(const am_pool_params *p, am_thread t) {
   uint32_t b = t.block * t.groups + t.group;
   uint32_t summed = 0; /* rows whose lengths `sum` holds: [0, summed) */
   int64_t sum = 0;
+  uint32_t maxed = 0; /* entries of kv_indptr that `top` is the largest of: [0, maxed) */
+  int64_t top = INT64_MIN;
   int32_t flags = 0;
   if (p->kv_indptr_out && t.block == 0 && t.thread == 0) p->kv_indptr_out[0] = 0;
   for (; b < num_reqs; b += groups) {
     const int64_t rp = p->req_pool_indices[b];
     const int32_t len = am_pool_length(p, b);
     const int64_t n = len > 0 ? len : 0;
-    const int32_t *row =
-        rp >= 0 && rp < p->pool_rows && p->req_to_token ? p->req_to_token + rp * p->pool_stride : 0;
-    const int64_t s =
-        p->kv_start_idx ? am_clamp64(p->kv_start_idx[b], -AM_POOL_START_BOUND, AM_POOL_START_BOUND)
-                        : 0;
+    const int in_pool = rp >= 0 && rp < p->pool_rows;
+    const int32_t *row = in_pool && p->req_to_token ? p->req_to_token + rp * p->pool_stride : 0;
+    /* columns s + j, j < 2^31 + page_size: no 64-bit sum overflows */
+    const int64_t s = p->kv_start_idx ? am_pool_low32(p->kv_start_idx[b]) : 0;
     if (len < 0 && t.lane == 0) flags |= AM_POOL_FLAG_LENGTH_NEGATIVE;
     if (p->kv_indptr_out) {
       for (; summed < b; ++summed) {
@@ -94,21 +94,25 @@ AM_DEVICE void am_pool_body(const am_pool_params *p, am_thread t) {
       if (p->kv_indptr_out) {
         start = sum;
         lim = am_min64(sum + n, INT32_MAX); /* past it the stored kv_indptr_out cannot say */
+        lo = sum;
       } else {
+        /* A row writes inside [max(kv_indptr[0..b]), kv_indptr[b + 1]):
+         * the rows' places never meet, whatever kv_indptr holds, so no
+         * entry depends on the order the rows are written in. */
         const int64_t next = p->kv_indptr[b + 1];
+        for (; maxed <= b; ++maxed) top = am_max64(top, p->kv_indptr[maxed]);
         start = p->kv_indptr[b];
-        lim = start + n;
-        if (lim > next) {
-          if (t.lane == 0) flags |= AM_POOL_FLAG_INDPTR_SHORT;
-          lim = next;
-        }
+        lo = top;
+        lim = am_min64(start + n, next);
+        if (n > 0 && (lo > start || lim < start + n) && t.lane == 0)
+          flags |= AM_POOL_FLAG_INDPTR_SHORT;
       }
-      lo = am_max64(start, 0);
-      hi = am_min64(lim, p->capacity);
-      if ((lo > start || hi < lim) && start < lim && t.lane == 0)
+      if (lo < lim && (lo < 0 || lim > p->capacity) && t.lane == 0)
         flags |= AM_POOL_FLAG_OUTSIDE_CAPACITY;
+      hi = am_min64(lim, p->capacity);
+      lo = am_max64(lo, 0);
       for (q = lo + t.lane; q < hi; q += t.lanes)
-        p->kv_indices[q] = am_pool_entry(p, row, s + (q - start), &flags);
+        p->kv_indices[q] = am_pool_entry(p, in_pool, row, s + (q - start), &flags);
     }
     if (p->page_table) {
       const int64_t ps = p->page_size;
@@ -120,7 +124,7 @@ AM_DEVICE void am_pool_body(const am_pool_params *p, am_thread t) {
       }
       for (pg = t.lane; pg < pages; pg += t.lanes) {
         int32_t bad = 0;
-        const int32_t v = am_pool_entry(p, row, s + pg * ps, &bad);
+        const int32_t v = am_pool_entry(p, in_pool, row, s + pg * ps, &bad);
         if (!bad && v < 0) bad = AM_POOL_FLAG_ENTRY_NEGATIVE;
         flags |= bad;
         out[pg] = bad ? -1 : (int32_t)(v / ps);

@@ -51,7 +51,7 @@ static attnmeta_status check_buffers(const am_check_scope *sc, const attnmeta_po
   if (!b->kv_indices && !b->kv_indptr_out && !b->page_table)
     return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
                    "pool: no output given (kv_indices, kv_indptr_out or page_table)");
-  if (b->kv_indptr && b->kv_indptr_out)
+  if (b->kv_indices && b->kv_indptr && b->kv_indptr_out)
     return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
                    "pool.kv_indptr and pool.kv_indptr_out are both given: kv_indptr_out places "
                    "the rows of kv_indices, give one");
