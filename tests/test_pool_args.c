@@ -222,3 +222,12 @@ Test(pool_args, overlaps_refused) {
   cr_expect(attnmeta_build_pool_indices(amt_cpu, &op, NULL) == ATTNMETA_OK, "%s",
             attnmeta_last_error(amt_cpu));
 }
+
+Test(pool_args, flag_texts) {
+  char buf[256];
+  cr_expect(ATTNMETA_FLAG_POOL_INDEX_OUT_OF_RANGE == 1024 && ATTNMETA_FLAG_SCAN_OVERFLOW == 2048);
+  attnmeta_error_flags_describe(ATTNMETA_FLAG_POOL_INDEX_OUT_OF_RANGE, buf, sizeof buf);
+  cr_expect(strstr(buf, "req_pool_indices") != NULL, "flag 1024: \"%s\"", buf);
+  attnmeta_error_flags_describe(ATTNMETA_FLAG_SCAN_OVERFLOW, buf, sizeof buf);
+  cr_expect(strstr(buf, "prefix sum") != NULL, "flag 2048: \"%s\"", buf);
+}

@@ -91,6 +91,8 @@ class ErrorFlag(enum.IntFlag):
     POSITION_NEGATIVE = 1 << 7
     WORKSPACE_OUT_OF_RANGE = 1 << 8
     SLOT_OUT_OF_RANGE = 1 << 9
+    POOL_INDEX_OUT_OF_RANGE = 1 << 10
+    SCAN_OVERFLOW = 1 << 11
 
 
 # Statuses that mean "an argument is wrong": raised as AttnmetaArgumentError,
