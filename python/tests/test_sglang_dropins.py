@@ -131,3 +131,18 @@ def test_exported():
     assert "create_flashinfer_kv_indices_triton" in attnmeta.__all__
     assert attnmeta.ErrorFlag.POOL_INDEX_OUT_OF_RANGE == 1024
     assert attnmeta.ErrorFlag.SCAN_OVERFLOW == 2048
+
+
+def test_graph_padding_rows():
+    # SGLang's CUDA-graph replay pads rows [raw_bs, bs) with pool row 0 (a
+    # reserved row of zeros) and length 1 (FlashInfer's fill): each writes
+    # one slot 0.
+    pool = np.zeros((4, 16), dtype=np.int32)
+    pool[2] = np.arange(100, 116)
+    rpi = np.array([2, 0, 0], dtype=np.int64)
+    lens = np.array([3, 1, 1], dtype=np.int64)
+    indptr = np.full(8, -5, dtype=np.int32)
+    got = np.full(10, -77, dtype=np.int32)
+    create_kv_indptr_and_indices[(3,)](pool, rpi, lens, indptr, None, got, 16)
+    assert indptr[:4].tolist() == [0, 3, 4, 5] and (indptr[4:] == -5).all()
+    assert got[:5].tolist() == [100, 101, 102, 0, 0] and (got[5:] == -77).all()
