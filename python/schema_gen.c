@@ -29,12 +29,13 @@ struct member {
 static const struct member step_members[] = {AM_STEP_FIELDS(MEMBER_, _)};
 static const struct member group_members[] = {AM_GROUP_FIELDS(MEMBER_, _)};
 static const struct member topk_members[] = {AM_TOPK_FIELDS(MEMBER_, _)};
+static const struct member pool_members[] = {AM_POOL_FIELDS(MEMBER_, _)};
 #undef MEMBER_
 
 #define PRODUCT_NAME_(c, name, wanted) #name,
 static const char *const product_names[AM_PRODUCT_COUNT] = {
     AM_STEP_PRODUCTS(PRODUCT_NAME_, _) AM_GROUP_PRODUCTS(PRODUCT_NAME_, _)
-        AM_TOPK_PRODUCTS(PRODUCT_NAME_, _)};
+        AM_TOPK_PRODUCTS(PRODUCT_NAME_, _) AM_POOL_PRODUCTS(PRODUCT_NAME_, _)};
 #undef PRODUCT_NAME_
 
 static char text[1 << 16];
@@ -89,6 +90,7 @@ static void make_text(void) {
   put_members("STEP_FIELDS", step_members, sizeof step_members / sizeof *step_members);
   put_members("COMPRESSED_GROUP_FIELDS", group_members, sizeof group_members / sizeof *group_members);
   put_members("TOPK_FIELDS", topk_members, sizeof topk_members / sizeof *topk_members);
+  put_members("POOL_FIELDS", pool_members, sizeof pool_members / sizeof *pool_members);
   put("\n# The DeepSeek-V3.2/V4 products (contract sections 5, 7, 8).\nDSV4_PRODUCTS = ");
   put_products(AM_P_DSV4);
   put("\n");

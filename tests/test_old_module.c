@@ -37,6 +37,46 @@ Test(old_module, topk_refused) {
   attnmeta_close(ctx);
 }
 
+/* The pool operation came after the top-k one: a module without
+ * launch_pool (the old one, and the full table of the library's size whose
+ * launch_pool is NULL) gets ATTNMETA_ERR_NOT_SUPPORTED, nothing written. */
+static void expect_pool_refused(const char *dir) {
+  static const int32_t pool[4] = {1, 2, 3, 4}, ip[2] = {0, 2};
+  static const int64_t rpi[1] = {0}, len[1] = {2};
+  int32_t out[2] = {7, 7};
+  attnmeta_context *ctx = NULL;
+  attnmeta_pool op;
+  attnmeta_status st;
+  cr_assert(setenv("ATTNMETA_MODULE_DIR", dir, 1) == 0);
+  st = attnmeta_open(&ctx, ATTNMETA_BACKEND_HIP, 0);
+  cr_assert(st == ATTNMETA_OK, "the module does not load: %s (%s)", attnmeta_status_string(st),
+            attnmeta_open_error());
+  attnmeta_pool_init(&op);
+  op.req_to_token = pool;
+  op.req_to_token_stride = 4;
+  op.pool_rows = 1;
+  op.pool_cols = 4;
+  op.req_pool_indices = rpi;
+  op.lengths = len;
+  op.num_reqs = 1;
+  op.kv_indptr = ip;
+  op.kv_indices = out;
+  op.kv_indices_capacity = 2;
+  st = attnmeta_build_pool_indices(ctx, &op, NULL);
+  cr_expect(st == ATTNMETA_ERR_NOT_SUPPORTED, "status %s (%s)", attnmeta_status_string(st),
+            attnmeta_last_error(ctx));
+  cr_expect(strstr(attnmeta_last_error(ctx), "predates the pool operation") != NULL,
+            "message: %s", attnmeta_last_error(ctx));
+  cr_expect(out[0] == 7 && out[1] == 7, "out was written");
+  attnmeta_close(ctx);
+}
+
+Test(old_module, pool_refused) { expect_pool_refused(OLD_MODULE_DIR); }
+
+#ifdef MODULE_DIR_FULL
+Test(old_module, pool_refused_without_launch_pool) { expect_pool_refused(MODULE_DIR_FULL); }
+#endif
+
 Test(old_module, short_table_refused) {
   attnmeta_context *ctx = NULL;
   attnmeta_status st;

@@ -26,6 +26,9 @@
 AM_STEP_FIELDS(STEP_TYPE_, _)
 AM_GROUP_FIELDS(GROUP_TYPE_, _)
 AM_TOPK_FIELDS(TOPK_TYPE_, _)
+#define POOL_TYPE_(c, type, member, role, extent, products, rule) \
+  TYPE_OF_(attnmeta_pool, type, member)
+AM_POOL_FIELDS(POOL_TYPE_, _)
 
 typedef struct member_place {
   const char *name;
@@ -68,6 +71,12 @@ Test(schema, topk_members_in_header_order) {
                 _Alignof(attnmeta_topk));
 }
 
+Test(schema, pool_members_in_header_order) {
+  static const member_place m[] = {AM_POOL_FIELDS(PLACE_, attnmeta_pool)};
+  expect_packed("attnmeta_pool", m, sizeof m / sizeof m[0], sizeof(attnmeta_pool),
+                _Alignof(attnmeta_pool));
+}
+
 /* Every buffer names the products that read or write it; a setting
  * names none. */
 #define PRODUCTS_OF_(c, type, member, role, extent, products, rule) \
@@ -93,7 +102,9 @@ Test(schema, buffers_name_their_products) {
   static const member_products step[] = {AM_STEP_FIELDS(PRODUCTS_OF_, _)};
   static const member_products group[] = {AM_GROUP_FIELDS(PRODUCTS_OF_, _)};
   static const member_products topk[] = {AM_TOPK_FIELDS(PRODUCTS_OF_, _)};
+  static const member_products pool[] = {AM_POOL_FIELDS(PRODUCTS_OF_, _)};
   expect_owned(step, sizeof step / sizeof step[0]);
   expect_owned(group, sizeof group / sizeof group[0]);
   expect_owned(topk, sizeof topk / sizeof topk[0]);
+  expect_owned(pool, sizeof pool / sizeof pool[0]);
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * attnmeta_step and attnmeta_topk accept exactly the struct_size values of
- * their releases (0.1.0's step, 0.2.0's step and top-k) and their own (sizeof) and nothing
+ * attnmeta_step, attnmeta_topk and attnmeta_pool accept exactly the
+ * struct_size values of their releases (0.1.0's step, 0.2.0's step and
+ * top-k, the pool operation's first) and nothing
  * between: a size that ends inside compressed_groups[0], or any other
  * multiple of 8 between two releases, is refused with
  * ATTNMETA_ERR_INVALID_ARGUMENT, a message giving the released sizes, and
@@ -109,5 +110,45 @@ Test(struct_sizes, topk_only_its_release) {
       cr_expect(out[0] == -7 && out[1] == -7, "size %zu: written on error", size);
     }
   }
+  attnmeta_close(ctx);
+}
+
+Test(struct_sizes, pool_only_its_release) {
+  attnmeta_context *ctx = amt_open_or_skip(ATTNMETA_BACKEND_CPU);
+  static const int32_t pool[4] = {30, 31, 32, 33}, ip[2] = {0, 2};
+  static const int64_t rpi[1] = {0}, len[1] = {2};
+  size_t size;
+  for (size = 8; size <= sizeof(attnmeta_pool); size += 8) {
+    int32_t out[2] = {-7, -7};
+    attnmeta_pool full;
+    unsigned char *raw = amt_guarded_alloc(size);
+    attnmeta_status st;
+    cr_assert(raw);
+    attnmeta_pool_init(&full);
+    full.req_to_token = pool;
+    full.req_to_token_stride = 4;
+    full.pool_rows = 1;
+    full.pool_cols = 4;
+    full.req_pool_indices = rpi;
+    full.lengths = len;
+    full.num_reqs = 1;
+    full.kv_indptr = ip;
+    full.kv_indices = out;
+    full.kv_indices_capacity = 2;
+    full.struct_size = size;
+    memcpy(raw, &full, size);
+    st = attnmeta_build_pool_indices(ctx, (const attnmeta_pool *)(void *)raw, NULL);
+    amt_guarded_free(raw, size);
+    if (size == sizeof(attnmeta_pool)) {
+      cr_expect_eq(st, ATTNMETA_OK, "%s", attnmeta_last_error(ctx));
+      cr_expect(out[0] == 30 && out[1] == 31, "out %d %d", out[0], out[1]);
+    } else {
+      cr_expect_eq(st, ATTNMETA_ERR_INVALID_ARGUMENT, "size %zu: %s", size,
+                   attnmeta_status_string(st));
+      cr_expect(out[0] == -7 && out[1] == -7, "size %zu: written on error", size);
+    }
+  }
+  if (sizeof(void *) == 8)
+    cr_expect_eq(sizeof(attnmeta_pool), (size_t)128, "attnmeta_pool is documented as 128 bytes");
   attnmeta_close(ctx);
 }

@@ -89,8 +89,12 @@ enum attnmeta_error_flag {
   ATTNMETA_FLAG_POSITION_NEGATIVE = 1 << 7,  /* a valid token's position is < 0 where a slot
                                                 or an SWA row needs it */
   ATTNMETA_FLAG_WORKSPACE_OUT_OF_RANGE = 1 << 8, /* top-k: a prefill_req entry >= num_prefill */
-  ATTNMETA_FLAG_SLOT_OUT_OF_RANGE = 1 << 9   /* an int32 slot output would be outside
+  ATTNMETA_FLAG_SLOT_OUT_OF_RANGE = 1 << 9,  /* an int32 slot output would be outside
                                                  [0, INT32_MAX] (the entry is -1) */
+  ATTNMETA_FLAG_POOL_INDEX_OUT_OF_RANGE = 1 << 10, /* pool: a req_pool_indices entry outside
+                                                      [0, pool_rows) (its entries are -1) */
+  ATTNMETA_FLAG_SCAN_OVERFLOW = 1 << 11      /* pool: a prefix sum above INT32_MAX (stored as
+                                                 INT32_MAX) */
 };
 
 /* Compressed KV-cache groups a step carries (DeepSeek-V4: ratio 4 and 128,
@@ -303,6 +307,52 @@ typedef struct attnmeta_topk {
   int32_t *error_word;            /* [1] optional; flags are OR-ed in, never cleared */
 } attnmeta_topk;
 
+/*
+ * Index buffers of SGLang's attention backends built from its request pool
+ * (docs/c_api.md, "SGLang's request pool"): each request row b < B reads
+ * its pool row req_to_token[req_pool_indices[b]] from column kv_start_idx[b]
+ * on, for lengths[b] tokens, into any subset of
+ *  - kv_indices: the CSR slot list (create_flashinfer_kv_indices_triton):
+ *    kv_indices[kv_indptr[b] + j] = row[s + j], j < lengths[b];
+ *  - kv_indptr_out: kv_indptr_out[0] = 0, kv_indptr_out[b + 1] =
+ *    kv_indptr_out[b] + max(lengths[b], 0), in the same launch (kv_indices
+ *    is then placed by it, and kv_indptr must be NULL when kv_indices is
+ *    given);
+ *  - page_table: rows of pages (create_flashmla_kv_indices_triton):
+ *    page_table[b][p] = row[s + p * page_size] / page_size for
+ *    p < min(cdiv(lengths[b], page_size), page_table_width).
+ * Nothing past those entries is written. Fill with attnmeta_pool_init()
+ * and set what you need. All pointers are device pointers; sizes are
+ * element counts, strides in elements. The struct grows only at its end.
+ *
+ * B = num_reqs, P = pool_rows, Wr = pool_cols, C = kv_indices_capacity.
+ */
+typedef struct attnmeta_pool {
+  size_t struct_size; /* the caller's sizeof(attnmeta_pool), set by attnmeta_pool_init */
+
+  /* ---- inputs ---- */
+  const int32_t *req_to_token;      /* [P][req_to_token_stride] slot ids (SGLang's pool) */
+  int64_t req_to_token_stride;      /* >= Wr */
+  int32_t pool_rows;                /* P >= 0 */
+  int32_t pool_cols;                /* Wr >= 0 */
+  const int64_t *req_pool_indices;  /* [B]: the pool row of each request row */
+  const int64_t *lengths;           /* [B]: tokens of each row (read as int32; < 0 = 0) */
+  const int64_t *kv_start_idx;      /* [B] or NULL (0): the first column read (as int32) */
+  int32_t num_reqs;                 /* B >= 0 */
+  int32_t page_size;                /* ps >= 1: tokens per page of page_table */
+  const int32_t *kv_indptr;         /* [B + 1]: where each row's slots go in kv_indices */
+
+  /* ---- outputs (each optional) ---- */
+  int32_t *kv_indices;              /* [C] the CSR slot list */
+  int64_t kv_indices_capacity;      /* C >= 0: entries of kv_indices that may be written */
+  int32_t *kv_indptr_out;           /* [B + 1] the prefix sum of max(lengths, 0) */
+  int32_t *page_table;              /* [B][page_table_stride] */
+  int64_t page_table_stride;        /* >= page_table_width */
+  int32_t page_table_width;         /* >= 0: pages a row holds */
+  int32_t reserved;                 /* padding, ignored */
+  int32_t *error_word;              /* [1] optional; flags are OR-ed in, never cleared */
+} attnmeta_pool;
+
 /* ---- version ---- */
 ATTNMETA_API int attnmeta_version(void);                 /* ATTNMETA_VERSION of the library */
 ATTNMETA_API const char *attnmeta_version_string(void);  /* "0.2.0" */
@@ -427,6 +477,18 @@ ATTNMETA_API attnmeta_status attnmeta_topk_init_size(attnmeta_topk *op, size_t s
  * topk and out, the table's cols entries of each of its R rows. */
 ATTNMETA_API attnmeta_status attnmeta_convert_topk(attnmeta_context *ctx, const attnmeta_topk *op,
                                                    void *stream);
+
+/* Initialises an operation of `size` bytes, the caller's
+ * sizeof(attnmeta_pool): zeroes it, sets struct_size = size and the
+ * default page_size = 1. Returns as attnmeta_step_init_size does. */
+ATTNMETA_API attnmeta_status attnmeta_pool_init_size(attnmeta_pool *op, size_t size);
+#define attnmeta_pool_init(op) ((void)attnmeta_pool_init_size((op), sizeof(attnmeta_pool)))
+
+/* Builds the pool operation's outputs in ONE kernel launch on `stream`.
+ * No output may share a byte with an input or another output (refused with
+ * ATTNMETA_ERR_INVALID_ARGUMENT); nothing is written on any error. */
+ATTNMETA_API attnmeta_status attnmeta_build_pool_indices(attnmeta_context *ctx,
+                                                         const attnmeta_pool *op, void *stream);
 
 /* ---- device memory utilities ----
  * For tools, tests and bindings that must run on any backend without linking

@@ -47,6 +47,11 @@ from ._dsv4_dropins import (
     get_compressed_slot_mapping,
 )
 from ._topk import TopkPlan, convert_req_index_to_global_index, filter_and_convert_dcp_index
+from ._sglang_dropins import (
+    create_flashinfer_kv_indices_triton,
+    create_flashmla_kv_indices_triton,
+    create_kv_indptr_and_indices,
+)
 from ._step import (
     IndexerDecodeMetadata,
     StepPlan,
@@ -77,6 +82,9 @@ __all__ = [
     "compute_swa_indices_and_lens",
     "compute_token_to_req_indices",
     "convert_req_index_to_global_index",
+    "create_flashinfer_kv_indices_triton",
+    "create_flashmla_kv_indices_triton",
+    "create_kv_indptr_and_indices",
     "describe_error_flags",
     "filter_and_convert_dcp_index",
     "get_compressed_slot_mapping",

@@ -91,6 +91,8 @@ class ErrorFlag(enum.IntFlag):
     POSITION_NEGATIVE = 1 << 7
     WORKSPACE_OUT_OF_RANGE = 1 << 8
     SLOT_OUT_OF_RANGE = 1 << 9
+    POOL_INDEX_OUT_OF_RANGE = 1 << 10
+    SCAN_OVERFLOW = 1 << 11
 
 
 # Statuses that mean "an argument is wrong": raised as AttnmetaArgumentError,
@@ -188,6 +190,12 @@ class Topk(ctypes.Structure):
     """ctypes mirror of ``attnmeta_topk``; pointer fields take ints (or None)."""
 
     _fields_ = _fields_of(_schema.TOPK_FIELDS)
+
+
+class Pool(ctypes.Structure):
+    """ctypes mirror of ``attnmeta_pool``; pointer fields take ints (or None)."""
+
+    _fields_ = _fields_of(_schema.POOL_FIELDS)
 
 
 class LaunchConfig(ctypes.Structure):
@@ -397,6 +405,19 @@ def _optional_prototype(lib: ctypes.CDLL, name: str, restype: Any,
         fn.restype = restype
         fn.argtypes = argtypes
     return fn
+
+
+# The pool operation (SGLang's index buffers; after 0.2.0).
+_pool_init_size = _optional_prototype(_fast, "attnmeta_pool_init_size", _cint, [_vp, ctypes.c_size_t])
+build_pool_indices = _optional_prototype(_fast, "attnmeta_build_pool_indices", _cint, [_vp, _vp, _vp])
+
+
+def pool_init(address: int) -> int:
+    """attnmeta_pool_init for this binding's Pool (``sizeof(Pool)`` bytes);
+    ATTNMETA_ERR_NOT_SUPPORTED (12) from a library without the operation."""
+    if _pool_init_size is None:
+        return 12
+    return int(_pool_init_size(address, ctypes.sizeof(Pool)))
 
 
 # Diagnostics (since 0.2.0).

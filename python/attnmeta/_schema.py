@@ -106,5 +106,27 @@ TOPK_FIELDS = [
     ("error_word", "int32_t *", "OUT", ("ONE",), ("ALWAYS",)),
 ]
 
+POOL_FIELDS = [
+    ("struct_size", "size_t", "PARAM", None, ()),
+    ("req_to_token", "const int32_t *", "IN", ("P", "pool_cols", "req_to_token_stride"), ("ALWAYS",)),
+    ("req_to_token_stride", "int64_t", "PARAM", None, ()),
+    ("pool_rows", "int32_t", "PARAM", None, ()),
+    ("pool_cols", "int32_t", "PARAM", None, ()),
+    ("req_pool_indices", "const int64_t *", "IN", ("R",), ("ALWAYS",)),
+    ("lengths", "const int64_t *", "IN", ("R",), ("ALWAYS",)),
+    ("kv_start_idx", "const int64_t *", "IN", ("R",), ("ALWAYS",)),
+    ("num_reqs", "int32_t", "PARAM", None, ()),
+    ("page_size", "int32_t", "PARAM", None, ()),
+    ("kv_indptr", "const int32_t *", "IN", ("R1",), ("POOL_INDICES",)),
+    ("kv_indices", "int32_t *", "OUT", ("C",), ("POOL_INDICES",)),
+    ("kv_indices_capacity", "int64_t", "PARAM", None, ()),
+    ("kv_indptr_out", "int32_t *", "OUT", ("R1",), ("POOL_INDPTR",)),
+    ("page_table", "int32_t *", "OUT", ("R", "page_table_width", "page_table_stride"), ("POOL_PAGES",)),
+    ("page_table_stride", "int64_t", "PARAM", None, ()),
+    ("page_table_width", "int32_t", "PARAM", None, ()),
+    ("reserved", "int32_t", "PARAM", None, ()),
+    ("error_word", "int32_t *", "OUT", ("ONE",), ("ALWAYS",)),
+]
+
 # The DeepSeek-V3.2/V4 products (contract sections 5, 7, 8).
 DSV4_PRODUCTS = ("SWA_INDICES", "SWA_LENS", "C128A_ROWS", "C128A_LENS", "INDEXER_LENS", "C128A_PREFILL_ROWS", "GROUP_SLOTS", "GROUP_LENS")

@@ -173,7 +173,7 @@ def test_describe_error_flags(attnmeta):
     assert attnmeta.describe_error_flags(1 << 12) == "unknown flags 0x1000"
     assert attnmeta.describe_error_flags(1 | (1 << 31)) == "query_start_loc[0] is not 0, unknown flags 0x80000000"
     assert attnmeta.describe_error_flags(-(2**31)) == "unknown flags 0x80000000"
-    assert attnmeta.describe_error_flags(2**32 - 1).endswith("unknown flags 0xfffffc00")
+    assert attnmeta.describe_error_flags(2**32 - 1).endswith("unknown flags 0xfffff000")
 
 
 def test_error_classes(attnmeta):

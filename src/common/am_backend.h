@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "am_pool_params.h"
 #include "am_step_params.h"
 #include "am_topk_params.h"
 
@@ -29,10 +30,10 @@ extern "C" {
 /* 5: launch_topk appended after copy_device, cache_bytes after it (a
  * module of ABI 4 has cache_bytes where launch_topk now is) */
 /* 6: am_topk_params grew lane_vectors; variant may carry AM_VARIANT_REALIGNED */
-/* 7: variant may carry AM_VARIANT_INDEXER | AM_VARIANT_REALIGNED; later
- * appended without a change (a module built before has a shorter table):
- * runtime_versions */
-/* 8: am_step_params grew the indexer's compressed lengths (section 5a) */
+/* 7: variant may carry AM_VARIANT_INDEXER | AM_VARIANT_REALIGNED */
+/* 8: am_step_params grew the indexer's compressed lengths, the SWA rows' token
+ * slots and the C128A rows' mixed mode (a second table of rows); the table
+ * appends runtime_versions, then launch_pool */
 #define AM_BACKEND_ABI 8
 #define AM_BACKEND_ENTRY_SYMBOL "attnmeta_backend_entry"
 
@@ -111,6 +112,10 @@ typedef struct am_backend_table {
    * machine without a GPU. ATTNMETA_ERR_NOT_SUPPORTED where there is no
    * GPU runtime (the CPU backend). */
   int (*runtime_versions)(int *driver, int *runtime, char *msg, size_t msg_size);
+  /* One launch of the pool operation's kernel on `stream` (blocks of
+   * shape->lanes x shape->groups threads, no block-shared memory). */
+  int (*launch_pool)(void *state, const am_pool_params *params, const am_launch_shape *shape,
+                     void *stream, char *msg, size_t msg_size);
 } am_backend_table;
 
 /* The size of the table up to copy_device: the smallest table the loader

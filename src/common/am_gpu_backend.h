@@ -30,7 +30,7 @@ const am_backend_table gpu_table = {
     gpu_event_elapsed, gpu_capture_begin, gpu_capture_end, gpu_graph_node_count,
     gpu_graph_instantiate, gpu_graph_launch, gpu_graph_destroy, gpu_launch_empty, gpu_copy_device,
     /* appended */
-    gpu_launch_topk, gpu_cache_bytes, gpu_runtime_versions,
+    gpu_launch_topk, gpu_cache_bytes, gpu_runtime_versions, gpu_launch_pool,
 };
 
 }  // namespace

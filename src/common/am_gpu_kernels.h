@@ -10,6 +10,7 @@
 #ifndef ATTNMETA_AM_GPU_KERNELS_H
 #define ATTNMETA_AM_GPU_KERNELS_H
 
+#include "am_pool_kernel.h"
 #include "am_step_kernel.h"
 #include "am_topk_kernel.h"
 
@@ -81,6 +82,11 @@ AM_STEP_KERNELS(AM_GPU_STEP_ENTRY)
   }
 AM_TOPK_KERNELS(AM_GPU_TOPK_ENTRY)
 #undef AM_GPU_TOPK_ENTRY
+
+/* The pool operation's one kernel (no block-shared memory). */
+AM_KERNEL void AM_MAX_BLOCK_THREADS(AM_GPU_MAX_BLOCK_THREADS) am_pool_kernel(am_pool_params params) {
+  am_pool_body(&params, AM_THREAD_HERE());
+}
 
 /* The floor of the measurement API: a launch that does no work. */
 AM_KERNEL void am_empty_kernel(void) {}

@@ -133,6 +133,21 @@ int gpu_launch_topk(void *state, const am_topk_params *params, const am_launch_s
                         msg_size);
 }
 
+int gpu_launch_pool(void *state, const am_pool_params *params, const am_launch_shape *shape,
+                    void *stream, char *msg, size_t msg_size) {
+  const gpu_state *s = (const gpu_state *)state;
+  device_guard guard(s->device);
+  const int status = launch_prologue(guard, shape, "pool kernel", msg, msg_size);
+  if (status != ATTNMETA_OK) return status;
+  const dim3 block((unsigned)shape->lanes, (unsigned)shape->groups);
+  const dim3 grid((unsigned)shape->grid);
+  void (*kernel)(am_pool_params) = am_pool_kernel;
+  AM_RT_LAUNCH(kernel, grid, block, 0, (am_rt_stream)stream, *params);
+  const am_rt_error err = am_rt_get_last_error();
+  if (err != AM_RT_SUCCESS) return fail(msg, msg_size, ATTNMETA_ERR_LAUNCH, "pool kernel", err);
+  return ATTNMETA_OK;
+}
+
 int gpu_synchronize(void *state, void *stream, char *msg, size_t msg_size) {
   const gpu_state *s = (const gpu_state *)state;
   device_guard guard(s->device);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The schema of the two operations, declared once: every member of
- * attnmeta_step, attnmeta_compressed_group and attnmeta_topk, in the
+ * The schema of the operations, declared once: every member of
+ * attnmeta_step, attnmeta_compressed_group, attnmeta_topk and attnmeta_pool, in the
  * public header's order, and every product of the step. The public header
  * stays the ABI; tests/test_schema.c holds this list against it.
  *
@@ -58,10 +58,17 @@
   P(c, TOPK_ROWS, b->out)                                                    \
   P(c, TOPK_PREFILL, b->prefill_req)
 
+/* ---- the pool operation's products (SGLang's index buffers): the CSR
+ * slot list, its prefix sum, the padded page table ---- */
+#define AM_POOL_PRODUCTS(P, c)                                               \
+  P(c, POOL_INDICES, b->kv_indices)                                          \
+  P(c, POOL_INDPTR, b->kv_indptr_out)                                        \
+  P(c, POOL_PAGES, b->page_table)
+
 #define AM_PRODUCT_BIT_(c, name, wanted) AM_PBIT_##name,
 enum am_product_bit {
   AM_STEP_PRODUCTS(AM_PRODUCT_BIT_, _) AM_GROUP_PRODUCTS(AM_PRODUCT_BIT_, _)
-  AM_TOPK_PRODUCTS(AM_PRODUCT_BIT_, _) AM_PRODUCT_COUNT
+  AM_TOPK_PRODUCTS(AM_PRODUCT_BIT_, _) AM_POOL_PRODUCTS(AM_PRODUCT_BIT_, _) AM_PRODUCT_COUNT
 };
 #undef AM_PRODUCT_BIT_
 #define AM_P(name) (1u << AM_PBIT_##name)
@@ -196,6 +203,32 @@ _Static_assert(ATTNMETA_MAX_COMPRESSED_GROUPS == 4, "AM_EACH_GROUP names every g
   X(c, int32_t, compact, PARAM, AM_NONE, 0, "0 or 1")                        \
   X(c, int32_t *, error_word, OUT, AM_ARRAY(ONE), AM_P_ALWAYS, "optional")
 
+/* ---- attnmeta_pool (counts: R = num_reqs, R1 = R + 1, P = pool_rows,
+ * C = kv_indices_capacity) ---- */
+#define AM_POOL_FIELDS(X, c)                                                 \
+  X(c, size_t, struct_size, PARAM, AM_NONE, 0, "the caller's sizeof")        \
+  X(c, const int32_t *, req_to_token, IN, AM_TABLE(P, pool_cols, req_to_token_stride), \
+    AM_P_ALWAYS, "NULL allowed when cols == 0")                              \
+  X(c, int64_t, req_to_token_stride, PARAM, AM_NONE, 0, ">= pool_cols")      \
+  X(c, int32_t, pool_rows, PARAM, AM_NONE, 0, ">= 0")                        \
+  X(c, int32_t, pool_cols, PARAM, AM_NONE, 0, ">= 0")                        \
+  X(c, const int64_t *, req_pool_indices, IN, AM_ARRAY(R), AM_P_ALWAYS, "required") \
+  X(c, const int64_t *, lengths, IN, AM_ARRAY(R), AM_P_ALWAYS, "required")   \
+  X(c, const int64_t *, kv_start_idx, IN, AM_ARRAY(R), AM_P_ALWAYS, "optional") \
+  X(c, int32_t, num_reqs, PARAM, AM_NONE, 0, ">= 0")                         \
+  X(c, int32_t, page_size, PARAM, AM_NONE, 0, ">= 1")                        \
+  X(c, const int32_t *, kv_indptr, IN, AM_ARRAY(R1), AM_P(POOL_INDICES),     \
+    "optional; needed by kv_indices without kv_indptr_out")                  \
+  X(c, int32_t *, kv_indices, OUT, AM_ARRAY(C), AM_P(POOL_INDICES), "")      \
+  X(c, int64_t, kv_indices_capacity, PARAM, AM_NONE, 0, ">= 0")              \
+  X(c, int32_t *, kv_indptr_out, OUT, AM_ARRAY(R1), AM_P(POOL_INDPTR), "")   \
+  X(c, int32_t *, page_table, OUT, AM_TABLE(R, page_table_width, page_table_stride), \
+    AM_P(POOL_PAGES), "")                                                    \
+  X(c, int64_t, page_table_stride, PARAM, AM_NONE, 0, ">= page_table_width") \
+  X(c, int32_t, page_table_width, PARAM, AM_NONE, 0, ">= 0")                 \
+  X(c, int32_t, reserved, PARAM, AM_NONE, 0, "padding, ignored")             \
+  X(c, int32_t *, error_word, OUT, AM_ARRAY(ONE), AM_P_ALWAYS, "optional")
+
 /* 1 for the roles that are device buffers. */
 #define AM_IS_BUFFER_IN 1
 #define AM_IS_BUFFER_OUT 1
@@ -205,7 +238,8 @@ _Static_assert(ATTNMETA_MAX_COMPRESSED_GROUPS == 4, "AM_EACH_GROUP names every g
 enum {
   AM_STEP_BUFFERS = 0 AM_STEP_FIELDS(AM_COUNT_BUFFER_, _),
   AM_GROUP_BUFFERS = 0 AM_GROUP_FIELDS(AM_COUNT_BUFFER_, _),
-  AM_TOPK_BUFFERS = 0 AM_TOPK_FIELDS(AM_COUNT_BUFFER_, _)
+  AM_TOPK_BUFFERS = 0 AM_TOPK_FIELDS(AM_COUNT_BUFFER_, _),
+  AM_POOL_BUFFERS = 0 AM_POOL_FIELDS(AM_COUNT_BUFFER_, _)
 };
 #undef AM_COUNT_BUFFER_
 

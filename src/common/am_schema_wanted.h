@@ -30,6 +30,9 @@ static inline unsigned am_step_products(const attnmeta_step *b) {
 static inline unsigned am_topk_products(const attnmeta_topk *b) {
   return AM_P_ALWAYS AM_TOPK_PRODUCTS(AM_WANTED_, _);
 }
+static inline unsigned am_pool_products(const attnmeta_pool *b) {
+  return AM_P_ALWAYS AM_POOL_PRODUCTS(AM_WANTED_, _);
+}
 
 /* am_step_reads_<input>(): the products that read that input of the step. */
 #define AM_STEP_READS_(c, type, member, role, extent, products, rule) AM_STEP_READS_##role(member, products)

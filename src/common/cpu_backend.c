@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "am_backend.h"
+#include "am_pool_kernel.h"
 #include "am_step_kernel.h"
 #include "am_step_plan.h"
 #include "am_topk_kernel.h"
@@ -83,6 +84,18 @@ static int cpu_launch_topk(void *state, const am_topk_params *params, const am_l
   for (block = 0; block < grid; ++block)
     am_topk_body(params, am_make_thread((uint32_t)block, (uint32_t)grid, 0, 1, 0, 1), scratch,
                  am_topk_kind_of(params));
+  return ATTNMETA_OK;
+}
+
+static int cpu_launch_pool(void *state, const am_pool_params *params, const am_launch_shape *shape,
+                           void *stream, char *msg, size_t msg_size) {
+  int64_t block;
+  const int status = cpu_one_thread(shape, msg, msg_size);
+  (void)state;
+  (void)stream;
+  if (status != ATTNMETA_OK) return status;
+  for (block = 0; block < shape->grid; ++block)
+    am_pool_body(params, am_make_thread((uint32_t)block, (uint32_t)shape->grid, 0, 1, 0, 1));
   return ATTNMETA_OK;
 }
 
@@ -279,7 +292,7 @@ static const am_backend_table cpu_table = {
     cpu_event_elapsed, cpu_capture_begin, cpu_capture_end, cpu_graph_node_count,
     cpu_graph_instantiate, cpu_graph_launch, cpu_graph_destroy, cpu_launch_empty, cpu_copy_device,
     /* appended */
-    cpu_launch_topk, cpu_cache_bytes, cpu_runtime_versions,
+    cpu_launch_topk, cpu_cache_bytes, cpu_runtime_versions, cpu_launch_pool,
 };
 
 const am_backend_table *am_cpu_backend(void) { return &cpu_table; }

@@ -51,6 +51,8 @@ static const struct {
     {ATTNMETA_FLAG_POSITION_NEGATIVE, "negative position"},
     {ATTNMETA_FLAG_WORKSPACE_OUT_OF_RANGE, "prefill workspace index past workspace_starts"},
     {ATTNMETA_FLAG_SLOT_OUT_OF_RANGE, "slot outside [0, INT32_MAX] in an int32 output"},
+    {ATTNMETA_FLAG_POOL_INDEX_OUT_OF_RANGE, "req_pool_indices entry outside the pool"},
+    {ATTNMETA_FLAG_SCAN_OVERFLOW, "prefix sum above INT32_MAX"},
 };
 
 size_t attnmeta_error_flags_describe(int32_t flags, char *buf, size_t size) {

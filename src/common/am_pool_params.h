@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * What one launch of the pool operation (attnmeta_build_pool_indices)
+ * receives, by value. Built on the host from the public attnmeta_pool
+ * after every argument has been checked, so the kernel may trust the
+ * sizes, strides and alignments here (never the device data). Valid C11
+ * and C++.
+ */
+#ifndef ATTNMETA_AM_POOL_PARAMS_H
+#define ATTNMETA_AM_POOL_PARAMS_H
+
+#include <stdint.h>
+
+typedef struct am_pool_params {
+  /* inputs */
+  const int32_t *req_to_token;     /* [P][pool_stride]; NULL when P or Wr is 0 */
+  int64_t pool_stride;
+  const int64_t *req_pool_indices; /* [B] */
+  const int64_t *lengths;          /* [B], read as int32 */
+  const int64_t *kv_start_idx;     /* [B] or NULL (0) */
+  const int32_t *kv_indptr;        /* [B + 1] or NULL (kv_indptr_out places the rows) */
+  /* outputs, each NULL when not wanted */
+  int32_t *kv_indices;             /* [capacity] */
+  int64_t capacity;
+  int32_t *kv_indptr_out;          /* [B + 1] */
+  int32_t *page_table;             /* [B][page_stride] */
+  int64_t page_stride;
+  int32_t *error_word;             /* [1] or NULL */
+  /* sizes */
+  int32_t num_reqs;                /* B >= 0 */
+  int32_t pool_rows;               /* P >= 0 */
+  int32_t pool_cols;               /* Wr >= 0 */
+  int32_t page_size;               /* >= 1 */
+  int32_t page_width;              /* >= 0 */
+  int32_t reserved;
+} am_pool_params;
+
+#endif /* ATTNMETA_AM_POOL_PARAMS_H */

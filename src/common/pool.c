@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * attnmeta_build_pool_indices: SGLang's index buffers from its request
+ * pool. Checks every host argument (writing nothing on error), turns the
+ * public operation into kernel parameters, picks the launch shape, and
+ * makes the one launch.
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "am_context.h"
+#include "am_overlap.h"
+#include "am_pool_params.h"
+#include "am_schema_check.h"
+#include "am_sized_struct.h"
+
+/* GPU blocks: AM_POOL_GPU_LANES lanes a request row (a row's slots are
+ * copied at that stride), AM_POOL_GPU_GROUPS rows a block. */
+#define AM_POOL_GPU_LANES 64
+#define AM_POOL_GPU_GROUPS 4
+
+static const attnmeta_pool pool_defaults = {
+    .struct_size = sizeof(attnmeta_pool),
+    .page_size = 1,
+};
+
+/* New in this release: its present size is the only one accepted so far. */
+static const am_sized_type pool_type = AM_SIZED_TYPE(pool, sizeof(attnmeta_pool), &pool_defaults);
+
+attnmeta_status attnmeta_pool_init_size(attnmeta_pool *op, size_t size) {
+  return am_sized_init(&pool_type, op, size);
+}
+
+#define POOL_FLOOR_(c, type, member, role, extent, products, rule) AM_CHECK_FLOOR_##role(member, rule)
+static attnmeta_status check_sizes(const am_check_scope *sc, const attnmeta_pool *b) {
+  attnmeta_status st;
+  AM_POOL_FIELDS(POOL_FLOOR_, _)
+  return ATTNMETA_OK;
+}
+
+/* Every buffer of the schema (am_schema_check.h), then the rules between
+ * buffers. An empty array may be NULL: nothing is read from it or written
+ * to it. */
+#define POOL_CHECK_(c, type, member, role, extent, products, rule) \
+  AM_CHECK_##role(member, products, rule, AM_CHECK_##extent)
+static attnmeta_status check_buffers(const am_check_scope *sc, const attnmeta_pool *b,
+                                     const am_counts *k) {
+  attnmeta_status st;
+  AM_POOL_FIELDS(POOL_CHECK_, _)
+  if (!b->kv_indices && !b->kv_indptr_out && !b->page_table)
+    return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                   "pool: no output given (kv_indices, kv_indptr_out or page_table)");
+  if (b->kv_indices && b->kv_indptr && b->kv_indptr_out)
+    return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                   "pool.kv_indptr and pool.kv_indptr_out are both given: kv_indptr_out places "
+                   "the rows of kv_indices, give one");
+  if (b->kv_indices && !b->kv_indptr && !b->kv_indptr_out && b->num_reqs > 0)
+    return am_fail(sc->ctx, ATTNMETA_ERR_NULL_POINTER,
+                   "pool.kv_indices is given but neither pool.kv_indptr nor pool.kv_indptr_out: "
+                   "the rows need their places");
+  if (b->kv_indices_capacity > 0 && !b->kv_indices)
+    return am_fail(sc->ctx, ATTNMETA_ERR_NULL_POINTER,
+                   "pool.kv_indices_capacity is %lld but pool.kv_indices is NULL",
+                   (long long)b->kv_indices_capacity);
+  return ATTNMETA_OK;
+}
+
+/* No output may share a byte with an input or another output (overlap.c):
+ * each buffer of the schema with exactly the bytes the operation reads or
+ * writes (am_schema_overlap.h). */
+#define POOL_ADD_(c, type, member, role, extent, products, rule) \
+  AM_OVERLAP_ADD_##role(#member, member, products, extent)
+static attnmeta_status check_overlaps(attnmeta_context *ctx, const attnmeta_pool *b,
+                                      const am_counts *k, unsigned wanted) {
+  am_extent list[AM_POOL_BUFFERS];
+  int count = 0, *n = &count;
+  AM_POOL_FIELDS(POOL_ADD_, _)
+  return am_check_extents(ctx, list, count);
+}
+
+static attnmeta_status check_pool(attnmeta_context *ctx, const attnmeta_pool *op) {
+  const am_counts counts = {op->num_reqs, (int64_t)op->num_reqs + 1, 0,
+                            op->kv_indices_capacity, op->pool_rows, 1};
+  const am_check_scope scope = {ctx, "pool.", am_pool_products(op), 1};
+  attnmeta_status st = check_sizes(&scope, op);
+  if (st != ATTNMETA_OK) return st;
+  st = check_buffers(&scope, op, &counts);
+  if (st != ATTNMETA_OK) return st;
+  return check_overlaps(ctx, op, &counts, scope.wanted);
+}
+
+static am_pool_params params_of(const attnmeta_pool *op) {
+  am_pool_params p;
+  memset(&p, 0, sizeof p);
+  p.req_to_token = op->pool_rows > 0 && op->pool_cols > 0 ? op->req_to_token : NULL;
+  p.pool_stride = op->req_to_token_stride;
+  p.req_pool_indices = op->req_pool_indices;
+  p.lengths = op->lengths;
+  p.kv_start_idx = op->kv_start_idx;
+  p.kv_indptr = op->kv_indptr;
+  p.kv_indices = op->kv_indices;
+  p.capacity = op->kv_indices ? op->kv_indices_capacity : 0;
+  p.kv_indptr_out = op->kv_indptr_out;
+  p.page_table = op->page_table;
+  p.page_stride = op->page_table_stride;
+  p.error_word = op->error_word;
+  p.num_reqs = op->num_reqs;
+  p.pool_rows = op->pool_rows;
+  p.pool_cols = op->pool_cols;
+  p.page_size = op->page_size;
+  p.page_width = op->page_table_width;
+  return p;
+}
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* A group of lanes a request row, groups filling the block, a grid
+ * covering the rows (bounded on the GPUs, one block on the CPU). The
+ * kernel is correct for any shape; the launch configuration's block,
+ * grid and lanes are honoured. */
+static am_launch_shape plan_launch(const attnmeta_context *ctx, const am_pool_params *p) {
+  const attnmeta_launch_config *cfg = &ctx->config;
+  const int is_cpu = ctx->kind == ATTNMETA_BACKEND_CPU;
+  am_launch_shape shape;
+  int64_t lanes, block;
+  memset(&shape, 0, sizeof shape);
+  if (cfg->block > 0) block = cfg->block;
+  else block = is_cpu ? 1 : AM_POOL_GPU_LANES * AM_POOL_GPU_GROUPS;
+  lanes = cfg->lanes > 0 ? cfg->lanes : (is_cpu ? 1 : AM_POOL_GPU_LANES);
+  lanes = lanes < block ? lanes : block;
+  shape.lanes = lanes;
+  shape.groups = block / lanes;
+  shape.shared_bytes = 0;
+  if (cfg->grid > 0) { /* bounded so the body's 32-bit indices never wrap */
+    const int64_t most = AM_MAX_GRID_THREADS / (shape.lanes * shape.groups);
+    shape.grid = cfg->grid < most ? cfg->grid : most;
+  } else if (is_cpu) {
+    shape.grid = 1;
+  } else {
+    const int64_t want = ceil_div(p->num_reqs, shape.groups);
+    const int64_t most = (int64_t)ctx->processors * 32;
+    shape.grid = want < 1 ? 1 : (want > most ? most : want);
+  }
+  return shape;
+}
+
+attnmeta_status attnmeta_build_pool_indices(attnmeta_context *ctx, const attnmeta_pool *op,
+                                            void *stream) {
+  attnmeta_status status;
+  attnmeta_pool full; /* the caller's operation, defaults past its struct_size */
+  am_pool_params params;
+  am_launch_shape shape;
+  if (!ctx) return ATTNMETA_ERR_INVALID_CONTEXT;
+  if (!op) return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER, "pool operation is NULL");
+  status = am_sized_import(ctx, &pool_type, op, &full);
+  if (status != ATTNMETA_OK) return status;
+  op = &full;
+  status = check_pool(ctx, op);
+  if (status != ATTNMETA_OK) return status;
+  if (!am_backend_has(ctx->table, launch_pool))
+    return am_fail(ctx, ATTNMETA_ERR_NOT_SUPPORTED,
+                   "the %s backend module predates the pool operation (backend table of %u "
+                   "bytes, %zu needed): rebuild the module with this library",
+                   ctx->table->name, ctx->table->table_size,
+                   offsetof(am_backend_table, launch_pool) + sizeof ctx->table->launch_pool);
+  /* nothing to write: no row, and no kv_indptr_out[0] */
+  if (op->num_reqs == 0 && !op->kv_indptr_out) return am_succeed(ctx);
+  params = params_of(op);
+  shape = plan_launch(ctx, &params);
+  status = (attnmeta_status)ctx->table->launch_pool(ctx->state, &params, &shape, stream,
+                                                    am_message(ctx), AM_MESSAGE_SIZE);
+  return status == ATTNMETA_OK ? am_succeed(ctx) : status;
+}

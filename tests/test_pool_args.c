@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * attnmeta_build_pool_indices's host checks: each bad argument gets its
+ * status and a message naming it, and nothing is written (the outputs keep
+ * their poison); overlapping buffers are refused; struct sizes other than
+ * this release's are refused; the defaults of attnmeta_pool_init.
+ */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "attnmeta/attnmeta.h"
+#include "harness.h"
+
+#define POISON ((int32_t)0x5A5A5A5A)
+
+AMT_CPU_SUITE(pool_args, (void)0);
+
+/* Host buffers (the CPU backend's device memory is host memory). */
+static int32_t pool[4][8];
+static int64_t rpi[2], len[2], start[2];
+static int32_t ip[3], indices[32], ip_out[3], pages[2][4], err_word;
+
+static void reset(attnmeta_pool *op) {
+  int r, c;
+  for (r = 0; r < 4; r++)
+    for (c = 0; c < 8; c++) pool[r][c] = 10 * r + c;
+  rpi[0] = 1;
+  rpi[1] = 3;
+  len[0] = 3;
+  len[1] = 5;
+  start[0] = start[1] = 0;
+  ip[0] = 0;
+  ip[1] = 3;
+  ip[2] = 8;
+  for (r = 0; r < 32; r++) indices[r] = POISON;
+  for (r = 0; r < 3; r++) ip_out[r] = POISON;
+  for (r = 0; r < 8; r++) pages[r / 4][r % 4] = POISON;
+  err_word = 0;
+  attnmeta_pool_init(op);
+  op->req_to_token = &pool[0][0];
+  op->req_to_token_stride = 8;
+  op->pool_rows = 4;
+  op->pool_cols = 8;
+  op->req_pool_indices = rpi;
+  op->lengths = len;
+  op->num_reqs = 2;
+  op->kv_indptr = ip;
+  op->kv_indices = indices;
+  op->kv_indices_capacity = 8;
+  op->page_table = &pages[0][0];
+  op->page_table_stride = 4;
+  op->page_table_width = 4;
+  op->page_size = 2;
+  op->error_word = &err_word;
+}
+
+static int untouched(void) {
+  int i;
+  for (i = 0; i < 32; i++)
+    if (indices[i] != POISON) return 0;
+  for (i = 0; i < 3; i++)
+    if (ip_out[i] != POISON) return 0;
+  for (i = 0; i < 8; i++)
+    if (pages[i / 4][i % 4] != POISON) return 0;
+  return err_word == 0;
+}
+
+static void expect_refused(const attnmeta_pool *op, attnmeta_status want, const char *words,
+                           const char *what) {
+  const attnmeta_status st = attnmeta_build_pool_indices(amt_cpu, op, NULL);
+  cr_expect(st == want, "%s: status %s, expected %s (%s)", what, attnmeta_status_string(st),
+            attnmeta_status_string(want), attnmeta_last_error(amt_cpu));
+  cr_expect(strstr(attnmeta_last_error(amt_cpu), words) != NULL, "%s: message \"%s\" lacks \"%s\"",
+            what, attnmeta_last_error(amt_cpu), words);
+  cr_expect(untouched(), "%s: an output was written", what);
+}
+
+Test(pool_args, defaults) {
+  attnmeta_pool op;
+  memset(&op, 0x7f, sizeof op);
+  attnmeta_pool_init(&op);
+  cr_expect(op.struct_size == sizeof op);
+  cr_expect(op.page_size == 1);
+  cr_expect(op.req_to_token == NULL && op.kv_indices == NULL && op.kv_indptr_out == NULL &&
+            op.page_table == NULL && op.error_word == NULL && op.kv_start_idx == NULL);
+  cr_expect(op.num_reqs == 0 && op.kv_indices_capacity == 0 && op.page_table_width == 0);
+  cr_expect(attnmeta_pool_init_size(&op, sizeof op - 8) == ATTNMETA_ERR_INVALID_ARGUMENT);
+}
+
+Test(pool_args, good_call_writes) {
+  attnmeta_pool op;
+  static const int32_t want[8] = {10, 11, 12, 30, 31, 32, 33, 34};
+  int i;
+  reset(&op);
+  cr_assert(attnmeta_build_pool_indices(amt_cpu, &op, NULL) == ATTNMETA_OK, "%s",
+            attnmeta_last_error(amt_cpu));
+  for (i = 0; i < 8; i++) cr_expect(indices[i] == want[i], "kv_indices[%d] = %d", i, indices[i]);
+  cr_expect(indices[8] == POISON);
+  cr_expect(pages[0][0] == 5 && pages[0][1] == 6 && pages[0][2] == POISON);
+  cr_expect(pages[1][0] == 15 && pages[1][1] == 16 && pages[1][2] == 17 && pages[1][3] == POISON);
+  cr_expect(err_word == 0);
+}
+
+Test(pool_args, null_and_context) {
+  attnmeta_pool op;
+  reset(&op);
+  cr_expect(attnmeta_build_pool_indices(NULL, &op, NULL) == ATTNMETA_ERR_INVALID_CONTEXT);
+  cr_expect(attnmeta_build_pool_indices(amt_cpu, NULL, NULL) == ATTNMETA_ERR_NULL_POINTER);
+  cr_expect(untouched());
+}
+
+Test(pool_args, bad_values) {
+  attnmeta_pool op;
+  reset(&op);
+  op.struct_size = sizeof op + 8;
+  expect_refused(&op, ATTNMETA_ERR_NOT_SUPPORTED, "newer", "struct_size too large");
+  reset(&op);
+  op.num_reqs = -1;
+  expect_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "num_reqs", "num_reqs < 0");
+  reset(&op);
+  op.page_size = 0;
+  expect_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "page_size", "page_size 0");
+  reset(&op);
+  op.pool_rows = -2;
+  expect_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "pool_rows", "pool_rows < 0");
+  reset(&op);
+  op.pool_cols = -2;
+  expect_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "pool_cols", "pool_cols < 0");
+  reset(&op);
+  op.kv_indices_capacity = -1;
+  expect_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "kv_indices_capacity", "capacity < 0");
+  reset(&op);
+  op.page_table_width = -1;
+  expect_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "page_table_width", "width < 0");
+  reset(&op);
+  op.req_to_token_stride = 7;
+  expect_refused(&op, ATTNMETA_ERR_STRIDE, "req_to_token_stride", "pool stride < cols");
+  reset(&op);
+  op.page_table_stride = 3;
+  expect_refused(&op, ATTNMETA_ERR_STRIDE, "page_table_stride", "page stride < width");
+  reset(&op);
+  op.req_to_token_stride = (int64_t)1 << 61;
+  expect_refused(&op, ATTNMETA_ERR_OVERFLOW, "req_to_token", "pool past 64-bit offsets");
+}
+
+Test(pool_args, missing_buffers) {
+  attnmeta_pool op;
+  reset(&op);
+  op.req_pool_indices = NULL;
+  expect_refused(&op, ATTNMETA_ERR_NULL_POINTER, "req_pool_indices", "no req_pool_indices");
+  reset(&op);
+  op.lengths = NULL;
+  expect_refused(&op, ATTNMETA_ERR_NULL_POINTER, "lengths", "no lengths");
+  reset(&op);
+  op.req_to_token = NULL;
+  expect_refused(&op, ATTNMETA_ERR_NULL_POINTER, "req_to_token", "no pool");
+  reset(&op);
+  op.kv_indptr = NULL;
+  expect_refused(&op, ATTNMETA_ERR_NULL_POINTER, "kv_indptr", "kv_indices without places");
+  reset(&op);
+  op.kv_indptr_out = ip_out;
+  expect_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "both", "kv_indptr and kv_indptr_out");
+  reset(&op);
+  op.kv_indices = NULL;
+  op.page_table = NULL;
+  expect_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "no output", "no output");
+  reset(&op);
+  op.kv_indices = NULL;
+  expect_refused(&op, ATTNMETA_ERR_NULL_POINTER, "kv_indices_capacity", "capacity, no kv_indices");
+  reset(&op);
+  op.lengths = (const int64_t *)(const void *)((const char *)len + 4);
+  expect_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "aligned", "misaligned lengths");
+  reset(&op);
+  op.kv_indices = indices + 1;
+  op.page_table = (int32_t *)(void *)((char *)&pages[0][0] + 2);
+  expect_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "aligned", "misaligned page_table");
+}
+
+Test(pool_args, empty_buffers_may_be_null) {
+  attnmeta_pool op;
+  reset(&op);
+  op.pool_cols = 0;
+  op.req_to_token_stride = 0;
+  op.req_to_token = NULL; /* no column to read: every entry -1, flag 32 */
+  cr_expect(attnmeta_build_pool_indices(amt_cpu, &op, NULL) == ATTNMETA_OK, "%s",
+            attnmeta_last_error(amt_cpu));
+  cr_expect(indices[0] == -1 && indices[7] == -1 && indices[8] == POISON);
+  cr_expect(err_word == ATTNMETA_FLAG_BLOCK_OUT_OF_TABLE, "flags 0x%x", (unsigned)err_word);
+  reset(&op);
+  op.num_reqs = 0;
+  op.req_pool_indices = NULL;
+  op.lengths = NULL;
+  op.kv_indptr = NULL;
+  op.kv_indptr_out = ip_out;
+  cr_expect(attnmeta_build_pool_indices(amt_cpu, &op, NULL) == ATTNMETA_OK, "%s",
+            attnmeta_last_error(amt_cpu));
+  cr_expect(ip_out[0] == 0 && ip_out[1] == POISON);
+}
+
+Test(pool_args, overlaps_refused) {
+  attnmeta_pool op;
+  reset(&op);
+  op.kv_indices = &pool[3][0]; /* the slot list over the pool's last row */
+  expect_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "kv_indices", "kv_indices over req_to_token");
+  reset(&op);
+  op.kv_indptr = NULL;
+  op.kv_indptr_out = &pages[1][3]; /* its first entry is the table's last */
+  op.page_table_width = 4;
+  expect_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "page_table", "kv_indptr_out over page_table");
+  reset(&op);
+  op.error_word = &ip[1];
+  expect_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "error_word", "error_word over kv_indptr");
+  reset(&op);
+  op.page_table = indices + 4; /* 2 rows x 4 over kv_indices[4, 12) */
+  expect_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "kv_indices", "page_table over kv_indices");
+  /* the bytes that count: the table's stride gap after its width is not used */
+  reset(&op);
+  op.page_table_stride = 8;
+  op.page_table_width = 2;
+  op.page_table = indices + 8; /* rows at [8, 10) and [16, 18) */
+  op.kv_indices_capacity = 8;
+  cr_expect(attnmeta_build_pool_indices(amt_cpu, &op, NULL) == ATTNMETA_OK, "%s",
+            attnmeta_last_error(amt_cpu));
+}
+
+Test(pool_args, flag_texts) {
+  char buf[256];
+  cr_expect(ATTNMETA_FLAG_POOL_INDEX_OUT_OF_RANGE == 1024 && ATTNMETA_FLAG_SCAN_OVERFLOW == 2048);
+  attnmeta_error_flags_describe(ATTNMETA_FLAG_POOL_INDEX_OUT_OF_RANGE, buf, sizeof buf);
+  cr_expect(strstr(buf, "req_pool_indices") != NULL, "flag 1024: \"%s\"", buf);
+  attnmeta_error_flags_describe(ATTNMETA_FLAG_SCAN_OVERFLOW, buf, sizeof buf);
+  cr_expect(strstr(buf, "prefix sum") != NULL, "flag 2048: \"%s\"", buf);
+}
