@@ -167,14 +167,22 @@ def _expect_dsv4(b):
 
 def test_opcheck_build_dsv4_step(ops):
     b = _dsv4_buffers()
-    outputs = dict(g0_slot_mapping=b["slots"], g0_seq_lens_out=b["lens"], swa_lens=b["swa_lens"],
-                   c128a_lens=b["c128a_lens"], indexer_lens_out=b["indexer_lens"])
-    args = ([i32(QSL), i32(SEQ), _table()] + [None] * len(ops.OUTPUTS)
-            + [outputs.get(name) for name in ops.DSV4_OUTPUTS]
-            + [_table(), None, None, None, _table(), _table()]
-            + [3, T, -1, -1, 0, 1, 0, 1, 1, [2, 0, 0, 0], [2, 0, 0, 0], BS, 4, 4, True,
-               2, 2, 2, False, 2, False])
-    torch.library.opcheck(torch.ops.attnmeta.build_dsv4_step.default, tuple(args))
+    # the operator's arguments by name; the settings left out take the
+    # operator's "not given" (-1, or the setting's default)
+    values = dict(
+        query_start_loc=i32(QSL), seq_lens=i32(SEQ), block_table=_table(),
+        g0_slot_mapping=b["slots"], g0_seq_lens_out=b["lens"], g0_block_table=_table(),
+        swa_lens=b["swa_lens"], swa_block_table=_table(), c128a_lens=b["c128a_lens"],
+        c128a_block_table=_table(), indexer_lens_out=b["indexer_lens"],
+        num_reqs=3, num_tokens=T, capacity=-1, num_mapped=-1, block_size=0, dcp_world_size=1,
+        dcp_rank=0, dcp_interleave=1, num_groups=1, group_ratios=[2, 0, 0, 0],
+        group_block_sizes=[2, 0, 0, 0], swa_block_size=BS, swa_window=4, swa_width=4,
+        swa_causal=True, c128a_ratio=2, c128a_block_size=2, c128a_width=2, c128a_local=False,
+        indexer_ratio=2, indexer_prefill=False)
+    for name, default in ops._DSV4_SCALARS.items():
+        values.setdefault(name, -1 if default is None else default)
+    args = tuple(values.get(name) for name in ops._DSV4_NAMES)
+    torch.library.opcheck(torch.ops.attnmeta.build_dsv4_step.default, args)
 
 
 def test_compiled_plan_with_dsv4_products(attnmeta, ops):
