@@ -30,7 +30,7 @@ extern "C" {
 
 /* The release: the one place it is set (CMake, the soname and the wheel read it). */
 #define ATTNMETA_VERSION_MAJOR 0
-#define ATTNMETA_VERSION_MINOR 2
+#define ATTNMETA_VERSION_MINOR 3
 #define ATTNMETA_VERSION_PATCH 0
 /* Single integer, comparable: MAJOR * 10000 + MINOR * 100 + PATCH. */
 #define ATTNMETA_VERSION \
@@ -355,7 +355,7 @@ typedef struct attnmeta_pool {
 
 /* ---- version ---- */
 ATTNMETA_API int attnmeta_version(void);                 /* ATTNMETA_VERSION of the library */
-ATTNMETA_API const char *attnmeta_version_string(void);  /* "0.2.0" */
+ATTNMETA_API const char *attnmeta_version_string(void);  /* "0.3.0" */
 /* The source commit the library was built from: a short git id, with
  * "-dirty" when the checkout had changes, or "unknown" (built outside a git
  * checkout). Since 0.2.0. */

@@ -3,4 +3,4 @@
 copied (configuring the C library and the test version_sources_agree fail
 when the two differ; setup.py gives the wheel the header's number)."""
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"

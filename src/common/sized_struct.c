@@ -20,11 +20,13 @@ static const struct released {
   const char *versions[4];
 } released[] = {
     {"step",
-     2,
+     3,
      {END_OF(attnmeta_step, error_word),
-      ROUND_UP(END_OF(attnmeta_step, launch_flags), _Alignof(attnmeta_step))},
-     {"0.1.0", "0.2.0"}},
+      ROUND_UP(END_OF(attnmeta_step, launch_flags), _Alignof(attnmeta_step)),
+      ROUND_UP(END_OF(attnmeta_step, c128a_num_decode_tokens), _Alignof(attnmeta_step))},
+     {"0.1.0", "0.2.0", "0.3.0"}},
     {"topk", 1, {END_OF(attnmeta_topk, error_word)}, {"0.2.0"}},
+    {"pool", 1, {END_OF(attnmeta_pool, error_word)}, {"0.3.0"}},
 };
 
 static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
@@ -52,7 +54,7 @@ static attnmeta_status size_status(const am_sized_type *type, size_t size) {
   return accepted(type, size) ? ATTNMETA_OK : ATTNMETA_ERR_INVALID_ARGUMENT;
 }
 
-/* "640 (0.1.0), 1016 (0.2.0)": the sizes accepted, for a message. */
+/* "176 (0.1.0), 504 (0.2.0)": the sizes accepted, for a message. */
 static void accepted_text(const am_sized_type *type, char *text, size_t size) {
   const struct released *r = released_of(type);
   size_t n = 0;

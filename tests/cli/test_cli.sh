@@ -151,6 +151,8 @@ also_check "info names the library's file, and it exists" \
   bash -c "f=\$(sed -n 's/^library: //p' '$work/out'); test -f \"\$f\""
 also_check "info gives each GPU backend that loaded its module's file" bash -c \
   "awk '/^backend (cuda|hip) +built for/ { getline; if (\$1 != \"module:\") bad = 1 } END { exit bad }' '$work/out'"
+also_check "info says the CPU backend has no GPU driver or runtime" \
+  grep -qx "              driver/runtime: none (the CPU backend uses no GPU runtime)" "$work/out"
 # a GPU runtime library in the process is named, links resolved (a stand-in
 # built here, preloaded)
 if command -v cc >/dev/null 2>&1; then
