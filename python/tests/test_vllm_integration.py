@@ -520,6 +520,7 @@ def _c128a_common(mods, xp, qsl, seq, tokens, pad_position=0):
         for i in range(qsl[r], qsl[r + 1]):
             positions[i] = seq[r] - (qsl[r + 1] - qsl[r]) + (i - qsl[r])
     common.positions = xp.array(positions, np.int64)
+    common.max_seq_len = max(seq)
     return common
 
 
@@ -542,16 +543,11 @@ def test_c128a_rows_of_a_decode_step(vllm_mod, monkeypatch, kind, case):
     assert patch.launches["c128a_decode"] == 1 and patch.fallbacks == {}
 
 
-def test_c128a_with_prefill_tokens_and_stale_padding_positions(vllm_mod, monkeypatch):
+def test_c128a_stale_padding_positions(vllm_mod, monkeypatch):
     xp = KINDS["numpy"]
     mods = vllm_standin.install(monkeypatch, xp)
     cls = mods["vllm.v1.attention.backends.mla.flashmla_sparse"].FlashMLASparseMetadataBuilder
     with vllm_mod.patch_vllm() as patch:
-        # a prefill after the decodes: the one kernel covers both, so vLLM's runs
-        builder = cls(16, 8, num_speculative_tokens=1)
-        builder.build(0, _c128a_common(mods, xp, [0, 1, 2, 9], [300, 129, 700], 9))
-        assert patch.fallbacks == {"c128a_decode": 1}
-        assert vllm_standin.standin_launches()["_build_c128a_topk_metadata_kernel"] == 1
         # padding tokens with stale positions: length 0, and a row of -1
         builder = cls(16, 8, num_speculative_tokens=3)
         result = builder.build(0, _c128a_common(mods, xp, [0, 3, 4], [700, 300], 7,
@@ -559,6 +555,93 @@ def test_c128a_with_prefill_tokens_and_stale_padding_positions(vllm_mod, monkeyp
         assert result["c128a_decode_topk_lens"].tolist() == [5, 5, 5, 2, 0, 0, 0]
         assert (builder.c128a_global_decode_buffer[4:7] == -1).all()
         assert patch.launches["c128a_decode"] == 1
+
+
+C128A_MIXED_CASES = [
+    # (query_start_loc, seq_lens, num_actual_tokens, max_compressed)
+    ([0, 1, 2, 9], [300, 129, 700], 9, 8),
+    ([0, 1, 2, 9], [300, 129, 700], 9, 384),  # rows of 128 of the 384 columns
+    ([0, 2, 4, 9, 12], [900, 129, 300, 20000], 12, 384),  # rows of 256
+    ([0, 1, 2, 9], [300, 129, 40000], 9, 384),  # the whole 384
+    ([0, 5, 12], [400, 1000], 12, 256),  # prefill tokens only
+]
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+@pytest.mark.parametrize("case", C128A_MIXED_CASES, ids=str)
+def test_c128a_rows_of_a_step_with_prefill_tokens(vllm_mod, monkeypatch, kind, case):
+    xp = KINDS[kind]
+    qsl, seq, tokens, bound = case
+
+    def run(mods):
+        cls = mods["vllm.v1.attention.backends.mla.flashmla_sparse"].FlashMLASparseMetadataBuilder
+        builder = cls(16, bound, num_speculative_tokens=1)
+        result = builder.build(0, _c128a_common(mods, xp, qsl, seq, tokens))
+        return ({k: _plain(v, xp) for k, v in sorted(result.items())},
+                _state(builder, xp))
+
+    theirs, mine, before, after, patch = _run_standin_and_patched(monkeypatch, vllm_mod, xp, run)
+    assert mine[0] == theirs[0]  # every view the builder returns
+    decodes = len(theirs[0].get("c128a_decode_topk_lens", []))
+    width = len(theirs[0]["c128a_prefill_topk_indices"][0])
+    longest = max(seq) // 128
+    assert width == min(bound, max(-(-longest // 128), 1) * 128)
+    # the buffers: what vLLM writes is the same; attnmeta also writes -1 into
+    # the rows past each table's tokens, and the prefill tokens' lengths
+    rows, lens = "c128a_global_decode_buffer", "c128a_decode_lens_buffer"
+    pre = "c128a_prefill_buffer"
+    for name, count in ((rows, decodes), (lens, decodes), (pre, tokens - decodes)):
+        assert mine[1][name][:count] == theirs[1][name][:count]
+        assert mine[1][name][tokens:] == theirs[1][name][tokens:]
+    for name, first in ((rows, decodes), (pre, tokens - decodes)):
+        assert all(r[:width] == [-1] * width for r in mine[1][name][first:tokens])
+        assert all(m[width:] == t[width:] for m, t in zip(mine[1][name], theirs[1][name]))
+    local = [min((p + 1) // 128, width) for p in _plain(_c128a_common(
+        vllm_standin.make_modules(xp), xp, qsl, seq, tokens).positions, xp)]
+    assert mine[1][lens][decodes:tokens] == local[decodes:]
+    assert before["_build_c128a_topk_metadata_kernel"] == 1
+    assert "_build_c128a_topk_metadata_kernel" not in after
+    # only the builder's own clearing of its request map; not vLLM's -1 fills
+    assert before["torch.fill"] > 1 and after["torch.fill"] == 1
+    assert patch.launches["c128a_decode"] == 1 and patch.fallbacks == {}
+
+
+def test_c128a_without_the_hosts_max_seq_len(vllm_mod, monkeypatch):
+    xp = KINDS["numpy"]
+
+    def run(mods):
+        cls = mods["vllm.v1.attention.backends.mla.flashmla_sparse"].FlashMLASparseMetadataBuilder
+        builder = cls(16, 384, num_speculative_tokens=1)
+        common = _c128a_common(mods, xp, [0, 1, 2, 9], [300, 129, 20000], 9)
+        common.max_seq_len = None  # the width from the positions, as vLLM's fallback
+        return {k: _plain(v, xp) for k, v in sorted(builder.build(0, common).items())}
+
+    theirs, mine, before, after, patch = _run_standin_and_patched(monkeypatch, vllm_mod, xp, run)
+    assert mine == theirs
+    assert len(mine["c128a_prefill_topk_indices"][0]) == 256
+    assert patch.launches["c128a_decode"] == 1
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+@pytest.mark.parametrize("case", [C128A_CASES[0], C128A_MIXED_CASES[1]], ids=str)
+def test_c128a_of_vllm_before_the_batch_width(vllm_mod, monkeypatch, kind, case):
+    """build_c128a_topk_metadata without max_seq_len: rows as wide as the
+    kernel's bound, every column of the tokens' rows written."""
+    xp = KINDS[kind]
+    qsl, seq, tokens = case[:3]
+
+    def run(mods):
+        cls = mods["vllm.v1.attention.backends.mla.flashmla_sparse"].FlashMLASparseMetadataBuilder
+        builder = cls(16, 200, num_speculative_tokens=1 if len(case) > 3 else 3)
+        result = builder.build(0, _c128a_common(mods, xp, qsl, seq, tokens))
+        return {k: _plain(v, xp) for k, v in sorted(result.items())}
+
+    theirs, mine, before, after, patch = _run_standin_and_patched(
+        monkeypatch, vllm_mod, xp, run, c128a_batch_width=False)
+    assert mine == theirs
+    assert {np.asarray(v).shape[-1] for k, v in mine.items() if "indices" in k} == {200}
+    assert "_build_c128a_topk_metadata_kernel" not in after
+    assert patch.launches["c128a_decode"] == 1 and patch.fallbacks == {}
 
 
 def test_other_signatures_of_the_dsv4_functions_are_left_alone(vllm_mod, monkeypatch):

@@ -196,47 +196,89 @@ def _fill_sparse_utils(m, xp, **_):
 
 
 _C128A_ARGS = ("global_decode_ptr", "global_decode_stride", "decode_lens_ptr", "prefill_local_ptr",
-               "prefill_local_stride", "positions_ptr", "compress_ratio", "max_compressed_tokens",
+               "prefill_local_stride", "positions_ptr", "compress_ratio", "effective_topk",
                "num_decode_tokens", "token_to_req_indices_ptr", "block_table_ptr",
                "block_table_stride", "block_size", "slot_mapping_ptr", "BLOCK_SIZE")
 
 
 def _c128a_body(grid, global_decode, global_decode_stride, decode_lens, prefill_local,
-                prefill_local_stride, positions, compress_ratio, max_compressed_tokens,
+                prefill_local_stride, positions, compress_ratio, effective_topk,
                 num_decode_tokens, token_to_req_indices, block_table, block_table_stride,
                 block_size, slot_mapping, BLOCK_SIZE):
-    columns = np.arange(max_compressed_tokens)
+    columns = np.arange(effective_topk)
     for t in range(grid[0]):
-        n = min((int(positions[t]) + 1) // compress_ratio, max_compressed_tokens)
+        n = min((int(positions[t]) + 1) // compress_ratio, effective_topk)
         inside = columns < n
         if t < num_decode_tokens:
             req = int(token_to_req_indices[t])
-            row = np.full(max_compressed_tokens, -1, dtype=np.int64)
+            row = np.full(effective_topk, -1, dtype=np.int64)
             c = columns[inside]
             row[inside] = block_table[req, c // block_size] * block_size + c % block_size
-            global_decode[t, :max_compressed_tokens] = row
+            global_decode[t, :effective_topk] = row
             decode_lens[t] = int(inside.sum()) if slot_mapping[t] >= 0 else 0
         else:
-            prefill_local[t - num_decode_tokens, :max_compressed_tokens] = np.where(
+            prefill_local[t - num_decode_tokens, :effective_topk] = np.where(
                 inside, columns, -1)
 
 
-def _fill_c128a(m, xp, **_):
+def _effective_topk(max_pos, compress_ratio, max_compressed_tokens, alignment=128):
+    """The rows' width for the batch: its longest compressed length rounded
+    up to the alignment, within the bound."""
+    if max_pos < 0:
+        return 0
+    longest = min(max((max_pos + 1) // compress_ratio, 0), max_compressed_tokens)
+    if longest == 0:
+        return min(max_compressed_tokens, alignment)
+    return min(max_compressed_tokens, -(-longest // alignment) * alignment)
+
+
+def _fill_c128a(m, xp, c128a_batch_width=True, **_):
     """The C128A rows: a module-level function launching one kernel for the
     decode and prefill tokens, called from the sparse-MLA builder's
-    _build_c128a_metadata."""
+    _build_c128a_metadata. ``c128a_batch_width=False``: vLLM before the
+    batch-dependent width (no max_seq_len; rows of max_compressed_tokens)."""
     m._build_c128a_topk_metadata_kernel = Kernel(
         "_build_c128a_topk_metadata_kernel", _c128a_body, _C128A_ARGS)
 
     def build_c128a_topk_metadata(positions, compress_ratio, num_decode_tokens,
                                   token_to_req_indices, block_table, block_size, slot_mapping,
                                   global_decode_buffer, decode_lens_buffer, prefill_buffer,
-                                  max_compressed_tokens=8192):
+                                  max_compressed_tokens=8192, max_seq_len=None):
         num_tokens = positions.shape[0]
         num_prefill_tokens = num_tokens - num_decode_tokens
+        if num_tokens == 0:
+            return (global_decode_buffer[:num_decode_tokens, :0],
+                    decode_lens_buffer[:num_decode_tokens],
+                    prefill_buffer[:num_prefill_tokens, :0])
+        # the host's largest sequence length when given, else a device read
+        max_pos = (int(max_seq_len) - 1 if max_seq_len is not None
+                   else int(xp.to_np(positions).max()))
+        width = _effective_topk(max_pos, compress_ratio, max_compressed_tokens)
+        global_decode = global_decode_buffer[:num_decode_tokens, :width]
+        decode_lens = decode_lens_buffer[:num_decode_tokens]
+        prefill_local = prefill_buffer[:num_prefill_tokens, :width]
+        if num_decode_tokens > 0:
+            xp.fill(global_decode, -1)
+            xp.fill(decode_lens, 0)
+        if num_prefill_tokens > 0:
+            xp.fill(prefill_local, -1)
+        if width == 0:
+            return global_decode, decode_lens, prefill_local
+        m._build_c128a_topk_metadata_kernel[(num_tokens,)](
+            global_decode_buffer, stride0(global_decode_buffer), decode_lens_buffer,
+            prefill_buffer, stride0(prefill_buffer), positions, compress_ratio,
+            width, num_decode_tokens, token_to_req_indices, block_table,
+            stride0(block_table), block_size, slot_mapping, BLOCK_SIZE=1024)
+        return global_decode, decode_lens, prefill_local
+
+    def build_c128a_topk_metadata_full_width(
+            positions, compress_ratio, num_decode_tokens, token_to_req_indices, block_table,
+            block_size, slot_mapping, global_decode_buffer, decode_lens_buffer, prefill_buffer,
+            max_compressed_tokens=8192):
+        num_tokens = positions.shape[0]
         global_decode = global_decode_buffer[:num_decode_tokens]
         decode_lens = decode_lens_buffer[:num_decode_tokens]
-        prefill_local = prefill_buffer[:num_prefill_tokens]
+        prefill_local = prefill_buffer[: num_tokens - num_decode_tokens]
         if num_tokens == 0:
             return global_decode, decode_lens, prefill_local
         m._build_c128a_topk_metadata_kernel[(num_tokens,)](
@@ -246,7 +288,11 @@ def _fill_c128a(m, xp, **_):
             stride0(block_table), block_size, slot_mapping, BLOCK_SIZE=1024)
         return global_decode, decode_lens, prefill_local
 
-    m.build_c128a_topk_metadata = build_c128a_topk_metadata
+    if c128a_batch_width:
+        m.build_c128a_topk_metadata = build_c128a_topk_metadata
+    else:
+        build_c128a_topk_metadata_full_width.__name__ = "build_c128a_topk_metadata"
+        m.build_c128a_topk_metadata = build_c128a_topk_metadata_full_width
 
     class FlashMLASparseMetadataBuilder:
         """Only the C128A part (compress_ratio 128)."""
@@ -286,7 +332,8 @@ def _fill_c128a(m, xp, **_):
                 req_id_per_token, cm.block_table_tensor[:num_decodes],
                 self.block_size // self.compress_ratio, cm.slot_mapping,
                 self.c128a_global_decode_buffer, self.c128a_decode_lens_buffer,
-                self.c128a_prefill_buffer, max_compressed_tokens=self.c128a_max_compressed)
+                self.c128a_prefill_buffer, max_compressed_tokens=self.c128a_max_compressed,
+                **({"max_seq_len": cm.max_seq_len} if c128a_batch_width else {}))
             result = {}
             if num_decode_tokens > 0:
                 result["c128a_global_decode_topk_indices"] = global_decode.reshape(
@@ -300,8 +347,8 @@ def _fill_c128a(m, xp, **_):
     m.FlashMLASparseMetadataBuilder = FlashMLASparseMetadataBuilder
 
 
-def _fill_flashmla_sparse(m, xp, sparse_utils=None, **_):
-    _fill_c128a(m, xp)
+def _fill_flashmla_sparse(m, xp, sparse_utils=None, **options):
+    _fill_c128a(m, xp, **options)
     # imported by name at module level, as the sparse-MLA backends do
     m.triton_convert_req_index_to_global_index = (
         sparse_utils.triton_convert_req_index_to_global_index)

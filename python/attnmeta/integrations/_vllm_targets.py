@@ -492,13 +492,24 @@ def topk_conversion(patch: VllmPatch) -> None:
     patch.apply(label)
 
 
+def _c128a_signature(have: Any, want: Tuple[str, ...]) -> Any:
+    """vLLM's build_c128a_topk_metadata with or without the newest
+    ``max_seq_len`` (the batch-dependent row width)."""
+    if have is not None and tuple(have) == want + ("max_seq_len",):
+        return None
+    return _exactly(have, want)
+
+
 def c128a_rows(patch: VllmPatch) -> None:
-    """build_c128a_topk_metadata of a decode-only step: the global C128A rows
-    and their lengths. It is given positions and each token's request; the
-    launch takes the step's boundaries and lengths from the common metadata
-    of the builder's _build_c128a_metadata, which is wrapped to keep it."""
+    """build_c128a_topk_metadata: the global C128A rows of the decode tokens
+    and, in a step with prefill tokens, their request-local rows, in one
+    launch (mixed mode). It is given positions and each token's request;
+    the launch takes the step's boundaries and lengths from the common
+    metadata of the builder's _build_c128a_metadata, which is wrapped to
+    keep it."""
     label = "c128a_decode"
-    original = _function(patch, label, FLASHMLA_SPARSE, "build_c128a_topk_metadata", C128A_PARAMS)
+    original = _function(patch, label, FLASHMLA_SPARSE, "build_c128a_topk_metadata", C128A_PARAMS,
+                         _c128a_signature)
     if original is None:
         return
     module = importlib.import_module(FLASHMLA_SPARSE)
@@ -511,9 +522,10 @@ def c128a_rows(patch: VllmPatch) -> None:
         return
     import inspect
 
-    from .._dsv4_dropins import compute_c128a_indices_and_lens
+    from .._dsv4_dropins import c128a_row_width, compute_c128a_indices_and_lens
 
     signature = inspect.signature(original)
+    batch_width = "max_seq_len" in signature.parameters
     for cls in builders:
         method = cls.__dict__["_build_c128a_metadata"]
 
@@ -531,21 +543,46 @@ def c128a_rows(patch: VllmPatch) -> None:
     def build_c128a_topk_metadata(*args: Any, **kwargs: Any) -> Any:
         a = _bound(signature, args, kwargs)
         cm = getattr(_building, "c128a_common", None)
-        rows, lens = a["global_decode_buffer"], a["decode_lens_buffer"]
-        tokens = int(a["num_decode_tokens"])
-        table = a["block_table"]
-        # decode tokens only, and rows as wide as the kernel's bound
-        if (cm is None or int(a["positions"].shape[0]) != tokens or tokens == 0
-                or len(rows.shape) != 2 or int(rows.shape[1]) != int(a["max_compressed_tokens"])):
+        rows, lens, pre = a["global_decode_buffer"], a["decode_lens_buffer"], a["prefill_buffer"]
+        tokens, decodes = int(a["positions"].shape[0]), int(a["num_decode_tokens"])
+        bound = int(a["max_compressed_tokens"])
+        mixed = tokens > decodes
+        # rows as wide as the kernel's bound, and (mixed mode) every output
+        # [>= T] rows: attnmeta writes both tables for each of the T tokens
+        if (cm is None or tokens == 0 or len(rows.shape) != 2 or int(rows.shape[1]) != bound
+                or (mixed and (len(pre.shape) != 2 or int(pre.shape[1]) != bound
+                               or min(int(b.shape[0]) for b in (rows, lens, pre)) < tokens))):
             patch.fell_back(label)
             return original(*args, **kwargs)
-        num_decodes = int(table.shape[0])
-        compute_c128a_indices_and_lens(rows[:tokens], lens[:tokens],
-                                       cm.query_start_loc[: num_decodes + 1],
-                                       cm.seq_lens[:num_decodes], table, int(a["block_size"]),
-                                       compress_ratio=int(a["compress_ratio"]), num_tokens=tokens)
+        width = bound
+        if batch_width:
+            # vLLM's own fallback without the host's max_seq_len: the
+            # largest position, read back from the device
+            top = a["max_seq_len"]
+            top = int(a["positions"].max()) + 1 if top is None else int(top)
+            width = c128a_row_width(top, int(a["compress_ratio"]), bound)
+            if width == 0:  # vLLM only clears the decode lengths
+                patch.fell_back(label)
+                return original(*args, **kwargs)
+        ratio, bs = int(a["compress_ratio"]), int(a["block_size"])
+        if not mixed:
+            table = a["block_table"]
+            num_decodes = int(table.shape[0])
+            compute_c128a_indices_and_lens(rows[:tokens, :width], lens[:tokens],
+                                           cm.query_start_loc[: num_decodes + 1],
+                                           cm.seq_lens[:num_decodes], table, bs,
+                                           compress_ratio=ratio, num_tokens=tokens)
+            patch.count(label)
+            return rows[:tokens, :width], lens[:tokens], pre[:0, :width]
+        # the prefill requests' rows are not in the decode table vLLM
+        # passes, but the step's request count comes from the table
+        num_reqs = int(cm.num_reqs)
+        got = compute_c128a_indices_and_lens(
+            rows[:tokens, :width], lens[:tokens], cm.query_start_loc[: num_reqs + 1],
+            cm.seq_lens[:num_reqs], cm.block_table_tensor[:num_reqs], bs, compress_ratio=ratio,
+            num_tokens=tokens, num_decode_tokens=decodes, prefill_indices=pre[:tokens, :width])
         patch.count(label)
-        return rows[:tokens], lens[:tokens], a["prefill_buffer"][:0]
+        return got
 
     rebind_everywhere(patch, original, build_c128a_topk_metadata, label)
     patch.apply(label)
