@@ -1,0 +1,125 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The SGLang kernels routed through attnmeta, as a table: each target is
+one Triton kernel of SGLang's, the modules that define it, the arguments
+it must take, and how its arguments become a call of an attnmeta drop-in
+(attnmeta._sglang_dropins). Every module-level binding of the kernel in
+the loaded sglang modules is replaced by a RoutedKernel (the defining
+module, SGLang's re-exports and the backends that imported the name);
+modules imported later take the routed object from the defining module."""
+
+import importlib
+from typing import Any, Callable, Dict, NamedTuple, Optional, Tuple
+
+from .. import _sglang_dropins
+from ._sglang_handle import PACKAGE, SglangPatch
+from ._vllm_handle import rebind_everywhere
+from ._vllm_kernels import RoutedKernel
+
+KV_INDICES = "sglang.kernels.ops.kvcache.kv_indices"
+ATTENTION_UTILS = "sglang.srt.layers.attention.utils"
+DEFINING_MODULES = (KV_INDICES, ATTENTION_UTILS)
+
+SLOT_LIST_ARGS = ("req_to_token_ptr", "req_pool_indices_ptr", "page_kernel_lens_ptr",
+                  "kv_indptr", "kv_start_idx", "kv_indices_ptr", "req_to_token_ptr_stride")
+PAGE_TABLE_ARGS = ("req_to_token_ptr", "req_pool_indices_ptr", "page_kernel_lens_ptr",
+                   "kv_start_idx", "kv_indices_ptr", "req_to_token_ptr_stride",
+                   "kv_indices_ptr_stride")
+CHUNKED_ARGS = ("req_to_token_ptr", "req_pool_indices_ptr", "chunk_start_idx_ptr",
+                "chunk_seq_lens_ptr", "chunk_cu_seq_lens_ptr", "chunk_kv_indices_ptr",
+                "req_to_token_ptr_stride")
+
+
+class Target(NamedTuple):
+    kernel: str  # the kernel's name in SGLang's modules
+    args: Tuple[str, ...]  # its first parameters, exactly
+    constexprs: Tuple[str, ...]  # parameters it may take after them (passed on by name)
+    dropin: Any  # the drop-in, launched as dropin[grid](...)
+    dropin_args: Tuple[str, ...]  # the kernel's parameters in the drop-in's order
+
+
+TARGETS = {
+    # the CSR slot list of FlashInfer, Triton, aiter and the speculative paths
+    "flashinfer_kv_indices": Target(
+        "create_flashinfer_kv_indices_triton", SLOT_LIST_ARGS,
+        ("ENTRY_PAGE_SIZE", "TOKEN_BLOCK_PARALLEL", "token_mapping"),
+        _sglang_dropins.create_flashinfer_kv_indices_triton, SLOT_LIST_ARGS),
+    # the padded page table of FlashMLA, Cutlass MLA and FlashInfer MLA
+    "flashmla_kv_indices": Target(
+        "create_flashmla_kv_indices_triton", PAGE_TABLE_ARGS,
+        ("NUM_PAGE_PER_BLOCK", "PAGED_SIZE"),
+        _sglang_dropins.create_flashmla_kv_indices_triton, PAGE_TABLE_ARGS),
+    # MLA's chunked prefix: the slot list with the chunk's start, lengths and offsets
+    "chunked_prefix_kv_indices": Target(
+        "create_chunked_prefix_cache_kv_indices", CHUNKED_ARGS, (),
+        _sglang_dropins.create_flashinfer_kv_indices_triton,
+        ("req_to_token_ptr", "req_pool_indices_ptr", "chunk_seq_lens_ptr",
+         "chunk_cu_seq_lens_ptr", "chunk_start_idx_ptr", "chunk_kv_indices_ptr",
+         "req_to_token_ptr_stride")),
+}  # type: Dict[str, Target]
+
+
+def _why_not(target: Target, kernel: Any) -> Optional[str]:
+    """None when the kernel takes the target's arguments, else why not."""
+    names = getattr(kernel, "arg_names", None)
+    if names is None:
+        return "%s has no arg_names (not a Triton kernel)" % target.kernel
+    names = tuple(names)
+    head, rest = names[: len(target.args)], names[len(target.args):]
+    if head != target.args or not set(rest) <= set(target.constexprs):
+        return "%s takes (%s), not (%s[, %s])" % (
+            target.kernel, ", ".join(names), ", ".join(target.args), ", ".join(target.constexprs))
+    return None
+
+
+def _find(patch: SglangPatch, label: str, target: Target) -> Any:
+    """SGLang's kernel from the first defining module that has it, or None
+    with why in ``patch.skipped[label]``."""
+    tried = []
+    for name in DEFINING_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except Exception as exc:  # an SGLang module may fail in other ways than ImportError
+            tried.append("cannot import %s: %s: %s" % (name, type(exc).__name__, exc))
+            continue
+        kernel = module.__dict__.get(target.kernel)
+        if kernel is not None:
+            return kernel
+        tried.append("%s has no %s" % (name, target.kernel))
+    patch.skipped[label] = "; ".join(tried)
+    return None
+
+
+def _route(target: Target) -> Callable[[Dict[str, Any], Tuple[Any, ...]], bool]:
+    def route(named: Dict[str, Any], grid: Tuple[Any, ...]) -> bool:
+        args = [named.get(name) for name in target.dropin_args]
+        constexprs = {name: named[name] for name in target.constexprs if name in named}
+        try:
+            target.dropin[grid](*args, **constexprs)
+        except NotImplementedError as exc:
+            # a form attnmeta does not build yet: it wrote nothing, SGLang's kernel runs
+            raise ValueError("not built in attnmeta: %s" % exc) from exc
+        return True
+
+    return route
+
+
+def route_target(patch: SglangPatch, label: str) -> None:
+    target = TARGETS[label]
+    original = _find(patch, label, target)
+    if original is None:
+        return
+    why = _why_not(target, original)
+    if why:
+        patch.skipped[label] = why
+        return
+    routed = RoutedKernel(original, original.arg_names, _route(target), patch, label)
+    if rebind_everywhere(patch, original, routed, label, prefix=PACKAGE):
+        patch.apply(label)
+
+
+def run(patch: SglangPatch, wanted: Dict[str, bool]) -> None:
+    for label in TARGETS:
+        if wanted.get(label, True):
+            route_target(patch, label)
+        else:
+            patch.skipped[label] = "turned off by the caller"

@@ -1,0 +1,85 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Routing SGLang's index-buffer kernels through attnmeta.
+
+:func:`patch_sglang` replaces, in the running process only, SGLang's Triton
+kernels that build the attention backends' index buffers from the request
+pool by objects launched the same way (``kernel[grid](...)``, SGLang's
+arguments) that make one ``attnmeta_build_pool_indices`` launch into the
+same buffers (so CUDA graphs keep their addresses):
+
+``flashinfer_kv_indices``
+    ``create_flashinfer_kv_indices_triton``, the CSR slot list (FlashInfer,
+    FlashInfer MLA, Triton, aiter, the speculative and tree paths);
+``flashmla_kv_indices``
+    ``create_flashmla_kv_indices_triton``, the padded page table (FlashMLA,
+    Cutlass MLA, FlashInfer MLA's paged path);
+``chunked_prefix_kv_indices``
+    ``create_chunked_prefix_cache_kv_indices``, MLA's chunked prefix (the
+    slot list with the chunk's start and offsets).
+
+Each kernel is found in its defining module
+(``sglang.kernels.ops.kvcache.kv_indices``, or
+``sglang.srt.layers.attention.utils`` in older trees) and every
+module-level binding of it in the loaded sglang modules is replaced: the
+re-export in ``utils`` and each backend that imported the name. Modules
+imported later, and functions importing the name when they run, take the
+routed kernel from the defining module. A kernel whose parameters differ
+is left alone, and ``handle.skipped`` says why. A launch in a form attnmeta
+does not build yet (``ENTRY_PAGE_SIZE > 1``, ``token_mapping``, int64
+``kv_indices``, a grid given as a function) runs SGLang's kernel;
+``handle.fallbacks`` counts those.
+
+The cumulative sums in front of the slot list (``kv_indptr[1:bs + 1] =
+cumsum(seq_lens)``) are inline torch code in SGLang's backends and stay
+SGLang's; :func:`attnmeta.create_kv_indptr_and_indices` does them with the
+slot list in one launch for code that calls it. docs/integration-sglang.md
+lists what is routed and the launches before and after.
+
+Usage, before the backends build their first step::
+
+    from attnmeta.integrations.sglang import patch_sglang
+    handle = patch_sglang()
+    print(handle)            # what was routed, and what was not and why
+    ...
+    print(handle.launches)   # e.g. {'flashinfer_kv_indices': 3, ...}
+    handle.restore()
+"""
+
+import importlib
+from typing import Optional
+
+from . import _sglang_handle, _sglang_targets
+from ._sglang_handle import SglangPatch
+
+__all__ = ["TARGETS", "SglangPatch", "patch_sglang", "active_patch"]
+
+TARGETS = tuple(_sglang_targets.TARGETS)
+
+
+def active_patch() -> Optional[SglangPatch]:
+    """The patch in force, or None."""
+    return _sglang_handle.in_force
+
+
+def patch_sglang(**targets: bool) -> SglangPatch:
+    """Routes SGLang's index-buffer kernels through attnmeta (see the
+    module's documentation); any target of :data:`TARGETS` can be turned
+    off by a keyword of its own (e.g. ``flashmla_kv_indices=False``).
+    Returns the handle; raises ImportError when SGLang is not importable
+    and TypeError for an unknown target. Calling it again while a patch is
+    in force returns that patch."""
+    unknown = sorted(set(targets) - set(TARGETS))
+    if unknown:
+        raise TypeError("patch_sglang: unknown target(s) %s; targets are %s"
+                        % (", ".join(unknown), ", ".join(TARGETS)))
+    sglang = importlib.import_module("sglang")
+    version = str(getattr(sglang, "__version__", "unknown"))
+    wanted = {name: bool(targets.get(name, True)) for name in TARGETS}
+    with _sglang_handle.lock:
+        if _sglang_handle.in_force is not None:
+            return _sglang_handle.in_force
+        patch = SglangPatch(version)
+        _sglang_targets.run(patch, wanted)
+        if patch.active:
+            _sglang_handle.in_force = patch
+        return patch
