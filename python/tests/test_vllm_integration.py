@@ -345,6 +345,9 @@ SWA_CASES = [
     ([0, 2, 4, 6], [9, 5, 70], 6, 3),
     ([0, 3, 4, 8, 8], [10, 7, 12, 0], 11, 4),
     ([0, 1, 2, 12], [40, 3, 30], 12, 2),  # a prefill after the decodes
+    ([0, 1, 7, 12], [20, 6, 9], 12, 1),  # two prefills, one of them chunked
+    ([0, 1, 7, 12], [20, 6, 9], 14, 1),  # and graph padding after them
+    ([0, 6, 11], [6, 30], 11, 0),  # prefill tokens only
 ]
 
 
@@ -370,11 +373,10 @@ def test_swa_builder(vllm_mod, monkeypatch, kind, case, holes):
     # without a KV slot): length 0 and a row of -1 in vLLM's newest kernel
     # and in attnmeta alike, so everything is the same.
     assert mine == theirs
-    prefill = 1 if decode_tokens < tokens else 0
-    assert before["_compute_swa_indices_and_lens_kernel"] == 1 + prefill
-    assert after.get("_compute_swa_indices_and_lens_kernel", 0) == prefill
-    assert patch.launches["swa_decode"] == 1
-    assert patch.fallbacks.get("swa_decode", 0) == prefill  # the prefill launch stays vLLM's
+    launches = (decode_tokens > 0) + (decode_tokens < tokens)  # vLLM's decode and prefill
+    assert before["_compute_swa_indices_and_lens_kernel"] == launches
+    assert "_compute_swa_indices_and_lens_kernel" not in after
+    assert patch.launches["swa_decode"] == launches and patch.fallbacks == {}
 
 
 def test_swa_padding_rows(vllm_mod, monkeypatch):

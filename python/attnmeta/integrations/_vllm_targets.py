@@ -421,6 +421,20 @@ def compressed_slot_mapping(patch: VllmPatch) -> None:
     patch.apply(label)
 
 
+def _boundaries_from(query_start_loc: Any, offset: int) -> Any:
+    """The step's boundaries seen from token ``offset`` on: ``max(qsl -
+    offset, 0)``, so the requests before it are empty and token ``offset +
+    i`` is token ``i`` of the same request at the same position (one small
+    device operation; ``query_start_loc`` itself when offset is 0)."""
+    if offset == 0:
+        return query_start_loc
+    if hasattr(query_start_loc, "clamp"):  # torch
+        return (query_start_loc - offset).clamp(min=0)
+    import numpy as np
+
+    return np.maximum(query_start_loc - offset, 0).astype(query_start_loc.dtype)
+
+
 def swa_rows(patch: VllmPatch) -> None:
     label = "swa_decode"
     module = _module(patch, label, SPARSE_SWA)
@@ -432,18 +446,18 @@ def swa_rows(patch: VllmPatch) -> None:
     from .._dsv4_dropins import compute_swa_indices_and_lens
 
     def route(a: Dict[str, Any], grid: Tuple[Any, ...]) -> bool:
-        # The decode launch (token_offset 0, one program per decode token);
-        # the prefill launch, at an offset into the step, stays vLLM's.
-        if int(a.get("token_offset", -1)) != 0:
-            return False
+        # The decode launch (token_offset 0) and the prefill launch (the
+        # tokens from token_offset on: rows and lengths at t - token_offset)
+        offset = int(a["token_offset"])
         rows, table = a["swa_indices_ptr"], a["block_table_ptr"]
-        if (row_stride(rows) != int(a["swa_indices_stride"])
+        if (offset < 0 or row_stride(rows) != int(a["swa_indices_stride"])
                 or row_stride(table) != int(a["block_table_stride"])):
             return False
+        n = int(grid[0])
         compute_swa_indices_and_lens(rows, a["swa_lens_ptr"], int(a["window_size"]),
-                                     a["query_start_loc_ptr"], a["seq_lens_ptr"], table,
-                                     int(a["block_size"]), num_tokens=int(grid[0]),
-                                     is_valid_token=a["is_valid_token_ptr"])
+                                     _boundaries_from(a["query_start_loc_ptr"], offset),
+                                     a["seq_lens_ptr"], table, int(a["block_size"]), num_tokens=n,
+                                     is_valid_token=a["is_valid_token_ptr"][offset:offset + n])
         return True
 
     rebind_everywhere(patch, kernel, RoutedKernel(kernel, SWA_ARGS, route, patch, label), label)
