@@ -24,10 +24,12 @@ launches into the same buffers (so CUDA graphs keep their addresses):
     ``compressor_utils.get_compressed_slot_mapping`` and its bindings (the
     indexer's and the DeepSeek-V4 builders' compressed groups);
 ``swa_decode``
-    the decode launch of ``sparse_swa._compute_swa_indices_and_lens_kernel``;
+    the decode and prefill launches of
+    ``sparse_swa._compute_swa_indices_and_lens_kernel``;
 ``c128a_decode``
-    ``flashmla_sparse.build_c128a_topk_metadata`` of a decode-only step (the
-    global C128A rows and lengths; a step with prefill tokens stays vLLM's);
+    ``flashmla_sparse.build_c128a_topk_metadata``: the global C128A rows
+    and lengths of the decode tokens and, in a step with prefill tokens,
+    their request-local rows (C128A mixed mode), at vLLM's batch width;
 ``topk_conversion``
     ``sparse_utils.triton_convert_req_index_to_global_index`` and
     ``triton_filter_and_convert_dcp_index`` and their bindings (each
