@@ -9,7 +9,8 @@ inline as ``kernel[grid](...)`` after their torch cumulative sums.
 The kernels are NumPy functions behind vllm_standin.Kernel objects, which
 count their launches in vllm_standin.LAUNCHES (by kernel name, torch
 operations as ``torch.<op>``); a kernel given torch tensors works on host
-copies and writes them back. SGLang's out-of-bounds behaviour is not
+copies and writes them back. Arrays are vllm_standin.Arrays (NumPy or
+torch). SGLang's out-of-bounds behaviour is not
 modelled: the tests give in-bounds data.
 
 install(monkeypatch, xp, **options) puts the modules into sys.modules."""
@@ -41,15 +42,13 @@ CHUNKED_ARGS = ["req_to_token_ptr", "req_pool_indices_ptr", "chunk_start_idx_ptr
 PAGE_BLOCK = 4096  # tokens per program of the page-table kernel (SGLang's block size)
 
 
-class Arrays(vllm_standin.Arrays):
-    """vLLM's stand-in array operations and the cumulative sum SGLang's
-    backends take before the slot list (counted as torch.cumsum)."""
-
-    def cumsum(self, x):
-        self._op("cumsum")
-        if self.torch is not None:
-            return self.torch.cumsum(x, dim=0)
-        return np.cumsum(x)
+def cumsum(xp, x):
+    """The cumulative sum SGLang's backends take before the slot list, on
+    the stand-in's arrays (counted as torch.cumsum)."""
+    vllm_standin.LAUNCHES["torch.cumsum"] += 1
+    if xp.torch is not None:
+        return xp.torch.cumsum(x, dim=0)
+    return np.cumsum(x)
 
 
 def _host(x):
@@ -129,7 +128,7 @@ def _fill_flashinfer(mod, xp):
                               kv_indices, kv_start_idx=None):
         """FlashInfer's decode indices update: kv_indptr's cumulative sum
         (cumsum and a cast-copy into the int32 buffer), then the slot list."""
-        xp.assign(kv_indptr[1:bs + 1], xp.cumsum(seq_lens[:bs]))
+        xp.assign(kv_indptr[1:bs + 1], cumsum(xp, seq_lens[:bs]))
         mod.create_flashinfer_kv_indices_triton[(bs,)](
             req_to_token, req_pool_indices, seq_lens, kv_indptr, kv_start_idx, kv_indices,
             req_to_token.shape[1])
@@ -142,7 +141,7 @@ def _fill_triton(mod, xp):
                               kv_indices, entry_page_size=1, token_mapping=None):
         """The Triton backend's: its 2-D grid (token-block parallel), the
         stride by keyword-free position and the newer constexprs."""
-        xp.assign(kv_indptr[1:bs + 1], xp.cumsum(seq_lens[:bs]))
+        xp.assign(kv_indptr[1:bs + 1], cumsum(xp, seq_lens[:bs]))
         blocks = max(1, min(cdiv(req_to_token.shape[1], 8192), 512 // max(1, bs)))
         mod.create_flashinfer_kv_indices_triton[(bs, blocks)](
             req_to_token, req_pool_indices, seq_lens, kv_indptr, None, kv_indices,
@@ -203,13 +202,17 @@ def make_modules(xp, version="0.5.6.dev0", utils_defines=False):
     return modules
 
 
+def remove(monkeypatch):
+    """No sglang module left in sys.modules (undone by monkeypatch)."""
+    for name in [name for name in sys.modules if name.split(".")[0] == "sglang"]:
+        monkeypatch.delitem(sys.modules, name)
+
+
 def install(monkeypatch, xp, **kw):
     """The stand-in modules in sys.modules (undone by monkeypatch); the
     launch counts start from zero."""
     modules = make_modules(xp, **kw)
-    for name in list(sys.modules):
-        if name == "sglang" or name.startswith("sglang."):
-            monkeypatch.delitem(sys.modules, name)
+    remove(monkeypatch)
     for name, module in modules.items():
         monkeypatch.setitem(sys.modules, name, module)
     vllm_standin.LAUNCHES.clear()

@@ -18,25 +18,15 @@ import numpy as np
 import pytest
 
 import sglang_standin as standin
+import test_vllm_integration
 
 KERNELS = ("create_flashinfer_kv_indices_triton", "create_flashmla_kv_indices_triton",
            "create_chunked_prefix_cache_kv_indices")
 MAX_BATCH = MAX_CONTEXT = 4096
 
 
-def _kinds():
-    kinds = {"numpy": standin.Arrays()}
-    try:
-        import torch
-    except ImportError:
-        return kinds
-    kinds["torch-cpu"] = standin.Arrays(torch=torch, device="cpu")
-    if torch.cuda.is_available():
-        kinds["torch-cuda"] = standin.Arrays(torch=torch, device="cuda")
-    return kinds
-
-
-KINDS = _kinds()
+# NumPy, and torch on the CPU and on its GPU where torch has them
+KINDS = test_vllm_integration.KINDS
 
 
 @pytest.fixture(scope="module")
@@ -55,15 +45,15 @@ def _host(x, xp):
     return np.asarray(xp.to_np(x))
 
 
-def _both(monkeypatch, sglang_mod, xp, run, **install):
-    """run(mods) -> arrays, once on SGLang's kernels and once patched (fresh
-    modules each time); returns (theirs, mine, their launches, my
-    launches, handle)."""
-    mods = standin.install(monkeypatch, xp, **install)
+def _both(monkeypatch, sglang_mod, xp, run, install=None, **targets):
+    """run(mods) -> arrays, once on SGLang's kernels and once patched with
+    `targets` (fresh modules each time); returns (theirs, mine, their
+    launches, my launches, handle)."""
+    mods = standin.install(monkeypatch, xp, **(install or {}))
     theirs = [_host(a, xp) for a in run(mods)]
     their_launches = standin.launches()
-    mods = standin.install(monkeypatch, xp, **install)
-    patch = sglang_mod.patch_sglang()
+    mods = standin.install(monkeypatch, xp, **(install or {}))
+    patch = sglang_mod.patch_sglang(**targets)
     try:
         mine = [_host(a, xp) for a in run(mods)]
         my_launches = standin.launches()
@@ -267,7 +257,8 @@ def test_chunked_prefix(sglang_mod, monkeypatch, kind):
                                                                3)
         return (out,)
 
-    theirs, mine, _, my_launches, patch = _both(monkeypatch, sglang_mod, xp, run)
+    theirs, mine, _, my_launches, patch = _both(monkeypatch, sglang_mod, xp, run,
+                                                chunked_prefix_kv_indices=True)
     _assert_same(theirs, mine)
     assert mine[0].tolist() == [308, 309, 310, 311, 100, 101, 102, 103, 104, 105, 230, 231,
                                 -1, -1]
@@ -283,7 +274,7 @@ def test_every_binding_is_routed_and_restored(sglang_mod, monkeypatch):
     mods = standin.install(monkeypatch, KINDS["numpy"])
     originals = {(name, k): getattr(mods[name], k) for name in standin.MODULES
                  for k in KERNELS if k in vars(mods[name])}
-    patch = sglang_mod.patch_sglang()
+    patch = sglang_mod.patch_sglang(chunked_prefix_kv_indices=True)
     assert sglang_mod.active_patch() is patch
     assert sglang_mod.patch_sglang() is patch  # once
     assert patch.applied == list(sglang_mod.TARGETS) and not patch.skipped
@@ -322,7 +313,9 @@ def test_the_older_layout_defines_the_kernels_in_utils(sglang_mod, monkeypatch):
                                                        kv_indices)
         return kv_indptr, kv_indices
 
-    theirs, mine, _, _, patch = _both(monkeypatch, sglang_mod, xp, run, utils_defines=True)
+    theirs, mine, _, _, patch = _both(monkeypatch, sglang_mod, xp, run,
+                                      install=dict(utils_defines=True),
+                                      chunked_prefix_kv_indices=True)
     _assert_same(theirs, mine)
     assert mine[1].tolist() == [10, 11, 12, -1]
     assert patch.applied == list(sglang_mod.TARGETS)
@@ -337,7 +330,7 @@ def test_changed_code_is_left_alone(sglang_mod, monkeypatch):
         setattr(mods[name], "create_flashmla_kv_indices_triton", changed)
     monkeypatch.delattr(mods[standin.KV_INDICES], "create_chunked_prefix_cache_kv_indices")
     monkeypatch.delattr(mods[standin.FORWARD_BATCH], "create_chunked_prefix_cache_kv_indices")
-    with sglang_mod.patch_sglang() as patch:
+    with sglang_mod.patch_sglang(chunked_prefix_kv_indices=True) as patch:
         assert patch.applied == ["flashinfer_kv_indices"]
         assert "takes (" in patch.skipped["flashmla_kv_indices"]
         assert "PAGE_STRIDE" in patch.skipped["flashmla_kv_indices"]
@@ -356,14 +349,17 @@ def test_only_what_is_asked(sglang_mod, monkeypatch):
         assert patch.skipped["flashinfer_kv_indices"] == "turned off by the caller"
         assert mods[standin.FLASHMLA].create_flashmla_kv_indices_triton is not original
     assert mods[standin.FLASHMLA].create_flashmla_kv_indices_triton is original
+    chunked = mods[standin.FORWARD_BATCH].create_chunked_prefix_cache_kv_indices
+    with sglang_mod.patch_sglang() as patch:  # the defaults
+        assert patch.applied == ["flashinfer_kv_indices", "flashmla_kv_indices"]
+        assert "off by default" in patch.skipped["chunked_prefix_kv_indices"]
+        assert mods[standin.FORWARD_BATCH].create_chunked_prefix_cache_kv_indices is chunked
     with pytest.raises(TypeError, match="unknown target"):
         sglang_mod.patch_sglang(flashinfer=True)
 
 
 def test_without_sglang(sglang_mod, monkeypatch):
-    for name in list(sys.modules):
-        if name == "sglang" or name.startswith("sglang."):
-            monkeypatch.delitem(sys.modules, name)
+    standin.remove(monkeypatch)
     monkeypatch.setitem(sys.modules, "sglang", None)  # import sglang fails
     with pytest.raises(ImportError):
         sglang_mod.patch_sglang()

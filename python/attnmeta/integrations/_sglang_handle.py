@@ -5,7 +5,7 @@ and why, launch and fallback counters, bindings, an undo) for the package
 modules imported while the patch was in force."""
 
 import threading
-from typing import Any, Optional
+from typing import Optional
 
 from ._vllm_handle import VllmPatch, _vllm_modules
 
@@ -31,23 +31,17 @@ class SglangPatch(VllmPatch):
         """SGLang's own kernels back; safe to call twice."""
         global in_force
         with lock:
+            # sglang modules imported while the patch was in force took the
+            # routed objects by name (_made keeps each routed object alive)
+            sglang_kernel = {id(routed): original for routed, original in self._made.values()}
             for module in _vllm_modules(PACKAGE):
-                for attr, value in list(module.__dict__.items()):
-                    made = self._made.get(id(value))
-                    if made is not None and made[0] is value:
-                        setattr(module, attr, made[1])
+                for attr, value in list(vars(module).items()):
+                    if id(value) in sglang_kernel:
+                        setattr(module, attr, sglang_kernel[id(value)])
             VllmPatch.restore(self)
             if in_force is self:
                 in_force = None
 
-    def __enter__(self) -> "SglangPatch":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.restore()
-
     def __repr__(self) -> str:
-        parts = ["SGLang %s" % self.sglang_version,
-                 "routed through attnmeta: %s" % (", ".join(self.applied) or "nothing")]
-        parts += ["%s not routed: %s" % item for item in sorted(self.skipped.items())]
-        return "<attnmeta.integrations.sglang.SglangPatch %s>" % "; ".join(parts)
+        return VllmPatch.__repr__(self).replace("vllm.VllmPatch vLLM", "sglang.SglangPatch SGLang",
+                                                1)

@@ -117,9 +117,25 @@ def route_target(patch: SglangPatch, label: str) -> None:
         patch.apply(label)
 
 
-def run(patch: SglangPatch, wanted: Dict[str, bool]) -> None:
+# Routed only when asked: SGLang's chunk starts and lengths are int32, which
+# the pool operation takes as int64 copies (two launches more than SGLang's one).
+OFF_BY_DEFAULT = {"chunked_prefix_kv_indices": "off by default (its int32 chunk starts and "
+                  "lengths are copied to int64 first): chunked_prefix_kv_indices=True routes it"}
+
+
+def wanted(caller: str, asked: Dict[str, bool]) -> Dict[str, bool]:
+    """Each target's on or off from the caller's keywords and the defaults;
+    TypeError for a name that is no target."""
+    unknown = sorted(set(asked) - set(TARGETS))
+    if unknown:
+        raise TypeError("%s: unknown target(s) %s; targets are %s"
+                        % (caller, ", ".join(unknown), ", ".join(TARGETS)))
+    return {label: bool(asked.get(label, label not in OFF_BY_DEFAULT)) for label in TARGETS}
+
+
+def run(patch: SglangPatch, on: Dict[str, bool]) -> None:
     for label in TARGETS:
-        if wanted.get(label, True):
+        if on[label]:
             route_target(patch, label)
         else:
-            patch.skipped[label] = "turned off by the caller"
+            patch.skipped[label] = OFF_BY_DEFAULT.get(label, "turned off by the caller")

@@ -15,7 +15,8 @@ same buffers (so CUDA graphs keep their addresses):
     Cutlass MLA, FlashInfer MLA's paged path);
 ``chunked_prefix_kv_indices``
     ``create_chunked_prefix_cache_kv_indices``, MLA's chunked prefix (the
-    slot list with the chunk's start and offsets).
+    slot list with the chunk's start and offsets); off unless asked for,
+    as its int32 starts and lengths are copied to int64 first.
 
 Each kernel is found in its defining module
 (``sglang.kernels.ops.kvcache.kv_indices``, or
@@ -35,14 +36,14 @@ SGLang's; :func:`attnmeta.create_kv_indptr_and_indices` does them with the
 slot list in one launch for code that calls it. docs/integration-sglang.md
 lists what is routed and the launches before and after.
 
-Usage, before the backends build their first step::
+Before the backends build their first step::
 
-    from attnmeta.integrations.sglang import patch_sglang
-    handle = patch_sglang()
-    print(handle)            # what was routed, and what was not and why
-    ...
-    print(handle.launches)   # e.g. {'flashinfer_kv_indices': 3, ...}
-    handle.restore()
+    from attnmeta.integrations import sglang as am_sglang
+
+    with am_sglang.patch_sglang() as handle:   # restore() at the end
+        print(handle)           # routed targets, and the others with why
+        ...                     # SGLang's steps
+        print(handle.launches)  # {'flashinfer_kv_indices': 3, ...}
 """
 
 import importlib
@@ -63,23 +64,18 @@ def active_patch() -> Optional[SglangPatch]:
 
 def patch_sglang(**targets: bool) -> SglangPatch:
     """Routes SGLang's index-buffer kernels through attnmeta (see the
-    module's documentation); any target of :data:`TARGETS` can be turned
-    off by a keyword of its own (e.g. ``flashmla_kv_indices=False``).
-    Returns the handle; raises ImportError when SGLang is not importable
-    and TypeError for an unknown target. Calling it again while a patch is
-    in force returns that patch."""
-    unknown = sorted(set(targets) - set(TARGETS))
-    if unknown:
-        raise TypeError("patch_sglang: unknown target(s) %s; targets are %s"
-                        % (", ".join(unknown), ", ".join(TARGETS)))
-    sglang = importlib.import_module("sglang")
-    version = str(getattr(sglang, "__version__", "unknown"))
-    wanted = {name: bool(targets.get(name, True)) for name in TARGETS}
+    module's documentation). A keyword per target of :data:`TARGETS` turns
+    it on or off (``flashmla_kv_indices=False``; the chunked prefix is off
+    unless ``chunked_prefix_kv_indices=True``). Returns the handle; raises
+    ImportError when SGLang is not importable and TypeError for an unknown
+    target. Calling it again while a patch is in force returns that patch."""
+    on = _sglang_targets.wanted("patch_sglang", targets)
+    version = getattr(importlib.import_module("sglang"), "__version__", "unknown")
     with _sglang_handle.lock:
-        if _sglang_handle.in_force is not None:
-            return _sglang_handle.in_force
-        patch = SglangPatch(version)
-        _sglang_targets.run(patch, wanted)
-        if patch.active:
-            _sglang_handle.in_force = patch
-        return patch
+        if _sglang_handle.in_force is None:
+            patch = SglangPatch(str(version))
+            _sglang_targets.run(patch, on)
+            if patch.active:
+                _sglang_handle.in_force = patch
+            return patch
+        return _sglang_handle.in_force
