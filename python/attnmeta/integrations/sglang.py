@@ -12,7 +12,7 @@ same buffers (so CUDA graphs keep their addresses):
     FlashInfer MLA, Triton, aiter, the speculative and tree paths);
 ``flashmla_kv_indices``
     ``create_flashmla_kv_indices_triton``, the padded page table (FlashMLA,
-    Cutlass MLA, FlashInfer MLA's paged path);
+    Cutlass MLA and the other MLA backends built on FlashInfer MLA's);
 ``chunked_prefix_kv_indices``
     ``create_chunked_prefix_cache_kv_indices``, MLA's chunked prefix (the
     slot list with the chunk's start and offsets); off unless asked for,
