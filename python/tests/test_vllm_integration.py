@@ -515,8 +515,9 @@ C128A_CASES = [
 ]
 
 
-def _c128a_common(mods, xp, qsl, seq, tokens, pad_position=0):
-    common = _common(mods, xp, qsl, seq, tokens)
+def _c128a_common(mods, xp, qsl, seq, tokens, pad_position=0, dcp=False, table_width=WIDTH):
+    common = _common(mods, xp, qsl, seq, tokens, dcp=dcp,
+                     table=_table(xp, len(seq), table_width))
     positions = [pad_position] * tokens
     for r in range(len(seq)):
         for i in range(qsl[r], qsl[r + 1]):
@@ -646,6 +647,64 @@ def test_c128a_of_vllm_before_the_batch_width(vllm_mod, monkeypatch, kind, case)
     assert patch.launches["c128a_decode"] == 1 and patch.fallbacks == {}
 
 
+C128A_DCP_CASES = [
+    # (query_start_loc, seq_lens, num_actual_tokens)
+    ([0, 2, 4, 6], [900, 129, 3000], 6),  # decode tokens only
+    ([0, 1, 2, 9], [3000, 129, 700], 9),  # a prefill after the decodes
+    ([0, 1, 2, 9], [3000, 129, 700], 12),  # and graph padding after it
+]
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+@pytest.mark.parametrize("case", C128A_DCP_CASES, ids=str)
+@pytest.mark.parametrize("world, interleave", [(1, 1), (2, 1), (4, 1), (2, 2)], ids=str)
+def test_c128a_rows_of_vllm_with_dcp(vllm_mod, monkeypatch, kind, case, world, interleave):
+    """The DCP variant of build_c128a_topk_metadata (actual_num_query_tokens
+    and the step's DCP): each rank's owned rows packed to the front."""
+    xp = KINDS[kind]
+    qsl, seq, tokens = case
+
+    def run(mods):
+        cls = mods["vllm.v1.attention.backends.mla.flashmla_sparse"].FlashMLASparseMetadataBuilder
+        builder = cls(16, 32, num_speculative_tokens=1, dcp_world_size=world,
+                      dcp_rank=world - 1, cp_kv_cache_interleave_size=interleave)
+        result = builder.build(0, _c128a_common(mods, xp, qsl, seq, tokens, dcp=True,
+                                                table_width=12))
+        return ({k: _plain(v, xp) for k, v in sorted(result.items())},
+                _state(builder, xp))
+
+    theirs, mine, before, after, patch = _run_standin_and_patched(
+        monkeypatch, vllm_mod, xp, run, c128a_dcp=True)
+    assert mine[0] == theirs[0]
+    decodes = len(theirs[0].get("c128a_decode_topk_lens", []))
+    if decodes == tokens:  # decode-only: attnmeta writes what vLLM writes
+        assert mine[1] == theirs[1]
+    else:
+        name = "c128a_global_decode_buffer"
+        assert mine[1][name][:decodes] == theirs[1][name][:decodes]
+    assert before["_build_c128a_topk_metadata_kernel"] == 1
+    assert "_build_c128a_topk_metadata_kernel" not in after
+    assert patch.launches["c128a_decode"] == 1 and patch.fallbacks == {}
+
+
+def test_c128a_with_dcp_groups_wider_than_a_block_stay_vllms(vllm_mod, monkeypatch):
+    xp = KINDS["numpy"]
+
+    def run(mods):
+        cls = mods["vllm.v1.attention.backends.mla.flashmla_sparse"].FlashMLASparseMetadataBuilder
+        builder = cls(16, 32, num_speculative_tokens=1, dcp_world_size=2, dcp_rank=1,
+                      cp_kv_cache_interleave_size=4)  # 2 compressed rows a block
+        result = builder.build(0, _c128a_common(mods, xp, [0, 1, 2, 9], [3000, 129, 700], 9,
+                                                dcp=True, table_width=12))
+        return {k: _plain(v, xp) for k, v in sorted(result.items())}
+
+    theirs, mine, before, after, patch = _run_standin_and_patched(
+        monkeypatch, vllm_mod, xp, run, c128a_dcp=True)
+    assert mine == theirs
+    assert after["_build_c128a_topk_metadata_kernel"] == 1
+    assert patch.fallbacks == {"c128a_decode": 1} and not patch.launches.get("c128a_decode")
+
+
 def test_other_signatures_of_the_dsv4_functions_are_left_alone(vllm_mod, monkeypatch):
     mods = vllm_standin.install(monkeypatch, KINDS["numpy"])
     layer = mods["vllm.v1.attention.backends.mla.flashmla_sparse"]
@@ -655,7 +714,8 @@ def test_other_signatures_of_the_dsv4_functions_are_left_alone(vllm_mod, monkeyp
                                   actual_num_query_tokens, token_to_req_indices, block_table,
                                   block_size, slot_mapping, global_decode_buffer,
                                   decode_lens_buffer, prefill_buffer, max_compressed_tokens=8192,
-                                  dcp_world_size=1, dcp_rank=0, cp_kv_cache_interleave_size=1):
+                                  dcp_world_size=1, dcp_rank=0, cp_kv_cache_interleave_size=1,
+                                  topk_alignment=128):
         raise AssertionError("not called")
 
     def get_compressed_slot_mapping(num_tokens, query_start_loc, seq_lens, block_table,
@@ -666,7 +726,7 @@ def test_other_signatures_of_the_dsv4_functions_are_left_alone(vllm_mod, monkeyp
     monkeypatch.setattr(layer, "build_c128a_topk_metadata", build_c128a_topk_metadata)
     monkeypatch.setattr(compressor, "get_compressed_slot_mapping", get_compressed_slot_mapping)
     with vllm_mod.patch_vllm() as patch:
-        assert "actual_num_query_tokens" in patch.skipped["c128a_decode"]
+        assert "topk_alignment" in patch.skipped["c128a_decode"]
         assert "pad_id" in patch.skipped["compressed_slot_mapping"]
         assert layer.build_c128a_topk_metadata is build_c128a_topk_metadata
         assert compressor.get_compressed_slot_mapping is get_compressed_slot_mapping

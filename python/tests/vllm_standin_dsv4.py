@@ -347,8 +347,137 @@ def _fill_c128a(m, xp, c128a_batch_width=True, **_):
     m.FlashMLASparseMetadataBuilder = FlashMLASparseMetadataBuilder
 
 
-def _fill_flashmla_sparse(m, xp, sparse_utils=None, **options):
+_C128A_DCP_ARGS = ("global_decode_ptr", "global_decode_stride", "decode_lens_ptr",
+                   "prefill_local_ptr", "prefill_local_stride", "positions_ptr",
+                   "compress_ratio", "max_compressed_tokens", "num_decode_tokens",
+                   "actual_num_query_tokens", "token_to_req_indices_ptr", "block_table_ptr",
+                   "block_table_stride", "block_size", "slot_mapping_ptr", "DCP_WORLD_SIZE",
+                   "DCP_RANK", "CP_KV_CACHE_INTERLEAVE_SIZE", "BLOCK_SIZE")
+
+
+def _c128a_dcp_body(grid, global_decode, global_decode_stride, decode_lens, prefill_local,
+                    prefill_local_stride, positions, compress_ratio, max_compressed_tokens,
+                    num_decode_tokens, actual_num_query_tokens, token_to_req_indices,
+                    block_table, block_table_stride, block_size, slot_mapping, DCP_WORLD_SIZE,
+                    DCP_RANK, CP_KV_CACHE_INTERLEAVE_SIZE, BLOCK_SIZE):
+    """The DCP variant's kernel: with DCP_WORLD_SIZE > 1 a decode token's
+    row holds the rows this rank owns, packed to the front, and every real
+    query (t < actual_num_query_tokens) counts, whatever its slot."""
+    world, inter = DCP_WORLD_SIZE, CP_KV_CACHE_INTERLEAVE_SIZE
+    columns = np.arange(max_compressed_tokens)
+    for t in range(grid[0]):
+        n = min((int(positions[t]) + 1) // compress_ratio, max_compressed_tokens)
+        inside = columns < n
+        real = t < actual_num_query_tokens
+        if t >= num_decode_tokens:
+            prefill_local[t - num_decode_tokens, :max_compressed_tokens] = np.where(
+                inside & real, columns, -1)
+            continue
+        req = int(token_to_req_indices[t])
+        if world == 1:
+            valid = bool(slot_mapping[t] >= 0)
+            row = np.full(max_compressed_tokens, -1, dtype=np.int64)
+            c = columns[inside]
+            row[inside] = block_table[req, c // block_size] * block_size + c % block_size
+            count = int(inside.sum())
+        else:
+            valid = real
+            block = columns // (block_size * world)
+            within = columns - block * block_size * world
+            local = (within // inter) % world == DCP_RANK
+            keep = inside & local & valid
+            c = columns[keep]
+            slots = (block_table[req, block[keep]].astype(np.int64) * block_size
+                     + (within[keep] // (world * inter)) * inter + within[keep] % inter)
+            row = np.full(max_compressed_tokens, -1, dtype=np.int64)
+            row[: c.shape[0]] = slots
+            count = int(keep.sum())
+        global_decode[t, :max_compressed_tokens] = row
+        decode_lens[t] = count if valid else 0
+
+
+def _fill_c128a_dcp(m, xp):
+    """vLLM's DCP variant of the C128A rows: build_c128a_topk_metadata takes
+    actual_num_query_tokens and the step's DCP (rows of
+    max_compressed_tokens), and the builder passes its DCP when the step
+    has rank-local lengths."""
+    m._build_c128a_topk_metadata_kernel = Kernel(
+        "_build_c128a_topk_metadata_kernel", _c128a_dcp_body, _C128A_DCP_ARGS)
+
+    def build_c128a_topk_metadata(positions, compress_ratio, num_decode_tokens,
+                                  actual_num_query_tokens, token_to_req_indices, block_table,
+                                  block_size, slot_mapping, global_decode_buffer,
+                                  decode_lens_buffer, prefill_buffer, max_compressed_tokens=8192,
+                                  dcp_world_size=1, dcp_rank=0, cp_kv_cache_interleave_size=1):
+        num_tokens = positions.shape[0]
+        global_decode = global_decode_buffer[:num_decode_tokens]
+        decode_lens = decode_lens_buffer[:num_decode_tokens]
+        prefill_local = prefill_buffer[: num_tokens - num_decode_tokens]
+        if num_tokens == 0:
+            return global_decode, decode_lens, prefill_local
+        m._build_c128a_topk_metadata_kernel[(num_tokens,)](
+            global_decode_buffer, stride0(global_decode_buffer), decode_lens_buffer,
+            prefill_buffer, stride0(prefill_buffer), positions, compress_ratio,
+            max_compressed_tokens, num_decode_tokens, actual_num_query_tokens,
+            token_to_req_indices, block_table, stride0(block_table), block_size, slot_mapping,
+            DCP_WORLD_SIZE=dcp_world_size, DCP_RANK=dcp_rank,
+            CP_KV_CACHE_INTERLEAVE_SIZE=cp_kv_cache_interleave_size, BLOCK_SIZE=1024)
+        return global_decode, decode_lens, prefill_local
+
+    m.build_c128a_topk_metadata = build_c128a_topk_metadata
+    base = m.FlashMLASparseMetadataBuilder
+
+    class FlashMLASparseMetadataBuilder(base):
+        def __init__(self, *args, dcp_world_size=1, dcp_rank=0, cp_kv_cache_interleave_size=1,
+                     **kwargs):
+            base.__init__(self, *args, **kwargs)
+            self.dcp_world_size, self.dcp_rank = dcp_world_size, dcp_rank
+            self.cp_kv_cache_interleave_size = cp_kv_cache_interleave_size
+
+        def build(self, common_prefix_len, common_attn_metadata, fast_build=False):
+            cm = common_attn_metadata
+            req_id_per_token = cm.token_to_req_indices(self.req_id_per_token_buffer)
+            actual = int(cm.query_start_loc_cpu[-1])
+            local_kv = self.dcp_world_size > 1 and cm.dcp_local_seq_lens is not None
+            return self._build_c128a_metadata(
+                cm, req_id_per_token, actual, self.dcp_world_size if local_kv else 1,
+                self.dcp_rank if local_kv else 0,
+                self.cp_kv_cache_interleave_size if local_kv else 1)
+
+        def _build_c128a_metadata(self, cm, req_id_per_token, actual_num_query_tokens,
+                                  dcp_world_size, dcp_rank, cp_kv_cache_interleave_size):
+            from vllm.v1.attention.backends.utils import split_decodes_and_prefills
+
+            num_decodes, _, num_decode_tokens, num_prefill_tokens = split_decodes_and_prefills(
+                cm, decode_threshold=self.decode_threshold)
+            num_total = num_decode_tokens + num_prefill_tokens
+            if num_total == 0:
+                return {}
+            global_decode, decode_lens, prefill_local = m.build_c128a_topk_metadata(
+                cm.positions[:num_total], self.compress_ratio, num_decode_tokens,
+                actual_num_query_tokens, req_id_per_token, cm.block_table_tensor[:num_decodes],
+                self.block_size // self.compress_ratio, cm.slot_mapping,
+                self.c128a_global_decode_buffer, self.c128a_decode_lens_buffer,
+                self.c128a_prefill_buffer, max_compressed_tokens=self.c128a_max_compressed,
+                dcp_world_size=dcp_world_size, dcp_rank=dcp_rank,
+                cp_kv_cache_interleave_size=cp_kv_cache_interleave_size)
+            result = {}
+            if num_decode_tokens > 0:
+                result["c128a_global_decode_topk_indices"] = global_decode.reshape(
+                    num_decode_tokens, 1, -1)
+                result["c128a_decode_topk_lens"] = decode_lens
+            if num_prefill_tokens > 0:
+                result["c128a_prefill_topk_indices"] = prefill_local
+            return result
+
+    FlashMLASparseMetadataBuilder.__module__ = m.__name__
+    m.FlashMLASparseMetadataBuilder = FlashMLASparseMetadataBuilder
+
+
+def _fill_flashmla_sparse(m, xp, sparse_utils=None, c128a_dcp=False, **options):
     _fill_c128a(m, xp, **options)
+    if c128a_dcp:
+        _fill_c128a_dcp(m, xp)
     # imported by name at module level, as the sparse-MLA backends do
     m.triton_convert_req_index_to_global_index = (
         sparse_utils.triton_convert_req_index_to_global_index)

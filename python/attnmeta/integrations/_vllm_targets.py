@@ -506,21 +506,86 @@ def topk_conversion(patch: VllmPatch) -> None:
     patch.apply(label)
 
 
+C128A_DCP_PARAMS = (C128A_PARAMS[:3] + ("actual_num_query_tokens",) + C128A_PARAMS[3:]
+                    + ("dcp_world_size", "dcp_rank", "cp_kv_cache_interleave_size"))
+C128A_BUILDER = ("self", "cm", "req_id_per_token")
+
+
 def _c128a_signature(have: Any, want: Tuple[str, ...]) -> Any:
-    """vLLM's build_c128a_topk_metadata with or without the newest
-    ``max_seq_len`` (the batch-dependent row width)."""
-    if have is not None and tuple(have) == want + ("max_seq_len",):
+    """vLLM's build_c128a_topk_metadata: without the batch width, with the
+    newest ``max_seq_len`` (the batch-dependent row width), or the DCP
+    variant (``actual_num_query_tokens`` and the step's DCP)."""
+    if have is not None and tuple(have) in (want + ("max_seq_len",), C128A_DCP_PARAMS):
         return None
     return _exactly(have, want)
+
+
+def _c128a_width(a: Dict[str, Any], bound: int) -> int:
+    """The rows' width vLLM uses: the batch's with ``max_seq_len`` (from the
+    largest position, read back, where the host's value is None, as vLLM
+    falls back), else the kernel's bound."""
+    if "max_seq_len" not in a:
+        return bound
+    from .._dsv4_dropins import c128a_row_width
+
+    top = a["max_seq_len"]
+    top = int(a["positions"].max()) + 1 if top is None else int(top)
+    return c128a_row_width(top, int(a["compress_ratio"]), bound)
+
+
+def _c128a_launch(a: Dict[str, Any], cm: Any) -> Any:
+    """The C128A rows of ``build_c128a_topk_metadata``'s arguments ``a`` in
+    one launch, vLLM's three views returned; None where attnmeta does not
+    compute what vLLM's kernel does (vLLM's then runs)."""
+    from .._dsv4_dropins import compute_c128a_indices_and_lens
+
+    rows, lens, pre = a["global_decode_buffer"], a["decode_lens_buffer"], a["prefill_buffer"]
+    tokens, decodes = int(a["positions"].shape[0]), int(a["num_decode_tokens"])
+    bound, bs = int(a["max_compressed_tokens"]), int(a["block_size"])
+    world, rank = int(a.get("dcp_world_size", 1)), int(a.get("dcp_rank", 0))
+    interleave = int(a.get("cp_kv_cache_interleave_size", 1))
+    num_reqs = int(cm.num_reqs)
+    mixed = tokens > decodes
+    # rows as wide as the kernel's bound; (mixed mode) every output [>= T]
+    # rows, as attnmeta writes both tables for each of the T tokens; with
+    # DCP whole interleave groups a block; the DCP variant's real tokens
+    # (actual_num_query_tokens) are the boundaries' tokens
+    if (tokens == 0 or len(rows.shape) != 2 or int(rows.shape[1]) != bound
+            or (mixed and (len(pre.shape) != 2 or int(pre.shape[1]) != bound
+                           or min(int(b.shape[0]) for b in (rows, lens, pre)) < tokens))
+            or (world > 1 and bs % interleave)
+            or ("actual_num_query_tokens" in a and int(a["actual_num_query_tokens"])
+                != int(cm.query_start_loc_cpu[num_reqs]))):
+        return None
+    width = _c128a_width(a, bound)
+    if width == 0:  # vLLM only clears the decode lengths
+        return None
+    ratio = int(a["compress_ratio"])
+    dcp: Dict[str, Any] = dict(dcp_world_size=world, dcp_rank=rank,
+                               cp_kv_cache_interleave_size=interleave)
+    if not mixed:
+        table = a["block_table"]
+        num_decodes = int(table.shape[0])
+        compute_c128a_indices_and_lens(rows[:tokens, :width], lens[:tokens],
+                                       cm.query_start_loc[: num_decodes + 1],
+                                       cm.seq_lens[:num_decodes], table, bs,
+                                       compress_ratio=ratio, num_tokens=tokens, **dcp)
+        return rows[:tokens, :width], lens[:tokens], pre[:0, :width]
+    # the prefill requests' rows are not in the decode table vLLM passes,
+    # and the step's request count comes from the table
+    return compute_c128a_indices_and_lens(
+        rows[:tokens, :width], lens[:tokens], cm.query_start_loc[: num_reqs + 1],
+        cm.seq_lens[:num_reqs], cm.block_table_tensor[:num_reqs], bs, compress_ratio=ratio,
+        num_tokens=tokens, num_decode_tokens=decodes, prefill_indices=pre[:tokens, :width], **dcp)
 
 
 def c128a_rows(patch: VllmPatch) -> None:
     """build_c128a_topk_metadata: the global C128A rows of the decode tokens
     and, in a step with prefill tokens, their request-local rows, in one
-    launch (mixed mode). It is given positions and each token's request;
-    the launch takes the step's boundaries and lengths from the common
-    metadata of the builder's _build_c128a_metadata, which is wrapped to
-    keep it."""
+    launch (mixed mode), with or without DCP. It is given positions and each
+    token's request; the launch takes the step's boundaries, lengths and
+    table from the common metadata of the builder's _build_c128a_metadata,
+    which is wrapped to keep it."""
     label = "c128a_decode"
     original = _function(patch, label, FLASHMLA_SPARSE, "build_c128a_topk_metadata", C128A_PARAMS,
                          _c128a_signature)
@@ -528,26 +593,24 @@ def c128a_rows(patch: VllmPatch) -> None:
         return
     module = importlib.import_module(FLASHMLA_SPARSE)
     builders = [cls for cls in vars(module).values() if isinstance(cls, type)
-                and params(cls.__dict__.get("_build_c128a_metadata"))
-                == ("self", "cm", "req_id_per_token")]
+                and tuple(params(cls.__dict__.get("_build_c128a_metadata")) or ())[:3]
+                == C128A_BUILDER]
     if not builders:
         patch.skipped[label] = ("%s has no builder with _build_c128a_metadata(self, cm, "
-                                "req_id_per_token)" % FLASHMLA_SPARSE)
+                                "req_id_per_token, ...)" % FLASHMLA_SPARSE)
         return
     import inspect
 
-    from .._dsv4_dropins import c128a_row_width, compute_c128a_indices_and_lens
-
     signature = inspect.signature(original)
-    batch_width = "max_seq_len" in signature.parameters
     for cls in builders:
         method = cls.__dict__["_build_c128a_metadata"]
 
-        def keep_common(self: Any, cm: Any, req_id_per_token: Any, _method: Any = method) -> Any:
+        def keep_common(self: Any, cm: Any, *args: Any, _method: Any = method,
+                        **kwargs: Any) -> Any:
             previous = getattr(_building, "c128a_common", None)
             _building.c128a_common = cm
             try:
-                return _method(self, cm, req_id_per_token)
+                return _method(self, cm, *args, **kwargs)
             finally:
                 _building.c128a_common = previous
 
@@ -555,46 +618,11 @@ def c128a_rows(patch: VllmPatch) -> None:
 
     @wraps(original)
     def build_c128a_topk_metadata(*args: Any, **kwargs: Any) -> Any:
-        a = _bound(signature, args, kwargs)
         cm = getattr(_building, "c128a_common", None)
-        rows, lens, pre = a["global_decode_buffer"], a["decode_lens_buffer"], a["prefill_buffer"]
-        tokens, decodes = int(a["positions"].shape[0]), int(a["num_decode_tokens"])
-        bound = int(a["max_compressed_tokens"])
-        mixed = tokens > decodes
-        # rows as wide as the kernel's bound, and (mixed mode) every output
-        # [>= T] rows: attnmeta writes both tables for each of the T tokens
-        if (cm is None or tokens == 0 or len(rows.shape) != 2 or int(rows.shape[1]) != bound
-                or (mixed and (len(pre.shape) != 2 or int(pre.shape[1]) != bound
-                               or min(int(b.shape[0]) for b in (rows, lens, pre)) < tokens))):
+        got = None if cm is None else _c128a_launch(_bound(signature, args, kwargs), cm)
+        if got is None:
             patch.fell_back(label)
             return original(*args, **kwargs)
-        width = bound
-        if batch_width:
-            # vLLM's own fallback without the host's max_seq_len: the
-            # largest position, read back from the device
-            top = a["max_seq_len"]
-            top = int(a["positions"].max()) + 1 if top is None else int(top)
-            width = c128a_row_width(top, int(a["compress_ratio"]), bound)
-            if width == 0:  # vLLM only clears the decode lengths
-                patch.fell_back(label)
-                return original(*args, **kwargs)
-        ratio, bs = int(a["compress_ratio"]), int(a["block_size"])
-        if not mixed:
-            table = a["block_table"]
-            num_decodes = int(table.shape[0])
-            compute_c128a_indices_and_lens(rows[:tokens, :width], lens[:tokens],
-                                           cm.query_start_loc[: num_decodes + 1],
-                                           cm.seq_lens[:num_decodes], table, bs,
-                                           compress_ratio=ratio, num_tokens=tokens)
-            patch.count(label)
-            return rows[:tokens, :width], lens[:tokens], pre[:0, :width]
-        # the prefill requests' rows are not in the decode table vLLM
-        # passes, but the step's request count comes from the table
-        num_reqs = int(cm.num_reqs)
-        got = compute_c128a_indices_and_lens(
-            rows[:tokens, :width], lens[:tokens], cm.query_start_loc[: num_reqs + 1],
-            cm.seq_lens[:num_reqs], cm.block_table_tensor[:num_reqs], bs, compress_ratio=ratio,
-            num_tokens=tokens, num_decode_tokens=decodes, prefill_indices=pre[:tokens, :width])
         patch.count(label)
         return got
 

@@ -29,7 +29,8 @@ launches into the same buffers (so CUDA graphs keep their addresses):
 ``c128a_decode``
     ``flashmla_sparse.build_c128a_topk_metadata``: the global C128A rows
     and lengths of the decode tokens and, in a step with prefill tokens,
-    their request-local rows (C128A mixed mode), at vLLM's batch width;
+    their request-local rows (C128A mixed mode), at vLLM's batch width,
+    with or without DCP;
 ``topk_conversion``
     ``sparse_utils.triton_convert_req_index_to_global_index`` and
     ``triton_filter_and_convert_dcp_index`` and their bindings (each
