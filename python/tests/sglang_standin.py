@@ -20,7 +20,7 @@ import sys
 import numpy as np
 
 import vllm_standin
-from vllm_standin import Kernel, cdiv
+from vllm_standin import cdiv
 
 KV_INDICES = "sglang.kernels.ops.kvcache.kv_indices"
 UTILS = "sglang.srt.layers.attention.utils"
@@ -40,6 +40,14 @@ CHUNKED_ARGS = ["req_to_token_ptr", "req_pool_indices_ptr", "chunk_start_idx_ptr
                 "chunk_seq_lens_ptr", "chunk_cu_seq_lens_ptr", "chunk_kv_indices_ptr",
                 "req_to_token_ptr_stride"]
 PAGE_BLOCK = 4096  # tokens per program of the page-table kernel (SGLang's block size)
+
+
+class Kernel(vllm_standin.Kernel):
+    """vLLM's stand-in kernel, whose grid may also be a function of the
+    launch's meta-parameters, as Triton's may."""
+
+    def __getitem__(self, grid):
+        return vllm_standin.Kernel.__getitem__(self, grid({}) if callable(grid) else grid)
 
 
 def cumsum(xp, x):

@@ -184,6 +184,30 @@ def test_forms_attnmeta_does_not_build_run_sglangs_kernel(sglang_mod, monkeypatc
     assert "not built in attnmeta" in patch.fallback_reasons["flashinfer_kv_indices"]
 
 
+def test_buffers_the_drop_in_refuses_run_sglangs_kernel(sglang_mod, monkeypatch):
+    """A grid given as a function and a kv_indptr shorter than bs + 1: the
+    drop-in writes nothing and SGLang's kernel runs; counts start again
+    after reset_counts()."""
+    xp = KINDS["numpy"]
+    pool = xp.i32([[0] * 8] + [[10 * r + c for c in range(8)] for r in range(1, 3)])
+    rpi, seq = xp.array([2, 1], np.int64), xp.array([3, 2], np.int64)
+    mods = standin.install(monkeypatch, xp)
+    with sglang_mod.patch_sglang() as patch:
+        kernel = mods[standin.FLASHINFER].create_flashinfer_kv_indices_triton
+        out = xp.full(6, -1)
+        kernel[lambda meta: (2,)](pool, rpi, seq, xp.i32([0, 3, 5]), None, out, 8)
+        assert out.tolist() == [20, 21, 22, 10, 11, -1]
+        out = xp.full(6, -1)
+        kernel[(2,)](pool, rpi, seq, xp.i32([0, 3]), None, out, 8)  # SGLang reads 2 entries
+        assert out.tolist() == [20, 21, 22, 10, 11, -1]
+        assert patch.fallbacks == {"flashinfer_kv_indices": 2}
+        assert "fewer than the 3 needed" in patch.fallback_reasons["flashinfer_kv_indices"]
+        assert standin.launches() == {"create_flashinfer_kv_indices_triton": 2}
+        patch.reset_counts()
+        kernel[(2,)](pool, rpi, seq, xp.i32([0, 3, 5]), None, out, 8)
+        assert patch.launches["flashinfer_kv_indices"] == 1 and not patch.fallbacks
+
+
 # ---------------------------------------------------------------------------
 # the padded page table and the chunked prefix
 
