@@ -232,6 +232,25 @@ def _effective_topk(max_pos, compress_ratio, max_compressed_tokens, alignment=12
     return min(max_compressed_tokens, -(-longest // alignment) * alignment)
 
 
+def _c128a_full_width(m, positions, compress_ratio, num_decode_tokens, global_decode_buffer,
+                      decode_lens_buffer, prefill_buffer, max_compressed_tokens, inputs,
+                      **constants):
+    """vLLM's full-width build_c128a_topk_metadata (before the batch width):
+    one launch of every column of the tokens' rows, the kernel's ``inputs``
+    after num_decode_tokens and its ``constants``; returns the decode
+    tokens' rows and lengths and the prefill tokens' rows."""
+    num_tokens = positions.shape[0]
+    views = (global_decode_buffer[:num_decode_tokens], decode_lens_buffer[:num_decode_tokens],
+             prefill_buffer[: num_tokens - num_decode_tokens])
+    if num_tokens == 0:
+        return views
+    m._build_c128a_topk_metadata_kernel[(num_tokens,)](
+        global_decode_buffer, stride0(global_decode_buffer), decode_lens_buffer,
+        prefill_buffer, stride0(prefill_buffer), positions, compress_ratio,
+        max_compressed_tokens, num_decode_tokens, *inputs, BLOCK_SIZE=1024, **constants)
+    return views
+
+
 def _fill_c128a(m, xp, c128a_batch_width=True, **_):
     """The C128A rows: a module-level function launching one kernel for the
     decode and prefill tokens, called from the sparse-MLA builder's
@@ -275,18 +294,10 @@ def _fill_c128a(m, xp, c128a_batch_width=True, **_):
             positions, compress_ratio, num_decode_tokens, token_to_req_indices, block_table,
             block_size, slot_mapping, global_decode_buffer, decode_lens_buffer, prefill_buffer,
             max_compressed_tokens=8192):
-        num_tokens = positions.shape[0]
-        global_decode = global_decode_buffer[:num_decode_tokens]
-        decode_lens = decode_lens_buffer[:num_decode_tokens]
-        prefill_local = prefill_buffer[: num_tokens - num_decode_tokens]
-        if num_tokens == 0:
-            return global_decode, decode_lens, prefill_local
-        m._build_c128a_topk_metadata_kernel[(num_tokens,)](
-            global_decode_buffer, stride0(global_decode_buffer), decode_lens_buffer,
-            prefill_buffer, stride0(prefill_buffer), positions, compress_ratio,
-            max_compressed_tokens, num_decode_tokens, token_to_req_indices, block_table,
-            stride0(block_table), block_size, slot_mapping, BLOCK_SIZE=1024)
-        return global_decode, decode_lens, prefill_local
+        return _c128a_full_width(
+            m, positions, compress_ratio, num_decode_tokens, global_decode_buffer,
+            decode_lens_buffer, prefill_buffer, max_compressed_tokens,
+            (token_to_req_indices, block_table, stride0(block_table), block_size, slot_mapping))
 
     if c128a_batch_width:
         m.build_c128a_topk_metadata = build_c128a_topk_metadata
@@ -320,6 +331,19 @@ def _fill_c128a(m, xp, c128a_batch_width=True, **_):
                 cm, self.req_id_per_token_buffer[: cm.num_actual_tokens])
 
         def _build_c128a_metadata(self, cm, req_id_per_token):
+            return self._c128a_fields(cm, lambda num_total, num_decodes, num_decode_tokens: (
+                m.build_c128a_topk_metadata(
+                    cm.positions[:num_total], self.compress_ratio, num_decode_tokens,
+                    req_id_per_token, cm.block_table_tensor[:num_decodes],
+                    self.block_size // self.compress_ratio, cm.slot_mapping,
+                    self.c128a_global_decode_buffer, self.c128a_decode_lens_buffer,
+                    self.c128a_prefill_buffer, max_compressed_tokens=self.c128a_max_compressed,
+                    **({"max_seq_len": cm.max_seq_len} if c128a_batch_width else {}))))
+
+        def _c128a_fields(self, cm, build):
+            """The split into decode and prefill tokens, build(num_total,
+            num_decodes, num_decode_tokens) -> vLLM's three views, the
+            metadata's C128A fields."""
             from vllm.v1.attention.backends.utils import split_decodes_and_prefills
 
             num_decodes, _, num_decode_tokens, num_prefill_tokens = split_decodes_and_prefills(
@@ -327,13 +351,8 @@ def _fill_c128a(m, xp, c128a_batch_width=True, **_):
             num_total = num_decode_tokens + num_prefill_tokens
             if num_total == 0:
                 return {}
-            global_decode, decode_lens, prefill_local = m.build_c128a_topk_metadata(
-                cm.positions[:num_total], self.compress_ratio, num_decode_tokens,
-                req_id_per_token, cm.block_table_tensor[:num_decodes],
-                self.block_size // self.compress_ratio, cm.slot_mapping,
-                self.c128a_global_decode_buffer, self.c128a_decode_lens_buffer,
-                self.c128a_prefill_buffer, max_compressed_tokens=self.c128a_max_compressed,
-                **({"max_seq_len": cm.max_seq_len} if c128a_batch_width else {}))
+            global_decode, decode_lens, prefill_local = build(num_total, num_decodes,
+                                                              num_decode_tokens)
             result = {}
             if num_decode_tokens > 0:
                 result["c128a_global_decode_topk_indices"] = global_decode.reshape(
@@ -409,20 +428,12 @@ def _fill_c128a_dcp(m, xp):
                                   block_size, slot_mapping, global_decode_buffer,
                                   decode_lens_buffer, prefill_buffer, max_compressed_tokens=8192,
                                   dcp_world_size=1, dcp_rank=0, cp_kv_cache_interleave_size=1):
-        num_tokens = positions.shape[0]
-        global_decode = global_decode_buffer[:num_decode_tokens]
-        decode_lens = decode_lens_buffer[:num_decode_tokens]
-        prefill_local = prefill_buffer[: num_tokens - num_decode_tokens]
-        if num_tokens == 0:
-            return global_decode, decode_lens, prefill_local
-        m._build_c128a_topk_metadata_kernel[(num_tokens,)](
-            global_decode_buffer, stride0(global_decode_buffer), decode_lens_buffer,
-            prefill_buffer, stride0(prefill_buffer), positions, compress_ratio,
-            max_compressed_tokens, num_decode_tokens, actual_num_query_tokens,
-            token_to_req_indices, block_table, stride0(block_table), block_size, slot_mapping,
-            DCP_WORLD_SIZE=dcp_world_size, DCP_RANK=dcp_rank,
-            CP_KV_CACHE_INTERLEAVE_SIZE=cp_kv_cache_interleave_size, BLOCK_SIZE=1024)
-        return global_decode, decode_lens, prefill_local
+        return _c128a_full_width(
+            m, positions, compress_ratio, num_decode_tokens, global_decode_buffer,
+            decode_lens_buffer, prefill_buffer, max_compressed_tokens,
+            (actual_num_query_tokens, token_to_req_indices, block_table, stride0(block_table),
+             block_size, slot_mapping), DCP_WORLD_SIZE=dcp_world_size, DCP_RANK=dcp_rank,
+            CP_KV_CACHE_INTERLEAVE_SIZE=cp_kv_cache_interleave_size)
 
     m.build_c128a_topk_metadata = build_c128a_topk_metadata
     base = m.FlashMLASparseMetadataBuilder
@@ -446,29 +457,16 @@ def _fill_c128a_dcp(m, xp):
 
         def _build_c128a_metadata(self, cm, req_id_per_token, actual_num_query_tokens,
                                   dcp_world_size, dcp_rank, cp_kv_cache_interleave_size):
-            from vllm.v1.attention.backends.utils import split_decodes_and_prefills
-
-            num_decodes, _, num_decode_tokens, num_prefill_tokens = split_decodes_and_prefills(
-                cm, decode_threshold=self.decode_threshold)
-            num_total = num_decode_tokens + num_prefill_tokens
-            if num_total == 0:
-                return {}
-            global_decode, decode_lens, prefill_local = m.build_c128a_topk_metadata(
-                cm.positions[:num_total], self.compress_ratio, num_decode_tokens,
-                actual_num_query_tokens, req_id_per_token, cm.block_table_tensor[:num_decodes],
-                self.block_size // self.compress_ratio, cm.slot_mapping,
-                self.c128a_global_decode_buffer, self.c128a_decode_lens_buffer,
-                self.c128a_prefill_buffer, max_compressed_tokens=self.c128a_max_compressed,
-                dcp_world_size=dcp_world_size, dcp_rank=dcp_rank,
-                cp_kv_cache_interleave_size=cp_kv_cache_interleave_size)
-            result = {}
-            if num_decode_tokens > 0:
-                result["c128a_global_decode_topk_indices"] = global_decode.reshape(
-                    num_decode_tokens, 1, -1)
-                result["c128a_decode_topk_lens"] = decode_lens
-            if num_prefill_tokens > 0:
-                result["c128a_prefill_topk_indices"] = prefill_local
-            return result
+            return self._c128a_fields(cm, lambda num_total, num_decodes, num_decode_tokens: (
+                m.build_c128a_topk_metadata(
+                    cm.positions[:num_total], self.compress_ratio, num_decode_tokens,
+                    actual_num_query_tokens, req_id_per_token,
+                    cm.block_table_tensor[:num_decodes], self.block_size // self.compress_ratio,
+                    cm.slot_mapping, self.c128a_global_decode_buffer,
+                    self.c128a_decode_lens_buffer, self.c128a_prefill_buffer,
+                    max_compressed_tokens=self.c128a_max_compressed,
+                    dcp_world_size=dcp_world_size, dcp_rank=dcp_rank,
+                    cp_kv_cache_interleave_size=cp_kv_cache_interleave_size)))
 
     FlashMLASparseMetadataBuilder.__module__ = m.__name__
     m.FlashMLASparseMetadataBuilder = FlashMLASparseMetadataBuilder
