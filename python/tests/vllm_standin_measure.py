@@ -50,7 +50,8 @@ def _step(xp, mods, reqs, next_n, width, capacity):
     cls = mods["vllm.v1.attention.backend"].CommonAttentionMetadata
     table = xp.i32([[1000 * r + c for c in range(width)] for r in range(reqs)])
     slots = xp.array(list(range(qsl[-1])), np.int64)
-    return cls(xp.i32(qsl), xp.host(qsl), xp.i32(seq), table, reqs, qsl[-1], slot_mapping=slots)
+    return cls(xp.i32(qsl), xp.host(qsl), xp.i32(seq), table, reqs, qsl[-1], slot_mapping=slots,
+               max_seq_len=max(seq))
 
 
 def _scenarios(args):
