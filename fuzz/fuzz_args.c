@@ -269,7 +269,7 @@ static int dsv4_fits(const attnmeta_step *s) {
                          !table_fits(s->num_tokens, s->swa_indices_stride, s->swa_width)))
     return 0;
   if (s->c128a_rows &&
-      ((s->c128a_mode != ATTNMETA_C128A_LOCAL &&
+      (((s->c128a_mode == ATTNMETA_C128A_GLOBAL || s->c128a_mode == ATTNMETA_C128A_MIXED) &&
         !table_fits(s->num_reqs, s->c128a_block_table_stride, s->c128a_block_table_cols)) ||
        !table_fits(s->num_tokens, s->c128a_rows_stride, s->c128a_width)))
     return 0;

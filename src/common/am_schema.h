@@ -42,7 +42,8 @@
   P(c, SWA_INDICES, b->swa_indices)                                          \
   P(c, SWA_LENS, b->swa_lens)                                                \
   P(c, C128A_ROWS, b->c128a_rows)                                            \
-  P(c, C128A_GLOBAL_ROWS, b->c128a_rows && b->c128a_mode != ATTNMETA_C128A_LOCAL) \
+  P(c, C128A_GLOBAL_ROWS, b->c128a_rows && (b->c128a_mode == ATTNMETA_C128A_GLOBAL ||        \
+                                             b->c128a_mode == ATTNMETA_C128A_MIXED))        \
   P(c, C128A_LENS, b->c128a_lens)                                            \
   P(c, INDEXER_LENS, b->indexer_lens_out)                                    \
   P(c, C128A_PREFILL_ROWS, b->c128a_prefill_rows)
