@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "am_context.h"
+#include "am_op_launch.h"
 #include "am_overlap.h"
 #include "am_pool_params.h"
 #include "am_schema_check.h"
@@ -113,8 +114,6 @@ static am_pool_params params_of(const attnmeta_pool *op) {
   return p;
 }
 
-static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 /* A group of lanes a request row, groups filling the block, a grid
  * covering the rows (bounded on the GPUs, one block on the CPU). The
  * kernel is correct for any shape; the launch configuration's block,
@@ -132,16 +131,8 @@ static am_launch_shape plan_launch(const attnmeta_context *ctx, const am_pool_pa
   shape.lanes = lanes;
   shape.groups = block / lanes;
   shape.shared_bytes = 0;
-  if (cfg->grid > 0) { /* bounded so the body's 32-bit indices never wrap */
-    const int64_t most = AM_MAX_GRID_THREADS / (shape.lanes * shape.groups);
-    shape.grid = cfg->grid < most ? cfg->grid : most;
-  } else if (is_cpu) {
-    shape.grid = 1;
-  } else {
-    const int64_t want = ceil_div(p->num_reqs, shape.groups);
-    const int64_t most = (int64_t)ctx->processors * 32;
-    shape.grid = want < 1 ? 1 : (want > most ? most : want);
-  }
+  shape.grid = am_op_grid(ctx, is_cpu, cfg->grid, shape.lanes * shape.groups, shape.groups,
+                          p->num_reqs);
   return shape;
 }
 
@@ -159,11 +150,8 @@ attnmeta_status attnmeta_build_pool_indices(attnmeta_context *ctx, const attnmet
   status = check_pool(ctx, op);
   if (status != ATTNMETA_OK) return status;
   if (!am_backend_has(ctx->table, launch_pool))
-    return am_fail(ctx, ATTNMETA_ERR_NOT_SUPPORTED,
-                   "the %s backend module predates the pool operation (backend table of %u "
-                   "bytes, %zu needed): rebuild the module with this library",
-                   ctx->table->name, ctx->table->table_size,
-                   offsetof(am_backend_table, launch_pool) + sizeof ctx->table->launch_pool);
+    return am_fail_module_predates(
+        ctx, "pool", offsetof(am_backend_table, launch_pool) + sizeof ctx->table->launch_pool);
   /* nothing to write: no row, and no kv_indptr_out[0] */
   if (op->num_reqs == 0 && !op->kv_indptr_out) return am_succeed(ctx);
   params = params_of(op);

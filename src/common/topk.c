@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "am_context.h"
+#include "am_op_launch.h"
 #include "am_overlap.h"
 #include "am_schema_check.h"
 #include "am_sized_struct.h"
@@ -187,16 +188,8 @@ static am_launch_shape plan_launch(const attnmeta_context *ctx, am_topk_params *
   p->vector_in = cfg->vector != 0 && ((uintptr_t)p->topk % 16) == 0 && p->topk_stride % 4 == 0;
   p->vector_out = cfg->vector != 0 && !p->compact && ((uintptr_t)p->out % 16) == 0 &&
                   p->out_stride % 4 == 0;
-  if (cfg->grid > 0) { /* bounded so the body's 32-bit indices never wrap */
-    const int64_t most = AM_MAX_GRID_THREADS / (shape.lanes * shape.groups);
-    shape.grid = cfg->grid < most ? cfg->grid : most;
-  } else if (is_cpu) {
-    shape.grid = 1;
-  } else {
-    const int64_t want = ceil_div(p->num_tokens, shape.groups);
-    const int64_t most = (int64_t)ctx->processors * 32;
-    shape.grid = want < 1 ? 1 : (want > most ? most : want);
-  }
+  shape.grid = am_op_grid(ctx, is_cpu, cfg->grid, shape.lanes * shape.groups, shape.groups,
+                          p->num_tokens);
   return shape;
 }
 
@@ -214,11 +207,8 @@ attnmeta_status attnmeta_convert_topk(attnmeta_context *ctx, const attnmeta_topk
   status = check_topk(ctx, op);
   if (status != ATTNMETA_OK) return status;
   if (!am_backend_has(ctx->table, launch_topk))
-    return am_fail(ctx, ATTNMETA_ERR_NOT_SUPPORTED,
-                   "the %s backend module predates the top-k operation (backend table of %u "
-                   "bytes, %zu needed): rebuild the module with this library",
-                   ctx->table->name, ctx->table->table_size,
-                   offsetof(am_backend_table, launch_topk) + sizeof ctx->table->launch_topk);
+    return am_fail_module_predates(
+        ctx, "top-k", offsetof(am_backend_table, launch_topk) + sizeof ctx->table->launch_topk);
   if (op->num_tokens == 0) return am_succeed(ctx);
   params = params_of(op);
   shape = plan_launch(ctx, &params);
