@@ -55,19 +55,22 @@ int amt_split_configs(void) {
   return env && *env && strcmp(env, "0") != 0;
 }
 
-attnmeta_context *amt_open_or_skip(attnmeta_backend kind) {
+attnmeta_context *amt_open_or_null(attnmeta_backend kind) {
   attnmeta_context *ctx = NULL;
   const attnmeta_status st = attnmeta_open(&ctx, kind, 0);
   const char *required = getenv("ATTNMETA_TEST_REQUIRE_BACKENDS");
   if ((st == ATTNMETA_ERR_NO_DEVICE || st == ATTNMETA_ERR_BACKEND_UNAVAILABLE) &&
-      !(required && amt_listed(required, amt_backend_label(kind)))) {
-    cr_skip_test("backend %s not available: %s (%s)", amt_backend_label(kind),
-                 attnmeta_status_string(st), attnmeta_open_error());
-  }
-  if (st != ATTNMETA_OK || !ctx) {
-    cr_assert_fail("backend=%s attnmeta_open failed: %s (%s)", amt_backend_label(kind),
-                   attnmeta_status_string(st), attnmeta_open_error());
-  }
+      !(required && amt_listed(required, amt_backend_label(kind))))
+    return NULL;
+  cr_assert(st == ATTNMETA_OK && ctx, "backend=%s attnmeta_open: %s (%s)",
+            amt_backend_label(kind), attnmeta_status_string(st), attnmeta_open_error());
+  return ctx;
+}
+
+attnmeta_context *amt_open_or_skip(attnmeta_backend kind) {
+  attnmeta_context *ctx = amt_open_or_null(kind);
+  if (!ctx)
+    cr_skip_test("backend %s not available (%s)", amt_backend_label(kind), attnmeta_open_error());
   return ctx;
 }
 
@@ -116,4 +119,12 @@ void amt_to_host(attnmeta_context *ctx, void *dst, const void *src, size_t bytes
   if (st != ATTNMETA_OK)
     cr_assert_fail("attnmeta_copy_to_host(%zu) failed: %s (%s)", bytes,
                    attnmeta_status_string(st), attnmeta_last_error(ctx));
+}
+
+void *amt_upload(attnmeta_context *ctx, const void *src, size_t bytes) {
+  void *d;
+  if (!src) return NULL;
+  d = amt_dev_alloc(ctx, bytes ? bytes : 8);
+  if (bytes) amt_to_dev(ctx, d, src, bytes);
+  return d;
 }

@@ -25,6 +25,9 @@ const char *amt_backend_label(attnmeta_backend kind);
  * or no device (fails it instead when env ATTNMETA_TEST_REQUIRE_BACKENDS,
  * a comma list, names the backend), fails it on any other error. */
 attnmeta_context *amt_open_or_skip(attnmeta_backend kind);
+/* The same, but NULL instead of a skip (the test goes on with the other
+ * backends). */
+attnmeta_context *amt_open_or_null(attnmeta_backend kind);
 
 /* A suite's CPU context, open during each test: amt_cpu_open and
  * amt_cpu_close are the suite's .init and .fini (or called by them). */
@@ -51,6 +54,9 @@ void *amt_dev_alloc(attnmeta_context *ctx, size_t bytes);
 void amt_dev_free(attnmeta_context *ctx, void *ptr);
 void amt_to_dev(attnmeta_context *ctx, void *dst, const void *src, size_t bytes);
 void amt_to_host(attnmeta_context *ctx, void *dst, const void *src, size_t bytes);
+/* A device copy of `bytes` bytes at src (8 bytes allocated for none), NULL
+ * for a NULL src. */
+void *amt_upload(attnmeta_context *ctx, const void *src, size_t bytes);
 
 /* Is `name` in the comma list `list` (case-insensitive)? */
 int amt_listed(const char *list, const char *name);

@@ -50,26 +50,6 @@ typedef struct pool_case {
   int64_t req_to_token_elems; /* elements of req_to_token allocated */
 } pool_case;
 
-static attnmeta_context *open_or_null(attnmeta_backend kind) {
-  attnmeta_context *ctx = NULL;
-  const attnmeta_status st = attnmeta_open(&ctx, kind, 0);
-  const char *required = getenv("ATTNMETA_TEST_REQUIRE_BACKENDS");
-  if ((st == ATTNMETA_ERR_NO_DEVICE || st == ATTNMETA_ERR_BACKEND_UNAVAILABLE) &&
-      !(required && amt_listed(required, amt_backend_label(kind))))
-    return NULL;
-  cr_assert(st == ATTNMETA_OK && ctx, "backend=%s attnmeta_open: %s (%s)",
-            amt_backend_label(kind), attnmeta_status_string(st), attnmeta_open_error());
-  return ctx;
-}
-
-static void *upload(attnmeta_context *ctx, const void *src, size_t bytes) {
-  void *d;
-  if (!src) return NULL;
-  d = amt_dev_alloc(ctx, bytes ? bytes : 8);
-  if (bytes) amt_to_dev(ctx, d, src, bytes);
-  return d;
-}
-
 /* A poisoned output region of n elements between two guards. */
 typedef struct region {
   int32_t *host, *ref, *dev;
@@ -116,11 +96,11 @@ typedef struct inputs {
 
 static void inputs_upload(attnmeta_context *ctx, const pool_case *c, inputs *d) {
   const amr_pool_input *in = &c->in;
-  d->req_to_token = upload(ctx, in->req_to_token, (size_t)c->req_to_token_elems * 4);
-  d->rpi = upload(ctx, in->req_pool_indices, (size_t)in->num_reqs * 8);
-  d->lengths = upload(ctx, in->lengths, (size_t)in->num_reqs * 8);
-  d->start = upload(ctx, in->kv_start_idx, (size_t)in->num_reqs * 8);
-  d->kv_indptr = upload(ctx, in->kv_indptr, ((size_t)in->num_reqs + 1) * 4);
+  d->req_to_token = amt_upload(ctx, in->req_to_token, (size_t)c->req_to_token_elems * 4);
+  d->rpi = amt_upload(ctx, in->req_pool_indices, (size_t)in->num_reqs * 8);
+  d->lengths = amt_upload(ctx, in->lengths, (size_t)in->num_reqs * 8);
+  d->start = amt_upload(ctx, in->kv_start_idx, (size_t)in->num_reqs * 8);
+  d->kv_indptr = amt_upload(ctx, in->kv_indptr, ((size_t)in->num_reqs + 1) * 4);
 }
 
 static void inputs_free(attnmeta_context *ctx, inputs *d) {
@@ -200,7 +180,7 @@ static int32_t run_everywhere(const pool_case *c, int few) {
   int32_t flags = 0;
   int k, ran = 0;
   for (k = 0; k < nk; k++) {
-    attnmeta_context *ctx = open_or_null(kinds[k]);
+    attnmeta_context *ctx = amt_open_or_null(kinds[k]);
     const amt_launch *sweep;
     int ns, i;
     inputs d;

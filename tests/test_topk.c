@@ -39,28 +39,6 @@ static const amt_launch topk_gpu_configs[] = {
 enum { MODE_CASE, MODE_PLAIN, MODE_COUNT, MODE_COMPACT, NMODES };
 static const char *const mode_names[NMODES] = {"case", "plain", "count", "compact"};
 
-/* A backend's context, or NULL when it is not there (the other backends
- * still run), unless env ATTNMETA_TEST_REQUIRE_BACKENDS names it. */
-static attnmeta_context *open_or_null(attnmeta_backend kind) {
-  attnmeta_context *ctx = NULL;
-  const attnmeta_status st = attnmeta_open(&ctx, kind, 0);
-  const char *required = getenv("ATTNMETA_TEST_REQUIRE_BACKENDS");
-  if ((st == ATTNMETA_ERR_NO_DEVICE || st == ATTNMETA_ERR_BACKEND_UNAVAILABLE) &&
-      !(required && amt_listed(required, amt_backend_label(kind))))
-    return NULL;
-  cr_assert(st == ATTNMETA_OK && ctx, "backend=%s attnmeta_open: %s (%s)",
-            amt_backend_label(kind), attnmeta_status_string(st), attnmeta_open_error());
-  return ctx;
-}
-
-static void *upload(attnmeta_context *ctx, const void *src, size_t bytes) {
-  void *d;
-  if (!src) return NULL;
-  d = amt_dev_alloc(ctx, bytes ? bytes : 4);
-  if (bytes) amt_to_dev(ctx, d, src, bytes);
-  return d;
-}
-
 /* Device copies of a case's inputs. */
 typedef struct inputs {
   int32_t *topk, *qsl, *req_id, *table, *prefill_req, *ws;
@@ -69,13 +47,13 @@ typedef struct inputs {
 
 static void inputs_upload(attnmeta_context *ctx, const amt_topk_batch *b, inputs *d) {
   const amr_topk_input *in = &b->in;
-  d->topk = upload(ctx, b->topk, (size_t)b->topk_elems * 4);
-  d->qsl = upload(ctx, in->qsl, ((size_t)in->num_reqs + 1) * 4);
-  d->req_id = upload(ctx, in->req_id, (size_t)in->num_tokens * 4);
-  d->table = upload(ctx, b->table, (size_t)b->table_elems * 4);
-  d->prefill_req = upload(ctx, in->prefill_req, (size_t)in->num_tokens * 4);
-  d->ws = upload(ctx, in->workspace_starts, (size_t)in->num_prefill * 4);
-  d->token_slot = upload(ctx, in->token_slot, (size_t)in->num_tokens * 8);
+  d->topk = amt_upload(ctx, b->topk, (size_t)b->topk_elems * 4);
+  d->qsl = amt_upload(ctx, in->qsl, ((size_t)in->num_reqs + 1) * 4);
+  d->req_id = amt_upload(ctx, in->req_id, (size_t)in->num_tokens * 4);
+  d->table = amt_upload(ctx, b->table, (size_t)b->table_elems * 4);
+  d->prefill_req = amt_upload(ctx, in->prefill_req, (size_t)in->num_tokens * 4);
+  d->ws = amt_upload(ctx, in->workspace_starts, (size_t)in->num_prefill * 4);
+  d->token_slot = amt_upload(ctx, in->token_slot, (size_t)in->num_tokens * 8);
 }
 
 static void inputs_free(attnmeta_context *ctx, inputs *d) {
@@ -208,7 +186,7 @@ static void run_case(int c) {
   amt_topk_batch *b = amt_topk_materialize(c);
   cr_assert(b, "case %d: out of memory", c);
   for (i = 0; i < nb; i++) {
-    attnmeta_context *ctx = open_or_null(be[i]);
+    attnmeta_context *ctx = amt_open_or_null(be[i]);
     const amt_launch *cfgs;
     int n;
     inputs d;
