@@ -102,7 +102,8 @@ AM_DEVICE am_topk_split am_topk_split_of(const am_topk_params *p) {
  * the branches left are uniform over a row), so the four columns'
  * instructions interleave: a row of few tokens is a chain of dependent
  * instructions, not of memory. The four block-table loads depend on the
- * positions alone, never on each other. 32-bit arithmetic where
+ * positions alone, never on each other; a column in the same table block
+ * as the column before it takes that column's id. 32-bit arithmetic where
  * the values allow it (positions, blocks and offsets are below 2^31), one
  * 32 x 32 -> 64-bit product for the slot: no product or sum overflows.
  * A workspace row is addressed by the raw position: neither DCP ownership
@@ -161,12 +162,13 @@ AM_DEVICE void am_topk_convert4(const am_topk_params *p, const am_topk_row *row,
     ok[i] = ok[i] && !past;
   }
   {
-    /* one load a column, even where a column shares the block of the one
-     * before it (the cache serves the repeat): taking that column's id
-     * instead chains each load to the one before, which the compiler then
-     * issues one after another */
     int32_t id[AM_TOPK_LANE_COLS];
-    for (i = 0; i < AM_TOPK_LANE_COLS; ++i) id[i] = ok[i] ? p->block_table[row->table_off + blk[i]] : 0;
+    int load[AM_TOPK_LANE_COLS];
+    for (i = 0; i < AM_TOPK_LANE_COLS; ++i)
+      load[i] = ok[i] && !(i > 0 && ok[i - 1] && blk[i] == blk[i - 1]);
+    for (i = 0; i < AM_TOPK_LANE_COLS; ++i)
+      id[i] = load[i] ? p->block_table[row->table_off + blk[i]] : 0;
+    for (i = 1; i < AM_TOPK_LANE_COLS; ++i) id[i] = load[i] ? id[i] : id[i - 1];
     for (i = 0; i < AM_TOPK_LANE_COLS; ++i) {
       const uint64_t slot = (uint64_t)(uint32_t)id[i] * (uint32_t)p->stride_rows + off[i];
       const int negative = ok[i] && id[i] < 0;
