@@ -47,6 +47,11 @@ from ._dsv4_dropins import (
     get_compressed_slot_mapping,
 )
 from ._topk import TopkPlan, convert_req_index_to_global_index, filter_and_convert_dcp_index
+from ._dcp_peer_dropins import (
+    PeerTablePlan,
+    build_rotated_dcp_peer_block_table,
+    convert_global_indices_to_dcp_peer_slots,
+)
 from ._sglang_dropins import (
     create_flashinfer_kv_indices_triton,
     create_flashmla_kv_indices_triton,
@@ -67,6 +72,7 @@ __all__ = [
     "Context",
     "ErrorFlag",
     "IndexerDecodeMetadata",
+    "PeerTablePlan",
     "Status",
     "StepPlan",
     "__version__",
@@ -75,12 +81,14 @@ __all__ = [
     "backend_name",
     "backend_targets",
     "build_commit",
+    "build_rotated_dcp_peer_block_table",
     "build_step",
     "c128a_row_width",
     "clear_context_cache",
     "compute_c128a_indices_and_lens",
     "compute_swa_indices_and_lens",
     "compute_token_to_req_indices",
+    "convert_global_indices_to_dcp_peer_slots",
     "convert_req_index_to_global_index",
     "create_flashinfer_kv_indices_triton",
     "create_flashmla_kv_indices_triton",
