@@ -46,7 +46,12 @@ from ._dsv4_dropins import (
     compute_swa_indices_and_lens,
     get_compressed_slot_mapping,
 )
-from ._topk import TopkPlan, convert_req_index_to_global_index, filter_and_convert_dcp_index
+from ._topk import (
+    TopkPlan,
+    convert_req_index_to_global_index,
+    filter_and_convert_dcp_index,
+    filter_peer_slots_to_owner_local,
+)
 from ._dcp_peer_dropins import (
     PeerTablePlan,
     build_rotated_dcp_peer_block_table,
@@ -95,6 +100,7 @@ __all__ = [
     "create_kv_indptr_and_indices",
     "describe_error_flags",
     "filter_and_convert_dcp_index",
+    "filter_peer_slots_to_owner_local",
     "get_compressed_slot_mapping",
     "get_context",
     "library_candidates",

@@ -440,6 +440,10 @@ def test_dcp_peer_views(vllm_mod, monkeypatch, kind, world, interleave):
         got.append(utils.convert_global_indices_to_dcp_peer_slots(
             xp.i32(req.tolist()), xp.i32(table.tolist()), xp.i32(positions.tolist()), world, 50,
             cp_kv_cache_interleave_size=interleave, block_size=64))
+        if world > 1:
+            got += list(utils.filter_peer_slots_to_owner_local(
+                got[world], owner_rank=world - 1, dcp_world_size=world, blocks_per_peer=50,
+                block_size=64))
         return [_plain(a, xp) for a in got]
 
     theirs, mine, before, after, patch = _run_standin_and_patched(monkeypatch, vllm_mod, xp, run)
@@ -448,7 +452,8 @@ def test_dcp_peer_views(vllm_mod, monkeypatch, kind, world, interleave):
     assert before["_convert_global_indices_to_dcp_peer_slots_kernel"] == 2
     assert "_build_rotated_dcp_peer_block_table_kernel" not in after
     assert "_convert_global_indices_to_dcp_peer_slots_kernel" not in after
-    assert patch.launches["dcp_peer_views"] == world + 2
+    assert patch.launches["dcp_peer_views"] == world + 2 + (world > 1)
+    assert "_filter_peer_slots_to_owner_local_kernel" not in after
 
 
 # ---------------------------------------------------------------------------

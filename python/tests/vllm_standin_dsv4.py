@@ -180,6 +180,15 @@ def _peer_slot_body(grid, req_id, block_table, token_indices, out, valid_count, 
             valid_count[t] += n
 
 
+def _owner_filter_body(grid, peer_slots, local_slots, valid_counts, OWNER_SLOT_START,
+                       OWNER_SLOT_STOP):
+    for row in range(grid[0]):
+        kept = [int(v) - OWNER_SLOT_START for v in peer_slots[row]
+                if OWNER_SLOT_START <= int(v) < OWNER_SLOT_STOP]
+        local_slots[row, : len(kept)] = kept
+        valid_counts[row] = len(kept)
+
+
 def _fill_peer_views(m, xp):
     """vLLM's DCP peer views (its newest sparse_utils), on the stand-in's
     kernels."""
@@ -217,6 +226,23 @@ def _fill_peer_views(m, xp):
                 cp_kv_cache_interleave_size, blocks_per_peer)
         return (out, counts) if return_valid_counts else out
 
+    m._filter_peer_slots_to_owner_local_kernel = Kernel(
+        "_filter_peer_slots_to_owner_local_kernel", _owner_filter_body,
+        ("peer_slots_ptr", "local_slots_ptr", "valid_counts_ptr", "OWNER_SLOT_START",
+         "OWNER_SLOT_STOP"))
+
+    def filter_peer_slots_to_owner_local(peer_slots, *, owner_rank, dcp_world_size,
+                                         blocks_per_peer, block_size):
+        rows, topk = peer_slots.shape
+        local = xp.full((rows, topk), -1)
+        counts = xp.zeros((rows,))
+        start = owner_rank * blocks_per_peer * block_size
+        if rows > 0:
+            m._filter_peer_slots_to_owner_local_kernel[(rows,)](
+                peer_slots, local, counts, start, start + blocks_per_peer * block_size)
+        return local, counts
+
+    m.filter_peer_slots_to_owner_local = filter_peer_slots_to_owner_local
     m.build_rotated_dcp_peer_block_table = build_rotated_dcp_peer_block_table
     m.convert_global_indices_to_dcp_peer_slots = convert_global_indices_to_dcp_peer_slots
 

@@ -52,6 +52,8 @@ PEER_TABLE_PARAMS = ("gathered_block_tables", "local_rank", "peer_block_stride",
 PEER_SLOTS_PARAMS = ("req_id", "block_table", "token_indices", "dcp_size", "blocks_per_peer",
                      "cp_kv_cache_interleave_size", "block_size", "BLOCK_N",
                      "return_valid_counts", "out", "valid_counts_out")
+OWNER_FILTER_PARAMS = ("peer_slots", "owner_rank", "dcp_world_size", "blocks_per_peer",
+                       "block_size")
 
 
 def _exactly(have: Any, want: Tuple[str, ...]) -> Any:
@@ -513,17 +515,27 @@ def topk_conversion(patch: VllmPatch) -> None:
 
 
 def dcp_peer_views(patch: VllmPatch) -> None:
-    """sparse_utils' build_rotated_dcp_peer_block_table and
-    convert_global_indices_to_dcp_peer_slots, and their bindings: the same
-    arguments and checks (attnmeta's drop-ins), one launch each."""
+    """sparse_utils' build_rotated_dcp_peer_block_table,
+    convert_global_indices_to_dcp_peer_slots and
+    filter_peer_slots_to_owner_local, and their bindings: the same
+    arguments (attnmeta's drop-ins), one launch each."""
     label = "dcp_peer_views"
     table = _function(patch, label, SPARSE_UTILS, "build_rotated_dcp_peer_block_table",
                       PEER_TABLE_PARAMS)
     slots = _function(patch, label, SPARSE_UTILS, "convert_global_indices_to_dcp_peer_slots",
                       PEER_SLOTS_PARAMS) if table is not None else None
-    if table is None or slots is None:
+    owner = _function(patch, label, SPARSE_UTILS, "filter_peer_slots_to_owner_local",
+                      OWNER_FILTER_PARAMS) if slots is not None else None
+    if table is None or slots is None or owner is None:
         return
     from .. import _dcp_peer_dropins as mine
+    from .._topk import filter_peer_slots_to_owner_local as my_filter
+
+    @wraps(owner)
+    def filter_peer_slots_to_owner_local(*args: Any, **kwargs: Any) -> Any:
+        got = my_filter(*args, **kwargs)
+        patch.count(label)
+        return got
 
     @wraps(table)
     def build_rotated_dcp_peer_block_table(*args: Any, **kwargs: Any) -> Any:
@@ -539,6 +551,7 @@ def dcp_peer_views(patch: VllmPatch) -> None:
 
     rebind_everywhere(patch, table, build_rotated_dcp_peer_block_table, label)
     rebind_everywhere(patch, slots, convert_global_indices_to_dcp_peer_slots, label)
+    rebind_everywhere(patch, owner, filter_peer_slots_to_owner_local, label)
     patch.apply(label)
 
 

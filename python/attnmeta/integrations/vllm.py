@@ -36,9 +36,11 @@ launches into the same buffers (so CUDA graphs keep their addresses):
     ``triton_filter_and_convert_dcp_index`` and their bindings (each
     layer's top-k conversion);
 ``dcp_peer_views``
-    ``sparse_utils.build_rotated_dcp_peer_block_table`` and
-    ``convert_global_indices_to_dcp_peer_slots`` and their bindings (the
-    DCP peer views: the rotated page table, global indices to peer slots).
+    ``sparse_utils.build_rotated_dcp_peer_block_table``,
+    ``convert_global_indices_to_dcp_peer_slots`` and
+    ``filter_peer_slots_to_owner_local`` and their bindings (the DCP peer
+    views: the rotated page table, global indices to peer slots, one
+    owner's local slots).
 
 DCP localisation and the compression of lengths stay vLLM's code, run on
 the same (global) products as before. A target whose names or parameters
