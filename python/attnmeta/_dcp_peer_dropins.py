@@ -85,7 +85,7 @@ class PeerTablePlan(Plan):
     padding, ids outside ``[0, peer_block_stride)`` and blocks past int32.
     :meth:`build` makes the one launch."""
 
-    __slots__ = ("_op", "_addr", "_dev", "_raw_stream")
+    __slots__ = ("_op", "_addr", "_dev", "_raw_stream", "_guard")
 
     def __init__(self, gathered_block_tables: Buffer, out: Buffer, *, local_rank: int,
                  peer_block_stride: int, width: Optional[int] = None,
@@ -147,6 +147,7 @@ class PeerTablePlan(Plan):
         self._ctx = context_for(dev, args["context"], "gathered_block_tables")
         self._dev = dev
         self._raw_stream = None if dev[0] == Backend.CPU else torch_state().raw_stream
+        self._guard = dev[0] != Backend.CPU and torch_state().multi_gpu
 
     def build(self, stream: Any = None) -> None:
         """Builds the table in one launch on ``stream`` (default: torch's
@@ -155,11 +156,17 @@ class PeerTablePlan(Plan):
         if self._raw_stream is None:
             if stream is not None:
                 stream_handle(stream, self._dev)
-            handle = None
+            status = _lib.convert_topk(self._ctx._handle, self._addr, None)
         else:
-            handle = (self._raw_stream(self._dev[1]) if stream is None
-                      else stream_handle(stream, self._dev))
-        status = _lib.convert_topk(self._ctx._handle, self._addr, handle)
+            index = self._dev[1]
+            handle = self._raw_stream(index) if stream is None else stream_handle(stream, self._dev)
+            ts = torch_state()
+            previous = ts.get_device() if self._guard else index
+            try:
+                status = _lib.convert_topk(self._ctx._handle, self._addr, handle)
+            finally:
+                if previous != index:
+                    ts.set_device(previous)
         if status:
             raise self._ctx.error(status, "attnmeta_convert_topk")
 
