@@ -290,6 +290,15 @@ Test(topk_peer_table, refusals) {
   table_op(&op);
   op.peer_tables_owner_stride = INT64_MAX / 4;
   refused(&op, ATTNMETA_ERR_OVERFLOW, "peer_tables_owner_stride");
+  table_op(&op);
+  op.peer_tables_stride = INT64_MAX / 4;
+  refused(&op, ATTNMETA_ERR_OVERFLOW, "64-bit byte offsets");
+  table_op(&op);
+  op.peer_table_out_stride = INT64_MAX / 4;
+  refused(&op, ATTNMETA_ERR_OVERFLOW, "64-bit byte offsets");
+  table_op(&op);
+  op.peer_table_width = -1;
+  refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "peer_table_width");
   table_op(&op); /* the output over rank 1's table */
   op.peer_table_out = &g_tables[1][0][0];
   op.peer_table_width = op.peer_table_out_stride = 2;
