@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * fuzz_args: host argument validation of the whole public API.
- * An input whose first byte is 0xF0 or above is an attnmeta_convert_topk
- * call; the first byte of the others picks the entry point (modulo 16).
+ * An input whose first byte is 0xF0 to 0xF7 is an attnmeta_convert_topk
+ * call, 0xF8 or above an attnmeta_build_pool_indices call; the first byte
+ * of the others picks the entry point (modulo 16).
  *
  * The input bytes pick an entry point and arguments drawn towards the edges:
  * negative, zero and INT32-limit sizes, strides near the INT64 limits and
@@ -36,7 +37,7 @@ enum {
   B_GROUP_SLOT, /* + g */
   B_GROUP_LENS = B_GROUP_SLOT + ATTNMETA_MAX_COMPRESSED_GROUPS, /* + g */
   B_SWA_ROWS = B_GROUP_LENS + ATTNMETA_MAX_COMPRESSED_GROUPS,
-  B_SWA_LENS, B_C128A_ROWS, B_C128A_LENS, B_COUNT
+  B_SWA_LENS, B_C128A_ROWS, B_C128A_LENS, B_INDEXER, B_C128A_PREFILL, B_COUNT
 };
 
 static int out_is64(int which) {
@@ -56,20 +57,20 @@ static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo :
 /* What the inputs were, for docs/reliability.md: printed at exit when the
  * environment has ATTNMETA_FUZZ_STATS=1. */
 static struct {
-  long runs, op[9], refused, accepted_ran, skipped, status[16], aliased, small_struct, dsv4;
+  long runs, op[10], refused, accepted_ran, skipped, status[16], aliased, small_struct, dsv4;
 } stats;
 
 static void print_stats(void) {
-  static const char *const ops[9] = {"build_step", "token_to_req", "launch_config", "describe",
-                                     "names",      "open",         "memory",        "null_context",
-                                     "convert_topk"};
+  static const char *const ops[10] = {"build_step", "token_to_req", "launch_config", "describe",
+                                      "names",      "open",         "memory",        "null_context",
+                                      "convert_topk", "build_pool_indices"};
   int i;
   fprintf(stderr,
           "fuzz_args inputs: %ld runs; step and token-map calls: %ld breaking a rule (all "
           "refused), %ld valid and run, %ld valid but larger than the buffers (skipped)\n  by entry "
           "point:",
           stats.runs, stats.refused, stats.accepted_ran, stats.skipped);
-  for (i = 0; i < 9; ++i) fprintf(stderr, " %s:%ld", ops[i], stats.op[i]);
+  for (i = 0; i < 10; ++i) fprintf(stderr, " %s:%ld", ops[i], stats.op[i]);
   fprintf(stderr, "\n  steps with an output placed on another buffer: %ld; steps in an exact-size "
           "struct smaller than the header's: %ld; steps with DSV4 fields set: %ld",
           stats.aliased, stats.small_struct, stats.dsv4);
@@ -181,7 +182,8 @@ static int alias_one(fz_reader *rd, attnmeta_step *s) {
                        &s->block_table_out, &s->decode_lens_out, &s->req_indices_out,
                        &s->per_req_lens_out, &s->error_word, &grp[0].seq_lens_out,
                        &grp[1].seq_lens_out, &grp[2].seq_lens_out, &grp[3].seq_lens_out,
-                       &s->swa_indices, &s->swa_lens, &s->c128a_rows, &s->c128a_lens};
+                       &s->swa_indices, &s->swa_lens, &s->c128a_rows, &s->c128a_lens,
+                       &s->indexer_lens_out, &s->c128a_prefill_rows};
   int64_t **out64[] = {&s->positions, &s->slot_mapping, &grp[0].slot_mapping,
                        &grp[1].slot_mapping, &grp[2].slot_mapping, &grp[3].slot_mapping};
   const void *on[] = {s->query_start_loc, s->seq_lens, s->block_table, s->token_to_req,
@@ -190,7 +192,8 @@ static int alias_one(fz_reader *rd, attnmeta_step *s) {
                       s->error_word, s->positions, s->slot_mapping, grp[0].block_table,
                       grp[0].slot_mapping, grp[0].seq_lens_out, grp[1].seq_lens_out,
                       grp[3].slot_mapping, s->swa_block_table, s->swa_indices, s->swa_lens,
-                      s->c128a_block_table, s->c128a_rows, s->c128a_lens};
+                      s->c128a_block_table, s->c128a_rows, s->c128a_lens, s->swa_token_slots,
+                      s->indexer_lens_out, s->c128a_prefill_rows};
   const int n32 = (int)(sizeof out32 / sizeof out32[0]), n64 = (int)(sizeof out64 / sizeof out64[0]);
   const int which = (int)fz_range(rd, 0, n32 + n64 - 1);
   const char *target = (const char *)on[fz_range(rd, 0, (int64_t)(sizeof on / sizeof on[0]) - 1)];
@@ -205,6 +208,30 @@ static int alias_one(fz_reader *rd, attnmeta_step *s) {
     *out64[which - n32] = (int64_t *)(uintptr_t)((uintptr_t)at & ~(uintptr_t)7);
   }
   return 1;
+}
+
+/* The members 0.3.0 added, drawn after the others (the committed seeds keep
+ * their meaning): the indexer's lengths, the SWA rows' token slots, C128A's
+ * mixed mode (its decode-token count and second table), each now and then
+ * with an edge value or set where its product is not built. */
+static void pick_dsv4_0_3(fz_reader *rd, attnmeta_step *s) {
+  if (fz_chance(rd, 1, 3)) {
+    s->indexer_lens_out = (int32_t *)pick_out(rd, B_INDEXER);
+    s->indexer_ratio = fz_chance(rd, 3, 4) ? (int32_t)fz_range(rd, 1, 128) : fz_edge32(rd);
+    s->indexer_mode = fz_chance(rd, 7, 8) ? (int32_t)fz_range(rd, 0, 1) : fz_edge32(rd);
+  }
+  if (fz_chance(rd, 1, 3)) s->swa_token_slots = (const int64_t *)pick_ptr(rd, in_qsl.data, 8);
+  if (fz_chance(rd, 1, 3)) {
+    if (fz_chance(rd, 3, 4)) s->c128a_mode = ATTNMETA_C128A_MIXED;
+    s->c128a_prefill_rows = (int32_t *)pick_out(rd, B_C128A_PREFILL);
+    s->c128a_prefill_rows_stride = pick_stride(rd, s->c128a_width, s->num_tokens);
+    switch (fz_u8(rd) % 4) {
+      case 0: s->c128a_num_decode_tokens = 0; break;
+      case 1: s->c128a_num_decode_tokens = s->num_tokens; break;
+      case 2: s->c128a_num_decode_tokens = (int32_t)fz_range(rd, 0, s->num_tokens > 0 ? s->num_tokens : 0); break;
+      default: s->c128a_num_decode_tokens = fz_edge32(rd); break;
+    }
+  }
 }
 
 /* The DeepSeek-V3.2/V4 fields, every one of them: mostly sound values,
@@ -253,6 +280,7 @@ static void pick_dsv4(fz_reader *rd, attnmeta_step *s) {
   }
   if (fz_chance(rd, 1, 16)) s->launch_flags = (uint32_t)fz_edge32(rd);
   else if (fz_chance(rd, 1, 4)) s->launch_flags = ATTNMETA_LAUNCH_EARLY_START;
+  pick_dsv4_0_3(rd, s);
 }
 
 /* Every buffer the DSV4 products would touch fits the fixed buffers. */
@@ -273,6 +301,12 @@ static int dsv4_fits(const attnmeta_step *s) {
         !table_fits(s->num_reqs, s->c128a_block_table_stride, s->c128a_block_table_cols)) ||
        !table_fits(s->num_tokens, s->c128a_rows_stride, s->c128a_width)))
     return 0;
+  if (s->c128a_prefill_rows &&
+      !table_fits(s->num_tokens, s->c128a_prefill_rows_stride, s->c128a_width))
+    return 0;
+  /* the token slots are int64 over in_qsl's BUF + 1 int32 */
+  if ((s->swa_indices || s->swa_lens) && s->swa_token_slots && 2 * (int64_t)s->num_tokens > BUF)
+    return 0;
   return 1;
 }
 
@@ -280,15 +314,15 @@ static void fuzz_build_step(fz_reader *rd) {
   static const size_t sizes[] = {0, 1, sizeof(attnmeta_step) - 8, sizeof(attnmeta_step) - 1,
                                  sizeof(attnmeta_step) + 1, sizeof(attnmeta_step) + 8,
                                  (size_t)-1,
-                                 offsetof(attnmeta_step, error_word) + sizeof(int32_t *),
-                                 offsetof(attnmeta_step, compressed_groups) + 8};
+                                 FZ_STEP_SIZE_0_1, offsetof(attnmeta_step, compressed_groups) + 8,
+                                 FZ_STEP_SIZE_0_2, offsetof(attnmeta_step, swa_token_slots)};
   attnmeta_step s;
   uint32_t required, optional;
   attnmeta_status st;
   int fits, aliased;
   void *caller = &s; /* the struct as passed: a smaller one in an exact-size allocation */
   attnmeta_step_init(&s);
-  if (fz_chance(rd, 1, 16)) s.struct_size = sizes[fz_u8(rd) % 9];
+  if (fz_chance(rd, 1, 16)) s.struct_size = sizes[fz_u8(rd) % 11];
   s.query_start_loc = (const int32_t *)pick_ptr(rd, in_qsl.data, 4);
   s.num_reqs = pick_size(rd, 64);
   s.num_tokens = pick_size(rd, 256);
@@ -433,6 +467,82 @@ static void fuzz_convert_topk(fz_reader *rd) {
   check_call(st, "attnmeta_convert_topk", "call", required, optional);
 }
 
+/* attnmeta_build_pool_indices: sizes, strides, capacities, page sizes,
+ * pointers (NULL, misaligned, int64 inputs over int32 buffers) and struct
+ * sizes drawn towards the edges, sometimes an output placed on another
+ * buffer; the rules are fz_pool_rules. The device data is whatever the
+ * fixed buffers hold (pool rows far outside the pool, lengths and start
+ * columns of any sign): the call must stay inside its outputs. */
+static void fuzz_build_pool(fz_reader *rd) {
+  static const size_t sizes[] = {0, 1, sizeof(attnmeta_pool) - 8, sizeof(attnmeta_pool) - 1,
+                                 sizeof(attnmeta_pool) + 1, sizeof(attnmeta_pool) + 8, (size_t)-1,
+                                 offsetof(attnmeta_pool, page_table)};
+  attnmeta_pool op;
+  uint32_t required, optional;
+  attnmeta_status st;
+  int fits, aliased = 0;
+  void *caller = &op;
+  attnmeta_pool_init(&op);
+  if (fz_chance(rd, 1, 16)) op.struct_size = sizes[fz_u8(rd) % 8];
+  op.pool_rows = pick_size(rd, 16);
+  op.pool_cols = pick_size(rd, 64);
+  op.req_to_token = (const int32_t *)pick_ptr(rd, in_table.data, 4);
+  op.req_to_token_stride = pick_stride(rd, op.pool_cols, op.pool_rows);
+  op.num_reqs = pick_size(rd, 64);
+  op.req_pool_indices = (const int64_t *)pick_ptr(rd, in_seq.data, 8);
+  op.lengths = (const int64_t *)pick_ptr(rd, in_qsl.data, 8);
+  if (fz_chance(rd, 1, 2)) op.kv_start_idx = (const int64_t *)pick_ptr(rd, in_table.data, 8);
+  op.page_size = fz_chance(rd, 3, 4) ? (int32_t)fz_range(rd, 1, 64) : fz_edge32(rd);
+  if (fz_chance(rd, 1, 2)) op.kv_indptr = (const int32_t *)pick_ptr(rd, in_qsl.data, 4);
+  op.kv_indices = (int32_t *)pick_out(rd, B_T2R);
+  op.kv_indices_capacity = fz_chance(rd, 1, 2) ? fz_range(rd, 0, 600) : fz_edge64(rd);
+  op.kv_indptr_out = (int32_t *)pick_out(rd, B_SEQ);
+  op.page_table = (int32_t *)pick_out(rd, B_BT);
+  op.page_table_width = pick_size(rd, 16);
+  op.page_table_stride = pick_stride(rd, op.page_table_width, op.num_reqs);
+  op.reserved = fz_chance(rd, 1, 8) ? fz_edge32(rd) : 0;
+  op.error_word = (int32_t *)pick_out(rd, B_ERR);
+  if (fz_chance(rd, 1, 8)) { /* an output on another buffer, a few elements off */
+    int32_t **outs_of[] = {&op.kv_indices, &op.kv_indptr_out, &op.page_table, &op.error_word};
+    const void *on[] = {op.req_to_token, op.req_pool_indices, op.lengths, op.kv_start_idx,
+                        op.kv_indptr, op.kv_indices, op.kv_indptr_out, op.page_table,
+                        op.error_word};
+    const char *target = (const char *)on[fz_range(rd, 0, 8)];
+    int32_t **out = outs_of[fz_range(rd, 0, 3)];
+    if (target && *out) {
+      *out = (int32_t *)(uintptr_t)(target + 4 * fz_range(rd, -3, 3));
+      aliased = 1;
+      stats.aliased++;
+    }
+  }
+
+  fz_pool_rules(&op, &required, &optional);
+  if (aliased && !required) { /* buffers that share an allocation: not run */
+    count_call(0, 0, ATTNMETA_OK);
+    return;
+  }
+  /* int64 inputs over int32 buffers: B <= BUF / 2 of them */
+  fits = op.num_reqs >= 0 && op.num_reqs < BUF / 2 && op.kv_indices_capacity >= 0 &&
+         op.kv_indices_capacity <= BUF && table_fits(op.pool_rows, op.req_to_token_stride, op.pool_cols) &&
+         (!op.page_table || table_fits(op.num_reqs, op.page_table_stride, op.page_table_width));
+  if (!required && !fits) { /* a valid call with buffers smaller than it says */
+    count_call(0, 0, ATTNMETA_OK);
+    return;
+  }
+  poison_outputs();
+  if (op.struct_size < sizeof op) { /* a caller built against a smaller struct: just its bytes */
+    const size_t bytes = op.struct_size > sizeof(size_t) ? op.struct_size : sizeof(size_t);
+    caller = malloc(bytes);
+    if (!caller) fz_fail("out of memory");
+    memcpy(caller, &op, bytes);
+    stats.small_struct++;
+  }
+  st = attnmeta_build_pool_indices(ctx, (const attnmeta_pool *)caller, NULL);
+  if (caller != &op) free(caller);
+  count_call(required, 1, st);
+  check_call(st, "attnmeta_build_pool_indices", "call", required, optional);
+}
+
 static void fuzz_token_to_req(fz_reader *rd) {
   const int32_t *qsl = (const int32_t *)pick_ptr(rd, in_qsl.data, 4);
   const int32_t R = pick_size(rd, 64), T = pick_size(rd, 256);
@@ -512,6 +622,28 @@ static void fuzz_launch_config(fz_reader *rd) {
       FZ_CHECK(st == ATTNMETA_OK && out[0] == 4 && out[1] == 5 && out[2] == 1 && out[3] == 0,
                "a step under config {%d,%d,%d,%d,%d}: status %d, lengths %d %d %d %d", c.block,
                c.grid, c.stage, c.vector, c.lanes, (int)st, out[0], out[1], out[2], out[3]);
+    }
+    { /* and a small pool call: the CPU backend runs only the blocks with a row */
+      static const int32_t pool[4] = {7, 8, 9, 10};
+      static const int64_t row[2] = {0, 0}, len[2] = {3, 1};
+      int32_t indptr[3] = {-9, -9, -9}, slots[4] = {-9, -9, -9, -9};
+      attnmeta_pool op;
+      attnmeta_pool_init(&op);
+      op.req_to_token = pool;
+      op.req_to_token_stride = 4;
+      op.pool_rows = 1;
+      op.pool_cols = 4;
+      op.req_pool_indices = row;
+      op.lengths = len;
+      op.num_reqs = 2;
+      op.kv_indices = slots;
+      op.kv_indices_capacity = 4;
+      op.kv_indptr_out = indptr;
+      st = attnmeta_build_pool_indices(ctx, &op, NULL);
+      FZ_CHECK(st == ATTNMETA_OK && indptr[0] == 0 && indptr[1] == 3 && indptr[2] == 4 &&
+                   slots[0] == 7 && slots[1] == 8 && slots[2] == 9 && slots[3] == 7,
+               "a pool call under config {%d,%d,%d,%d,%d}: status %d (%s)", c.block, c.grid,
+               c.stage, c.vector, c.lanes, (int)st, attnmeta_last_error(ctx));
     }
   }
   st = attnmeta_set_launch_config(ctx, NULL);
@@ -685,6 +817,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!ctx) LLVMFuzzerInitialize(NULL, NULL);
   fz_reader_init(&rd, data, size);
   stats.runs++;
+  if (size > 0 && data[0] >= 0xF8) {
+    fz_u8(&rd);
+    stats.op[9]++;
+    fuzz_build_pool(&rd);
+    return 0;
+  }
   if (size > 0 && data[0] >= 0xF0) { /* the committed seeds of the others start below */
     fz_u8(&rd);
     stats.op[8]++;

@@ -14,5 +14,7 @@
 void fz_op_dsv4(fz_reader *rd, attnmeta_context *ctx);
 /* attnmeta_convert_topk on device data, valid and hostile (op_topk.c). */
 void fz_op_topk(fz_reader *rd, attnmeta_context *ctx);
+/* attnmeta_build_pool_indices on device data, valid and hostile (op_pool.c). */
+void fz_op_pool(fz_reader *rd, attnmeta_context *ctx);
 
 #endif /* ATTNMETA_FUZZ_OPS_H */

@@ -965,12 +965,14 @@ typedef struct fz_operation {
 static void op_build_step_large(fz_reader *rd) { fz_op_step_large(rd, ctx); }
 static void op_dsv4(fz_reader *rd) { fz_op_dsv4(rd, ctx); }
 static void op_topk(fz_reader *rd) { fz_op_topk(rd, ctx); }
+static void op_pool(fz_reader *rd) { fz_op_pool(rd, ctx); }
 
 static const fz_operation operations[] = {
     {"build_step", op_build_step},            /* first byte < 0xF0 */
     {"build_step_large", op_build_step_large}, /* 0xF0 */
     {"build_step_dsv4", op_dsv4},              /* 0xF1 */
     {"convert_topk", op_topk},                 /* 0xF2 */
+    {"build_pool_indices", op_pool},           /* 0xF3 */
 };
 #define NUM_OPERATIONS (sizeof operations / sizeof operations[0])
 

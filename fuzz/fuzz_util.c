@@ -373,13 +373,14 @@ static int fz_buffers_meet(const fz_buffer *b, int count) {
 }
 
 /* Whether the step wants a DeepSeek-V3.2/V4 product (contract sections 5,
- * 7, 8): a group with an output, SWA's or C128A's outputs. Each reads
- * seq_lens. */
+ * 5a, 7, 8): a group with an output, SWA's, C128A's (mixed mode's prefill
+ * rows included) or the indexer's outputs. Each reads seq_lens. */
 int fz_wants_dsv4(const attnmeta_step *s) {
   int g;
   for (g = 0; g < ATTNMETA_MAX_COMPRESSED_GROUPS; ++g)
     if (s->compressed_groups[g].slot_mapping || s->compressed_groups[g].seq_lens_out) return 1;
-  return s->swa_indices || s->swa_lens || s->c128a_rows || s->c128a_lens;
+  return s->swa_indices || s->swa_lens || s->c128a_rows || s->c128a_lens ||
+         s->c128a_prefill_rows || s->indexer_lens_out;
 }
 
 uint32_t fz_overlap_rule(const attnmeta_step *s) {
@@ -430,12 +431,22 @@ uint32_t fz_overlap_rule(const attnmeta_step *s) {
     const fz_buffer c_rows = {s->c128a_rows, T, (__int128)s->c128a_width * 4,
                               (__int128)s->c128a_rows_stride * 4, 1};
     const fz_buffer c_lens = {s->c128a_lens, 1, C * 4, C * 4, 1};
+    /* 0.3.0's: the SWA rows' token slots (read by either SWA output), mixed
+     * mode's prefill rows, the indexer's lengths */
+    const fz_buffer swa_slots = {s->swa_indices || s->swa_lens ? s->swa_token_slots : NULL, 1,
+                                 T * 8, T * 8, 0};
+    const fz_buffer c_prefill = {s->c128a_prefill_rows, T, (__int128)s->c128a_width * 4,
+                                 (__int128)s->c128a_prefill_rows_stride * 4, 1};
+    const fz_buffer indexer = {s->indexer_lens_out, 1, C * 4, C * 4, 1};
     b[n++] = swa_table;
     b[n++] = swa_rows;
     b[n++] = swa_lens;
     b[n++] = c_table;
     b[n++] = c_rows;
     b[n++] = c_lens;
+    b[n++] = swa_slots;
+    b[n++] = c_prefill;
+    b[n++] = indexer;
   }
   return (uint32_t)fz_buffers_meet(b, n);
 }
@@ -491,7 +502,8 @@ static void fz_dsv4_rules(const attnmeta_step *s, uint32_t *required, uint32_t *
       req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
     if (s->swa_window < 1 || s->swa_width < s->swa_window)
       req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
-    if (misaligned(s->swa_indices, 4) || misaligned(s->swa_lens, 4))
+    if (misaligned(s->swa_indices, 4) || misaligned(s->swa_lens, 4) ||
+        misaligned(s->swa_token_slots, 8))
       req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
     if (s->swa_indices) {
       fz_rows_rules(s->swa_indices_stride, s->swa_width, s->num_tokens, &req, &opt);
@@ -500,7 +512,10 @@ static void fz_dsv4_rules(const attnmeta_step *s, uint32_t *required, uint32_t *
                      s->num_reqs, &req, &opt);
     }
   }
-  if (s->c128a_rows || s->c128a_lens) {
+  /* mixed mode's second table is written in that mode only */
+  if (s->c128a_prefill_rows && s->c128a_mode != ATTNMETA_C128A_MIXED)
+    req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+  if (s->c128a_rows || s->c128a_lens || s->c128a_prefill_rows) {
     const int global = s->c128a_mode == ATTNMETA_C128A_GLOBAL ||
                        s->c128a_mode == ATTNMETA_C128A_MIXED;
     if (!global && s->c128a_mode != ATTNMETA_C128A_LOCAL)
@@ -509,16 +524,25 @@ static void fz_dsv4_rules(const attnmeta_step *s, uint32_t *required, uint32_t *
         (s->c128a_num_decode_tokens < 0 || s->c128a_num_decode_tokens > s->num_tokens))
       req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
     if (s->c128a_ratio < 1 || s->c128a_width < 0) req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
-    if (misaligned(s->c128a_rows, 4) || misaligned(s->c128a_lens, 4))
+    if (misaligned(s->c128a_rows, 4) || misaligned(s->c128a_lens, 4) ||
+        misaligned(s->c128a_prefill_rows, 4))
       req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
     if (s->c128a_rows && s->c128a_width >= 0)
       fz_rows_rules(s->c128a_rows_stride, s->c128a_width, s->num_tokens, &req, &opt);
+    if (s->c128a_prefill_rows && s->c128a_width >= 0)
+      fz_rows_rules(s->c128a_prefill_rows_stride, s->c128a_width, s->num_tokens, &req, &opt);
     if (global) {
       if (fz_bad_dcp_block(s, s->c128a_block_size)) req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
       if (s->c128a_rows)
         fz_table_rules(s->c128a_block_table, s->c128a_block_table_cols,
                        s->c128a_block_table_stride, s->num_reqs, &req, &opt);
     }
+  }
+  if (s->indexer_lens_out) { /* section 5a */
+    if (s->indexer_mode != ATTNMETA_INDEXER_DECODE && s->indexer_mode != ATTNMETA_INDEXER_PREFILL)
+      req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+    if (s->indexer_ratio < 1 || misaligned(s->indexer_lens_out, 4))
+      req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
   }
   *required |= req;
   *optional |= opt;
@@ -541,11 +565,12 @@ static void fz_step_rules_of(const attnmeta_step *s, uint32_t *required, uint32_
   const int wants_table = s->block_table_out || s->slot_mapping;
   uint32_t req = 0, opt = 0;
 
-  /* the sizes of the releases only: 0.1 (ending at error_word) and 0.2,
-   * this header's */
+  /* the sizes of the releases only: 0.1 (ending at error_word), 0.2 (ending
+   * at launch_flags, padded to the struct's alignment) and 0.3, this
+   * header's */
   if (s->struct_size > sizeof *s)
     req |= FZ_BIT(ATTNMETA_ERR_NOT_SUPPORTED);
-  else if (s->struct_size != offsetof(attnmeta_step, error_word) + sizeof(int32_t *) &&
+  else if (s->struct_size != FZ_STEP_SIZE_0_1 && s->struct_size != FZ_STEP_SIZE_0_2 &&
            s->struct_size != sizeof *s)
     req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
   if (!s->query_start_loc) req |= FZ_BIT(ATTNMETA_ERR_NULL_POINTER);
@@ -664,6 +689,67 @@ void fz_topk_rules(const attnmeta_topk *op, uint32_t *required, uint32_t *option
     *(uses_ws ? &req : &opt) |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
   if (!req) { /* sizes sound: which bytes meet */
     const int m = topk_overlap(op);
+    if (m == 2) req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+    else if (m == 1) opt |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+  }
+  *required = req;
+  *optional = opt;
+}
+
+/* The overlap part of fz_pool_rules: 0 none, 2 an overlap, 1 cannot say.
+ * kv_indptr counts only where kv_indices reads it. */
+static int pool_overlap(const attnmeta_pool *op) {
+  const __int128 B = op->num_reqs, P = op->pool_rows, C = op->kv_indices_capacity;
+  const fz_buffer b[9] = {
+      {op->req_to_token, P, (__int128)op->pool_cols * 4, (__int128)op->req_to_token_stride * 4, 0},
+      {op->req_pool_indices, 1, B * 8, B * 8, 0},
+      {op->lengths, 1, B * 8, B * 8, 0},
+      {op->kv_start_idx, 1, B * 8, B * 8, 0},
+      {op->kv_indices ? op->kv_indptr : NULL, 1, (B + 1) * 4, (B + 1) * 4, 0},
+      {op->kv_indices, 1, C * 4, C * 4, 1},
+      {op->kv_indptr_out, 1, (B + 1) * 4, (B + 1) * 4, 1},
+      {op->page_table, B, (__int128)op->page_table_width * 4, (__int128)op->page_table_stride * 4, 1},
+      {op->error_word, 1, 4, 4, 1}};
+  return fz_buffers_meet(b, 9);
+}
+
+void fz_pool_rules(const attnmeta_pool *op, uint32_t *required, uint32_t *optional) {
+  uint32_t req = 0, opt = 0;
+  const int64_t B = op->num_reqs;
+  /* new in 0.3.0: its present size only */
+  if (op->struct_size > sizeof *op) req |= FZ_BIT(ATTNMETA_ERR_NOT_SUPPORTED);
+  else if (op->struct_size < sizeof *op) req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+  if (op->num_reqs < 0 || op->pool_rows < 0 || op->pool_cols < 0 || op->page_size < 1 ||
+      op->kv_indices_capacity < 0 || op->page_table_width < 0)
+    req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+  /* the pool: its stride whatever its rows, NULL only when it holds nothing */
+  if (op->req_to_token_stride < op->pool_cols) req |= FZ_BIT(ATTNMETA_ERR_STRIDE);
+  if (!op->req_to_token && op->pool_rows > 0 && op->pool_cols > 0)
+    req |= FZ_BIT(ATTNMETA_ERR_NULL_POINTER);
+  rows_rules(op->pool_rows, op->req_to_token_stride, op->pool_cols, &req, &opt);
+  if ((!op->req_pool_indices || !op->lengths) && B > 0) req |= FZ_BIT(ATTNMETA_ERR_NULL_POINTER);
+  if (op->kv_indices) rows_rules(1, op->kv_indices_capacity, op->kv_indices_capacity, &req, &opt);
+  if (op->page_table) {
+    if (op->page_table_stride < op->page_table_width) req |= FZ_BIT(ATTNMETA_ERR_STRIDE);
+    rows_rules(B, op->page_table_stride, op->page_table_width, &req, &opt);
+  }
+  if (!op->kv_indices && !op->kv_indptr_out && !op->page_table)
+    req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+  /* the rows' places: kv_indptr or kv_indptr_out, not both */
+  if (op->kv_indices && op->kv_indptr && op->kv_indptr_out)
+    req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+  if (op->kv_indices && !op->kv_indptr && !op->kv_indptr_out && B > 0)
+    req |= FZ_BIT(ATTNMETA_ERR_NULL_POINTER);
+  if (op->kv_indices_capacity > 0 && !op->kv_indices) req |= FZ_BIT(ATTNMETA_ERR_NULL_POINTER);
+  /* every pointer given, used or not */
+  if (misaligned(op->req_to_token, 4) || misaligned(op->req_pool_indices, 8) ||
+      misaligned(op->lengths, 8) || misaligned(op->kv_start_idx, 8) ||
+      misaligned(op->kv_indptr, 4) || misaligned(op->kv_indices, 4) ||
+      misaligned(op->kv_indptr_out, 4) || misaligned(op->page_table, 4) ||
+      misaligned(op->error_word, 4))
+    req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+  if (!req) {
+    const int m = pool_overlap(op);
     if (m == 2) req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
     else if (m == 1) opt |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
   }

@@ -172,12 +172,24 @@ void fz_step_rules(const attnmeta_step *s, uint32_t *required, uint32_t *optiona
  * fz_step_rules, for steps whose sizes are otherwise sound. */
 uint32_t fz_overlap_rule(const attnmeta_step *s);
 
+/* The sizes released versions gave attnmeta_step (docs/abi.md): 0.1's
+ * ended with error_word, 0.2's with launch_flags (padded to the struct's
+ * alignment); 0.3's is this header's. */
+#define FZ_STEP_SIZE_0_1 (offsetof(attnmeta_step, error_word) + sizeof(int32_t *))
+#define FZ_STEP_SIZE_0_2                                                              \
+  ((offsetof(attnmeta_step, launch_flags) + sizeof(uint32_t) + _Alignof(attnmeta_step) - 1) / \
+   _Alignof(attnmeta_step) * _Alignof(attnmeta_step))
+
 /* Whether the step wants a DeepSeek-V3.2/V4 product (each reads seq_lens). */
 int fz_wants_dsv4(const attnmeta_step *s);
 
 /* The same for attnmeta_convert_topk (its header comment and the
  * contract's section 6), overlaps included. */
 void fz_topk_rules(const attnmeta_topk *op, uint32_t *required, uint32_t *optional);
+
+/* The same for attnmeta_build_pool_indices (its header comment and
+ * docs/c_api.md's "SGLang's request pool"), overlaps included. */
+void fz_pool_rules(const attnmeta_pool *op, uint32_t *required, uint32_t *optional);
 
 /* Launch config rules of attnmeta_set_launch_config on a CPU context. */
 uint32_t fz_config_rules(const attnmeta_launch_config *c);

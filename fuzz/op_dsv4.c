@@ -6,9 +6,12 @@
  *
  * The input bytes decide a step (R requests, T tokens, capacity C, DCP W / k
  * / I), up to four compressed groups, the SWA rows and the C128A rows (each
- * with its own table, sizes, strides, misalignment and mode), the device
- * data (well formed, or hostile: raw boundaries, negative and huge lengths,
- * negative and huge block ids) and an emulated GPU launch shape.
+ * with its own table, sizes, strides, misalignment and mode, C128A's mixed
+ * mode with its decode-token count and second table included), the
+ * indexer's compressed lengths (section 5a: ratio, mode), the SWA rows'
+ * token slots (negative slots among them), the device data (well formed,
+ * or hostile: raw boundaries, negative and huge lengths, negative and huge
+ * block ids, slots at the INT64 limits) and an emulated GPU launch shape.
  *
  * Checked on every input:
  *  - memory safety: inputs are exact-size allocations, outputs sit between
@@ -23,9 +26,10 @@
  *
  * A quarter of the inputs break one host argument of the DSV4 products
  * instead (a ratio, block size, mode, window, width, stride, table, an
- * alignment, an output placed on an input or another output, seq_lens
- * missing, launch flags): the call must return a status the independent
- * rules model (fz_step_rules) allows, and a refused call writes nothing.
+ * alignment, the decode-token count, the prefill rows outside mixed mode,
+ * an output placed on an input or another output, seq_lens missing, launch
+ * flags): the call must return a status the independent rules model
+ * (fz_step_rules) allows, and a refused call writes nothing.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,13 +66,24 @@ typedef struct scenario {
   int c128a, c128a_rows, c128a_lens;
   int32_t c_ratio, c_bs, c_width, c_mode;
   int64_t c_stride;
+  int c128a_prefill;   /* mixed mode: the prefill tokens' table wanted */
+  int32_t c_decode;    /* mixed mode: D, the decode tokens */
+  int64_t c_pstride;
+  int indexer;         /* section 5a's lengths wanted */
+  int32_t ix_ratio, ix_mode;
+  int64_t *swa_slots;  /* [T] the SWA rows' token slots, or NULL */
   int shift; /* rows' misalignment, in int32 */
   uint32_t lanes, groups, grid;
   int vector;
 } scenario;
 
-/* Outputs: group slots and lengths, SWA rows and lengths, C128A rows and lengths, error word. */
-enum { B_SLOTS, B_LENS = 4, B_SWA = 8, B_SWA_LENS, B_C128A, B_C128A_LENS, B_ERR, NBUF };
+/* Outputs: group slots and lengths, SWA rows and lengths, C128A rows and
+ * lengths, error word, the indexer's lengths, mixed mode's prefill rows. */
+enum {
+  B_SLOTS, B_LENS = 4, B_SWA = 8, B_SWA_LENS, B_C128A, B_C128A_LENS, B_ERR, B_INDEXER,
+  B_C128A_PREFILL, NBUF
+};
+#define NIN 9 /* qsl, seq_lens, the six tables, the SWA token slots */
 
 static int32_t pick_block(fz_reader *rd, int32_t I, int W) {
   static const int32_t sizes[] = {1, 2, 4, 8, 16, 64};
@@ -87,6 +102,40 @@ static void pick_table(fz_reader *rd, scenario *sc, table *t, int hostile) {
   for (i = 0; i < t->n; i++) {
     t->ids[i] = (int32_t)fz_rand_range(rd, 0, 5000);
     if (hostile && fz_rand_range(rd, 0, 15) == 0) t->ids[i] = fz_edge32(rd);
+  }
+}
+
+/* The members 0.3.0 added, drawn after the others (the committed seeds
+ * keep their meaning up to here): the indexer's lengths, the SWA rows'
+ * token slots, C128A's mixed mode. */
+static void decode_0_3(fz_reader *rd, scenario *sc, int hostile) {
+  static const int32_t ix_ratios[] = {1, 2, 4, 4, 3, 128};
+  int64_t t;
+  sc->indexer = fz_chance(rd, 1, 2);
+  if (sc->indexer) {
+    sc->ix_ratio = fz_chance(rd, 7, 8) ? ix_ratios[fz_range(rd, 0, 5)] : (int32_t)fz_range(rd, 1, INT32_MAX);
+    sc->ix_mode = (int32_t)fz_range(rd, 0, 1);
+  }
+  if (sc->swa && fz_chance(rd, 1, 2)) {
+    sc->swa_slots = calloc((size_t)(sc->T > 0 ? sc->T : 1), sizeof(int64_t));
+    if (!sc->swa_slots) fz_fail("out of memory");
+    for (t = 0; t < sc->T; t++) {
+      const uint64_t u = fz_rand(rd) % 16;
+      sc->swa_slots[t] = u < 4 ? -1 : fz_rand_range(rd, 0, 1 << 20);
+      if (hostile && u == 4) sc->swa_slots[t] = fz_rand(rd) % 2 ? INT64_MIN : INT64_MAX;
+      if (hostile && u == 5) sc->swa_slots[t] = -(int64_t)fz_rand_range(rd, 2, INT32_MAX);
+    }
+  }
+  if (sc->c128a && fz_chance(rd, 1, 2)) {
+    sc->c_mode = ATTNMETA_C128A_MIXED;
+    switch (fz_range(rd, 0, 3)) {
+      case 0: sc->c_decode = 0; break;
+      case 1: sc->c_decode = sc->T; break;
+      default: sc->c_decode = (int32_t)fz_range(rd, 0, sc->T); break;
+    }
+    sc->c128a_prefill = fz_chance(rd, 3, 4);
+    sc->c_pstride = sc->c_width + fz_range(rd, 0, 4);
+    if (!sc->c128a_rows && !sc->c128a_lens && !sc->c128a_prefill) sc->c128a_prefill = 1;
   }
 }
 
@@ -147,6 +196,7 @@ static void decode(fz_reader *rd, scenario *sc) {
   sc->groups = (uint32_t)fz_range(rd, 1, 4);
   sc->grid = (uint32_t)fz_range(rd, 1, 3);
   sc->vector = fz_chance(rd, 1, 2);
+  decode_0_3(rd, sc, hostile);
 }
 
 typedef struct outputs {
@@ -165,6 +215,9 @@ static void outputs_alloc(outputs *o, const scenario *sc) {
   fz_buf_alloc(&o->b[B_C128A], 4, sc->c128a_rows ? sc->T * sc->c_stride : 0, 4 * (size_t)sc->shift);
   fz_buf_alloc(&o->b[B_C128A_LENS], 4, sc->c128a_lens ? sc->C : 0, 0);
   fz_buf_alloc(&o->b[B_ERR], 4, 1, 0);
+  fz_buf_alloc(&o->b[B_INDEXER], 4, sc->indexer ? sc->C : 0, 0);
+  fz_buf_alloc(&o->b[B_C128A_PREFILL], 4, sc->c128a_prefill ? sc->T * sc->c_pstride : 0,
+               4 * (size_t)sc->shift);
   *(int32_t *)o->b[B_ERR].data = 0;
 }
 
@@ -206,6 +259,7 @@ static void fill_step(attnmeta_step *s, const scenario *sc, fz_in *in, outputs *
     s->swa_indices_stride = sc->swa_stride;
     if (sc->swa_rows) s->swa_indices = o->b[B_SWA].data;
     if (sc->swa_lens) s->swa_lens = o->b[B_SWA_LENS].data;
+    if (sc->swa_slots) s->swa_token_slots = (const int64_t *)(const void *)in[8].data;
   }
   if (sc->c128a) {
     s->c128a_block_table = sc->tab[5].n ? in[7].data : NULL;
@@ -218,6 +272,14 @@ static void fill_step(attnmeta_step *s, const scenario *sc, fz_in *in, outputs *
     s->c128a_rows_stride = sc->c_stride;
     if (sc->c128a_rows) s->c128a_rows = o->b[B_C128A].data;
     if (sc->c128a_lens) s->c128a_lens = o->b[B_C128A_LENS].data;
+    s->c128a_num_decode_tokens = sc->c_decode;
+    s->c128a_prefill_rows_stride = sc->c_pstride;
+    if (sc->c128a_prefill) s->c128a_prefill_rows = o->b[B_C128A_PREFILL].data;
+  }
+  if (sc->indexer) {
+    s->indexer_lens_out = o->b[B_INDEXER].data;
+    s->indexer_ratio = sc->ix_ratio;
+    s->indexer_mode = sc->ix_mode;
   }
 }
 
@@ -229,6 +291,8 @@ static void emulate(const attnmeta_step *s, const scenario *sc) {
   p.swa.vector = sc->vector && p.swa.out && (uintptr_t)p.swa.out % 16 == 0 && p.swa.out_stride % 4 == 0;
   p.c128a.vector = sc->vector && p.c128a.out && (uintptr_t)p.c128a.out % 16 == 0 &&
                    p.c128a.out_stride % 4 == 0;
+  p.c128a.vector2 = sc->vector && p.c128a.out2 && (uintptr_t)p.c128a.out2 % 16 == 0 &&
+                    p.c128a.out2_stride % 4 == 0;
   am_pick_guess(p.num_reqs, p.num_tokens, &p.guess_mul, &p.guess_shift);
   am_pick_speculation(&p);
   p.variant = am_pick_variant(&p);
@@ -263,16 +327,18 @@ static int break_host_argument(fz_reader *rd, attnmeta_step *s, fz_in *in) {
   attnmeta_compressed_group *grp = &s->compressed_groups[fz_range(rd, 0, 3)];
   const int64_t R = s->num_reqs > 1 ? s->num_reqs : 2;
   int32_t *out32[] = {grp->seq_lens_out, s->swa_indices, s->swa_lens, s->c128a_rows,
-                      s->c128a_lens};
+                      s->c128a_lens, s->indexer_lens_out, s->c128a_prefill_rows};
   char *on[] = {(char *)in[0].data, (char *)in[1].data, (char *)in[2].data,
                 (char *)s->swa_indices, (char *)s->c128a_lens, (char *)grp->slot_mapping,
-                (char *)s->error_word};
+                (char *)s->error_word, (char *)s->swa_token_slots, (char *)s->indexer_lens_out,
+                (char *)s->c128a_prefill_rows};
   char *target;
   int32_t *out;
   const int group_on = grp->slot_mapping || grp->seq_lens_out, slots_on = grp->slot_mapping != NULL;
   const int swa_on = s->swa_indices || s->swa_lens, c_on = s->c128a_rows || s->c128a_lens;
   const int c_global = c_on && s->c128a_mode == ATTNMETA_C128A_GLOBAL;
-  switch (fz_range(rd, 0, 23)) {
+  const int mixed = s->c128a_mode == ATTNMETA_C128A_MIXED && (c_on || s->c128a_prefill_rows);
+  switch (fz_range(rd, 0, 31)) {
 #define ONLY_IF(cond) \
   if (!(cond)) return 0
     case 0: ONLY_IF(group_on); grp->ratio = fz_chance(rd, 1, 2) ? 0 : fz_edge32(rd); return 1;
@@ -313,17 +379,47 @@ static int break_host_argument(fz_reader *rd, attnmeta_step *s, fz_in *in) {
     case 19: ONLY_IF(s->c128a_rows); s->c128a_rows = (int32_t *)(void *)((char *)s->c128a_rows + 2); return 1;
     case 20: s->seq_lens = NULL; return 1;
     case 21: s->launch_flags = fz_chance(rd, 1, 2) ? 2u : (uint32_t)fz_edge32(rd) | 2u; return 1;
+    /* the members 0.3.0 added */
+    case 22: ONLY_IF(s->indexer_lens_out);
+             s->indexer_ratio = fz_chance(rd, 1, 2) ? (int32_t)fz_range(rd, -1, 0) : INT32_MIN;
+             return 1;
+    case 23: ONLY_IF(s->indexer_lens_out);
+             s->indexer_mode = fz_chance(rd, 1, 2) ? 2 : fz_edge32(rd) | 2;
+             return 1;
+    case 24: ONLY_IF(s->indexer_lens_out);
+             s->indexer_lens_out = (int32_t *)(void *)((char *)s->indexer_lens_out + 1 + fz_range(rd, 0, 2));
+             return 1;
+    case 25: ONLY_IF(swa_on && s->swa_token_slots);
+             s->swa_token_slots = (const int64_t *)(const void *)((const char *)s->swa_token_slots + 4);
+             return 1;
+    case 26: ONLY_IF(mixed);
+             s->c128a_num_decode_tokens = fz_chance(rd, 1, 2) ? s->num_tokens + 1 : -1 - (int32_t)fz_range(rd, 0, 2);
+             return 1;
+    case 27: ONLY_IF(mixed);
+             s->c128a_num_decode_tokens = fz_chance(rd, 1, 2) ? INT32_MAX : INT32_MIN;
+             return 1;
+    case 28: ONLY_IF(s->c128a_prefill_rows && s->c128a_width > 0);
+             s->c128a_prefill_rows_stride = fz_chance(rd, 1, 2) ? s->c128a_width - 1 : INT64_MAX / 4;
+             return 1;
+    case 29: ONLY_IF(s->c128a_prefill_rows);
+             s->c128a_prefill_rows = (int32_t *)(void *)((char *)s->c128a_prefill_rows + 2);
+             return 1;
+    case 30: ONLY_IF(s->c128a_prefill_rows); /* another mode than mixed */
+             s->c128a_mode = (int32_t)fz_range(rd, 0, 1);
+             return 1;
 #undef ONLY_IF
     default: /* an output on an input or another output, a few elements off */
-      out = out32[fz_range(rd, 0, 4)];
-      target = on[fz_range(rd, 0, 6)];
+      out = out32[fz_range(rd, 0, 6)];
+      target = on[fz_range(rd, 0, 9)];
       if (!out || !target || target == (char *)out) return 0; /* not onto itself */
       target += 4 * fz_range(rd, -2, 2);
       if (out == grp->seq_lens_out) grp->seq_lens_out = (int32_t *)(void *)target;
       else if (out == s->swa_indices) s->swa_indices = (int32_t *)(void *)target;
       else if (out == s->swa_lens) s->swa_lens = (int32_t *)(void *)target;
       else if (out == s->c128a_rows) s->c128a_rows = (int32_t *)(void *)target;
-      else s->c128a_lens = (int32_t *)(void *)target;
+      else if (out == s->c128a_lens) s->c128a_lens = (int32_t *)(void *)target;
+      else if (out == s->indexer_lens_out) s->indexer_lens_out = (int32_t *)(void *)target;
+      else s->c128a_prefill_rows = (int32_t *)(void *)target;
       return 2;
   }
 }
@@ -360,7 +456,7 @@ static void run_broken(attnmeta_context *ctx, const attnmeta_step *s, const outp
 
 void fz_op_dsv4(fz_reader *rd, attnmeta_context *ctx) {
   scenario sc;
-  fz_in in[8];
+  fz_in in[NIN];
   outputs o, e;
   attnmeta_step s;
   attnmeta_status st;
@@ -377,6 +473,8 @@ void fz_op_dsv4(fz_reader *rd, attnmeta_context *ctx) {
   fz_in_alloc(&in[0], sc.qsl, sc.R + 1, 0);
   fz_in_alloc(&in[1], sc.seq, sc.R, 0);
   for (i = 0; i < NFAM; i++) fz_in_alloc(&in[2 + i], sc.tab[i].ids, sc.tab[i].n, 0);
+  /* int64 slots as int32 pairs: the allocation is exact and 16-byte aligned */
+  fz_in_alloc(&in[8], (const int32_t *)(const void *)sc.swa_slots, sc.swa_slots ? 2 * (int64_t)sc.T : 0, 0);
   outputs_alloc(&o, &sc);
   fill_step(&s, &sc, in, &o);
   if (fz_chance(rd, 1, 4) && (broken = break_host_argument(rd, &s, in)) != 0) {
@@ -384,8 +482,9 @@ void fz_op_dsv4(fz_reader *rd, attnmeta_context *ctx) {
     for (i = 0; i < NBUF; i++)
       FZ_CHECK(fz_buf_guards_intact(&o.b[i]), "buffer %d: guard written", i);
     outputs_free(&o);
-    for (i = 0; i < 8; i++) fz_in_free(&in[i]);
+    for (i = 0; i < NIN; i++) fz_in_free(&in[i]);
     for (i = 0; i < NFAM; i++) free(sc.tab[i].ids);
+    free(sc.swa_slots);
     return;
   }
   st = attnmeta_build_step(ctx, &s, NULL);
@@ -422,6 +521,10 @@ void fz_op_dsv4(fz_reader *rd, attnmeta_context *ctx) {
   di.c128a_ratio = sc.c_ratio;
   di.c128a_block_size = sc.c_bs;
   di.c128a_mode = sc.c_mode;
+  di.c128a_num_decode = sc.c_decode;
+  di.indexer_ratio = sc.indexer ? sc.ix_ratio : 0;
+  di.indexer_mode = sc.ix_mode;
+  di.swa_token_slots = sc.swa_slots;
   ref = amr_dsv4_alloc(&ri, &di);
   amr_dsv4_build(&ri, &di, ref);
 
@@ -442,10 +545,16 @@ void fz_op_dsv4(fz_reader *rd, attnmeta_context *ctx) {
   if (sc.swa_rows) check_rows("swa_indices", &o.b[B_SWA], ref->swa, sc.T, sc.swa_width, sc.swa_stride, wf);
   if (sc.c128a_rows)
     check_rows("c128a_rows", &o.b[B_C128A], ref->c128a, sc.T, sc.c_width, sc.c_stride, wf);
+  if (sc.c128a_prefill)
+    check_rows("c128a_prefill_rows", &o.b[B_C128A_PREFILL], ref->c128a_prefill, sc.T, sc.c_width,
+               sc.c_pstride, wf);
+  for (t = 0; sc.indexer && t < sc.C; t++)
+    if (wf || t >= sc.T)
+      expect_eq("indexer_lens_out", t, ref->indexer_lens[t], ((int32_t *)o.b[B_INDEXER].data)[t]);
   got = *(int32_t *)o.b[B_ERR].data;
   /* the seq_lens checks run when a wanted product reads seq_lens */
   req_flags = p1->request_flags;
-  if (!sc.ngroups && !sc.swa && !sc.c128a) req_flags &= ~FZ_SEQ_FLAGS;
+  if (!sc.ngroups && !sc.swa && !sc.c128a && !sc.indexer) req_flags &= ~FZ_SEQ_FLAGS;
   flags = req_flags;
   for (g = 0; g < sc.ngroups; g++)
     if (sc.want_slots[g]) flags |= ref->group_flags[g];
@@ -472,6 +581,7 @@ void fz_op_dsv4(fz_reader *rd, attnmeta_context *ctx) {
   amr_dsv4_free(ref);
   amr_free(p1);
   outputs_free(&o);
-  for (i = 0; i < 8; i++) fz_in_free(&in[i]);
+  for (i = 0; i < NIN; i++) fz_in_free(&in[i]);
   for (i = 0; i < NFAM; i++) free(sc.tab[i].ids);
+  free(sc.swa_slots);
 }
