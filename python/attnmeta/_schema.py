@@ -14,7 +14,7 @@ STEP_FIELDS = [
     ("num_reqs", "int32_t", "PARAM", None, ()),
     ("num_tokens", "int32_t", "PARAM", None, ()),
     ("capacity", "int32_t", "PARAM", None, ()),
-    ("seq_lens", "const int32_t *", "IN", ("R",), ("SEQ_LENS", "GLOBAL_SEQ_LENS", "POSITIONS", "SLOT_MAPPING", "SWA_INDICES", "SWA_LENS", "C128A_ROWS", "C128A_LENS", "INDEXER_LENS", "C128A_PREFILL_ROWS", "GROUP_SLOTS", "GROUP_LENS")),
+    ("seq_lens", "const int32_t *", "IN", ("R",), ("SEQ_LENS", "GLOBAL_SEQ_LENS", "POSITIONS", "SLOT_MAPPING", "SWA_INDICES", "SWA_LENS", "C128A_ROWS", "C128A_GLOBAL_ROWS", "C128A_LENS", "INDEXER_LENS", "C128A_PREFILL_ROWS", "GROUP_SLOTS", "GROUP_LENS")),
     ("block_table", "const int32_t *", "IN", ("R", "block_table_cols", "block_table_stride"), ("BLOCK_TABLE", "SLOT_MAPPING")),
     ("block_table_cols", "int32_t", "PARAM", None, ()),
     ("block_table_stride", "int64_t", "PARAM", None, ()),
@@ -129,4 +129,4 @@ POOL_FIELDS = [
 ]
 
 # The DeepSeek-V3.2/V4 products (contract sections 5, 7, 8).
-DSV4_PRODUCTS = ("SWA_INDICES", "SWA_LENS", "C128A_ROWS", "C128A_LENS", "INDEXER_LENS", "C128A_PREFILL_ROWS", "GROUP_SLOTS", "GROUP_LENS")
+DSV4_PRODUCTS = ("SWA_INDICES", "SWA_LENS", "C128A_ROWS", "C128A_GLOBAL_ROWS", "C128A_LENS", "INDEXER_LENS", "C128A_PREFILL_ROWS", "GROUP_SLOTS", "GROUP_LENS")

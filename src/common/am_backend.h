@@ -5,7 +5,9 @@
  * returning a pointer to a constant table. The table is append-only: new
  * members go at the end, and AM_BACKEND_ABI changes only when an existing
  * member changes meaning, which includes the layout of the structures the
- * members receive (am_step_params, am_launch_shape). The CPU backend uses
+ * members receive (am_step_params, am_launch_shape): by hand (its base)
+ * for a change of meaning, by itself for a change of am_step_params'
+ * size or of its schema-derived members. The CPU backend uses
  * the same table, linked in.
  */
 #ifndef ATTNMETA_AM_BACKEND_H
@@ -34,7 +36,11 @@ extern "C" {
 /* 8: am_step_params grew the indexer's compressed lengths, the SWA rows' token
  * slots and the C128A rows' mixed mode (a second table of rows); the table
  * appends runtime_versions, then launch_pool */
-#define AM_BACKEND_ABI 8
+/* 9: am_step_params ends with the schema's kernel members (am_step_ext);
+ * from here on the ABI also carries that layout's signature, so a product
+ * whose kernel members come from the schema changes it without an edit */
+#define AM_BACKEND_ABI_BASE 9
+#define AM_BACKEND_ABI (AM_BACKEND_ABI_BASE * 1000000 + AM_STEP_PARAMS_LAYOUT)
 #define AM_BACKEND_ENTRY_SYMBOL "attnmeta_backend_entry"
 
 /* Backend functions return an attnmeta_status value and, on failure, put a
