@@ -166,6 +166,10 @@ static inline attnmeta_status am_rule_dcp_block(const am_check_scope *sc, const 
        ? ATTNMETA_OK                                       \
        : am_rule_fail(sc, #m, b->m, "is none of " #x ", " #y " and " #z))
 #define AM_RULE_DCP_BLOCK(m) am_rule_dcp_block(sc, #m, (int64_t)b->m, s)
+#define AM_RULE_PRESENT(m, o)                                                         \
+  (b->m ? ATTNMETA_OK                                                                 \
+        : am_fail(sc->ctx, ATTNMETA_ERR_NULL_POINTER, "%s" #m " is NULL but " #o " is set", \
+                  sc->prefix))
 #define AM_RULE_HOLDS(ok, ...) \
   ((ok) ? ATTNMETA_OK : am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT, __VA_ARGS__))
 
