@@ -65,6 +65,9 @@ STEP_FIELDS = [
     ("c128a_prefill_rows", "int32_t *", "OUT", ("T", "c128a_width", "c128a_prefill_rows_stride"), ("C128A_PREFILL_ROWS",)),
     ("c128a_prefill_rows_stride", "int64_t", "PARAM", None, ()),
     ("c128a_num_decode_tokens", "int32_t", "PARAM", None, ()),
+    ("pcp_logical_slots", "const int64_t *", "IN", ("T",), ("GROUP_SLOTS",)),
+    ("pcp_positions", "const int64_t *", "IN", ("T",), ("GROUP_SLOTS",)),
+    ("pcp_logical_block_size", "int32_t", "PARAM", None, ("GROUP_SLOTS",)),
 ]
 
 COMPRESSED_GROUP_FIELDS = [

@@ -17,6 +17,8 @@
  *             C (capacity), P (num_prefill) or ONE; AM_NONE for the rest;
  *   products  for OUT, the product it belongs to; for IN, the products
  *             that read it (AM_P_ALWAYS: read whenever the operation runs);
+ *             for PARAM, the products it serves, or 0 for the settings of
+ *             0.3 and before (the vector files' own table names those);
  *   rule      its range rule, as the contract states it ("" where none).
  *
  * A product is P(c, name, wanted): it is built when `wanted` holds, an
@@ -154,7 +156,13 @@ _Static_assert(AM_PRODUCT_COUNT < 31, "a bit per product");
     AM_P(C128A_PREFILL_ROWS), "mixed mode only")                             \
   X(c, int64_t, c128a_prefill_rows_stride, PARAM, AM_NONE, 0, ">= c128a_width") \
   X(c, int32_t, c128a_num_decode_tokens, PARAM, AM_NONE, 0,                  \
-    "0 <= c128a_num_decode_tokens <= num_tokens, mixed mode")
+    "0 <= c128a_num_decode_tokens <= num_tokens, mixed mode")                \
+  X(c, const int64_t *, pcp_logical_slots, IN, AM_ARRAY(T), AM_P(GROUP_SLOTS),  \
+    "optional: the groups' slots from it (section 5b)")                      \
+  X(c, const int64_t *, pcp_positions, IN, AM_ARRAY(T), AM_P(GROUP_SLOTS),      \
+    "optional; needed with pcp_logical_slots")                               \
+  X(c, int32_t, pcp_logical_block_size, PARAM, AM_NONE, AM_P(GROUP_SLOTS),      \
+    ">= 1 with pcp_logical_slots")
 
 typedef attnmeta_compressed_group am_group_array[ATTNMETA_MAX_COMPRESSED_GROUPS];
 
@@ -183,6 +191,8 @@ typedef attnmeta_compressed_group am_group_array[ATTNMETA_MAX_COMPRESSED_GROUPS]
  *   ONE_OF2(m, x, y), ONE_OF3(m, x, y, z)  m is one of the values;
  *   DCP_BLOCK(m)          m >= 1, a multiple of the step's dcp_interleave
  *                         when its dcp_world_size > 1;
+ *   PRESENT(m, o)         the buffer m is not NULL, as o needs it
+ *                         (ATTNMETA_ERR_NULL_POINTER);
  *   HOLDS(ok, fmt, ...)   the expression ok (a rule across structs). */
 #define AM_P_SWA_ANY (AM_P(SWA_INDICES) | AM_P(SWA_LENS))
 #define AM_P_C128A_ANY (AM_P(C128A_ROWS) | AM_P(C128A_LENS) | AM_P(C128A_PREFILL_ROWS))
@@ -202,19 +212,31 @@ typedef attnmeta_compressed_group am_group_array[ATTNMETA_MAX_COMPRESSED_GROUPS]
   R(c, AM_P_C128A_ANY, b->c128a_mode != ATTNMETA_C128A_LOCAL, DCP_BLOCK, c128a_block_size) \
   R(c, AM_P(INDEXER_LENS), 1, ONE_OF2, indexer_mode, ATTNMETA_INDEXER_DECODE, \
     ATTNMETA_INDEXER_PREFILL)                                                \
-  R(c, AM_P(INDEXER_LENS), 1, MIN, indexer_ratio, 1)
+  R(c, AM_P(INDEXER_LENS), 1, MIN, indexer_ratio, 1)                         \
+  R(c, AM_P(GROUP_SLOTS), b->pcp_logical_slots != NULL, PRESENT, pcp_positions, pcp_logical_slots) \
+  R(c, AM_P(GROUP_SLOTS), b->pcp_logical_slots != NULL, MIN, pcp_logical_block_size, 1) \
+  R(c, AM_P(GROUP_SLOTS), b->pcp_logical_slots != NULL, HOLDS, b->dcp_world_size == 1,     \
+    "pcp_logical_slots needs dcp_world_size 1 (got %d): PCP's logical slots are not placed " \
+    "across DCP ranks", b->dcp_world_size)
 
 /* Each compressed group's, checked group by group before the step's. */
 #define AM_GROUP_RULES(R, c)                                                 \
   R(c, AM_P(GROUP_SLOTS) | AM_P(GROUP_LENS), 1, MIN, ratio, 1)               \
-  R(c, AM_P(GROUP_SLOTS), 1, DCP_BLOCK, block_size)
+  R(c, AM_P(GROUP_SLOTS), 1, DCP_BLOCK, block_size)                          \
+  R(c, AM_P(GROUP_SLOTS), s->pcp_logical_slots && s->pcp_logical_block_size >= 1, HOLDS, \
+    s->pcp_logical_block_size % b->ratio == 0 && b->block_size == s->pcp_logical_block_size / b->ratio, \
+    "%sblock_size (%d) must be pcp_logical_block_size (%d) / ratio (%d), a whole number", \
+    sc->prefix, b->block_size, s->pcp_logical_block_size, b->ratio)
 
 /* ---- the step's members the DSV4 kernel receives by name ----
  * K(c, type, member, products): am_step_params.ext.member is the step's
  * member when one of `products` is wanted, else 0 (am_step_translate.h).
  * The hand-laid members of am_step_params before `ext` serve the products
  * declared before these. */
-#define AM_STEP_KERNEL_FIELDS(K, c)
+#define AM_STEP_KERNEL_FIELDS(K, c)                                          \
+  K(c, const int64_t *, pcp_logical_slots, AM_P(GROUP_SLOTS))                \
+  K(c, const int64_t *, pcp_positions, AM_P(GROUP_SLOTS))                    \
+  K(c, int32_t, pcp_logical_block_size, AM_P(GROUP_SLOTS))
 
 /* The groups' indices, for walkers that name each group's buffers. */
 #define AM_EACH_GROUP(G, c) G(c, 0) G(c, 1) G(c, 2) G(c, 3)
