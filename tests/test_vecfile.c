@@ -206,10 +206,14 @@ Test(vectors, parser_version2) {
 Test(vectors, parser_rejects_malformed) {
   static const amt_malformed bad[] = {
       {"attnmeta-vectors 1\n", "", 1, "first line"},
-      {"attnmeta-vectors 1\n", "attnmeta-vectors 5\n", 1, "version 5 not supported"},
+      {"attnmeta-vectors 1\n", "attnmeta-vectors 6\n", 1, "version 6 not supported"},
       {"op step\n", "op topk\n", 5, "unknown op 'topk' (format version 1 knows 'step')"},
       {"attnmeta-vectors 1\n", "attnmeta-vectors 0\n", 1, "version 0 not supported"},
       {"param misalign 0\n", "param misalign 0\nparam swa_window 8\n", 17, "version-2 param"},
+      {"param misalign 0\n", "param misalign 0\nparam pcp_logical_block_size 8\n", 17,
+       "param pcp_logical_block_size is a version-5 param (this file is version 1)"},
+      {"param misalign 0\n", "param misalign 0\nparam swa_reserved 8\n", 17,
+       "unknown param 'swa_reserved'"},
       {"products token_to_req slot_mapping\n", "products token_to_req swa_lens\n", 17,
        "unknown product 'swa_lens' (format version 1)"},
       {"attnmeta-vectors 1\n", "attnmeta-vectors 1 x\n", 1, "bad header"},

@@ -264,6 +264,10 @@ amd_batch *amd_materialize(const amd_case *c) {
     b->d.swa_token_slots = b->swa_token_slots;
   }
   b->d.c128a_table = table_view(b, AMD_TAB_C128A);
+  b->extra.num_reqs = b->R;
+  b->extra.num_tokens = b->T;
+  b->extra.capacity = b->C;
+  b->d.step = &b->extra;
   return b;
 }
 
@@ -274,6 +278,7 @@ void amd_batch_free(amd_batch *b) {
   free(b->seq_lens);
   free(b->swa_token_slots);
   for (k = 0; k < AMD_NUM_TABLES; k++) free(b->tables[k]);
+  for (k = 0; k < 4; k++) free(b->extra_buffers[k]);
   free(b);
 }
 
