@@ -59,6 +59,9 @@ typedef struct amd_case {
   /* > 0: the SWA rows get the step's KV slots (swa_token_slots), token t's
    * slot -1 when t % swa_slot_gap == swa_slot_gap - 1, else 64 t + 1 */
   int32_t swa_slot_gap;
+  /* > 0: the groups' slot mappings from PCP logical slots (section 5b) of
+   * this logical block size; pcp_hostile: extreme slots and positions */
+  int32_t pcp_lbs, pcp_hostile;
 } amd_case;
 
 extern const amd_case amd_cases[];
