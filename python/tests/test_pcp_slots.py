@@ -73,8 +73,10 @@ def test_no_tokens():
 @pytest.mark.parametrize(
     "kwargs,message",
     [
-        (dict(logical_block_size=258), r"logical_block_size \(258\) must be a multiple of compress_ratio \(4\)"),
-        (dict(storage_block_size=32), r"storage_block_size \(32\) must be logical_block_size // compress_ratio = 64"),
+        (dict(logical_block_size=258),
+         r"logical_block_size \(258\) must be a multiple of compress_ratio \(4\)"),
+        (dict(storage_block_size=32),
+         r"storage_block_size \(32\) must be logical_block_size // compress_ratio = 64"),
         (dict(compress_ratio=0), r"compress_ratio \(0\) must be >= 1"),
         (dict(logical_block_size=0), r"logical_block_size \(0\) must be >= 1"),
     ],

@@ -224,7 +224,8 @@ typedef attnmeta_compressed_group am_group_array[ATTNMETA_MAX_COMPRESSED_GROUPS]
   R(c, AM_P(GROUP_SLOTS) | AM_P(GROUP_LENS), 1, MIN, ratio, 1)               \
   R(c, AM_P(GROUP_SLOTS), 1, DCP_BLOCK, block_size)                          \
   R(c, AM_P(GROUP_SLOTS), s->pcp_logical_slots && s->pcp_logical_block_size >= 1, HOLDS, \
-    s->pcp_logical_block_size % b->ratio == 0 && b->block_size == s->pcp_logical_block_size / b->ratio, \
+    s->pcp_logical_block_size % b->ratio == 0 &&                             \
+        b->block_size == s->pcp_logical_block_size / b->ratio,               \
     "%sblock_size (%d) must be pcp_logical_block_size (%d) / ratio (%d), a whole number", \
     sc->prefix, b->block_size, s->pcp_logical_block_size, b->ratio)
 

@@ -160,7 +160,8 @@ static inline attnmeta_status am_rule_dcp_block(const am_check_scope *sc, const 
 #define AM_RULE_AT_LEAST(m, o) am_rule_at_least(sc, #m, (int64_t)b->m, #o, (int64_t)b->o)
 #define AM_RULE_IN_RANGE(m, lo, hi) am_rule_in_range(sc, #m, (int64_t)b->m, lo, #hi, (int64_t)b->hi)
 #define AM_RULE_ONE_OF2(m, x, y) \
-  (b->m == (x) || b->m == (y) ? ATTNMETA_OK : am_rule_fail(sc, #m, b->m, "is neither " #x " nor " #y))
+  (b->m == (x) || b->m == (y) ? ATTNMETA_OK                                     \
+                              : am_rule_fail(sc, #m, b->m, "is neither " #x " nor " #y))
 #define AM_RULE_ONE_OF3(m, x, y, z)                        \
   (b->m == (x) || b->m == (y) || b->m == (z)               \
        ? ATTNMETA_OK                                       \
