@@ -263,6 +263,52 @@ Test(vectors, parser_rejects_malformed) {
   amt_expect_malformed(tiny, bad, sizeof bad / sizeof bad[0]);
 }
 
+/* Version 5: tiny2 with PCP's logical slots (contract section 5b) by the
+ * members' names: logical slot 9 of blocks of 8 at position 3 maps to
+ * compressed slot 1 * 2 + 1 / 4 = 2 (block 8 = 4 x 2). */
+Test(vectors, parser_version5_by_name) {
+  char *v5 = amt_edit(tiny2, "attnmeta-vectors 2\n", "attnmeta-vectors 5\n"), *text, *pcp;
+  char err[512];
+  amv_file f, g;
+  size_t len;
+  int in;
+  pcp = amt_edit(v5, "param misalign 0\n", "param misalign 0\nparam pcp_logical_block_size 8\n");
+  free(v5);
+  v5 = amt_edit(pcp, "input c128a_block_table 0\n",
+                "input c128a_block_table 0\ninput pcp_logical_slots 2 9 -1\n"
+                "input pcp_positions 2 3 0\n");
+  free(pcp);
+  cr_assert_eq(amv_parse(v5, strlen(v5), "v5", NULL, &f, err, sizeof err), 0, "%s", err);
+  cr_expect_eq(f.vectors[0].step.pcp_logical_block_size, 8);
+  for (in = 0; in < amv_num_inputs() && strcmp(amv_input_name(in), "pcp_positions"); in++) continue;
+  cr_assert(in >= AMV_NUM_INPUTS && in < amv_num_inputs(), "pcp_positions is input %d", in);
+  cr_assert_eq(f.vectors[0].input[in].n, 2);
+  cr_expect_eq(f.vectors[0].input[in].v[0], 3);
+  /* written and read back: the same settings and inputs, by name */
+  text = amt_written(&f.vectors[0], 5, &len);
+  cr_expect(strstr(text, "param pcp_logical_block_size 8\n") &&
+                strstr(text, "input pcp_logical_slots 2 9 -1\n"),
+            "written:\n%s", text);
+  cr_assert_eq(amv_parse(text, len, "written", NULL, &g, err, sizeof err), 0, "%s", err);
+  cr_expect_eq(g.vectors[0].step.pcp_logical_block_size, 8);
+  cr_expect_eq(g.vectors[0].input[in].v[0], 3);
+  amv_file_free(&g);
+  /* a file of version 4 knows neither */
+  free(text);
+  text = amt_edit(v5, "attnmeta-vectors 5\n", "attnmeta-vectors 4\n");
+  cr_expect_neq(amv_parse(text, strlen(text), "v4", NULL, &g, err, sizeof err), 0);
+  cr_expect(strstr(err, "param pcp_logical_block_size is a version-5 param"), "%s", err);
+  free(text);
+  text = amt_edit(v5, "param pcp_logical_block_size 8\n", "");
+  free(v5);
+  v5 = amt_edit(text, "attnmeta-vectors 5\n", "attnmeta-vectors 4\n");
+  cr_expect_neq(amv_parse(v5, strlen(v5), "v4", NULL, &g, err, sizeof err), 0);
+  cr_expect(strstr(err, "input pcp_logical_slots is a version-5 input"), "%s", err);
+  free(text);
+  free(v5);
+  amv_file_free(&f);
+}
+
 Test(vectors, writer_round_trip) {
   static const int64_t vals[15] = {1, 2, 3, 4, 7, 7, 7, 7, 0, 0, 5, 3, 2, 1, 0};
   static const unsigned char care[15] = {1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 1};
