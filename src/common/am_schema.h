@@ -24,6 +24,13 @@
  * A product is P(c, name, wanted): it is built when `wanted` holds, an
  * expression over `b`, the struct holding its outputs (the step, one
  * compressed group for the GROUP_ products, or the top-k conversion).
+ *
+ * A step product of the DSV4 kernel is added by hand in: the members at the
+ * end of attnmeta_step (attnmeta.h); here, its members, product, rules and
+ * kernel members; its device stage (am_dsv4.h); its reference
+ * (reference_dsv4.c); docs/contract.md; CHANGELOG.md. The host checks, the
+ * kernel parameters, the backend ABI, the vector format, the Python binding
+ * (after schema_gen --write) follow; its tests, cases and vectors are its own.
  */
 #ifndef ATTNMETA_AM_SCHEMA_H
 #define ATTNMETA_AM_SCHEMA_H
