@@ -41,6 +41,7 @@
 #include "reference.h"
 #include "reference_dsv4.h"
 #include "step_fixture.h"
+#include "vecschema.h" /* the schema's members by name */
 
 #define GUARD_BYTES 64
 #define POISON 0x5A
@@ -83,6 +84,7 @@ typedef struct run {
   int32_t rank;
   int32_t *d_qsl, *d_seq, *d_tables[AMD_NUM_TABLES];
   int64_t *d_swa_slots; /* the case's swa_token_slots on the device, or NULL */
+  void *d_extra[AMVS_MAX_INPUTS]; /* the inputs of amd_batch.extra on the device, or NULL */
   unsigned char *d_arena, *h_arena, *h_expect, *h_care;
   size_t bytes;
   region reg[NOUT];
@@ -201,6 +203,32 @@ static void expect(run *ru, unsigned want, int32_t *flags) {
   amr_free(p1);
 }
 
+/* The inputs declared after 0.3 that the case gives (amd_batch.extra), on
+ * the device, exactly sized. */
+static void upload_extra(run *ru) {
+  int i;
+  for (i = 0; i < amvs_step_num_inputs() && i < AMVS_MAX_INPUTS; i++) {
+    const amvs_member *m = amvs_step_input(i);
+    const void *p = *(const void *const *)amvs_slot((void *)&ru->b->extra, m);
+    int64_t rows, cols, stride, n;
+    if (!p || !amvs_schema_input(m)) continue;
+    amvs_extent(&amvs_step, &ru->b->extra, m, &rows, &cols, &stride);
+    n = !m->cols ? rows : cols == 0 ? 0 : rows > 0 ? (rows - 1) * stride + cols : 1;
+    ru->d_extra[i] = amt_dev_alloc(ru->ctx, (size_t)(n > 0 ? n : 1) * m->size);
+    if (n > 0) amt_to_dev(ru->ctx, ru->d_extra[i], p, (size_t)n * m->size);
+  }
+}
+
+/* The settings and inputs declared after 0.3, by name. */
+static void fill_extra(const run *ru, attnmeta_step *s) {
+  int k;
+  for (k = 0; k < amvs_step.n; k++)
+    if (amvs_schema_param(&amvs_step.m[k]))
+      amvs_set(s, &amvs_step.m[k], amvs_get(&ru->b->extra, &amvs_step.m[k]));
+  for (k = 0; k < amvs_step_num_inputs() && k < AMVS_MAX_INPUTS; k++)
+    if (ru->d_extra[k]) *(const void **)amvs_slot(s, amvs_step_input(k)) = ru->d_extra[k];
+}
+
 static void fill_step(const run *ru, unsigned want, attnmeta_step *s) {
   const amd_batch *b = ru->b;
   int g, k = 0;
@@ -264,6 +292,7 @@ static void fill_step(const run *ru, unsigned want, attnmeta_step *s) {
     s->indexer_mode = b->d.indexer_mode;
     if (want & (1u << O_IXL)) s->indexer_lens_out = dev(ru, O_IXL);
   }
+  fill_extra(ru, s);
 }
 
 /* Where byte `at` of the arena is, for a failure message. */
@@ -492,6 +521,7 @@ ParameterizedTest(amt_case_param *param, dsv4, cases) {
     ru.d_swa_slots = amt_dev_alloc(ru.ctx, (size_t)(ru.b->T > 0 ? ru.b->T : 1) * 8);
     amt_to_dev(ru.ctx, ru.d_swa_slots, ru.b->swa_token_slots, (size_t)ru.b->T * 8);
   }
+  upload_extra(&ru);
   for (k = 0; k < AMD_NUM_TABLES; k++) {
     const size_t bytes = (size_t)(ru.b->R > 0 ? ru.b->R : 1) * (size_t)(ru.b->cols[k] > 0 ? ru.b->cols[k] : 1) * 4;
     if (!ru.b->tables[k]) continue;
@@ -552,6 +582,8 @@ ParameterizedTest(amt_case_param *param, dsv4, cases) {
   for (k = 0; k < AMD_NUM_TABLES; k++)
     if (ru.d_tables[k]) amt_dev_free(ru.ctx, ru.d_tables[k]);
   if (ru.d_swa_slots) amt_dev_free(ru.ctx, ru.d_swa_slots);
+  for (k = 0; k < AMVS_MAX_INPUTS; k++)
+    if (ru.d_extra[k]) amt_dev_free(ru.ctx, ru.d_extra[k]);
   amt_dev_free(ru.ctx, ru.d_seq);
   amt_dev_free(ru.ctx, ru.d_qsl);
   amd_batch_free((amd_batch *)ru.b);

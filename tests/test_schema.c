@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "am_schema.h"
+#include "am_step_params.h"
 
 /* The member has exactly the declared type. */
 #define TYPE_OF_(st, type, member)                                                   \
@@ -77,8 +78,9 @@ Test(schema, pool_members_in_header_order) {
                 _Alignof(attnmeta_pool));
 }
 
-/* Every buffer names the products that read or write it; a setting
- * names none. */
+/* Every buffer names the products that read or write it; a setting names
+ * none (one of the hand-laid ones) or the products it serves, never
+ * AM_P_ALWAYS. */
 #define PRODUCTS_OF_(c, type, member, role, extent, products, rule) \
   {#member, AM_IS_BUFFER_##role, (unsigned)(products)},
 typedef struct member_products {
@@ -91,7 +93,7 @@ static void expect_owned(const member_products *m, size_t n) {
   size_t i;
   for (i = 0; i < n; ++i) {
     if (!m[i].buffer) {
-      cr_expect_eq(m[i].products, 0u, "%s is not a buffer but names products", m[i].name);
+      cr_expect_eq(m[i].products & AM_P_ALWAYS, 0u, "setting %s names AM_P_ALWAYS", m[i].name);
       continue;
     }
     cr_expect_neq(m[i].products, 0u, "buffer %s names no product", m[i].name);
@@ -107,4 +109,14 @@ Test(schema, buffers_name_their_products) {
   expect_owned(group, sizeof group / sizeof group[0]);
   expect_owned(topk, sizeof topk / sizeof topk[0]);
   expect_owned(pool, sizeof pool / sizeof pool[0]);
+}
+
+/* Each kernel member of the schema has the step member's type and size. */
+#define KERNEL_SIZE_(c, type, member, products)                                  \
+  cr_expect_eq(sizeof(type), sizeof(((attnmeta_step *)0)->member), #member);     \
+  cr_expect_eq(offsetof(am_step_ext, member) % sizeof(type), 0u, #member " aligned");
+Test(schema, kernel_members_match_the_step) {
+  AM_STEP_KERNEL_FIELDS(KERNEL_SIZE_, _)
+  cr_expect_eq(offsetof(am_step_params, ext) + sizeof(am_step_ext), sizeof(am_step_params),
+               "am_step_ext ends am_step_params");
 }

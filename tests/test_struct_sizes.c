@@ -28,6 +28,11 @@ _Static_assert(sizeof(void *) != 8 || STEP_0_2 == 504, "0.2.0's step is 504 byte
 /* 0.2.0's (and 0.3.0's) top-k operation ended with error_word */
 #define TOPK_0_2 (offsetof(attnmeta_topk, error_word) + sizeof(int32_t *))
 _Static_assert(sizeof(void *) != 8 || TOPK_0_2 == 176, "0.2.0's topk is 176 bytes on LP64");
+/* 0.3.0's step ended with c128a_num_decode_tokens */
+#define STEP_0_3                                                                               \
+  ((offsetof(attnmeta_step, c128a_num_decode_tokens) + sizeof(int32_t) + _Alignof(attnmeta_step) - \
+    1) / _Alignof(attnmeta_step) * _Alignof(attnmeta_step))
+_Static_assert(sizeof(void *) != 8 || STEP_0_3 == 552, "0.3.0's step is 552 bytes on LP64");
 
 /* Builds a token map with a step of `size` bytes; the status. */
 static attnmeta_status step_of_size(attnmeta_context *ctx, size_t size, int32_t *out) {
@@ -64,7 +69,8 @@ Test(struct_sizes, step_only_released_sizes) {
   size_t size;
   for (size = 8; size <= sizeof(attnmeta_step); size += 8) {
     int32_t out[2] = {-7, -7};
-    const int released = size == STEP_0_1 || size == STEP_0_2 || size == sizeof(attnmeta_step);
+    const int released = size == STEP_0_1 || size == STEP_0_2 || size == STEP_0_3 ||
+                         size == sizeof(attnmeta_step);
     const attnmeta_status st = step_of_size(ctx, size, out);
     if (released) {
       cr_expect_eq(st, ATTNMETA_OK, "size %zu: %s", size, attnmeta_last_error(ctx));

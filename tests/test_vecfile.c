@@ -206,10 +206,14 @@ Test(vectors, parser_version2) {
 Test(vectors, parser_rejects_malformed) {
   static const amt_malformed bad[] = {
       {"attnmeta-vectors 1\n", "", 1, "first line"},
-      {"attnmeta-vectors 1\n", "attnmeta-vectors 5\n", 1, "version 5 not supported"},
+      {"attnmeta-vectors 1\n", "attnmeta-vectors 6\n", 1, "version 6 not supported"},
       {"op step\n", "op topk\n", 5, "unknown op 'topk' (format version 1 knows 'step')"},
       {"attnmeta-vectors 1\n", "attnmeta-vectors 0\n", 1, "version 0 not supported"},
       {"param misalign 0\n", "param misalign 0\nparam swa_window 8\n", 17, "version-2 param"},
+      {"param misalign 0\n", "param misalign 0\nparam pcp_logical_block_size 8\n", 17,
+       "param pcp_logical_block_size is a version-5 param (this file is version 1)"},
+      {"param misalign 0\n", "param misalign 0\nparam swa_reserved 8\n", 17,
+       "unknown param 'swa_reserved'"},
       {"products token_to_req slot_mapping\n", "products token_to_req swa_lens\n", 17,
        "unknown product 'swa_lens' (format version 1)"},
       {"attnmeta-vectors 1\n", "attnmeta-vectors 1 x\n", 1, "bad header"},
@@ -257,6 +261,52 @@ Test(vectors, parser_rejects_malformed) {
       {"# a comment\n", "# a comment\n\x01\n", 3, "unexpected byte 0x01"},
   };
   amt_expect_malformed(tiny, bad, sizeof bad / sizeof bad[0]);
+}
+
+/* Version 5: tiny2 with PCP's logical slots (contract section 5b) by the
+ * members' names: logical slot 9 of blocks of 8 at position 3 maps to
+ * compressed slot 1 * 2 + 1 / 4 = 2 (block 8 = 4 x 2). */
+Test(vectors, parser_version5_by_name) {
+  char *v5 = amt_edit(tiny2, "attnmeta-vectors 2\n", "attnmeta-vectors 5\n"), *text, *pcp;
+  char err[512];
+  amv_file f, g;
+  size_t len;
+  int in;
+  pcp = amt_edit(v5, "param misalign 0\n", "param misalign 0\nparam pcp_logical_block_size 8\n");
+  free(v5);
+  v5 = amt_edit(pcp, "input c128a_block_table 0\n",
+                "input c128a_block_table 0\ninput pcp_logical_slots 2 9 -1\n"
+                "input pcp_positions 2 3 0\n");
+  free(pcp);
+  cr_assert_eq(amv_parse(v5, strlen(v5), "v5", NULL, &f, err, sizeof err), 0, "%s", err);
+  cr_expect_eq(f.vectors[0].step.pcp_logical_block_size, 8);
+  for (in = 0; in < amv_num_inputs() && strcmp(amv_input_name(in), "pcp_positions"); in++) continue;
+  cr_assert(in >= AMV_NUM_INPUTS && in < amv_num_inputs(), "pcp_positions is input %d", in);
+  cr_assert_eq(f.vectors[0].input[in].n, 2);
+  cr_expect_eq(f.vectors[0].input[in].v[0], 3);
+  /* written and read back: the same settings and inputs, by name */
+  text = amt_written(&f.vectors[0], 5, &len);
+  cr_expect(strstr(text, "param pcp_logical_block_size 8\n") &&
+                strstr(text, "input pcp_logical_slots 2 9 -1\n"),
+            "written:\n%s", text);
+  cr_assert_eq(amv_parse(text, len, "written", NULL, &g, err, sizeof err), 0, "%s", err);
+  cr_expect_eq(g.vectors[0].step.pcp_logical_block_size, 8);
+  cr_expect_eq(g.vectors[0].input[in].v[0], 3);
+  amv_file_free(&g);
+  /* a file of version 4 knows neither */
+  free(text);
+  text = amt_edit(v5, "attnmeta-vectors 5\n", "attnmeta-vectors 4\n");
+  cr_expect_neq(amv_parse(text, strlen(text), "v4", NULL, &g, err, sizeof err), 0);
+  cr_expect(strstr(err, "param pcp_logical_block_size is a version-5 param"), "%s", err);
+  free(text);
+  text = amt_edit(v5, "param pcp_logical_block_size 8\n", "");
+  free(v5);
+  v5 = amt_edit(text, "attnmeta-vectors 5\n", "attnmeta-vectors 4\n");
+  cr_expect_neq(amv_parse(v5, strlen(v5), "v4", NULL, &g, err, sizeof err), 0);
+  cr_expect(strstr(err, "input pcp_logical_slots is a version-5 input"), "%s", err);
+  free(text);
+  free(v5);
+  amv_file_free(&f);
 }
 
 Test(vectors, writer_round_trip) {

@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "am_schema.h"
+
 /* ------------------------------------------------------------ shape options */
 
 #define FIELD(f) offsetof(step_shape, f)
@@ -73,6 +75,26 @@ static int64_t row_swa(const step_plan *p) { return p->shape.swa_window; }
 static int64_t len_c128a_rows(const step_plan *p) { return (int64_t)p->tokens * p->c128a_width; }
 static int64_t row_c128a(const step_plan *p) { return p->c128a_width; }
 
+/* Each member's facts from the schema (am_schema.h): step_is_dsv4_<member>
+ * (a DeepSeek-V4 product writes or reads it) and step_rows_<member> (its
+ * extent's rows); group_* for a compressed group's members. */
+enum { ROWS_NONE, ROWS_R, ROWS_R1, ROWS_T, ROWS_C, ROWS_P, ROWS_ONE };
+#define ROWS_OF_AM_NONE ROWS_NONE
+#define ROWS_OF_AM_ARRAY(n) ROWS_##n
+#define ROWS_OF_AM_TABLE(n, cols, stride) ROWS_##n
+#define FACTS_(c, type, member, role, extent, products, rule) \
+  c##_is_dsv4_##member = ((products) & AM_P_DSV4) != 0, c##_rows_##member = (int)ROWS_OF_##extent,
+enum { AM_STEP_FIELDS(FACTS_, step) AM_GROUP_FIELDS(FACTS_, group) };
+#undef FACTS_
+
+/* The length of an array of those rows. */
+#define LEN_OF(rows)                                                                        \
+  ((int)(rows) == (int)ROWS_T    ? len_tokens                                               \
+   : (int)(rows) == (int)ROWS_C  ? len_capacity                                             \
+   : (int)(rows) == (int)ROWS_R1 ? len_reqs_plus_one                                        \
+   : (int)(rows) == (int)ROWS_ONE ? len_one                                                 \
+                                  : len_reqs)
+
 /* ------------------------------------------------------------------- inputs */
 
 static void fill_qsl(const step_plan *p, void *host) {
@@ -115,11 +137,13 @@ static void table_settings(attnmeta_step *s, const step_plan *p) {
 }
 
 /* error_word must stay the last input: the driver reads it back. */
+#define INPUT(member, fill, settings) \
+  {#member, STEP_BUFFER(member), LEN_OF(step_rows_##member), fill, settings}
 const step_input step_inputs[] = {
-    {"query_start_loc", STEP_BUFFER(query_start_loc), len_reqs_plus_one, fill_qsl, NULL},
-    {"seq_lens", STEP_BUFFER(seq_lens), len_reqs, fill_seq_lens, NULL},
+    INPUT(query_start_loc, fill_qsl, NULL),
+    INPUT(seq_lens, fill_seq_lens, NULL),
     {"block_table", STEP_BUFFER(block_table), len_table, fill_table, table_settings},
-    {"error_word", STEP_BUFFER(error_word), len_one, fill_zero, NULL},
+    INPUT(error_word, fill_zero, NULL),
 };
 const size_t step_input_count = sizeof step_inputs / sizeof step_inputs[0];
 
@@ -183,27 +207,34 @@ static void indexer_settings(attnmeta_step *s, const step_plan *p) {
   s->indexer_mode = ATTNMETA_INDEXER_DECODE;
 }
 
-#define GROUP_BUFFER(g, member) STEP_BUFFER(compressed_groups[g].member)
+/* A product by its name here and its member: the rest from the schema (an
+ * array's length from its extent; a table's from its CLI row width). */
+#define PRODUCT(name, member, settings) \
+  {name, step_is_dsv4_##member, STEP_BUFFER(member), LEN_OF(step_rows_##member), NULL, settings}
+#define ROWS_PRODUCT(member, count, row, settings) \
+  {#member, step_is_dsv4_##member, STEP_BUFFER(member), count, row, settings}
+#define GROUP_PRODUCT(name, g, member, settings)                                              \
+  {name, group_is_dsv4_##member, STEP_BUFFER(compressed_groups[g].member),                      \
+   LEN_OF(group_rows_##member), NULL, settings}
 const step_product step_products[] = {
-    {"token_to_req", 0, STEP_BUFFER(token_to_req), len_tokens, NULL, NULL},
-    {"seq_lens_out", 0, STEP_BUFFER(seq_lens_out), len_capacity, NULL, NULL},
-    {"global_seq_lens", 0, STEP_BUFFER(global_seq_lens_out), len_tokens, NULL, NULL},
-    {"block_table_out", 0, STEP_BUFFER(block_table_out), len_token_rows, row_cols,
-     block_table_out_settings},
-    {"decode_lens", 0, STEP_BUFFER(decode_lens_out), len_tokens, NULL, NULL},
-    {"req_indices", 0, STEP_BUFFER(req_indices_out), len_tokens, NULL, NULL},
-    {"per_req_lens", 0, STEP_BUFFER(per_req_lens_out), len_reqs, NULL, NULL},
-    {"positions", 0, STEP_BUFFER(positions), len_tokens, NULL, NULL},
-    {"slot_mapping", 0, STEP_BUFFER(slot_mapping), len_capacity, NULL, NULL},
-    {"c4_slot_mapping", 1, GROUP_BUFFER(0, slot_mapping), len_capacity, NULL, c4_settings},
-    {"c4_seq_lens", 1, GROUP_BUFFER(0, seq_lens_out), len_reqs, NULL, c4_settings},
-    {"c128_slot_mapping", 1, GROUP_BUFFER(1, slot_mapping), len_capacity, NULL, c128_settings},
-    {"c128_seq_lens", 1, GROUP_BUFFER(1, seq_lens_out), len_reqs, NULL, c128_settings},
-    {"swa_indices", 1, STEP_BUFFER(swa_indices), len_swa_rows, row_swa, swa_settings},
-    {"swa_lens", 1, STEP_BUFFER(swa_lens), len_capacity, NULL, swa_settings},
-    {"c128a_rows", 1, STEP_BUFFER(c128a_rows), len_c128a_rows, row_c128a, c128a_settings},
-    {"c128a_lens", 1, STEP_BUFFER(c128a_lens), len_capacity, NULL, c128a_settings},
-    {"indexer_lens", 1, STEP_BUFFER(indexer_lens_out), len_capacity, NULL, indexer_settings},
+    PRODUCT("token_to_req", token_to_req, NULL),
+    PRODUCT("seq_lens_out", seq_lens_out, NULL),
+    PRODUCT("global_seq_lens", global_seq_lens_out, NULL),
+    ROWS_PRODUCT(block_table_out, len_token_rows, row_cols, block_table_out_settings),
+    PRODUCT("decode_lens", decode_lens_out, NULL),
+    PRODUCT("req_indices", req_indices_out, NULL),
+    PRODUCT("per_req_lens", per_req_lens_out, NULL),
+    PRODUCT("positions", positions, NULL),
+    PRODUCT("slot_mapping", slot_mapping, NULL),
+    GROUP_PRODUCT("c4_slot_mapping", 0, slot_mapping, c4_settings),
+    GROUP_PRODUCT("c4_seq_lens", 0, seq_lens_out, c4_settings),
+    GROUP_PRODUCT("c128_slot_mapping", 1, slot_mapping, c128_settings),
+    GROUP_PRODUCT("c128_seq_lens", 1, seq_lens_out, c128_settings),
+    ROWS_PRODUCT(swa_indices, len_swa_rows, row_swa, swa_settings),
+    PRODUCT("swa_lens", swa_lens, swa_settings),
+    ROWS_PRODUCT(c128a_rows, len_c128a_rows, row_c128a, c128a_settings),
+    PRODUCT("c128a_lens", c128a_lens, c128a_settings),
+    PRODUCT("indexer_lens", indexer_lens_out, indexer_settings),
 };
 const size_t step_product_count = sizeof step_products / sizeof step_products[0];
 

@@ -30,6 +30,8 @@
    GROUP1(r), .pad_tokens = 2, .cap_extra = 3}
 #define CMP_CTX(r, ctx) CMP(r, ctx, 1, 1), CMP(r, ctx, 1, 4), CMP(r, ctx, 8, 1), CMP(r, ctx, 8, 4)
 
+#define PCP(lbs) .pcp_lbs = (lbs)
+
 #define INDEXER(r, mode) .indexer_ratio = (r), .indexer_mode = (mode)
 #define DECODE ATTNMETA_INDEXER_DECODE
 #define PREFILL ATTNMETA_INDEXER_PREFILL
@@ -134,6 +136,21 @@ const amd_case amd_cases[] = {
     {"ixl_hostile_seq_int32_max", QL(1, 2), SEQ(INT32_MAX, INT32_MAX - 1), INDEXER(3, DECODE),
      .world = 4, .interleave = 2, .table_cols = 3},
 
+    /* ---- section 5b: PCP's logical slots mapped into each group ---- */
+    {"pcp_v4_decode", QL(1, 1, 1, 1), SEQ(8192, 300, 17, 4096), GROUPS_V4, PCP(256),
+     .pad_tokens = 2, .cap_extra = 3},
+    {"pcp_v4_prefill_chunks", QL(40, 8), SEQ(280, 260), GROUPS_V4, PCP(256), .cap_extra = 1},
+    {"pcp_three_ratios", QL(3, 5, 1), SEQ(131072, 9, 513), .ngroups = 3, .ratio = {1, 4, 128},
+     .group_bs = {512, 128, 4}, PCP(512), .pad_tokens = 1},
+    {"pcp_dsv4_step", QL(1, 1, 3, 1), SEQ(8192, 32768, 131072, 1000), GROUPS_V4,
+     SWA(128, 128, CAUSAL), C128A(8, GLOBAL), INDEXER(4, DECODE), PCP(256), .pad_tokens = 2,
+     .cap_extra = 3},
+    {"pcp_r0_padding", .num_reqs = 0, GROUPS_V4, PCP(256), .pad_tokens = 5, .cap_extra = 2},
+    {"pcp_hostile_slots_positions", QL(7, 9, 4), SEQ(20, 300, 4), GROUPS_V4, PCP(256),
+     .pcp_hostile = 1, .cap_extra = 2},
+    {"pcp_hostile_qsl_decreasing", RAWQ(8, 0, 5, 2, 6), SEQ(100, 200, 300), GROUPS_V4, PCP(256),
+     .cap_extra = 2},
+
     /* ---- hostile data ---- */
     {"hostile_dsv4_seq_negative", QL(2, 1, 3), SEQ(-3, 0, 2), GROUPS_V4, SWA(8, 8, CAUSAL),
      C128A(8, GLOBAL), .pad_tokens = 1, .cap_extra = 1, .expect_flags = F_POSNEG},
@@ -181,6 +198,34 @@ static amr_table table_view(const amd_batch *b, int tab) {
   t.cols = b->cols[tab];
   t.stride = b->cols[tab];
   return t;
+}
+
+/* Section 5b's inputs: each real token's logical slot in blocks of the
+ * logical block size (block 1000 + 7 r + pos / lbs) and its position; a
+ * padding token (or any token of hostile boundaries) slot -1, position 0.
+ * pcp_hostile: negative, huge and extreme values instead. */
+static void fill_pcp(amd_batch *b, const amd_case *c) {
+  int64_t *slots = xcalloc((size_t)b->T, sizeof(int64_t));
+  int64_t *pos = xcalloc((size_t)b->T, sizeof(int64_t));
+  int32_t t, r = 0;
+  for (t = 0; t < b->T; t++) {
+    while (!c->raw_qsl && r < b->R && t >= b->qsl[r + 1]) r++;
+    if (c->pcp_hostile) {
+      static const int64_t hs[6] = {-1, INT64_MAX, INT64_MIN, 0, INT64_MAX - 255, -256};
+      static const int64_t hp[5] = {-1, INT64_MAX, INT64_MIN, 3, -4};
+      slots[t] = t % 3 ? hs[t % 6] : 997 * (int64_t)t;
+      pos[t] = t % 2 ? hp[t % 5] : t;
+    } else if (!c->raw_qsl && r < b->R) {
+      const int64_t p = (int64_t)b->seq_lens[r] - (b->qsl[r + 1] - b->qsl[r]) + (t - b->qsl[r]);
+      slots[t] = (1000 + 7 * (int64_t)r + p / c->pcp_lbs) * c->pcp_lbs + p % c->pcp_lbs;
+      pos[t] = p;
+    } else {
+      slots[t] = -1;
+    }
+  }
+  b->extra.pcp_logical_slots = b->extra_buffers[0] = slots;
+  b->extra.pcp_positions = b->extra_buffers[1] = pos;
+  b->extra.pcp_logical_block_size = c->pcp_lbs;
 }
 
 static void fill_table(amd_batch *b, const amd_case *c, int tab, int32_t cols) {
@@ -264,6 +309,11 @@ amd_batch *amd_materialize(const amd_case *c) {
     b->d.swa_token_slots = b->swa_token_slots;
   }
   b->d.c128a_table = table_view(b, AMD_TAB_C128A);
+  b->extra.num_reqs = b->R;
+  b->extra.num_tokens = b->T;
+  b->extra.capacity = b->C;
+  b->d.step = &b->extra;
+  if (c->pcp_lbs > 0) fill_pcp(b, c);
   return b;
 }
 
@@ -274,6 +324,7 @@ void amd_batch_free(amd_batch *b) {
   free(b->seq_lens);
   free(b->swa_token_slots);
   for (k = 0; k < AMD_NUM_TABLES; k++) free(b->tables[k]);
+  for (k = 0; k < 4; k++) free(b->extra_buffers[k]);
   free(b);
 }
 

@@ -59,6 +59,9 @@ typedef struct amd_case {
   /* > 0: the SWA rows get the step's KV slots (swa_token_slots), token t's
    * slot -1 when t % swa_slot_gap == swa_slot_gap - 1, else 64 t + 1 */
   int32_t swa_slot_gap;
+  /* > 0: the groups' slot mappings from PCP logical slots (section 5b) of
+   * this logical block size; pcp_hostile: extreme slots and positions */
+  int32_t pcp_lbs, pcp_hostile;
 } amd_case;
 
 extern const amd_case amd_cases[];
@@ -74,6 +77,13 @@ typedef struct amd_batch {
   amr_dsv4_input d;    /* tables pointing into `tables` */
   int32_t swa_stride, c128a_stride;
   int64_t *swa_token_slots; /* [T] (NULL: not given); d.swa_token_slots points here */
+  /* the settings and host inputs of the products declared after 0.3, by
+   * their attnmeta_step names (num_reqs, num_tokens and capacity set, for
+   * their extents; the rest 0 and NULL unless the case gives them);
+   * d.step points here, and the generator and the tests pass them on by
+   * walking the schema */
+  attnmeta_step extra;
+  int64_t *extra_buffers[4]; /* what extra's inputs point at, freed with the batch */
 } amd_batch;
 
 amd_batch *amd_materialize(const amd_case *c);

@@ -12,12 +12,36 @@
 #include "op_step.h"
 #include "reference.h"
 #include "reference_dsv4.h"
+#include "vecschema.h"
 
 /* A table of the batch as an input: every row's used columns (stride = cols). */
 static void table_input(amv_values *out, const amd_batch *b, int tab) {
   const int32_t cols = b->cols[tab];
   const int64_t n = cols == 0 ? 0 : b->R > 0 ? (int64_t)b->R * cols : 1;
   amg_values32(out, b->tables[tab], n);
+}
+
+/* Version 5: the settings and inputs declared after 0.3, by name from the
+ * case's step (amd_batch.extra), each one it gives. */
+static void schema_members(const amd_batch *b, amv_vector *v) {
+  int k, i;
+  for (k = 0; k < amvs_step.n; k++) {
+    const amvs_member *m = &amvs_step.m[k];
+    if (!amvs_schema_param(m) || amvs_get(&b->extra, m) == 0) continue;
+    amvs_set(&v->step, m, amvs_get(&b->extra, m));
+    v->version = AMV_VERSION_SCHEMA;
+  }
+  for (i = AMV_NUM_INPUTS; i < amv_num_inputs(); i++) {
+    const amvs_member *m = amvs_step_input(i);
+    const void *p = *(const void *const *)amvs_slot((void *)&b->extra, m);
+    int64_t rows, cols, stride, n;
+    if (!p) continue;
+    amvs_extent(&amvs_step, &v->step, m, &rows, &cols, &stride);
+    n = !m->cols ? rows : cols == 0 ? 0 : rows > 0 ? (rows - 1) * stride + cols : 1;
+    if (m->size == 8) amg_values64(&v->input[i], p, n);
+    else amg_values32(&v->input[i], p, n);
+    v->version = AMV_VERSION_SCHEMA;
+  }
 }
 
 int amg_step_dsv4_vector(const amd_case *c, amv_vector *v) {
@@ -81,6 +105,7 @@ int amg_step_dsv4_vector(const amd_case *c, amv_vector *v) {
     s->indexer_ratio = b->d.indexer_ratio;
     s->indexer_mode = b->d.indexer_mode;
   }
+  schema_members(b, v);
   v->nranks = b->world;
   v->ranks = calloc((size_t)b->world, sizeof(amv_rank));
   if (!v->ranks) {

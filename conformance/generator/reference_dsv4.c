@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Naive reference of contract sections 5, 5a, 7 and 8. See reference_dsv4.h. */
+/* Naive reference of contract sections 5, 5a, 5b, 7 and 8. See reference_dsv4.h. */
 #include "reference_dsv4.h"
 
 #include <stdlib.h>
@@ -43,6 +43,17 @@ void amr_dsv4_free(amr_dsv4_output *o) {
   free(o->indexer_lens);
   free(o->c128a_prefill);
   free(o);
+}
+
+/* Section 5b: the compressed slot of token t in a group of ratio n and
+ * storage block size bs from PCP's logical slot mapping, or -1: the token
+ * has a logical slot and position + 1 is a multiple of n (as a floored
+ * remainder, with no position overflowing). */
+static int64_t pcp_slot(const attnmeta_step *s, int64_t t, int64_t n, int64_t bs) {
+  const int64_t logical = s->pcp_logical_slots[t], lbs = s->pcp_logical_block_size;
+  const int64_t rem = ((s->pcp_positions[t] % n) + n) % n;
+  if (logical < 0 || rem != n - 1) return -1;
+  return (logical / lbs) * bs + (logical % lbs) / n;
 }
 
 /* Is compressed (or KV) row c this rank's? (Contract: ((c % (bs W)) / I) % W == k.) */
@@ -147,7 +158,9 @@ void amr_dsv4_build(const amr_input *in, const amr_dsv4_input *d, amr_dsv4_outpu
     for (g = 0; g < d->ngroups; g++) {
       const amr_group *gr = &d->groups[g];
       int64_t v = -1;
-      if (valid && pos < 0) {
+      if (d->step && d->step->pcp_logical_slots) {
+        v = pcp_slot(d->step, t, gr->ratio, gr->block_size); /* no table, nothing flagged */
+      } else if (valid && pos < 0) {
         o->group_flags[g] |= ATTNMETA_FLAG_POSITION_NEGATIVE;
       } else if (valid && (pos + 1) % gr->ratio == 0) {
         v = place(in, &gr->table, r, gr->block_size, pos / gr->ratio, &o->group_flags[g]);

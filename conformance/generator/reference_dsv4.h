@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 
+#include "attnmeta/attnmeta.h"
 #include "reference.h"
 
 #define AMR_MAX_GROUPS 4
@@ -39,6 +40,9 @@ typedef struct amr_dsv4_input {
   int32_t indexer_ratio, indexer_mode; /* section 5a; absent when indexer_ratio < 1 */
   const int64_t *swa_token_slots; /* [T] or NULL: the step's KV slot of each token */
   int32_t c128a_num_decode;        /* mixed mode: tokens [0, this) are decode tokens */
+  /* the settings and host inputs of the products declared after 0.3, by
+   * their attnmeta_step names (the schema's); NULL: none of them */
+  const attnmeta_step *step;
 } amr_dsv4_input;
 
 /* Dense outputs: rows are [T][width]. */

@@ -46,13 +46,19 @@ const amg_vector_file amg_files[] = {
      {"Contract section 5a: the indexer's compressed lengths. Ratios 1, 4, 128, both DCP",
       "orders (decode, prefill) over world sizes 2, 4, 8, the contract's example, a whole",
       "DSV4 step with them, no requests, hostile boundaries and lengths."}, 4},
+    /* format version 5: the settings and inputs declared after 0.3 by name */
+    {"s5b_pcp_slots.amv",
+     {"Contract section 5b: PCP's logical slots mapped into each compressed group. Ratios",
+      "1, 4, 128 over logical blocks 256 and 512, decode and prefill chunks, a whole DSV4",
+      "step, no requests, hostile slots, positions and boundaries."}, 5},
     {"errors_dsv4.amv",
      {"Errors: hostile device data for the DSV4 products. Negative positions, negative",
       "and huge block ids (slots past INT32_MAX in int32 rows), positions past the",
       "tables, boundaries that are not well formed."}, 2},
 };
 /* Indices into amg_files, in its order. */
-enum { F_S1, F_S2, F_S2A, F_S3, F_S4, F_ERR, F_S5, F_S7, F_S8, F_S9, F_S5A, F_ERR_DSV4, NFILES };
+enum { F_S1, F_S2, F_S2A, F_S3, F_S4, F_ERR, F_S5, F_S7, F_S8, F_S9, F_S5A, F_S5B, F_ERR_DSV4,
+       NFILES };
 const int amg_num_files = NFILES;
 
 static int starts(const char *s, const char *prefix) { return strncmp(s, prefix, strlen(prefix)) == 0; }
@@ -74,6 +80,7 @@ int amg_file_of(const char *name) {
 
 int amg_dsv4_file_of(const char *name) {
   if (starts(name, "ixl_")) return F_S5A;
+  if (starts(name, "pcp_")) return F_S5B;
   if (starts(name, "hostile_")) return F_ERR_DSV4;
   if (starts(name, "cmp_")) return F_S5;
   if (starts(name, "swa_")) return F_S7;

@@ -366,11 +366,50 @@ static int param_family(int k) {
 }
 
 enum { S_OUTSIDE, S_OP, S_PARAMS, S_INPUTS, S_RANK };
+#define AMVS_SEEN_MAX 256
+
+/* Version 5: a setting of the schema declared after 0.3 (amvs_schema_param),
+ * by its name: at most once, within its type; 0 when absent. */
+static int parse_schema_param(lexer *lx, int version, const tok *key, const tok *val,
+                              unsigned char *seen, amv_vector *v) {
+  char name[AMV_NAME_MAX];
+  const amvs_member *m;
+  int64_t value;
+  int k;
+  if (key->n >= sizeof name) return fail(lx, "unknown param '%.*s'", (int)key->n, key->s);
+  memcpy(name, key->s, key->n);
+  name[key->n] = '\0';
+  m = amvs_find_param(&amvs_step, name);
+  if (!m || !amvs_schema_param(m)) return fail(lx, "unknown param '%s'", name);
+  if (version < AMV_VERSION_SCHEMA)
+    return fail(lx, "param %s is a version-%d param (this file is version %d)", name,
+                AMV_VERSION_SCHEMA, version);
+  k = (int)(m - amvs_step.m);
+  if (k >= AMVS_SEEN_MAX) return fail(lx, "param %s: the reader's table is too small", name);
+  if (seen[k]) return fail(lx, "param %s given twice", name);
+  if (parse_int(val->s, val->n, &value) ||
+      (m->size == 4 && (value < INT32_MIN || value > INT32_MAX)))
+    return fail(lx, "param %s: bad value '%.*s'", name, (int)val->n, val->s);
+  seen[k] = 1;
+  amvs_set(&v->step, m, value);
+  return 0;
+}
+
+/* Version 5's settings that are not 0, as "param" lines. */
+static void write_schema_params(FILE *f, const amv_vector *v) {
+  int k;
+  for (k = 0; k < amvs_step.n; k++) {
+    const amvs_member *m = &amvs_step.m[k];
+    if (amvs_schema_param(m) && amvs_get(&v->step, m) != 0)
+      fprintf(f, "param %s %lld\n", m->name, (long long)amvs_get(&v->step, m));
+  }
+}
 
 typedef struct vstate {
   int state;
   int64_t param[NPARAMS];
   uint64_t params_seen;
+  unsigned char schema_seen[AMVS_SEEN_MAX]; /* version 5's, by index into amvs_step */
   unsigned inputs_seen, expects_seen;
   int flags_seen, dsv4_flags_seen;
 } vstate;
@@ -1050,8 +1089,8 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
       }
       k = find_name(param_names, NPARAMS, &key);
       if (k < 0) {
-        fail(lx, "unknown param '%.*s'", (int)key.n, key.s);
-        goto out;
+        if (parse_schema_param(lx, version, &key, &val, vs.schema_seen, &cur)) goto out;
+        continue;
       }
       if (k >= NPARAMS_V1 && version < 2) {
         fail(lx, "param %s is a version-2 param (this file is version %d)", param_names[k],
@@ -1117,6 +1156,11 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
              (int)name.n, name.s);
         goto out;
       }
+      if (in >= AMV_NUM_INPUTS && version < AMV_VERSION_SCHEMA) {
+        fail(lx, "input %s is a version-%d input (this file is version %d)", amv_input_name(in),
+             AMV_VERSION_SCHEMA, version);
+        goto out;
+      }
       if (vs.inputs_seen & (1u << in)) {
         fail(lx, "input %s given twice", amv_input_name(in));
         goto out;
@@ -1148,7 +1192,8 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
       amv_rank *rk;
       if (vs.state == S_INPUTS) {
         for (i = 0; i < amv_num_inputs(); i++)
-          if (!(vs.inputs_seen & (1u << i)) && !amvs_optional(amvs_step_input(i)) &&
+          if (!(vs.inputs_seen & (1u << i)) && i < AMV_NUM_INPUTS &&
+              !amvs_optional(amvs_step_input(i)) &&
               (amv_input_family(i) < 0 ||
                ((amv_families(cur.products) >> amv_input_family(i)) & 1))) {
             fail(lx, "vector %s: input %s missing", cur.name, amv_input_name(i));
@@ -1575,13 +1620,14 @@ void amv_write_vector(FILE *f, const amv_vector *v) {
   fprintf(f, "vector %s\nop step\n", v->name);
   write_params(f, v, 0, NPARAMS_V1);
   write_dsv4_params(f, v);
+  write_schema_params(f, v);
   fprintf(f, "products");
   for (o = 0; o < amv_num_outputs(); o++)
     if (v->products & (1u << o)) fprintf(f, " %s", amv_output_name(o));
   fputc('\n', f);
   for (i = 0; i < amv_num_inputs(); i++)
     if ((amv_input_family(i) < 0 || ((fam >> amv_input_family(i)) & 1)) &&
-        (v->input[i].v || !amvs_optional(amvs_step_input(i))))
+        (v->input[i].v || (i < AMV_NUM_INPUTS && !amvs_optional(amvs_step_input(i)))))
       amv_write_values(f, "input", amv_input_name(i), &v->input[i]);
   for (i = 0; i < v->nranks; i++) {
     const amv_rank *rk = &v->ranks[i];

@@ -177,6 +177,18 @@ void amvs_extent(const amvs_table *t, const void *base, const amvs_member *m, in
   *stride = m->stride ? sibling(t, base, m, m->stride) : 1;
 }
 
+int amvs_schema_param(const amvs_member *m) {
+  return m->role == AMVS_PARAM && m->products != 0;
+}
+
+int amvs_schema_input(const amvs_member *m) {
+  int i;
+  for (i = AMV_NUM_INPUTS; i < STEP_INPUTS; i++)
+    if (amvs_step_input(i) == m) return 1;
+  return 0;
+}
+_Static_assert(AMVS_MAX_INPUTS == AMV_MAX_INPUTS, "one bound on the inputs");
+
 int amvs_optional(const amvs_member *m) {
   return m->role == AMVS_IN && strncmp(m->rule, "optional", 8) == 0;
 }

@@ -68,6 +68,14 @@ void *amvs_slot(void *base, const amvs_member *m);
 void amvs_extent(const amvs_table *t, const void *base, const amvs_member *m, int64_t *rows,
                  int64_t *cols, int64_t *stride);
 
+/* 1 for a setting of the step declared after 0.3: one that names the
+ * products it serves (version 5 of the format reads and writes it by
+ * name, 0 when absent). */
+int amvs_schema_param(const amvs_member *m);
+/* 1 for an input of the step declared after 0.3 (from AMV_NUM_INPUTS on:
+ * optional in the format, by name). */
+int amvs_schema_input(const amvs_member *m);
+#define AMVS_MAX_INPUTS 16 /* = AMV_MAX_INPUTS */
 /* 1 for an input the schema calls optional: a vector may leave it out
  * (the step then passes NULL). */
 int amvs_optional(const amvs_member *m);

@@ -240,6 +240,15 @@ typedef struct attnmeta_step {
   int32_t *c128a_prefill_rows;       /* [T][c128a_prefill_rows_stride], mixed mode only */
   int64_t c128a_prefill_rows_stride; /* >= c128a_width */
   int32_t c128a_num_decode_tokens;   /* D, 0 <= D <= num_tokens; mixed mode only */
+
+  /* ---- appended after 0.3: PCP compressed slots (docs/contract.md section 5b) ---- */
+  /* [T] or NULL. Set: every compressed group's slot_mapping[t] comes from
+   * these logical slots (vLLM's get_pcp_compressed_slot_mapping) instead of
+   * from the group's block table; needs dcp_world_size 1. */
+  const int64_t *pcp_logical_slots;
+  const int64_t *pcp_positions;   /* [T], with pcp_logical_slots: each token's position */
+  int32_t pcp_logical_block_size; /* >= 1, with pcp_logical_slots; each group's
+                                     block_size must be it / ratio, a whole number */
 } attnmeta_step;
 
 /* attnmeta_step.launch_flags. */

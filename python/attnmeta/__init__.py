@@ -45,6 +45,7 @@ from ._dsv4_dropins import (
     compute_c128a_indices_and_lens,
     compute_swa_indices_and_lens,
     get_compressed_slot_mapping,
+    get_pcp_compressed_slot_mapping,
 )
 from ._topk import (
     TopkPlan,
@@ -102,6 +103,7 @@ __all__ = [
     "filter_and_convert_dcp_index",
     "filter_peer_slots_to_owner_local",
     "get_compressed_slot_mapping",
+    "get_pcp_compressed_slot_mapping",
     "get_context",
     "library_candidates",
     "library_path",

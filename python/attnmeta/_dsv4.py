@@ -6,9 +6,9 @@ product of the step."""
 
 from typing import Any, Dict, List, Optional
 
-from . import _lib
+from . import _lib, _schema
 from ._arrays import int32
-from ._members import GROUP, STEP, Attach
+from ._members import DSV4_INPUTS, GROUP, STEP, Attach
 
 __all__ = [
     "DSV4_ARGS",
@@ -38,6 +38,15 @@ DSV4_ARGS = dict(
     c128a_prefill_rows=None,
     c128a_num_decode_tokens=None,
 )
+
+# The settings declared after 0.3 (those that name the products they
+# serve in the schema) and the inputs the set-up below does not name: each
+# a StepPlan keyword of its member's name, set as given (None: left 0/NULL).
+_SETTINGS = {name: c_type for name, c_type, role, _, products in _schema.STEP_FIELDS
+             if role == "PARAM" and products}
+_HAND_INPUTS = frozenset(("swa_block_table", "c128a_block_table", "swa_token_slots"))
+_BY_NAME_INPUTS = tuple(name for name in DSV4_INPUTS if name not in _HAND_INPUTS)
+DSV4_ARGS.update((name, None) for name in _SETTINGS)
 
 # A compressed group's keys: its buffers, and its two settings.
 _GROUP_KEYS = frozenset(GROUP) | {"ratio", "block_size"}
@@ -78,9 +87,10 @@ def setup_dsv4(args: Dict[str, Any], step: Any, attach: Attach) -> List[str]:
             attach(cg, GROUP["slot_mapping"], slots, where + ".slot_mapping")
             cg.block_size = _at_least_one(group.get("block_size", 0), where + ".block_size")
             bt = group.get("block_table")
-            if bt is None:
+            if bt is not None:
+                attach(cg, GROUP["block_table"], bt, where + ".block_table")
+            elif not any(args[name] is not None for name in _BY_NAME_INPUTS):
                 raise ValueError("%s.block_table is required for its slot_mapping" % where)
-            attach(cg, GROUP["block_table"], bt, where + ".block_table")
         if lens is not None:
             attach(cg, GROUP["seq_lens_out"], lens, where + ".seq_lens_out")
         readers.append(where)
@@ -157,6 +167,15 @@ def setup_dsv4(args: Dict[str, Any], step: Any, attach: Attach) -> List[str]:
         step.indexer_ratio = _at_least_one(args["indexer_ratio"], "indexer_ratio")
         step.indexer_mode = _lib.INDEXER_PREFILL if args["indexer_prefill"] else _lib.INDEXER_DECODE
         readers.append("indexer_lens_out")
+
+    # The settings and inputs declared after 0.3, by name (the library
+    # checks their rules).
+    for name in _BY_NAME_INPUTS:
+        if args[name] is not None:
+            attach(step, STEP[name], args[name])
+    for name, c_type in _SETTINGS.items():
+        if args[name] is not None:
+            setattr(step, name, int32(args[name], name) if c_type == "int32_t" else int(args[name]))
     return readers
 
 

@@ -17,6 +17,7 @@ __all__ = [
     "compute_c128a_indices_and_lens",
     "compute_swa_indices_and_lens",
     "get_compressed_slot_mapping",
+    "get_pcp_compressed_slot_mapping",
 ]
 
 
@@ -136,6 +137,76 @@ def get_compressed_slot_mapping(
     _launch(names, num_tokens, query_start_loc, seq_lens, block_table, compressed_groups=(group,),
             dcp_world_size=world, dcp_rank=rank, dcp_interleave=interleave)
     return out[:num_tokens]
+
+
+_PCP_NAMES = {
+    "pcp_logical_slots": "logical_slot_mapping",
+    "pcp_positions": "positions",
+    "pcp_logical_block_size": "logical_block_size",
+    "compressed_groups[0].block_size": "storage_block_size",
+    "compressed_groups[0].ratio": "compress_ratio",
+    "compressed_groups[0].slot_mapping": "out",
+}
+
+
+def _zeros_int32_like(like: Buffer, n: int) -> Buffer:
+    """A new int32 [n] array of zeros of `like`'s kind and device."""
+    if hasattr(like, "new_zeros"):  # torch
+        import torch
+
+        return like.new_zeros((n,), dtype=torch.int32)
+    import numpy as np
+
+    return np.zeros(n, dtype=np.int32)
+
+
+def get_pcp_compressed_slot_mapping(
+    logical_slot_mapping: Buffer,
+    positions: Buffer,
+    logical_block_size: int,
+    storage_block_size: int,
+    compress_ratio: int,
+    out: Optional[Buffer] = None,
+) -> Buffer:
+    """One layer's compressed slot mapping from PCP's gathered logical slot
+    mapping (contract section 5b), with the arguments of vLLM's function of
+    this name: for each of the T = ``len(logical_slot_mapping)`` tokens,
+    -1 unless its logical slot is >= 0 and ``positions[t] + 1`` is a
+    multiple of ``compress_ratio``; else ``(slot // logical_block_size) *
+    storage_block_size + (slot % logical_block_size) // compress_ratio``.
+    ``logical_block_size`` must be a multiple of ``compress_ratio`` and
+    ``storage_block_size`` the quotient. Both inputs and ``out`` (default: a
+    new array; ``len(out) >= T``, only ``out[:T]`` written) are int64.
+    Returns ``out[:T]``."""
+    n = int(logical_slot_mapping.shape[0])
+    if int(positions.shape[0]) != n:
+        raise ValueError("positions has %d entries, logical_slot_mapping %d: one a token"
+                         % (int(positions.shape[0]), n))
+    lbs = _at_least(logical_block_size, 1, "logical_block_size")
+    ratio = _at_least(compress_ratio, 1, "compress_ratio")
+    storage = _at_least(storage_block_size, 1, "storage_block_size")
+    if lbs % ratio:
+        raise ValueError("logical_block_size (%d) must be a multiple of compress_ratio (%d)"
+                         % (lbs, ratio))
+    if storage != lbs // ratio:
+        raise ValueError("storage_block_size (%d) must be logical_block_size // compress_ratio "
+                         "= %d" % (storage, lbs // ratio))
+    if out is None:
+        out = _full_like_int64(logical_slot_mapping, n, -1)
+    elif int(out.shape[0]) < n:
+        raise ValueError("out has %d entries, fewer than the %d tokens" % (int(out.shape[0]), n))
+    slots = out[:n]
+    if n == 0:
+        return slots
+    # no request is read: the step of no requests (one boundary, no lengths)
+    qsl = _zeros_int32_like(logical_slot_mapping, 1)
+    group = dict(ratio=ratio, block_size=storage, slot_mapping=slots)
+    plan = call_named(_PCP_NAMES, StepPlan, query_start_loc=qsl,
+                      seq_lens=_zeros_int32_like(logical_slot_mapping, 1), capacity=n,
+                      compressed_groups=(group,), pcp_logical_slots=logical_slot_mapping,
+                      pcp_positions=positions, pcp_logical_block_size=lbs)
+    call_named(_PCP_NAMES, plan.build, 0, n)
+    return slots
 
 
 _SWA_NAMES = {

@@ -14,7 +14,7 @@ STEP_FIELDS = [
     ("num_reqs", "int32_t", "PARAM", None, ()),
     ("num_tokens", "int32_t", "PARAM", None, ()),
     ("capacity", "int32_t", "PARAM", None, ()),
-    ("seq_lens", "const int32_t *", "IN", ("R",), ("SEQ_LENS", "GLOBAL_SEQ_LENS", "POSITIONS", "SLOT_MAPPING", "SWA_INDICES", "SWA_LENS", "C128A_ROWS", "C128A_LENS", "INDEXER_LENS", "C128A_PREFILL_ROWS", "GROUP_SLOTS", "GROUP_LENS")),
+    ("seq_lens", "const int32_t *", "IN", ("R",), ("SEQ_LENS", "GLOBAL_SEQ_LENS", "POSITIONS", "SLOT_MAPPING", "SWA_INDICES", "SWA_LENS", "C128A_ROWS", "C128A_GLOBAL_ROWS", "C128A_LENS", "INDEXER_LENS", "C128A_PREFILL_ROWS", "GROUP_SLOTS", "GROUP_LENS")),
     ("block_table", "const int32_t *", "IN", ("R", "block_table_cols", "block_table_stride"), ("BLOCK_TABLE", "SLOT_MAPPING")),
     ("block_table_cols", "int32_t", "PARAM", None, ()),
     ("block_table_stride", "int64_t", "PARAM", None, ()),
@@ -65,6 +65,9 @@ STEP_FIELDS = [
     ("c128a_prefill_rows", "int32_t *", "OUT", ("T", "c128a_width", "c128a_prefill_rows_stride"), ("C128A_PREFILL_ROWS",)),
     ("c128a_prefill_rows_stride", "int64_t", "PARAM", None, ()),
     ("c128a_num_decode_tokens", "int32_t", "PARAM", None, ()),
+    ("pcp_logical_slots", "const int64_t *", "IN", ("T",), ("GROUP_SLOTS",)),
+    ("pcp_positions", "const int64_t *", "IN", ("T",), ("GROUP_SLOTS",)),
+    ("pcp_logical_block_size", "int32_t", "PARAM", None, ("GROUP_SLOTS",)),
 ]
 
 COMPRESSED_GROUP_FIELDS = [
@@ -137,4 +140,4 @@ POOL_FIELDS = [
 ]
 
 # The DeepSeek-V3.2/V4 products (contract sections 5, 7, 8).
-DSV4_PRODUCTS = ("SWA_INDICES", "SWA_LENS", "C128A_ROWS", "C128A_LENS", "INDEXER_LENS", "C128A_PREFILL_ROWS", "GROUP_SLOTS", "GROUP_LENS")
+DSV4_PRODUCTS = ("SWA_INDICES", "SWA_LENS", "C128A_ROWS", "C128A_GLOBAL_ROWS", "C128A_LENS", "INDEXER_LENS", "C128A_PREFILL_ROWS", "GROUP_SLOTS", "GROUP_LENS")

@@ -5,7 +5,10 @@
  * returning a pointer to a constant table. The table is append-only: new
  * members go at the end, and AM_BACKEND_ABI changes only when an existing
  * member changes meaning, which includes the layout of the structures the
- * members receive (am_step_params, am_launch_shape). The CPU backend uses
+ * members receive (am_step_params, am_topk_params, am_pool_params,
+ * am_launch_shape): by hand (its base) for a change of meaning, by itself
+ * for a change of the parameters' sizes or of the step's schema-derived
+ * members. The CPU backend uses
  * the same table, linked in.
  */
 #ifndef ATTNMETA_AM_BACKEND_H
@@ -34,8 +37,17 @@ extern "C" {
 /* 8: am_step_params grew the indexer's compressed lengths, the SWA rows' token
  * slots and the C128A rows' mixed mode (a second table of rows); the table
  * appends runtime_versions, then launch_pool */
-/* 9: am_topk_params grew the DCP peer views (peer slots, the rotated peer table) */
-#define AM_BACKEND_ABI 9
+/* 9: am_topk_params grew the DCP peer views (peer slots, the rotated peer
+ * table); am_step_params ends with the schema's kernel members
+ * (am_step_ext); from here on the ABI also carries a signature of the
+ * launch parameters' layouts, so a product whose kernel members come from
+ * the schema, or a grown am_topk_params or am_pool_params, changes it
+ * without an edit */
+#define AM_BACKEND_ABI_BASE 9
+#define AM_BACKEND_LAYOUT                                                         \
+  (((AM_STEP_PARAMS_LAYOUT * 31 + (int)sizeof(am_topk_params)) * 31 +            \
+    (int)sizeof(am_pool_params)) % 1000000)
+#define AM_BACKEND_ABI (AM_BACKEND_ABI_BASE * 1000000 + AM_BACKEND_LAYOUT)
 #define AM_BACKEND_ENTRY_SYMBOL "attnmeta_backend_entry"
 
 /* Backend functions return an attnmeta_status value and, on failure, put a

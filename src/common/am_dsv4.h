@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The DeepSeek-V3.2/V4 products of a step (contract sections 5, 5a, 7, 8),
+ * The DeepSeek-V3.2/V4 products of a step (contract sections 5, 5a, 5b, 7, 8),
  * per token, for the step kernel body (am_step_kernel.h), which calls them
  * with the token's request and length already found: the compressed slot
  * of every compressed group, the sliding-window row and the heavily
@@ -37,6 +37,20 @@ AM_DEVICE int64_t am_compressed_slot(const am_step_params *p, const am_group_par
   if (pos - c * g->ratio != (int64_t)g->ratio - 1) return -1; /* (pos + 1) % ratio != 0 */
   return am_slot(c, g->table, (int64_t)r * g->stride, g->cols, g->block_size,
                  p->dcp_world_size, p->dcp_rank, p->dcp_interleave, flags);
+}
+
+/* Section 5b: token t's compressed slot in group g from the PCP logical
+ * slot mapping (vLLM's get_pcp_compressed_slot_mapping): -1 unless the
+ * logical slot is >= 0 and pos + 1 is a multiple of the ratio (tested as
+ * pos % ratio in {ratio - 1, -1}, so no pos overflows). The host checked
+ * block_size == logical_block_size / ratio exactly, so the slot is at most
+ * logical / ratio: no overflow either. */
+AM_DEVICE int64_t am_pcp_compressed_slot(const am_step_ext *e, const am_group_params *g,
+                                         uint32_t t) {
+  const int64_t logical = e->pcp_logical_slots[t], lbs = e->pcp_logical_block_size;
+  const int64_t m = e->pcp_positions[t] % g->ratio;
+  if (logical < 0 || (m != (int64_t)g->ratio - 1 && m != -1)) return -1;
+  return logical / lbs * g->block_size + logical % lbs / g->ratio;
 }
 
 /* Four consecutive entries j0 .. j0 + 3 of a wide row: entry j < lens holds
@@ -209,7 +223,11 @@ AM_DEVICE void am_dsv4_token(const am_step_params *p, uint32_t t, int valid, am_
   uint32_t g;
   for (g = lane; g < (uint32_t)p->num_groups; g += lanes) {
     const am_group_params *grp = &p->groups[g];
-    if (grp->slots) grp->slots[t] = valid ? am_compressed_slot(p, grp, s.req, pos, flags) : -1;
+    if (!grp->slots) continue;
+    if (p->ext.pcp_logical_slots)
+      grp->slots[t] = am_pcp_compressed_slot(&p->ext, grp, t);
+    else
+      grp->slots[t] = valid ? am_compressed_slot(p, grp, s.req, pos, flags) : -1;
   }
   if (p->indexer_lens && lane == 0) p->indexer_lens[t] = valid ? am_indexer_len(p, pos) : 0;
   if (p->swa.out || p->swa.lens) am_swa_token(p, t, valid, s, seq_len, pos, lane, lanes, flags);

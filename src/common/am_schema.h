@@ -17,19 +17,30 @@
  *             C (capacity), P (num_prefill) or ONE; AM_NONE for the rest;
  *   products  for OUT, the product it belongs to; for IN, the products
  *             that read it (AM_P_ALWAYS: read whenever the operation runs);
+ *             for PARAM, the products it serves, or 0 for the settings of
+ *             0.3 and before (the vector files' own table names those);
  *   rule      its range rule, as the contract states it ("" where none).
  *
  * A product is P(c, name, wanted): it is built when `wanted` holds, an
  * expression over `b`, the struct holding its outputs (the step, one
  * compressed group for the GROUP_ products, or the top-k conversion).
+ *
+ * A step product of the DSV4 kernel is added by hand in: the members at the
+ * end of attnmeta_step (attnmeta.h); here, its members, product, rules and
+ * kernel members; its device stage (am_dsv4.h); its reference
+ * (reference_dsv4.c); docs/contract.md; CHANGELOG.md. The host checks, the
+ * kernel parameters, the backend ABI, the vector format, the Python binding
+ * (after schema_gen --write) follow; its tests, cases and vectors are its own.
  */
 #ifndef ATTNMETA_AM_SCHEMA_H
 #define ATTNMETA_AM_SCHEMA_H
 
 #include "attnmeta/attnmeta.h"
 
-/* ---- the step's products ---- */
-#define AM_STEP_PRODUCTS(P, c)                                               \
+/* ---- the step's products: those every kernel variant builds, then those
+ * only the DSV4 kernel builds (AM_VARIANT_DSV4); one bit each, in order ---- */
+#define AM_STEP_PRODUCTS(P, c) AM_STEP_BASE_PRODUCTS(P, c) AM_STEP_DSV4_PRODUCTS(P, c)
+#define AM_STEP_BASE_PRODUCTS(P, c)                                          \
   P(c, TOKEN_MAP, b->token_to_req)                                           \
   P(c, SEQ_LENS, b->seq_lens_out)                                            \
   P(c, GLOBAL_SEQ_LENS, b->global_seq_lens_out)                              \
@@ -38,7 +49,8 @@
   P(c, REQ_INDICES, b->req_indices_out)                                      \
   P(c, PER_REQ_LENS, b->per_req_lens_out)                                    \
   P(c, POSITIONS, b->positions)                                              \
-  P(c, SLOT_MAPPING, b->slot_mapping)                                        \
+  P(c, SLOT_MAPPING, b->slot_mapping)
+#define AM_STEP_DSV4_PRODUCTS(P, c)                                          \
   P(c, SWA_INDICES, b->swa_indices)                                          \
   P(c, SWA_LENS, b->swa_lens)                                                \
   P(c, C128A_ROWS, b->c128a_rows)                                            \
@@ -78,10 +90,10 @@ enum am_product_bit {
 #define AM_P_ALWAYS (1u << 31)
 _Static_assert(AM_PRODUCT_COUNT < 31, "a bit per product");
 
-/* Every DeepSeek-V3.2/V4 product (contract sections 5, 5a, 7, 8). */
-#define AM_P_DSV4                                                            \
-  (AM_P(SWA_INDICES) | AM_P(SWA_LENS) | AM_P(C128A_ROWS) | AM_P(C128A_LENS) | \
-   AM_P(C128A_PREFILL_ROWS) | AM_P(GROUP_SLOTS) | AM_P(GROUP_LENS) | AM_P(INDEXER_LENS))
+/* Every DeepSeek-V3.2/V4 product (contract sections 5, 5a, 7, 8): the
+ * step's DSV4 family and the groups'. */
+#define AM_P_OF_(c, name, wanted) | AM_P(name)
+#define AM_P_DSV4 (0u AM_STEP_DSV4_PRODUCTS(AM_P_OF_, _) AM_GROUP_PRODUCTS(AM_P_OF_, _))
 
 /* ---- attnmeta_step ---- */
 #define AM_STEP_FIELDS(X, c)                                                 \
@@ -153,7 +165,13 @@ _Static_assert(AM_PRODUCT_COUNT < 31, "a bit per product");
     AM_P(C128A_PREFILL_ROWS), "mixed mode only")                             \
   X(c, int64_t, c128a_prefill_rows_stride, PARAM, AM_NONE, 0, ">= c128a_width") \
   X(c, int32_t, c128a_num_decode_tokens, PARAM, AM_NONE, 0,                  \
-    "0 <= c128a_num_decode_tokens <= num_tokens, mixed mode")
+    "0 <= c128a_num_decode_tokens <= num_tokens, mixed mode")                \
+  X(c, const int64_t *, pcp_logical_slots, IN, AM_ARRAY(T), AM_P(GROUP_SLOTS),  \
+    "optional: the groups' slots from it (section 5b)")                      \
+  X(c, const int64_t *, pcp_positions, IN, AM_ARRAY(T), AM_P(GROUP_SLOTS),      \
+    "optional; needed with pcp_logical_slots")                               \
+  X(c, int32_t, pcp_logical_block_size, PARAM, AM_NONE, AM_P(GROUP_SLOTS),      \
+    ">= 1 with pcp_logical_slots")
 
 typedef attnmeta_compressed_group am_group_array[ATTNMETA_MAX_COMPRESSED_GROUPS];
 
@@ -169,6 +187,66 @@ typedef attnmeta_compressed_group am_group_array[ATTNMETA_MAX_COMPRESSED_GROUPS]
   X(c, int32_t, reserved, PARAM, AM_NONE, 0, "padding, ignored")             \
   X(c, int64_t *, slot_mapping, OUT, AM_ARRAY(C), AM_P(GROUP_SLOTS), "")     \
   X(c, int32_t *, seq_lens_out, OUT, AM_ARRAY(R), AM_P(GROUP_LENS), "")
+
+/* ---- the settings' rules (contract sections 5, 5a, 7, 8) ----
+ * R(c, products, when, kind, ...): checked, in this order, when one of
+ * `products` is wanted and `when` holds (an expression over `b`, the
+ * struct, and `s`, the step), after every buffer's check. The kinds
+ * (am_schema_check.h), each ATTNMETA_ERR_INVALID_ARGUMENT when broken:
+ *   MIN(m, n)             m >= n;
+ *   NOT_NEGATIVE(m)       m >= 0;
+ *   AT_LEAST(m, o)        m >= member o;
+ *   IN_RANGE(m, lo, hi)   lo <= m <= member hi;
+ *   ONE_OF2(m, x, y), ONE_OF3(m, x, y, z)  m is one of the values;
+ *   DCP_BLOCK(m)          m >= 1, a multiple of the step's dcp_interleave
+ *                         when its dcp_world_size > 1;
+ *   PRESENT(m, o)         the buffer m is not NULL, as o needs it
+ *                         (ATTNMETA_ERR_NULL_POINTER);
+ *   HOLDS(ok, fmt, ...)   the expression ok (a rule across structs). */
+#define AM_P_SWA_ANY (AM_P(SWA_INDICES) | AM_P(SWA_LENS))
+#define AM_P_C128A_ANY (AM_P(C128A_ROWS) | AM_P(C128A_LENS) | AM_P(C128A_PREFILL_ROWS))
+#define AM_STEP_RULES(R, c)                                                  \
+  R(c, AM_P_SWA_ANY, 1, ONE_OF2, swa_mode, ATTNMETA_SWA_CAUSAL, ATTNMETA_SWA_NON_CAUSAL) \
+  R(c, AM_P_SWA_ANY, 1, MIN, swa_window, 1)                                  \
+  R(c, AM_P_SWA_ANY, 1, AT_LEAST, swa_width, swa_window)                     \
+  R(c, AM_P(SWA_INDICES), 1, MIN, swa_block_size, 1)                         \
+  R(c, AM_P(C128A_PREFILL_ROWS), 1, HOLDS, b->c128a_mode == ATTNMETA_C128A_MIXED, \
+    "c128a_prefill_rows is written in mixed mode only (c128a_mode %d)", b->c128a_mode) \
+  R(c, AM_P_C128A_ANY, 1, ONE_OF3, c128a_mode, ATTNMETA_C128A_GLOBAL, ATTNMETA_C128A_LOCAL, \
+    ATTNMETA_C128A_MIXED)                                                    \
+  R(c, AM_P_C128A_ANY, b->c128a_mode == ATTNMETA_C128A_MIXED, IN_RANGE,      \
+    c128a_num_decode_tokens, 0, num_tokens)                                  \
+  R(c, AM_P_C128A_ANY, 1, MIN, c128a_ratio, 1)                               \
+  R(c, AM_P_C128A_ANY, 1, NOT_NEGATIVE, c128a_width)                         \
+  R(c, AM_P_C128A_ANY, b->c128a_mode != ATTNMETA_C128A_LOCAL, DCP_BLOCK, c128a_block_size) \
+  R(c, AM_P(INDEXER_LENS), 1, ONE_OF2, indexer_mode, ATTNMETA_INDEXER_DECODE, \
+    ATTNMETA_INDEXER_PREFILL)                                                \
+  R(c, AM_P(INDEXER_LENS), 1, MIN, indexer_ratio, 1)                         \
+  R(c, AM_P(GROUP_SLOTS), b->pcp_logical_slots != NULL, PRESENT, pcp_positions, pcp_logical_slots) \
+  R(c, AM_P(GROUP_SLOTS), b->pcp_logical_slots != NULL, MIN, pcp_logical_block_size, 1) \
+  R(c, AM_P(GROUP_SLOTS), b->pcp_logical_slots != NULL, HOLDS, b->dcp_world_size == 1,     \
+    "pcp_logical_slots needs dcp_world_size 1 (got %d): PCP's logical slots are not placed " \
+    "across DCP ranks", b->dcp_world_size)
+
+/* Each compressed group's, checked group by group before the step's. */
+#define AM_GROUP_RULES(R, c)                                                 \
+  R(c, AM_P(GROUP_SLOTS) | AM_P(GROUP_LENS), 1, MIN, ratio, 1)               \
+  R(c, AM_P(GROUP_SLOTS), 1, DCP_BLOCK, block_size)                          \
+  R(c, AM_P(GROUP_SLOTS), s->pcp_logical_slots && s->pcp_logical_block_size >= 1, HOLDS, \
+    s->pcp_logical_block_size % b->ratio == 0 &&                             \
+        b->block_size == s->pcp_logical_block_size / b->ratio,               \
+    "%sblock_size (%d) must be pcp_logical_block_size (%d) / ratio (%d), a whole number", \
+    sc->prefix, b->block_size, s->pcp_logical_block_size, b->ratio)
+
+/* ---- the step's members the DSV4 kernel receives by name ----
+ * K(c, type, member, products): am_step_params.ext.member is the step's
+ * member when one of `products` is wanted, else 0 (am_step_translate.h).
+ * The hand-laid members of am_step_params before `ext` serve the products
+ * declared before these. */
+#define AM_STEP_KERNEL_FIELDS(K, c)                                          \
+  K(c, const int64_t *, pcp_logical_slots, AM_P(GROUP_SLOTS))                \
+  K(c, const int64_t *, pcp_positions, AM_P(GROUP_SLOTS))                    \
+  K(c, int32_t, pcp_logical_block_size, AM_P(GROUP_SLOTS))
 
 /* The groups' indices, for walkers that name each group's buffers. */
 #define AM_EACH_GROUP(G, c) G(c, 0) G(c, 1) G(c, 2) G(c, 3)

@@ -117,4 +117,67 @@ static inline attnmeta_status am_check_floor(const am_check_scope *sc, const cha
   st = am_check_floor(sc, #member, (int64_t)b->member, rule);               \
   if (st != ATTNMETA_OK) return st;
 
+/* ---- the settings' rules (AM_STEP_RULES, AM_GROUP_RULES of am_schema.h) ----
+ * A walker expands a rule list with AM_CHECK_RULE, with in scope `sc`, `b`
+ * (the struct), `s` (the step) and `st`; the first broken rule returns. */
+static inline attnmeta_status am_rule_fail(const am_check_scope *sc, const char *name,
+                                           int64_t value, const char *what) {
+  return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "%s%s (%lld) %s", sc->prefix, name,
+                 (long long)value, what);
+}
+static inline attnmeta_status am_rule_min(const am_check_scope *sc, const char *name,
+                                          int64_t value, int64_t floor, const char *what) {
+  return value >= floor ? ATTNMETA_OK : am_rule_fail(sc, name, value, what);
+}
+static inline attnmeta_status am_rule_at_least(const am_check_scope *sc, const char *name,
+                                               int64_t value, const char *other_name,
+                                               int64_t other) {
+  if (value >= other) return ATTNMETA_OK;
+  return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "%s%s (%lld) < %s%s (%lld)", sc->prefix,
+                 name, (long long)value, sc->prefix, other_name, (long long)other);
+}
+static inline attnmeta_status am_rule_in_range(const am_check_scope *sc, const char *name,
+                                               int64_t value, int64_t lo, const char *hi_name,
+                                               int64_t hi) {
+  if (value >= lo && value <= hi) return ATTNMETA_OK;
+  return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "%s%s (%lld) must be in [%lld, %s = %lld]",
+                 sc->prefix, name, (long long)value, (long long)lo, hi_name, (long long)hi);
+}
+/* A block size of a DCP-placed product: >= 1, and a multiple of the
+ * interleave when W > 1 (so each rank owns whole runs of a block). */
+static inline attnmeta_status am_rule_dcp_block(const am_check_scope *sc, const char *name,
+                                                int64_t value, const attnmeta_step *s) {
+  if (value < 1) return am_rule_fail(sc, name, value, "must be >= 1");
+  if (s->dcp_world_size > 1 && value % s->dcp_interleave != 0)
+    return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                   "%s%s (%lld) must be a multiple of dcp_interleave (%d) when dcp_world_size > 1",
+                   sc->prefix, name, (long long)value, s->dcp_interleave);
+  return ATTNMETA_OK;
+}
+
+#define AM_RULE_MIN(m, n) am_rule_min(sc, #m, (int64_t)b->m, n, "must be >= " #n)
+#define AM_RULE_NOT_NEGATIVE(m) am_rule_min(sc, #m, (int64_t)b->m, 0, "is negative")
+#define AM_RULE_AT_LEAST(m, o) am_rule_at_least(sc, #m, (int64_t)b->m, #o, (int64_t)b->o)
+#define AM_RULE_IN_RANGE(m, lo, hi) am_rule_in_range(sc, #m, (int64_t)b->m, lo, #hi, (int64_t)b->hi)
+#define AM_RULE_ONE_OF2(m, x, y) \
+  (b->m == (x) || b->m == (y) ? ATTNMETA_OK                                     \
+                              : am_rule_fail(sc, #m, b->m, "is neither " #x " nor " #y))
+#define AM_RULE_ONE_OF3(m, x, y, z)                        \
+  (b->m == (x) || b->m == (y) || b->m == (z)               \
+       ? ATTNMETA_OK                                       \
+       : am_rule_fail(sc, #m, b->m, "is none of " #x ", " #y " and " #z))
+#define AM_RULE_DCP_BLOCK(m) am_rule_dcp_block(sc, #m, (int64_t)b->m, s)
+#define AM_RULE_PRESENT(m, o)                                                         \
+  (b->m ? ATTNMETA_OK                                                                 \
+        : am_fail(sc->ctx, ATTNMETA_ERR_NULL_POINTER, "%s" #m " is NULL but " #o " is set", \
+                  sc->prefix))
+#define AM_RULE_HOLDS(ok, ...) \
+  ((ok) ? ATTNMETA_OK : am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT, __VA_ARGS__))
+
+#define AM_CHECK_RULE(c, products, when, kind, ...) \
+  if (((products) & sc->wanted) && (when)) {         \
+    st = AM_RULE_##kind(__VA_ARGS__);                \
+    if (st != ATTNMETA_OK) return st;                \
+  }
+
 #endif /* ATTNMETA_AM_SCHEMA_CHECK_H */

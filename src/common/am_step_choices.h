@@ -62,10 +62,10 @@ static inline void am_pick_tail(am_step_params *p) {
   p->tail_vec_end = (int32_t)end;
 }
 
-/* Whether a step wants any DeepSeek-V3.2/V4 product. */
+/* Whether a step wants any DeepSeek-V3.2/V4 product: one of the schema's
+ * DSV4 family (AM_P_DSV4, am_schema.h). */
 static inline int am_wants_dsv4(const am_step_params *p) {
-  return p->num_groups > 0 || p->swa.out || p->swa.lens || p->c128a.out || p->c128a.lens ||
-         p->c128a.out2 || p->indexer_lens;
+  return (p->ext.products & AM_P_DSV4) != 0;
 }
 
 /* The host's choice of variant for a step (params otherwise complete). */

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "am_dialect.h"
+#include "am_schema_wanted.h"
 
 /* Upper bound on R + 1 for staging the boundaries in block-shared memory. */
 #define AM_STAGE_MAX_REQS 4095
@@ -57,6 +58,17 @@ typedef struct am_wide_rows {
   int32_t vector2;       /* 1: out2's rows are 16-byte aligned */
   int32_t pad2;
 } am_wide_rows;
+
+/* The kernel parameters derived from the schema (AM_STEP_KERNEL_FIELDS of
+ * am_schema.h), appended to am_step_params: the wanted products' bits, then
+ * each declared member under its own name. */
+#define AM_STEP_EXT_FIELD_(c, type, member, products) type member;
+typedef struct am_step_ext {
+  uint32_t products; /* AM_P() bits of the products wanted (and AM_P_ALWAYS) */
+  int32_t reserved;
+  AM_STEP_KERNEL_FIELDS(AM_STEP_EXT_FIELD_, _)
+} am_step_ext;
+#undef AM_STEP_EXT_FIELD_
 
 /* Ordered by first use in the kernel: what every token reads before its
  * first loads comes first, so it shares the first constant-cache lines. */
@@ -129,7 +141,16 @@ typedef struct am_step_params {
   int32_t *indexer_lens; /* [C] */
   int32_t indexer_ratio;
   int32_t indexer_mode;  /* ATTNMETA_INDEXER_* */
+
+  /* what the schema declares for the kernel (the products after these) */
+  am_step_ext ext;
 } am_step_params;
+
+/* A signature of am_step_params' layout, for the backend ABI
+ * (am_backend.h): a module built with other kernel members is refused. */
+#define AM_STEP_EXT_COUNT_(c, type, member, products) +1
+#define AM_STEP_PARAMS_LAYOUT \
+  ((int)sizeof(am_step_params) * 16 + (0 AM_STEP_KERNEL_FIELDS(AM_STEP_EXT_COUNT_, _)) % 16)
 
 /* How block-table rows move (am_step_params.vector_rows). */
 enum {

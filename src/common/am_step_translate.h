@@ -81,6 +81,17 @@ static inline void am_dsv4_params_of(const attnmeta_step *s, unsigned wanted, am
   }
 }
 
+/* The schema's kernel members (AM_STEP_KERNEL_FIELDS), by name: the step's
+ * when a product that reads them is wanted, else zero (memset). */
+#define AM_STEP_EXT_FILL_(c, type, member, products) \
+  if (wanted & (products)) p->ext.member = s->member;
+static inline void am_ext_params_of(const attnmeta_step *s, unsigned wanted, am_step_params *p) {
+  (void)s; /* read only by the declared members */
+  p->ext.products = wanted;
+  AM_STEP_KERNEL_FIELDS(AM_STEP_EXT_FILL_, _)
+}
+#undef AM_STEP_EXT_FILL_
+
 static inline am_step_params am_params_of(const attnmeta_step *s) {
   const unsigned wanted = am_step_products(s);
   am_step_params p;
@@ -111,6 +122,7 @@ static inline am_step_params am_params_of(const attnmeta_step *s) {
   p.slot_mapping = s->slot_mapping;
   p.error_word = s->error_word;
   am_dsv4_params_of(s, wanted, &p);
+  am_ext_params_of(s, wanted, &p);
   if (!(wanted & am_step_reads_seq_lens()))
     p.seq_lens = NULL; /* not read: keep it out of the staged data */
   return p;

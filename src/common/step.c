@@ -36,28 +36,6 @@ attnmeta_status attnmeta_step_init_size(attnmeta_step *step, size_t size) {
 /* Programs built against 0.1 call this symbol with a 0.1-sized step. */
 void(attnmeta_step_init)(attnmeta_step *step) { (void)am_sized_init(&step_type, step, AM_STEP_SIZE_0_1); }
 
-static attnmeta_status fail_below_one(attnmeta_context *ctx, const char *what, int32_t value) {
-  return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "%s (%d) must be >= 1", what, value);
-}
-
-/* A mode of a product: one of its two values. */
-#define CHECK_MODE(ctx, what, mode, a, b)                                               \
-  if ((mode) != (a) && (mode) != (b))                                                   \
-    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, what " (%d) is neither " #a " nor " #b, \
-                   (mode));
-
-/* A block size of a DCP-placed product: >= 1, and a multiple of the
- * interleave when W > 1 (so each rank owns whole runs of a block). */
-static attnmeta_status check_dcp_block(attnmeta_context *ctx, const attnmeta_step *s,
-                                       const char *what, int32_t block_size) {
-  if (block_size < 1) return fail_below_one(ctx, what, block_size);
-  if (s->dcp_world_size > 1 && block_size % s->dcp_interleave != 0)
-    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
-                   "%s (%d) must be a multiple of dcp_interleave (%d) when dcp_world_size > 1",
-                   what, block_size, s->dcp_interleave);
-  return ATTNMETA_OK;
-}
-
 /* Every buffer of the step and of its groups (am_schema_check.h): each one
  * in use, and only those (an input no wanted product reads is not checked:
  * docs/reliability.md). */
@@ -86,62 +64,26 @@ static attnmeta_status check_buffers(const am_check_scope *sc, const attnmeta_st
   return ATTNMETA_OK;
 }
 
-/* The DeepSeek-V3.2/V4 products' rules (contract sections 5, 7, 8). */
-static attnmeta_status check_dsv4(attnmeta_context *ctx, const attnmeta_step *s, unsigned wanted) {
-  char what[64];
+/* The settings' rules of the schema (AM_GROUP_RULES, AM_STEP_RULES):
+ * each wanted group's, then the step's. */
+static attnmeta_status check_group_rules(attnmeta_context *ctx, const attnmeta_step *s, int g) {
+  char prefix[32];
+  const attnmeta_compressed_group *b = &s->compressed_groups[g];
+  const am_check_scope group_scope = {ctx, prefix, am_group_products(b), 0}, *sc = &group_scope;
+  attnmeta_status st;
+  snprintf(prefix, sizeof prefix, "compressed_groups[%d].", g);
+  AM_GROUP_RULES(AM_CHECK_RULE, _)
+  return ATTNMETA_OK;
+}
+static attnmeta_status check_rules(const am_check_scope *sc, const attnmeta_step *s) {
+  const attnmeta_step *b = s;
   attnmeta_status st;
   int g;
   for (g = 0; g < ATTNMETA_MAX_COMPRESSED_GROUPS; ++g) {
-    const attnmeta_compressed_group *grp = &s->compressed_groups[g];
-    const unsigned group_wanted = am_group_products(grp);
-    if (!(group_wanted & (AM_P(GROUP_SLOTS) | AM_P(GROUP_LENS)))) continue;
-    snprintf(what, sizeof what, "compressed_groups[%d].ratio", g);
-    if (grp->ratio < 1) return fail_below_one(ctx, what, grp->ratio);
-    if (!(group_wanted & AM_P(GROUP_SLOTS))) continue;
-    snprintf(what, sizeof what, "compressed_groups[%d].block_size", g);
-    st = check_dcp_block(ctx, s, what, grp->block_size);
+    st = check_group_rules(sc->ctx, s, g);
     if (st != ATTNMETA_OK) return st;
   }
-  if (wanted & (AM_P(SWA_INDICES) | AM_P(SWA_LENS))) {
-    CHECK_MODE(ctx, "swa_mode", s->swa_mode, ATTNMETA_SWA_CAUSAL, ATTNMETA_SWA_NON_CAUSAL)
-    if (s->swa_window < 1) return fail_below_one(ctx, "swa_window", s->swa_window);
-    if (s->swa_width < s->swa_window)
-      return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "swa_width (%d) < swa_window (%d)",
-                     s->swa_width, s->swa_window);
-    if ((wanted & AM_P(SWA_INDICES)) && s->swa_block_size < 1)
-      return fail_below_one(ctx, "swa_block_size", s->swa_block_size);
-  }
-  if ((wanted & AM_P(C128A_PREFILL_ROWS)) && s->c128a_mode != ATTNMETA_C128A_MIXED)
-    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
-                   "c128a_prefill_rows is written in mixed mode only (c128a_mode %d)",
-                   s->c128a_mode);
-  if (wanted & (AM_P(C128A_ROWS) | AM_P(C128A_LENS) | AM_P(C128A_PREFILL_ROWS))) {
-    if (s->c128a_mode != ATTNMETA_C128A_GLOBAL && s->c128a_mode != ATTNMETA_C128A_LOCAL &&
-        s->c128a_mode != ATTNMETA_C128A_MIXED)
-      return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
-                     "c128a_mode (%d) is none of ATTNMETA_C128A_GLOBAL, ATTNMETA_C128A_LOCAL and "
-                     "ATTNMETA_C128A_MIXED",
-                     s->c128a_mode);
-    if (s->c128a_mode == ATTNMETA_C128A_MIXED &&
-        (s->c128a_num_decode_tokens < 0 || s->c128a_num_decode_tokens > s->num_tokens))
-      return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
-                     "c128a_num_decode_tokens (%d) must be in [0, num_tokens = %d]",
-                     s->c128a_num_decode_tokens, s->num_tokens);
-    if (s->c128a_ratio < 1) return fail_below_one(ctx, "c128a_ratio", s->c128a_ratio);
-    if (s->c128a_width < 0)
-      return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "c128a_width (%d) is negative",
-                     s->c128a_width);
-    /* the block size decides the DCP-local lengths too */
-    if (s->c128a_mode != ATTNMETA_C128A_LOCAL) {
-      st = check_dcp_block(ctx, s, "c128a_block_size", s->c128a_block_size);
-      if (st != ATTNMETA_OK) return st;
-    }
-  }
-  if (wanted & AM_P(INDEXER_LENS)) {
-    CHECK_MODE(ctx, "indexer_mode", s->indexer_mode, ATTNMETA_INDEXER_DECODE,
-               ATTNMETA_INDEXER_PREFILL)
-    if (s->indexer_ratio < 1) return fail_below_one(ctx, "indexer_ratio", s->indexer_ratio);
-  }
+  AM_STEP_RULES(AM_CHECK_RULE, _)
   return ATTNMETA_OK;
 }
 
@@ -179,7 +121,7 @@ static attnmeta_status check_step(attnmeta_context *ctx, const attnmeta_step *s)
                    "slot_mapping needs block_size >= 1, the KV cache's block size (got %d; "
                    "it has no default)",
                    s->block_size);
-  st = check_dsv4(ctx, s, scope.wanted);
+  st = check_rules(&scope, s);
   if (st != ATTNMETA_OK) return st;
   return am_check_overlaps(ctx, s);
 }

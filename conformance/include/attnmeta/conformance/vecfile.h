@@ -25,10 +25,13 @@ extern "C" {
 #endif
 
 #define AMV_MAGIC "attnmeta-vectors"
-#define AMV_VERSION 4    /* the newest format version this reader and writer know */
+#define AMV_VERSION 5    /* the newest format version this reader and writer know */
 #define AMV_VERSION_MIN 1 /* the oldest one it still reads (and writes) */
 #define AMV_VERSION_TOPK 3 /* version 3 adds "op topk" (spec/attnmeta-vectors-v3.md) */
 #define AMV_VERSION_INDEXER 4 /* version 4 adds the indexer's lengths (spec/attnmeta-vectors-v4.md) */
+/* version 5 adds the step's settings and inputs declared after 0.3, each by
+ * its schema name (spec/attnmeta-vectors-v5.md) */
+#define AMV_VERSION_SCHEMA 5
 #define AMV_NAME_MAX 64                   /* vector names: at most 63 characters */
 #define AMV_MAX_ELEMS ((int64_t)1 << 26)  /* largest buffer a vector may declare */
 #define AMV_WRAP 100                      /* the writer's line width */
@@ -65,7 +68,8 @@ enum amv_output {
 /* The products of version 1 (every vector of the v1 files asks for these). */
 #define AMV_ALL_PRODUCTS ((1u << AMV_V1_OUTPUTS) - 1u)
 
-/* Inputs: the IN members of attnmeta_step, in the same order. */
+/* Inputs: the IN members of attnmeta_step, in the same order; those from
+ * AMV_NUM_INPUTS on (version 5) are optional, by their schema names. */
 #define AMV_MAX_INPUTS 16
 enum amv_input {
   AMV_QUERY_START_LOC,
