@@ -52,17 +52,16 @@ static inline int am_rows_overflow(int64_t rows, int64_t stride) {
 
 /* Rules that let a buffer be NULL however it is used (the operation's own
  * rules say what its absence means). */
-static inline int am_rule_optional(const char *rule) {
-  return strncmp(rule, "optional", 8) == 0 || strncmp(rule, "exactly one", 11) == 0;
-}
+#define AM_RULE_STARTS_(rule, lit) (__builtin_strncmp((rule), (lit), sizeof(lit) - 1) == 0)
+#define AM_RULE_OPTIONAL(rule) (AM_RULE_STARTS_(rule, "optional") || AM_RULE_STARTS_(rule, "exactly one"))
+#define AM_RULE_REQUIRED(rule) (__builtin_strcmp((rule), "required") == 0)
 
 static inline attnmeta_status am_check_buffer(const am_check_scope *sc, const char *name,
                                               const void *ptr, size_t elem_size, int is_out,
-                                              unsigned products, const char *rule, int64_t rows,
-                                              int64_t cols, int64_t stride, const char *cols_name,
-                                              const char *stride_name) {
+                                              unsigned products, int required, int optional,
+                                              int64_t rows, int64_t cols, int64_t stride,
+                                              const char *cols_name, const char *stride_name) {
   const char *pre = sc->prefix;
-  const int required = strcmp(rule, "required") == 0;
   const int in_use = required || (is_out ? ptr != NULL : (products & sc->wanted) != 0);
   const int empty = (cols_name && cols == 0) || (sc->lenient_empty && (rows == 0 || cols == 0));
   if (!in_use && !sc->lenient_empty) return ATTNMETA_OK;
@@ -74,7 +73,7 @@ static inline attnmeta_status am_check_buffer(const am_check_scope *sc, const ch
       return am_fail(sc->ctx, ATTNMETA_ERR_STRIDE, "%s%s (%lld) < %s (%lld)", pre, stride_name,
                      (long long)stride, cols_name, (long long)cols);
   }
-  if (in_use && !ptr && !empty && (required || (!is_out && !am_rule_optional(rule)))) {
+  if (in_use && !ptr && !empty && (required || (!is_out && !optional))) {
     if (required) return am_fail(sc->ctx, ATTNMETA_ERR_NULL_POINTER, "%s%s is NULL", pre, name);
     if (cols_name)
       return am_fail(sc->ctx, ATTNMETA_ERR_NULL_POINTER, "%s%s is NULL but has %lld rows of %lld columns",
@@ -92,9 +91,12 @@ static inline attnmeta_status am_check_buffer(const am_check_scope *sc, const ch
   return ATTNMETA_OK;
 }
 
+/* The rule is a literal here, so its two tests fold to constants at each
+ * member (the compilers fold the builtins on literals): no string compare
+ * at run time. */
 #define AM_CHECK_BUFFER_(member, is_out, products, rule, ...)                                  \
-  st = am_check_buffer(sc, #member, b->member, sizeof *b->member, is_out, products, rule,     \
-                       __VA_ARGS__);                                                           \
+  st = am_check_buffer(sc, #member, b->member, sizeof *b->member, is_out, products,           \
+                       AM_RULE_REQUIRED(rule), AM_RULE_OPTIONAL(rule), __VA_ARGS__);          \
   if (st != ATTNMETA_OK) return st;
 #define AM_CHECK_IN(member, products, rule, ...) AM_CHECK_BUFFER_(member, 0, products, rule, __VA_ARGS__)
 #define AM_CHECK_OUT(member, products, rule, ...) AM_CHECK_BUFFER_(member, 1, products, rule, __VA_ARGS__)

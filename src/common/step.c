@@ -5,7 +5,6 @@
  * (am_step_translate.h, am_step_plan.h), and makes the one launch.
  */
 #include <stddef.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "am_context.h"
@@ -41,12 +40,18 @@ void(attnmeta_step_init)(attnmeta_step *step) { (void)am_sized_init(&step_type, 
  * docs/reliability.md). */
 #define STEP_CHECK_(c, type, member, role, extent, products, rule) \
   AM_CHECK_##role(member, products, rule, AM_CHECK_##extent)
+/* Each group's prefix in messages, as literals: formatting one a call would
+ * cost more than the checks themselves. */
+#define AM_GROUP_PREFIX_(c, g) "compressed_groups[" #g "].",
+static const char *const group_prefix[ATTNMETA_MAX_COMPRESSED_GROUPS] = {
+    AM_EACH_GROUP(AM_GROUP_PREFIX_, _)};
+#undef AM_GROUP_PREFIX_
+
 static attnmeta_status check_group_buffers(attnmeta_context *ctx, int g,
                                            const attnmeta_compressed_group *b, const am_counts *k) {
-  char prefix[32];
-  const am_check_scope group_scope = {ctx, prefix, am_group_products(b), 0}, *sc = &group_scope;
+  const am_check_scope group_scope = {ctx, group_prefix[g], am_group_products(b), 0},
+                       *sc = &group_scope;
   attnmeta_status st;
-  snprintf(prefix, sizeof prefix, "compressed_groups[%d].", g);
   AM_GROUP_FIELDS(STEP_CHECK_, _)
   return ATTNMETA_OK;
 }
@@ -67,11 +72,10 @@ static attnmeta_status check_buffers(const am_check_scope *sc, const attnmeta_st
 /* The settings' rules of the schema (AM_GROUP_RULES, AM_STEP_RULES):
  * each wanted group's, then the step's. */
 static attnmeta_status check_group_rules(attnmeta_context *ctx, const attnmeta_step *s, int g) {
-  char prefix[32];
   const attnmeta_compressed_group *b = &s->compressed_groups[g];
-  const am_check_scope group_scope = {ctx, prefix, am_group_products(b), 0}, *sc = &group_scope;
+  const am_check_scope group_scope = {ctx, group_prefix[g], am_group_products(b), 0},
+                       *sc = &group_scope;
   attnmeta_status st;
-  snprintf(prefix, sizeof prefix, "compressed_groups[%d].", g);
   AM_GROUP_RULES(AM_CHECK_RULE, _)
   return ATTNMETA_OK;
 }
