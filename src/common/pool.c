@@ -26,12 +26,19 @@ static const attnmeta_pool pool_defaults = {
     .page_size = 1,
 };
 
-/* New in this release: its present size is the only one accepted so far. */
-static const am_sized_type pool_type = AM_SIZED_TYPE(pool, sizeof(attnmeta_pool), &pool_defaults);
+/* First released in 0.3.0 ending at error_word (sized_struct.c lists the sizes accepted). */
+static const am_sized_type pool_type =
+    AM_SIZED_TYPE(pool, offsetof(attnmeta_pool, error_word) + sizeof(int32_t *), &pool_defaults);
 
 attnmeta_status attnmeta_pool_init_size(attnmeta_pool *op, size_t size) {
   return am_sized_init(&pool_type, op, size);
 }
+
+/* The counts the pool's extents are made of (am_counts' and T1 = T + 1,
+ * the rows of topk_indptr). */
+typedef struct pool_counts {
+  int64_t R, R1, T, C, P, ONE, T1;
+} pool_counts;
 
 #define POOL_FLOOR_(c, type, member, role, extent, products, rule) AM_CHECK_FLOOR_##role(member, rule)
 static attnmeta_status check_sizes(const am_check_scope *sc, const attnmeta_pool *b) {
@@ -46,12 +53,22 @@ static attnmeta_status check_sizes(const am_check_scope *sc, const attnmeta_pool
 #define POOL_CHECK_(c, type, member, role, extent, products, rule) \
   AM_CHECK_##role(member, products, rule, AM_CHECK_##extent)
 static attnmeta_status check_buffers(const am_check_scope *sc, const attnmeta_pool *b,
-                                     const am_counts *k) {
+                                     const pool_counts *k) {
   attnmeta_status st;
   AM_POOL_FIELDS(POOL_CHECK_, _)
-  if (!b->kv_indices && !b->kv_indptr_out && !b->page_table)
+  if (!(sc->wanted & ~AM_P_ALWAYS))
     return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
-                   "pool: no output given (kv_indices, kv_indptr_out or page_table)");
+                   "pool: no output given (kv_indices, kv_indptr_out, page_table, cache_seqlens, "
+                   "expanded_lens, topk_lens, topk_indptr, token_table or swa_page_table)");
+  if (b->fill_to_width != 0 && b->fill_to_width != 1)
+    return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "pool.fill_to_width (%d) must be 0 or 1",
+                   b->fill_to_width);
+  if ((b->topk_lens || b->topk_indptr) && b->topk < 1)
+    return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                   "pool.topk (%d) must be >= 1 with topk_lens or topk_indptr", b->topk);
+  if (k->T > INT32_MAX)
+    return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                   "pool: num_reqs x rows_per_req (%lld) rows exceed INT32_MAX", (long long)k->T);
   if (b->kv_indices && b->kv_indptr && b->kv_indptr_out)
     return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
                    "pool.kv_indptr and pool.kv_indptr_out are both given: kv_indptr_out places "
@@ -73,7 +90,7 @@ static attnmeta_status check_buffers(const am_check_scope *sc, const attnmeta_po
 #define POOL_ADD_(c, type, member, role, extent, products, rule) \
   AM_OVERLAP_ADD_##role(#member, member, products, extent)
 static attnmeta_status check_overlaps(attnmeta_context *ctx, const attnmeta_pool *b,
-                                      const am_counts *k, unsigned wanted) {
+                                      const pool_counts *k, unsigned wanted) {
   am_extent list[AM_POOL_BUFFERS];
   int count = 0, *n = &count;
   AM_POOL_FIELDS(POOL_ADD_, _)
@@ -81,8 +98,9 @@ static attnmeta_status check_overlaps(attnmeta_context *ctx, const attnmeta_pool
 }
 
 static attnmeta_status check_pool(attnmeta_context *ctx, const attnmeta_pool *op) {
-  const am_counts counts = {op->num_reqs, (int64_t)op->num_reqs + 1, 0,
-                            op->kv_indices_capacity, op->pool_rows, 1};
+  const int64_t rows = (int64_t)op->num_reqs * (op->rows_per_req > 1 ? op->rows_per_req : 1);
+  const pool_counts counts = {op->num_reqs, (int64_t)op->num_reqs + 1, rows,
+                            op->kv_indices_capacity, op->pool_rows, 1, rows + 1};
   const am_check_scope scope = {ctx, "pool.", am_pool_products(op), 1};
   attnmeta_status st = check_sizes(&scope, op);
   if (st != ATTNMETA_OK) return st;
@@ -111,6 +129,23 @@ static am_pool_params params_of(const attnmeta_pool *op) {
   p.pool_cols = op->pool_cols;
   p.page_size = op->page_size;
   p.page_width = op->page_table_width;
+  p.cache_seqlens = op->cache_seqlens;
+  p.expanded_lens = op->expanded_lens;
+  p.topk_lens = op->topk_lens;
+  p.topk_indptr = op->topk_indptr;
+  p.topk = op->topk;
+  p.topk_pool = op->topk_pool > 1 ? op->topk_pool : 1;
+  p.token_table = op->token_table;
+  p.token_stride = op->token_table_stride;
+  p.token_width = op->token_table_width;
+  p.full_to_swa = op->swa_map_len > 0 ? op->full_to_swa : NULL;
+  p.swa_map_len = op->swa_map_len;
+  p.swa_page_table = op->swa_page_table;
+  p.swa_stride = op->swa_page_table_stride;
+  p.length_delta = op->length_delta;
+  p.rows_per_req = op->rows_per_req > 1 ? op->rows_per_req : 1;
+  p.length_cap = op->length_cap;
+  p.fill_to_width = op->fill_to_width;
   return p;
 }
 
@@ -152,8 +187,8 @@ attnmeta_status attnmeta_build_pool_indices(attnmeta_context *ctx, const attnmet
   if (!am_backend_has(ctx->table, launch_pool))
     return am_fail_module_predates(
         ctx, "pool", offsetof(am_backend_table, launch_pool) + sizeof ctx->table->launch_pool);
-  /* nothing to write: no row, and no kv_indptr_out[0] */
-  if (op->num_reqs == 0 && !op->kv_indptr_out) return am_succeed(ctx);
+  /* nothing to write: no row, and no leading 0 of a prefix sum */
+  if (op->num_reqs == 0 && !op->kv_indptr_out && !op->topk_indptr) return am_succeed(ctx);
   params = params_of(op);
   shape = plan_launch(ctx, &params);
   status = (attnmeta_status)ctx->table->launch_pool(ctx->state, &params, &shape, stream,
