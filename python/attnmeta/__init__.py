@@ -51,6 +51,9 @@ from ._sglang_dropins import (
     create_flashinfer_kv_indices_triton,
     create_flashmla_kv_indices_triton,
     create_kv_indptr_and_indices,
+    fused_dsa_decode_metadata,
+    fused_dsa_target_verify_metadata,
+    normal_decode_set_metadata,
 )
 from ._step import (
     IndexerDecodeMetadata,
@@ -87,10 +90,13 @@ __all__ = [
     "create_kv_indptr_and_indices",
     "describe_error_flags",
     "filter_and_convert_dcp_index",
+    "fused_dsa_decode_metadata",
+    "fused_dsa_target_verify_metadata",
     "get_compressed_slot_mapping",
     "get_context",
     "library_candidates",
     "library_path",
+    "normal_decode_set_metadata",
     "status_string",
     "token_to_req",
     "TopkPlan",
