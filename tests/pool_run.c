@@ -67,7 +67,7 @@ static void region_free(attnmeta_context *ctx, region *r) {
 /* Device copies of a case's inputs. */
 typedef struct inputs {
   int32_t *req_to_token, *kv_indptr;
-  int64_t *rpi, *lengths, *start, *full_to_swa;
+  int64_t *rpi, *lengths, *start, *full_to_swa, *query_lens;
 } inputs;
 
 static void inputs_upload(attnmeta_context *ctx, const pool_case *c, inputs *d) {
@@ -78,23 +78,26 @@ static void inputs_upload(attnmeta_context *ctx, const pool_case *c, inputs *d) 
   d->start = amt_upload(ctx, in->kv_start_idx, (size_t)in->num_reqs * 8);
   d->kv_indptr = amt_upload(ctx, in->kv_indptr, ((size_t)in->num_reqs + 1) * 4);
   d->full_to_swa = amt_upload(ctx, in->full_to_swa, (size_t)in->swa_map_len * 8);
+  d->query_lens = amt_upload(ctx, in->query_lens, (size_t)in->num_reqs * 8);
 }
 
 static void inputs_free(attnmeta_context *ctx, inputs *d) {
-  void *all[] = {d->req_to_token, d->kv_indptr, d->rpi, d->lengths, d->start, d->full_to_swa};
+  void *all[] = {d->req_to_token, d->kv_indptr, d->rpi,        d->lengths,
+                 d->start,        d->full_to_swa, d->query_lens};
   size_t i;
   for (i = 0; i < sizeof all / sizeof all[0]; i++)
     if (all[i]) amt_dev_free(ctx, all[i]);
 }
 
 /* The outputs, in the order of `names`. */
-enum { OUT_COUNT = 9 };
+enum { OUT_COUNT = 10 };
 static const char *const names[OUT_COUNT] = {
-    "kv_indices", "kv_indptr_out", "page_table", "cache_seqlens", "expanded_lens",
-    "topk_lens",  "topk_indptr",   "token_table", "swa_page_table"};
+    "kv_indices", "kv_indptr_out", "page_table",  "cache_seqlens",  "expanded_lens",
+    "topk_lens",  "topk_indptr",   "token_table", "swa_page_table", "query_indptr_out"};
 
 static void sizes_of(const amr_pool_input *in, int64_t n[OUT_COUNT]) {
-  const int64_t B = in->num_reqs, T = B * (in->rows_per_req > 1 ? in->rows_per_req : 1);
+  const int64_t B = in->num_reqs,
+                T = in->query_lens ? in->num_rows : B * (in->rows_per_req > 1 ? in->rows_per_req : 1);
   n[0] = in->capacity;
   n[1] = B + 1;
   n[2] = T * in->page_stride;
@@ -104,6 +107,7 @@ static void sizes_of(const amr_pool_input *in, int64_t n[OUT_COUNT]) {
   n[6] = T + 1;
   n[7] = T * in->token_stride;
   n[8] = T * in->swa_stride;
+  n[9] = B + 1;
 }
 
 /* One run: poisoned outputs, the call, every element checked. */
@@ -113,7 +117,7 @@ static void run_one(attnmeta_context *ctx, const char *label, const pool_case *c
   region r[OUT_COUNT];
   int64_t n[OUT_COUNT];
   int32_t *d_err = NULL, err = PRESET_BIT, ref_flags = 0;
-  amr_pool_outputs ref;
+  amr_pool_outputs ref = {0};
   attnmeta_pool op;
   attnmeta_status st;
   int reports = 0, i;
@@ -128,6 +132,7 @@ static void run_one(attnmeta_context *ctx, const char *label, const pool_case *c
   ref.topk_indptr = REGION_REF(r[6], c->want & WANT_TOPK_INDPTR);
   ref.token_table = REGION_REF(r[7], c->want & WANT_TOKENS);
   ref.swa_page_table = REGION_REF(r[8], c->want & WANT_SWA);
+  ref.query_indptr = REGION_REF(r[9], c->want & WANT_QUERY_INDPTR);
   amr_pool_all(in, &ref, &ref_flags);
   if (error_word) {
     d_err = amt_dev_alloc(ctx, 4);
@@ -167,6 +172,9 @@ static void run_one(attnmeta_context *ctx, const char *label, const pool_case *c
   op.swa_map_len = in->swa_map_len;
   op.swa_page_table = REGION_DEV(r[8], c->want & WANT_SWA);
   op.swa_page_table_stride = in->swa_stride;
+  op.query_lens = d->query_lens;
+  op.num_rows = in->query_lens ? in->num_rows : 0;
+  op.query_indptr_out = REGION_DEV(r[9], c->want & WANT_QUERY_INDPTR);
   op.error_word = d_err;
   st = attnmeta_build_pool_indices(ctx, &op, NULL);
   cr_assert(st == ATTNMETA_OK, "%s: attnmeta_build_pool_indices: %s (%s)", label,
@@ -191,7 +199,7 @@ int32_t pool_run_everywhere(const pool_case *c, int few) {
     /* the reference's flags with the wanted outputs */
     int64_t n[OUT_COUNT];
     int32_t *bufs[OUT_COUNT] = {0};
-    amr_pool_outputs out;
+    amr_pool_outputs out = {0};
     int i;
     sizes_of(&c->in, n);
     for (i = 0; i < OUT_COUNT; i++)
@@ -205,6 +213,7 @@ int32_t pool_run_everywhere(const pool_case *c, int few) {
     out.topk_indptr = bufs[6];
     out.token_table = bufs[7];
     out.swa_page_table = bufs[8];
+    out.query_indptr = bufs[9];
     amr_pool_all(&c->in, &out, &flags);
     for (i = 0; i < OUT_COUNT; i++) free(bufs[i]);
   }

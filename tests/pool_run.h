@@ -27,7 +27,8 @@ enum {
   WANT_TOPK_INDPTR = 64,
   WANT_TOKENS = 128,   /* token_table */
   WANT_SWA = 256,      /* swa_page_table */
-  WANT_EVERY = 511
+  WANT_QUERY_INDPTR = 512,
+  WANT_EVERY = 1023
 };
 
 /* A case: host inputs and what is built. */

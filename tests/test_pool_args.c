@@ -371,3 +371,27 @@ Test(pool_args, metadata_no_rows_writes_leading_zeros) {
             attnmeta_last_error(amt_cpu));
   cr_expect(topk_ip[0] == 0 && topk_ip[1] == POISON && lens_out[0] == POISON);
 }
+
+Test(pool_args, draft_extend_rows_checked) {
+  attnmeta_pool op;
+  static const int64_t q[2] = {1, 1};
+  reset_metadata(&op);
+  op.query_lens = q;
+  op.num_rows = 2;
+  op.rows_per_req = 2;
+  expect_metadata_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "both", "query_lens and rows_per_req");
+  reset_metadata(&op);
+  op.num_rows = 2;
+  expect_metadata_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "query_lens", "num_rows alone");
+  reset_metadata(&op);
+  op.query_lens = q;
+  op.num_rows = -1;
+  expect_metadata_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "num_rows", "num_rows < 0");
+  reset_metadata(&op);
+  op.query_lens = q;
+  op.num_rows = 2;
+  cr_expect(attnmeta_build_pool_indices(amt_cpu, &op, NULL) == ATTNMETA_OK, "%s",
+            attnmeta_last_error(amt_cpu));
+  cr_expect(topk_ip[0] == 0 && topk_ip[1] == 3 && topk_ip[2] == 7, "topk_indptr %d %d %d",
+            topk_ip[0], topk_ip[1], topk_ip[2]);
+}

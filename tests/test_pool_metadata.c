@@ -2,7 +2,7 @@
 /*
  * The pool operation's page tables with cumulative lengths (contract
  * section 12: FA3, TRT-LLM MHA) and DSA metadata (section 13: decode and
- * target verify) against the naive reference, through pool_run.h (every
+ * target verify, draft-extend) against the naive reference, through pool_run.h (every
  * backend, every launch configuration, poisoned outputs between guard
  * zones). The cases: hand-worked examples (checked against numbers
  * written here), SGLang's test of normal_decode_set_metadata re-expressed
@@ -170,6 +170,55 @@ Test(pool_metadata, worked_section_13) {
   }
 }
 
+/* ---- section 13, worked draft-extend: pool rows {1, 0, 2}, seq_lens
+ * {5, 1, 7} (row 1 a graph padding row, fill 1), extend_seq_lens {2, 3, 1},
+ * total_len 6. Rows see max(seq - q + j + 1, 0) tokens: {4, 5 | 0, 0, 1 | 7},
+ * clipped to 4: {4, 4 | 0, 0, 1 | 4}, summed {0, 4, 8, 8, 8, 9, 13};
+ * cu_seqlens_q {0, 2, 5, 6}. Token rows: 100..104 (twice), 0 (three times),
+ * 200..206. */
+static const int64_t wde_rpi[3] = {1, 0, 2}, wde_len[3] = {5, 1, 7}, wde_q[3] = {2, 3, 1};
+
+Test(pool_metadata, worked_draft_extend) {
+  static const int32_t seen[6] = {4, 5, 0, 0, 1, 7}, clipped[6] = {4, 4, 0, 0, 1, 4};
+  static const int32_t sums[7] = {0, 4, 8, 8, 8, 9, 13}, cu_q[4] = {0, 2, 5, 6};
+  static const int32_t cu_k[4] = {0, 5, 6, 13};
+  pool_case c = small_case("worked_draft_extend", wde_rpi, wde_len, 3);
+  int32_t g_seen[6], g_clip[6], g_sum[7], g_q[4], g_k[4], g_tok[48], flags;
+  amr_pool_outputs out = {0};
+  int i, e;
+  for (i = 0; i < 48; i++) g_tok[i] = P_;
+  c.in.query_lens = wde_q;
+  c.in.num_rows = 6;
+  c.in.topk = 4;
+  c.in.token_width = 8;
+  c.in.token_stride = 8;
+  c.want = WANT_INDPTR | WANT_LENS | WANT_EXPANDED | WANT_TOPK_LENS | WANT_TOPK_INDPTR |
+           WANT_TOKENS | WANT_QUERY_INDPTR;
+  out.expanded_lens = g_seen;
+  out.topk_lens = g_clip;
+  out.topk_indptr = g_sum;
+  out.query_indptr = g_q;
+  out.indptr_out = g_k;
+  out.token_table = g_tok;
+  amr_pool_all(&c.in, &out, &flags);
+  cr_expect(flags == 0, "flags 0x%x", (unsigned)flags);
+  expect_same(g_seen, seen, 6, "seqlens_expanded");
+  expect_same(g_clip, clipped, 6, "dsa_cache_seqlens");
+  expect_same(g_sum, sums, 7, "dsa_cu_seqlens_k");
+  expect_same(g_q, cu_q, 4, "cu_seqlens_q");
+  expect_same(g_k, cu_k, 4, "cu_seqlens_k");
+  for (e = 0; e < 6; e++) {
+    const int32_t base = e < 2 ? 100 : e < 5 ? 0 : 200, n = e < 2 ? 5 : e < 5 ? 1 : 7;
+    for (i = 0; i < 8; i++)
+      cr_expect(g_tok[e * 8 + i] == (i < n ? base + i : P_), "page_table_1[%d][%d] = %d", e, i,
+                g_tok[e * 8 + i]);
+  }
+  cr_expect(pool_run_everywhere(&c, 0) == 0);
+  c.in.num_rows = 4; /* total_len short of the rows: rows 4 and 5 dropped, flag 4 */
+  c.name = "draft_extend_rows_past_total";
+  cr_expect(pool_run_everywhere(&c, 0) == ATTNMETA_FLAG_TOTAL_OUT_OF_RANGE);
+}
+
 /* ---- SGLang's test_normal_decode_set_metadata: seq_lens in [max/2, max],
  * max_seq_pages = cdiv(max(seq_lens) + delta, ps), pool rows arange(B) of
  * 2 max random slots, a table max_seq_pages + 10 wide; its reference
@@ -307,11 +356,12 @@ static int32_t random_case(int seed) {
   const int hostile = seed % 3 != 0;
   int32_t *pool = malloc((size_t)(P * stride + 1) * 4);
   int64_t *rpi = malloc((size_t)B * 8 + 8), *len = malloc((size_t)B * 8 + 8),
-          *st = malloc((size_t)B * 8 + 8), *S = malloc((size_t)map * 8 + 8), i;
+          *st = malloc((size_t)B * 8 + 8), *S = malloc((size_t)map * 8 + 8),
+          *q = malloc((size_t)B * 8 + 8), i;
   pool_case c;
   char name[64];
   int32_t flags;
-  cr_assert(pool && rpi && len && st && S);
+  cr_assert(pool && rpi && len && st && S && q);
   for (i = 0; i < P * stride; i++)
     pool[i] = hostile && rng_in(0, 15) == 0 ? -(int32_t)rng_in(1, 3) : (int32_t)rng_in(0, 70);
   for (i = 0; i < map; i++) {
@@ -360,6 +410,17 @@ static int32_t random_case(int seed) {
   c.in.page_stride = c.in.page_width + rng_in(0, 2);
   c.in.swa_stride = c.in.page_width + rng_in(0, 2);
   c.in.capacity = 0;
+  if (seed % 3 == 1) { /* draft-extend rows */
+    int64_t total = 0;
+    for (i = 0; i < B; i++) {
+      q[i] = hostile && rng_in(0, 9) == 0 ? -rng_in(1, 3) : rng_in(0, 4);
+      total += q[i] > 0 ? q[i] : 0;
+    }
+    c.in.query_lens = q;
+    c.in.rows_per_req = 0;
+    c.in.num_rows = (int32_t)(total + (hostile ? rng_in(-2, 0) : 0));
+    if (c.in.num_rows < 0) c.in.num_rows = 0;
+  }
   c.req_to_token_elems = P * stride;
   c.want = (int)rng_in(1, WANT_EVERY) & ~WANT_INDICES;
   if (!c.want) c.want = WANT_LENS;
@@ -373,11 +434,13 @@ static int32_t random_case(int seed) {
   free(len);
   free(st);
   free(S);
+  free(q);
   return flags;
 }
 
 Test(pool_metadata, random_hostile, .timeout = 600) {
-  const int32_t every = ATTNMETA_FLAG_SEQ_LEN_NEGATIVE | ATTNMETA_FLAG_BLOCK_OUT_OF_TABLE |
+  const int32_t every = ATTNMETA_FLAG_TOTAL_OUT_OF_RANGE | ATTNMETA_FLAG_SEQ_LEN_NEGATIVE |
+                        ATTNMETA_FLAG_BLOCK_OUT_OF_TABLE |
                         ATTNMETA_FLAG_BLOCK_ID_NEGATIVE | ATTNMETA_FLAG_SLOT_OUT_OF_RANGE |
                         ATTNMETA_FLAG_POOL_INDEX_OUT_OF_RANGE;
   int32_t met = 0;

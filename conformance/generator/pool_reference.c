@@ -52,14 +52,16 @@ static int64_t clip_topk(const amr_pool_input *in, int64_t x) {
   return kept + (x - whole);
 }
 
-/* Sections 12 and 13 for request b of n tokens: its rows' lengths, the
- * clipped lengths' running sum *clipped, and its rows of every table. */
+/* Sections 12 and 13 for request b of n tokens and `rows` rows from row
+ * `first`: its rows' lengths, the clipped lengths' running sum *clipped,
+ * and its rows of every table. */
 static void rows_of(const amr_pool_input *in, const amr_pool_outputs *out, int32_t b, int64_t n,
-                    int64_t rp, int64_t start_col, int64_t *clipped, int32_t *flags) {
-  const int32_t per_req = in->rows_per_req > 1 ? in->rows_per_req : 1;
+                    int64_t rows, int64_t first, int64_t rp, int64_t start_col, int64_t *clipped,
+                    int32_t *flags) {
   const int64_t tokens = in->length_cap > 0 && n > in->length_cap ? in->length_cap : n;
   int64_t pages = 0, cols = tokens, p, c;
-  int32_t j;
+  int64_t j;
+  (void)b;
   if (out->page_table || out->swa_page_table)
     while (pages * in->page_size < tokens) ++pages;
   if (in->fill_to_width) {
@@ -74,9 +76,13 @@ static void rows_of(const amr_pool_input *in, const amr_pool_outputs *out, int32
     *flags |= ATTNMETA_FLAG_BLOCK_OUT_OF_TABLE;
     cols = in->token_width;
   }
-  for (j = 0; j < per_req; ++j) {
-    const int64_t e = (int64_t)b * per_req + j;
-    const int64_t seen = n - per_req + j + 1 > 0 ? n - per_req + j + 1 : 0;
+  for (j = 0; j < rows; ++j) {
+    const int64_t e = first + j;
+    const int64_t seen = n - rows + j + 1 > 0 ? n - rows + j + 1 : 0;
+    if (e >= in->num_rows) { /* rows past T are dropped */
+      *flags |= ATTNMETA_FLAG_TOTAL_OUT_OF_RANGE;
+      break;
+    }
     if (out->expanded_lens) out->expanded_lens[e] = (int32_t)seen;
     if (out->topk_lens) out->topk_lens[e] = (int32_t)clip_topk(in, seen);
     *clipped += clip_topk(in, seen);
@@ -116,8 +122,14 @@ void amr_pool_all(const amr_pool_input *in, const amr_pool_outputs *out, int32_t
   int32_t *kv_indices = out->kv_indices, *indptr_out = out->indptr_out;
   int64_t total = 0;   /* tokens of the rows before b, each max(length, 0) */
   int64_t clipped = 0; /* the clipped lengths of the rows before */
+  int64_t rows_before = 0;
   int32_t b;
+  amr_pool_input fixed = *in; /* num_rows: T */
+  const int32_t per_req = in->rows_per_req > 1 ? in->rows_per_req : 1;
+  if (!in->query_lens) fixed.num_rows = in->num_reqs * per_req;
+  in = &fixed;
   *flags = 0;
+  if (out->query_indptr) out->query_indptr[0] = 0;
   if (indptr_out) indptr_out[0] = 0;
   if (out->topk_indptr) out->topk_indptr[0] = 0;
   for (b = 0; b < in->num_reqs; ++b) {
@@ -130,8 +142,19 @@ void amr_pool_all(const amr_pool_input *in, const amr_pool_outputs *out, int32_t
         in->kv_start_idx ? (int32_t)(uint32_t)((uint64_t)in->kv_start_idx[b] & 0xffffffffu) : 0;
     int64_t j;
     if (length < 0) *flags |= ATTNMETA_FLAG_SEQ_LEN_NEGATIVE;
+    int64_t rows = per_req;
+    if (in->query_lens) {
+      const int32_t q = (int32_t)(uint32_t)((uint64_t)in->query_lens[b] & 0xffffffffu);
+      if (q < 0) *flags |= ATTNMETA_FLAG_SEQ_LEN_NEGATIVE;
+      rows = q < 0 ? 0 : q;
+    }
     if (out->cache_seqlens) out->cache_seqlens[b] = (int32_t)tokens;
-    rows_of(in, out, b, tokens, rp, start_col, &clipped, flags);
+    rows_of(in, out, b, tokens, rows, rows_before, rp, start_col, &clipped, flags);
+    rows_before += rows;
+    if (out->query_indptr) {
+      if (rows_before > INT32_MAX) *flags |= ATTNMETA_FLAG_SCAN_OVERFLOW;
+      out->query_indptr[b + 1] = rows_before > INT32_MAX ? INT32_MAX : (int32_t)rows_before;
+    }
     if (indptr_out) {
       if (total + tokens > INT32_MAX) {
         *flags |= ATTNMETA_FLAG_SCAN_OVERFLOW;

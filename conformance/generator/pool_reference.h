@@ -35,19 +35,23 @@ typedef struct amr_pool_input {
   const int64_t *full_to_swa;      /* [swa_map_len] */
   int64_t swa_map_len;
   int64_t swa_stride;              /* rows of page_width pages */
+  const int64_t *query_lens;       /* [B] or NULL: rows_per_req rows a request */
+  int32_t num_rows;                /* T with query_lens */
 } amr_pool_input;
 
 /* The outputs, each NULL when not built. */
 typedef struct amr_pool_outputs {
   int32_t *kv_indices;     /* [capacity] */
   int32_t *indptr_out;     /* [B + 1] */
-  int32_t *page_table;     /* [T][page_stride], T = B * max(rows_per_req, 1) */
+  int32_t *page_table;     /* [T][page_stride], T = num_rows with query_lens,
+                              else B * max(rows_per_req, 1) */
   int32_t *cache_seqlens;  /* [B] */
   int32_t *expanded_lens;  /* [T] */
   int32_t *topk_lens;      /* [T] */
   int32_t *topk_indptr;    /* [T + 1] */
   int32_t *token_table;    /* [T][token_stride] */
   int32_t *swa_page_table; /* [T][swa_stride] */
+  int32_t *query_indptr;   /* [B + 1] */
 } amr_pool_outputs;
 
 /* Every product: writes what the operation writes, and nothing else.

@@ -358,8 +358,9 @@ typedef struct attnmeta_pool {
    * TRT-LLM MHA) and DSA metadata (docs/contract.md sections 12, 13).
    * Every length above is L = int32(lengths[b] + length_delta); L < 0
    * counts as 0 (flag 8). Rows of the tables and of the per-row outputs
-   * are e = b * N + j, j < N (N = rows_per_req, 0 meaning 1), T = B * N:
-   * each row of request b gets request b's table. ---- */
+   * are e = b * N + j, j < N (N = rows_per_req, 0 meaning 1), T = B * N,
+   * or given by query_lens (below): each row of request b gets request
+   * b's table. ---- */
   int32_t length_delta;             /* added to every length (SGLang's seq_len_delta) */
   int32_t rows_per_req;             /* N >= 0 (0: 1): the draft tokens of target verify */
   int32_t *cache_seqlens;           /* [B] max(L, 0) */
@@ -379,6 +380,13 @@ typedef struct attnmeta_pool {
   int32_t *swa_page_table;          /* [T][swa_page_table_stride], page_table_width pages:
                                        full_to_swa[row[s + p * page_size]] / page_size */
   int64_t swa_page_table_stride;    /* >= page_table_width */
+  /* draft-extend: request b has q_b = max(int32(query_lens[b]), 0) rows, from
+   * row Q_b = q_0 + ... + q_(b-1); rows at or past T = num_rows are dropped
+   * (flag 4), and row j of b sees max(L - q_b + j + 1, 0) tokens */
+  const int64_t *query_lens;        /* [B] or NULL (rows_per_req rows a request) */
+  int32_t *query_indptr_out;        /* [B + 1] 0, then the prefix sums of q_b */
+  int32_t num_rows;                 /* T >= 0 when query_lens is given */
+  int32_t reserved3;                /* padding, ignored */
 } attnmeta_pool;
 
 /* ---- version ---- */

@@ -52,6 +52,7 @@ from ._sglang_dropins import (
     create_flashmla_kv_indices_triton,
     create_kv_indptr_and_indices,
     fused_dsa_decode_metadata,
+    fused_dsa_draft_extend_metadata,
     fused_dsa_target_verify_metadata,
     normal_decode_set_metadata,
 )
@@ -91,6 +92,7 @@ __all__ = [
     "describe_error_flags",
     "filter_and_convert_dcp_index",
     "fused_dsa_decode_metadata",
+    "fused_dsa_draft_extend_metadata",
     "fused_dsa_target_verify_metadata",
     "get_compressed_slot_mapping",
     "get_context",

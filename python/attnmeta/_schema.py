@@ -144,6 +144,10 @@ POOL_FIELDS = [
     ("swa_map_len", "int64_t", "PARAM", None, ()),
     ("swa_page_table", "int32_t *", "OUT", ("T", "page_table_width", "swa_page_table_stride"), ("POOL_SWA_PAGES",)),
     ("swa_page_table_stride", "int64_t", "PARAM", None, ()),
+    ("query_lens", "const int64_t *", "IN", ("R",), ("POOL_PAGES", "POOL_LENS", "POOL_TOPK", "POOL_TOKENS", "POOL_SWA_PAGES")),
+    ("query_indptr_out", "int32_t *", "OUT", ("R1",), ("POOL_LENS",)),
+    ("num_rows", "int32_t", "PARAM", None, ()),
+    ("reserved3", "int32_t", "PARAM", None, ()),
 ]
 
 # The DeepSeek-V3.2/V4 products (contract sections 5, 7, 8).

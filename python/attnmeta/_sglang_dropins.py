@@ -16,11 +16,11 @@ SGLang's out-of-bounds reads.
 
 The plain functions of contract sections 12 and 13
 (``normal_decode_set_metadata``, ``fused_dsa_decode_metadata``,
-``fused_dsa_target_verify_metadata``) take SGLang's keyword signatures and
+``fused_dsa_target_verify_metadata``, ``fused_dsa_draft_extend_metadata``) take SGLang's keyword signatures and
 write in place, each one launch.
 
 Not yet: ``ENTRY_PAGE_SIZE > 1``, ``token_mapping``, int64 ``kv_indices``,
-``paged_mqa_ctx_lens_2d``, the unified pool's SWA table (refused with
+``paged_mqa_ctx_lens_2d``, ``static_extend_len``, the unified pool's SWA table (refused with
 NotImplementedError)."""
 
 import ctypes
@@ -37,6 +37,7 @@ __all__ = [
     "create_flashmla_kv_indices_triton",
     "create_kv_indptr_and_indices",
     "fused_dsa_decode_metadata",
+    "fused_dsa_draft_extend_metadata",
     "fused_dsa_target_verify_metadata",
     "normal_decode_set_metadata",
     "normal_decode_set_metadata_strided",
@@ -395,36 +396,39 @@ def _rows_of(x: Buffer, name: str) -> int:
     return int32(shape[0], name + " rows")
 
 
-def _dsa(b: int, rows: int, seq_lens: Buffer, req_pool_indices: Buffer, req_to_token: Buffer,
+def _dsa(b: int, per_req: int, seq_lens: Buffer, req_pool_indices: Buffer, req_to_token: Buffer,
          cache_seqlens: Buffer, cu_seqlens_k: Buffer, page_table_1: Optional[Buffer],
          dsa_cache_seqlens: Buffer, dsa_cu_seqlens_k: Buffer, real_page_table: Optional[Buffer],
          max_len: int, dsa_index_topk: int, real_page_size: int, index_kpool: int,
-         delta: int) -> _Call:
+         delta: int, rows: Optional[int] = None) -> _Call:
+    """A call of `per_req` rows a request, or `rows` rows in all (draft-extend)."""
     call = _lengths_call(b, req_to_token, req_pool_indices, seq_lens, delta)
-    call.op.rows_per_req = rows
+    if rows is None:
+        call.op.rows_per_req = per_req
+        rows = b * per_req
     call.op.kv_indptr_out = call.vector(cu_seqlens_k, "cu_seqlens_k", I32, b + 1, out=True)
-    call.op.topk_indptr = call.vector(dsa_cu_seqlens_k, "dsa_cu_seqlens_k", I32, b * rows + 1,
+    call.op.topk_indptr = call.vector(dsa_cu_seqlens_k, "dsa_cu_seqlens_k", I32, rows + 1,
                                       out=True)
     call.op.topk = int32(dsa_index_topk, "dsa_index_topk")
     call.op.topk_pool = int32(index_kpool, "index_kpool")
     if b == 0:
         return call
     call.op.cache_seqlens = call.vector(cache_seqlens, "cache_seqlens", I32, b, out=True)
-    call.op.topk_lens = call.vector(dsa_cache_seqlens, "dsa_cache_seqlens", I32, b * rows, out=True)
+    call.op.topk_lens = call.vector(dsa_cache_seqlens, "dsa_cache_seqlens", I32, rows, out=True)
     width = int(max_len)
     ps = int32(real_page_size, "real_page_size")
     if width <= 0:
         return call
     call.op.length_cap = min(width, _INT32_MAX)
     if page_table_1 is not None:
-        ptr, cols, stride = _page_rows(call, page_table_1, "page_table_1", b * rows)
+        ptr, cols, stride = _page_rows(call, page_table_1, "page_table_1", rows)
         call.op.token_table = ptr or None
         call.op.token_table_width = int32(min(cols, width), "page_table_1 columns")
         call.op.token_table_stride = stride
     if ps > 1:
         if real_page_table is None:
             raise ValueError("real_page_table is None with real_page_size %d" % ps)
-        ptr, cols, stride = _page_rows(call, real_page_table, "real_page_table", b * rows)
+        ptr, cols, stride = _page_rows(call, real_page_table, "real_page_table", rows)
         call.op.page_table = ptr or None
         call.op.page_table_width = int32(cols, "real_page_table columns")
         call.op.page_table_stride = stride
@@ -494,5 +498,50 @@ def fused_dsa_target_verify_metadata(
                 dsa_index_topk, real_page_size, index_kpool, n)
     if b > 0:
         call.op.expanded_lens = call.vector(seqlens_expanded, "seqlens_expanded", I32, b * n,
+                                            out=True)
+    call.run()
+
+
+def fused_dsa_draft_extend_metadata(
+    seq_lens: Buffer,
+    extend_seq_lens: Buffer,
+    req_pool_indices: Buffer,
+    req_to_token: Buffer,
+    cache_seqlens: Buffer,
+    cu_seqlens_k: Buffer,
+    page_table_1: Optional[Buffer],
+    seqlens_expanded: Buffer,
+    dsa_cache_seqlens: Buffer,
+    dsa_cu_seqlens_k: Buffer,
+    real_page_table: Optional[Buffer],
+    bs: int,
+    total_len: int,
+    max_seqlen_k: int,
+    dsa_index_topk: int,
+    real_page_size: int,
+    max_extend_len: int,
+    max_total_len: int,
+    static_extend_len: bool = False,
+    index_kpool: int = 1,
+) -> None:
+    """SGLang's DSA draft-extend metadata in one launch: request ``b`` owns
+    ``extend_seq_lens[b]`` rows after those of the requests before it
+    (``total_len`` rows in all); ``seqlens_expanded`` of row ``j`` is
+    ``max(seq_lens[b] - extend_seq_lens[b] + j + 1, 0)``, with its clip,
+    prefix sum and each row's copy of its request's tables."""
+    del max_extend_len, max_total_len  # SGLang's launch bounds
+    if static_extend_len:
+        raise NotImplementedError("static_extend_len (every request extend_seq_lens[0] rows) "
+                                  "is not built yet")
+    b, total = int32(bs, "bs"), int32(total_len, "total_len")
+    if total < 0:
+        raise ValueError("total_len (%d) must be >= 0" % total)
+    call = _dsa(b, 1, seq_lens, req_pool_indices, req_to_token, cache_seqlens, cu_seqlens_k,
+                page_table_1, dsa_cache_seqlens, dsa_cu_seqlens_k, real_page_table, max_seqlen_k,
+                dsa_index_topk, real_page_size, index_kpool, 0, rows=total)
+    if b > 0:
+        call.op.query_lens = call.vector(extend_seq_lens, "extend_seq_lens", I64, b)
+        call.op.num_rows = total
+        call.op.expanded_lens = call.vector(seqlens_expanded, "seqlens_expanded", I32, total,
                                             out=True)
     call.run()

@@ -11,6 +11,7 @@ import pytest
 
 from attnmeta import (
     fused_dsa_decode_metadata,
+    fused_dsa_draft_extend_metadata,
     fused_dsa_target_verify_metadata,
     normal_decode_set_metadata,
 )
@@ -139,6 +140,39 @@ def test_fused_dsa_metadata(ps, kpool, with_table_1, next_n):
             n = -(-n1 // ps)
             np.testing.assert_array_equal(real[e, :n], row[: n * ps : ps] // ps)
             assert (real[e, n:] == STALE).all()
+
+
+@pytest.mark.parametrize("ps", [1, 64])
+def test_fused_dsa_draft_extend_metadata(ps):
+    rng = np.random.default_rng(ps)
+    bs, max_len, topk = 6, 260, 32
+    r2t = rng.integers(0, 1 << 20, (10, 300)).astype(np.int32)
+    r2t[0] = 0
+    rpi = np.array([3, 7, 1, 9, 0, 0], np.int64)
+    seq = np.array([40, 255, 3, 120, 1, 1], np.int64)  # two graph padding rows (fill 1)
+    qo = np.array([3, 1, 4, 2, 3, 3], np.int32)  # int32, as SGLang's extend_seq_lens
+    total = int(qo.sum())
+    cache, cu = np.full(bs, STALE, np.int32), np.full(bs + 1, STALE, np.int32)
+    dsa_lens, dsa_cu, table_1, real = dsa_buffers(total, max_len, ps)
+    expanded = np.full(total, STALE, np.int32)
+    fused_dsa_draft_extend_metadata(seq, qo, rpi, r2t, cache, cu, table_1, expanded, dsa_lens,
+                                    dsa_cu, real, bs, total, max_len, topk, ps, 4, total + 8)
+    req = np.repeat(np.arange(bs), qo)
+    local = np.concatenate([np.arange(q) for q in qo])
+    seen = np.maximum(seq[req] - qo[req] + local + 1, 0)
+    np.testing.assert_array_equal(cache, seq)
+    np.testing.assert_array_equal(cu, np.concatenate([[0], np.cumsum(seq)]))
+    np.testing.assert_array_equal(expanded, seen)
+    np.testing.assert_array_equal(dsa_lens, np.minimum(seen, topk))
+    np.testing.assert_array_equal(dsa_cu, np.concatenate([[0], np.cumsum(np.minimum(seen, topk))]))
+    for e in range(total):
+        n1 = min(int(seq[req[e]]), max_len)
+        row = r2t[rpi[req[e]]]
+        np.testing.assert_array_equal(table_1[e, :n1], row[:n1])
+        assert (table_1[e, n1:] == STALE).all()
+        if ps > 1:
+            n = -(-n1 // ps)
+            np.testing.assert_array_equal(real[e, :n], row[: n * ps : ps] // ps)
 
 
 def test_dsa_no_rows():

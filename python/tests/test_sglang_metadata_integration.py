@@ -90,6 +90,24 @@ def fused_dsa_target_verify_metadata(seq_lens, req_pool_indices, req_to_token, c
          dsa_index_topk, real_page_size)
 
 
+def fused_dsa_draft_extend_metadata(seq_lens, extend_seq_lens, req_pool_indices, req_to_token,
+                                    cache_seqlens, cu_seqlens_k, page_table_1, seqlens_expanded,
+                                    dsa_cache_seqlens, dsa_cu_seqlens_k, real_page_table, bs,
+                                    total_len, max_seqlen_k, dsa_index_topk, real_page_size,
+                                    max_extend_len, max_total_len, static_extend_len=False,
+                                    index_kpool=1):
+    _count("fused_dsa_draft_extend_metadata")
+    kv = seq_lens[:bs].astype(np.int32)
+    qo = extend_seq_lens[:bs].astype(np.int64)
+    req = np.repeat(np.arange(bs), qo)
+    local = np.concatenate([np.arange(q) for q in qo])
+    seen = np.maximum(kv[req] - qo[req] + local + 1, 0).astype(np.int32)
+    seqlens_expanded[:total_len] = seen
+    _dsa(seq_lens, req_pool_indices, req_to_token, cache_seqlens, cu_seqlens_k, page_table_1,
+         dsa_cache_seqlens, dsa_cu_seqlens_k, real_page_table, kv, seen, req, max_seqlen_k,
+         dsa_index_topk, real_page_size)
+
+
 @pytest.fixture
 def standin(monkeypatch):
     CALLS.clear()
@@ -100,10 +118,12 @@ def standin(monkeypatch):
     meta.normal_decode_set_metadata = normal_decode_set_metadata
     dsa.fused_dsa_decode_metadata = fused_dsa_decode_metadata
     dsa.fused_dsa_target_verify_metadata = fused_dsa_target_verify_metadata
+    dsa.fused_dsa_draft_extend_metadata = fused_dsa_draft_extend_metadata
     fa3, dsa_backend = types.ModuleType(FA3_BACKEND), types.ModuleType(DSA_BACKEND)
     fa3.normal_decode_set_metadata = meta.normal_decode_set_metadata  # imported by name
     dsa_backend.fused_dsa_decode_metadata = dsa.fused_dsa_decode_metadata
     dsa_backend.fused_dsa_target_verify_metadata = dsa.fused_dsa_target_verify_metadata
+    dsa_backend.fused_dsa_draft_extend_metadata = dsa.fused_dsa_draft_extend_metadata
     for module in (meta, dsa, fa3, dsa_backend):
         monkeypatch.setitem(sys.modules, module.__name__, module)
     return types.SimpleNamespace(meta=meta, dsa=dsa, fa3=fa3, dsa_backend=dsa_backend)
@@ -144,14 +164,32 @@ def dsa_call(fn, verify, ps):
     return out
 
 
+def draft_extend_call(fn, ps):
+    rng = np.random.default_rng(ps)
+    bs, max_len = 4, 120
+    r2t = rng.integers(0, 1 << 16, (6, 128)).astype(np.int32)
+    rpi, seq = np.array([2, 5, 0, 0], np.int64), np.array([60, 7, 1, 1], np.int64)
+    qo = np.array([3, 2, 3, 3], np.int32)
+    total = int(qo.sum())
+    out = [np.full(bs, -7, np.int32), np.full(bs + 1, -7, np.int32),
+           np.full((total, max_len), -7, np.int32), np.full(total, -7, np.int32),
+           np.full(total, -7, np.int32), np.full(total + 1, -7, np.int32),
+           np.full((total, -(-max_len // ps)), -7, np.int32)]
+    fn(seq, qo, rpi, r2t, out[0], out[1], out[2], out[3], out[4], out[5], out[6], bs, total,
+       max_len, 16, ps, 3, total)
+    return out
+
+
 def test_routes_each_function_with_sglangs_values(standin):
     want_fa3 = [fa3_call(normal_decode_set_metadata, ps, swa) for ps in (1, 16) for swa in (0, 1)]
     want_dsa = [dsa_call(f, v, ps) for f, v in ((fused_dsa_decode_metadata, 0),
                                                (fused_dsa_target_verify_metadata, 1))
                 for ps in (1, 64)]
+    want_de = [draft_extend_call(fused_dsa_draft_extend_metadata, ps) for ps in (1, 64)]
     CALLS.clear()
     with patch_sglang() as handle:
-        for label in ("fa3_decode_metadata", "dsa_decode_metadata", "dsa_target_verify_metadata"):
+        for label in ("fa3_decode_metadata", "dsa_decode_metadata", "dsa_target_verify_metadata",
+                      "dsa_draft_extend_metadata"):
             assert label in handle.applied, handle
         assert "%s.normal_decode_set_metadata" % FA3_BACKEND in handle.bindings["fa3_decode_metadata"]
         got_fa3 = [fa3_call(standin.fa3.normal_decode_set_metadata, ps, swa)
@@ -160,11 +198,14 @@ def test_routes_each_function_with_sglangs_values(standin):
                    for f, v in ((standin.dsa_backend.fused_dsa_decode_metadata, 0),
                                 (standin.dsa_backend.fused_dsa_target_verify_metadata, 1))
                    for ps in (1, 64)]
+        got_de = [draft_extend_call(standin.dsa_backend.fused_dsa_draft_extend_metadata, ps)
+                  for ps in (1, 64)]
         assert CALLS == {}  # none of SGLang's functions ran
+        assert handle.launches["dsa_draft_extend_metadata"] == 2
         assert handle.launches["fa3_decode_metadata"] == 4
         assert handle.launches["dsa_decode_metadata"] == 2
         assert handle.launches["dsa_target_verify_metadata"] == 2
-    for got, want in zip(got_fa3 + got_dsa, want_fa3 + want_dsa):
+    for got, want in zip(got_fa3 + got_dsa + got_de, want_fa3 + want_dsa + want_de):
         for g, w in zip(got, want):
             np.testing.assert_array_equal(g, w)
     assert standin.fa3.normal_decode_set_metadata is normal_decode_set_metadata  # restored

@@ -52,10 +52,19 @@ AM_DEVICE int32_t am_pool_length(const am_pool_params *p, uint32_t b) {
   return am_pool_low32((int64_t)((uint64_t)p->lengths[b] + (uint64_t)(int64_t)p->length_delta));
 }
 
-/* Row j of a request of n >= 0 tokens: the tokens its query sees
- * (target verify: the drafts before it and itself). */
-AM_DEVICE int64_t am_pool_expanded(const am_pool_params *p, int64_t n, int32_t j) {
-  const int64_t x = n - p->rows_per_req + j + 1;
+/* The rows of request b: query_lens[b] (read as int32; < 0 counts as 0),
+ * or rows_per_req. */
+AM_DEVICE int64_t am_pool_rows(const am_pool_params *p, uint32_t b) {
+  int32_t q;
+  if (!p->query_lens) return p->rows_per_req;
+  q = am_pool_low32(p->query_lens[b]);
+  return q > 0 ? q : 0;
+}
+
+/* Row j of a request of n >= 0 tokens and q rows: the tokens its query
+ * sees (target verify and draft-extend: the rows before it and itself). */
+AM_DEVICE int64_t am_pool_expanded(int64_t n, int64_t q, int64_t j) {
+  const int64_t x = n - q + j + 1;
   return x > 0 ? x : 0;
 }
 
@@ -70,11 +79,10 @@ AM_DEVICE int64_t am_pool_clip(const am_pool_params *p, int64_t x) {
   return x < k ? x : k;
 }
 
-/* The clipped lengths of the rows of a request of n tokens, summed. */
-AM_DEVICE int64_t am_pool_clip_sum(const am_pool_params *p, int64_t n) {
-  int64_t sum = 0;
-  int32_t j;
-  for (j = 0; j < p->rows_per_req; ++j) sum += am_pool_clip(p, am_pool_expanded(p, n, j));
+/* The clipped lengths of the q rows of a request of n tokens, summed. */
+AM_DEVICE int64_t am_pool_clip_sum(const am_pool_params *p, int64_t n, int64_t q) {
+  int64_t sum = 0, j;
+  for (j = 0; j < q; ++j) sum += am_pool_clip(p, am_pool_expanded(n, q, j));
   return sum;
 }
 
@@ -135,16 +143,19 @@ AM_DEVICE int64_t am_pool_row_entries(const am_pool_params *p, int64_t n, int64_
 AM_DEVICE void am_pool_body(const am_pool_params *p, am_thread t) {
   const uint32_t groups = t.groups * t.grid_dim;
   const uint32_t num_reqs = (uint32_t)p->num_reqs;
-  const int32_t per_req = p->rows_per_req;
+  const int scan = p->kv_indptr_out || p->topk_indptr || p->query_lens || p->query_indptr_out;
   uint32_t b = t.block * t.groups + t.group;
-  uint32_t summed = 0; /* rows whose lengths `sum` and `clipped` hold: [0, summed) */
-  int64_t sum = 0, clipped = 0;
+  /* requests whose lengths `sum`, clipped lengths `clipped` and rows
+   * `rows` are summed: [0, summed) */
+  uint32_t summed = 0;
+  int64_t sum = 0, clipped = 0, rows = 0;
   uint32_t maxed = 0; /* entries of kv_indptr that `top` is the largest of: [0, maxed) */
   int64_t top = INT64_MIN;
   int32_t flags = 0;
   if (t.block == 0 && t.thread == 0) {
     if (p->kv_indptr_out) p->kv_indptr_out[0] = 0;
     if (p->topk_indptr) p->topk_indptr[0] = 0;
+    if (p->query_indptr_out) p->query_indptr_out[0] = 0;
   }
   for (; b < num_reqs; b += groups) {
     const int64_t rp = p->req_pool_indices[b];
@@ -156,23 +167,30 @@ AM_DEVICE void am_pool_body(const am_pool_params *p, am_thread t) {
     const int32_t *row = in_pool && p->req_to_token ? p->req_to_token + rp * p->pool_stride : 0;
     /* columns s + j, j < 2^31 + page_size: no 64-bit sum overflows */
     const int64_t s = p->kv_start_idx ? am_pool_low32(p->kv_start_idx[b]) : 0;
-    const int64_t e0 = (int64_t)b * per_req; /* the request's first row */
-    int32_t j;
+    const int64_t q = am_pool_rows(p, b);
+    int64_t e0, live, j; /* the request's first row; its rows inside [0, T) */
     if (len < 0 && t.lane == 0) flags |= AM_POOL_FLAG_LENGTH_NEGATIVE;
-    if (p->kv_indptr_out || p->topk_indptr) {
+    if (p->query_lens && am_pool_low32(p->query_lens[b]) < 0 && t.lane == 0)
+      flags |= AM_POOL_FLAG_LENGTH_NEGATIVE;
+    if (scan) {
       for (; summed < b; ++summed) {
         const int32_t l = am_pool_length(p, summed);
-        const int64_t m = l > 0 ? l : 0;
+        const int64_t m = l > 0 ? l : 0, r = am_pool_rows(p, summed);
         sum += m;
-        if (p->topk_indptr) clipped += am_pool_clip_sum(p, m);
+        rows += r;
+        if (p->topk_indptr) clipped += am_pool_clip_sum(p, m, r);
       }
     }
+    e0 = p->query_lens ? rows : (int64_t)b * q;
+    live = am_max64(am_min64(q, (int64_t)p->num_rows - e0), 0);
+    if (live < q && t.lane == 0) flags |= AM_POOL_FLAG_OUTSIDE_CAPACITY;
     if (t.lane == 0) {
       int64_t run = clipped; /* the clipped lengths of the rows before e0 + j */
       if (p->kv_indptr_out) p->kv_indptr_out[b + 1] = am_pool_sum32(sum + n, &flags);
+      if (p->query_indptr_out) p->query_indptr_out[b + 1] = am_pool_sum32(rows + q, &flags);
       if (p->cache_seqlens) p->cache_seqlens[b] = (int32_t)n;
-      for (j = 0; j < per_req; ++j) {
-        const int64_t x = am_pool_expanded(p, n, j), k = am_pool_clip(p, x);
+      for (j = 0; j < live; ++j) {
+        const int64_t x = am_pool_expanded(n, q, j), k = am_pool_clip(p, x);
         if (p->expanded_lens) p->expanded_lens[e0 + j] = (int32_t)x;
         if (p->topk_lens) p->topk_lens[e0 + j] = (int32_t)k;
         run += k;
@@ -180,7 +198,7 @@ AM_DEVICE void am_pool_body(const am_pool_params *p, am_thread t) {
       }
     }
     if (p->kv_indices) {
-      int64_t start, lim, lo, hi, q;
+      int64_t start, lim, lo, hi, at;
       if (p->kv_indptr_out) {
         start = sum;
         lim = am_min64(sum + n, INT32_MAX); /* past it the stored kv_indptr_out cannot say */
@@ -201,15 +219,15 @@ AM_DEVICE void am_pool_body(const am_pool_params *p, am_thread t) {
         flags |= AM_POOL_FLAG_OUTSIDE_CAPACITY;
       hi = am_min64(lim, p->capacity);
       lo = am_max64(lo, 0);
-      for (q = lo + t.lane; q < hi; q += t.lanes)
-        p->kv_indices[q] = am_pool_entry(p, in_pool, row, s + (q - start), &flags);
+      for (at = lo + t.lane; at < hi; at += t.lanes)
+        p->kv_indices[at] = am_pool_entry(p, in_pool, row, s + (at - start), &flags);
     }
     /* the tables: every row of the request gets the request's entries */
     if (p->page_table || p->swa_page_table) {
       const int64_t ps = p->page_size;
       const int64_t pages = am_pool_row_entries(p, (tokens + ps - 1) / ps, p->page_width,
                                                 t.lane, &flags);
-      for (j = 0; j < per_req; ++j) {
+      for (j = 0; j < live; ++j) {
         int32_t *out = p->page_table ? p->page_table + (e0 + j) * p->page_stride : 0;
         int32_t *swa = p->swa_page_table ? p->swa_page_table + (e0 + j) * p->swa_stride : 0;
         int64_t pg;
@@ -221,7 +239,7 @@ AM_DEVICE void am_pool_body(const am_pool_params *p, am_thread t) {
     }
     if (p->token_table) {
       const int64_t cols = am_pool_row_entries(p, tokens, p->token_width, t.lane, &flags);
-      for (j = 0; j < per_req; ++j) {
+      for (j = 0; j < live; ++j) {
         int32_t *out = p->token_table + (e0 + j) * p->token_stride;
         int64_t c;
         for (c = t.lane; c < cols; c += t.lanes) out[c] = am_pool_entry(p, in_pool, row, s + c, &flags);

@@ -35,6 +35,8 @@ typedef struct am_pool_params {
   int64_t swa_map_len;
   int32_t *swa_page_table;         /* [T][swa_stride], page_width pages */
   int64_t swa_stride;
+  const int64_t *query_lens;       /* [B] or NULL: rows_per_req rows a request */
+  int32_t *query_indptr_out;       /* [B + 1] */
   int32_t *error_word;             /* [1] or NULL */
   /* sizes */
   int32_t num_reqs;                /* B >= 0 */
@@ -49,6 +51,8 @@ typedef struct am_pool_params {
   int32_t token_width;             /* >= 0 */
   int32_t length_cap;              /* > 0, or 0 for none */
   int32_t fill_to_width;           /* 0 or 1 */
+  int32_t num_rows;                /* T */
+  int32_t reserved;
 } am_pool_params;
 
 #endif /* ATTNMETA_AM_POOL_PARAMS_H */

@@ -67,7 +67,7 @@
   P(c, POOL_INDICES, b->kv_indices)                                          \
   P(c, POOL_INDPTR, b->kv_indptr_out)                                        \
   P(c, POOL_PAGES, b->page_table)                                            \
-  P(c, POOL_LENS, b->cache_seqlens || b->expanded_lens)                      \
+  P(c, POOL_LENS, b->cache_seqlens || b->expanded_lens || b->query_indptr_out) \
   P(c, POOL_TOPK, b->topk_lens || b->topk_indptr)                            \
   P(c, POOL_TOKENS, b->token_table)                                          \
   P(c, POOL_SWA_PAGES, b->swa_page_table)
@@ -211,7 +211,8 @@ _Static_assert(ATTNMETA_MAX_COMPRESSED_GROUPS == 4, "AM_EACH_GROUP names every g
   X(c, int32_t *, error_word, OUT, AM_ARRAY(ONE), AM_P_ALWAYS, "optional")
 
 /* ---- attnmeta_pool (counts: R = num_reqs, R1 = R + 1, P = pool_rows,
- * C = kv_indices_capacity, T = R * max(rows_per_req, 1), T1 = T + 1) ---- */
+ * C = kv_indices_capacity, T = num_rows with query_lens, else
+ * R * max(rows_per_req, 1), T1 = T + 1) ---- */
 #define AM_POOL_FIELDS(X, c)                                                 \
   X(c, size_t, struct_size, PARAM, AM_NONE, 0, "the caller's sizeof")        \
   X(c, const int32_t *, req_to_token, IN, AM_TABLE(P, pool_cols, req_to_token_stride), \
@@ -255,7 +256,13 @@ _Static_assert(ATTNMETA_MAX_COMPRESSED_GROUPS == 4, "AM_EACH_GROUP names every g
   X(c, int64_t, swa_map_len, PARAM, AM_NONE, 0, ">= 0")                      \
   X(c, int32_t *, swa_page_table, OUT, AM_TABLE(T, page_table_width, swa_page_table_stride), \
     AM_P(POOL_SWA_PAGES), "")                                                \
-  X(c, int64_t, swa_page_table_stride, PARAM, AM_NONE, 0, ">= page_table_width")
+  X(c, int64_t, swa_page_table_stride, PARAM, AM_NONE, 0, ">= page_table_width") \
+  X(c, const int64_t *, query_lens, IN, AM_ARRAY(R),                         \
+    AM_P(POOL_PAGES) | AM_P(POOL_LENS) | AM_P(POOL_TOPK) | AM_P(POOL_TOKENS) | \
+    AM_P(POOL_SWA_PAGES), "optional; rows_per_req <= 1 with it")              \
+  X(c, int32_t *, query_indptr_out, OUT, AM_ARRAY(R1), AM_P(POOL_LENS), "")  \
+  X(c, int32_t, num_rows, PARAM, AM_NONE, 0, ">= 0")                         \
+  X(c, int32_t, reserved3, PARAM, AM_NONE, 0, "padding, ignored")
 
 /* 1 for the roles that are device buffers. */
 #define AM_IS_BUFFER_IN 1

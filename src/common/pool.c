@@ -59,13 +59,21 @@ static attnmeta_status check_buffers(const am_check_scope *sc, const attnmeta_po
   if (!(sc->wanted & ~AM_P_ALWAYS))
     return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
                    "pool: no output given (kv_indices, kv_indptr_out, page_table, cache_seqlens, "
-                   "expanded_lens, topk_lens, topk_indptr, token_table or swa_page_table)");
+                   "expanded_lens, query_indptr_out, topk_lens, topk_indptr, token_table or "
+                   "swa_page_table)");
   if (b->fill_to_width != 0 && b->fill_to_width != 1)
     return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "pool.fill_to_width (%d) must be 0 or 1",
                    b->fill_to_width);
   if ((b->topk_lens || b->topk_indptr) && b->topk < 1)
     return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
                    "pool.topk (%d) must be >= 1 with topk_lens or topk_indptr", b->topk);
+  if (b->query_lens && b->rows_per_req > 1)
+    return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                   "pool.query_lens and pool.rows_per_req (%d) are both given: give one",
+                   b->rows_per_req);
+  if (!b->query_lens && b->num_rows != 0)
+    return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                   "pool.num_rows (%d) is given without pool.query_lens", b->num_rows);
   if (k->T > INT32_MAX)
     return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
                    "pool: num_reqs x rows_per_req (%lld) rows exceed INT32_MAX", (long long)k->T);
@@ -98,7 +106,9 @@ static attnmeta_status check_overlaps(attnmeta_context *ctx, const attnmeta_pool
 }
 
 static attnmeta_status check_pool(attnmeta_context *ctx, const attnmeta_pool *op) {
-  const int64_t rows = (int64_t)op->num_reqs * (op->rows_per_req > 1 ? op->rows_per_req : 1);
+  const int64_t rows = op->query_lens ? op->num_rows
+                                      : (int64_t)op->num_reqs *
+                                            (op->rows_per_req > 1 ? op->rows_per_req : 1);
   const pool_counts counts = {op->num_reqs, (int64_t)op->num_reqs + 1, rows,
                             op->kv_indices_capacity, op->pool_rows, 1, rows + 1};
   const am_check_scope scope = {ctx, "pool.", am_pool_products(op), 1};
@@ -146,6 +156,9 @@ static am_pool_params params_of(const attnmeta_pool *op) {
   p.rows_per_req = op->rows_per_req > 1 ? op->rows_per_req : 1;
   p.length_cap = op->length_cap;
   p.fill_to_width = op->fill_to_width;
+  p.query_lens = op->query_lens;
+  p.query_indptr_out = op->query_indptr_out;
+  p.num_rows = op->query_lens ? op->num_rows : (int32_t)((int64_t)op->num_reqs * p.rows_per_req);
   return p;
 }
 
@@ -188,7 +201,8 @@ attnmeta_status attnmeta_build_pool_indices(attnmeta_context *ctx, const attnmet
     return am_fail_module_predates(
         ctx, "pool", offsetof(am_backend_table, launch_pool) + sizeof ctx->table->launch_pool);
   /* nothing to write: no row, and no leading 0 of a prefix sum */
-  if (op->num_reqs == 0 && !op->kv_indptr_out && !op->topk_indptr) return am_succeed(ctx);
+  if (op->num_reqs == 0 && !op->kv_indptr_out && !op->topk_indptr && !op->query_indptr_out)
+    return am_succeed(ctx);
   params = params_of(op);
   shape = plan_launch(ctx, &params);
   status = (attnmeta_status)ctx->table->launch_pool(ctx->state, &params, &shape, stream,

@@ -54,6 +54,14 @@ FUNCTION_TARGETS = {
               "next_n", "paged_mqa_ctx_lens_2d", "index_kpool"),
              dropins.fused_dsa_target_verify_metadata),
     )),
+    "dsa_draft_extend_metadata": FunctionTarget("fused_dsa_draft_extend_metadata", DSA_MODULES, (
+        Form(("seq_lens", "extend_seq_lens", "req_pool_indices", "req_to_token", "cache_seqlens",
+              "cu_seqlens_k", "page_table_1", "seqlens_expanded", "dsa_cache_seqlens",
+              "dsa_cu_seqlens_k", "real_page_table", "bs", "total_len", "max_seqlen_k",
+              "dsa_index_topk", "real_page_size", "max_extend_len", "max_total_len",
+              "static_extend_len", "index_kpool"),
+             dropins.fused_dsa_draft_extend_metadata),
+    )),
 }  # type: Dict[str, FunctionTarget]
 
 
