@@ -20,8 +20,9 @@ same buffers (so CUDA graphs keep their addresses):
 ``fa3_decode_metadata``
     ``normal_decode_set_metadata``, FA3's lengths, their prefix sum and
     page tables (newest form, and the older one with ``strided_indices``);
-``dsa_decode_metadata``, ``dsa_target_verify_metadata``
-    ``fused_dsa_decode_metadata`` and ``fused_dsa_target_verify_metadata``,
+``dsa_decode_metadata``, ``dsa_target_verify_metadata``, ``dsa_draft_extend_metadata``
+    ``fused_dsa_decode_metadata``, ``fused_dsa_target_verify_metadata`` and
+    ``fused_dsa_draft_extend_metadata``,
     the DSA lengths, their clips and prefix sums and the two page tables
     (plain functions: a wrapper makes the drop-in's one launch, or calls
     SGLang's function when the drop-in refuses the arguments).
