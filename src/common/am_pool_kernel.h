@@ -18,12 +18,15 @@
  * no barrier and no block-shared memory, for any B and any launch shape. A
  * block-wide scan would read fewer lengths a thread for large B; this form
  * is the one whose cost per thread is bounded by B and whose answer cannot
- * depend on the shape. Sums run in 64 bits. topk_indptr, the sum over the
- * rows of every request of their clipped lengths, is kept the same way.
+ * depend on the shape. Sums run in 64 bits. The other scans are kept the
+ * same way: the rows of the requests before (query_indptr_out, and the
+ * first row of a request with query_lens) and the clipped lengths of those
+ * rows (topk_indptr, O(rows) arithmetic a thread).
  *
- * The tables (page_table, swa_page_table, token_table) have rows_per_req
- * rows a request, each a copy of the request's entries; the group writes
- * them all.
+ * Per-row outputs (expanded_lens, topk_lens) and the tables (page_table,
+ * swa_page_table, token_table) have rows_per_req or query_lens[b] rows a
+ * request, each table row a copy of the request's entries; the request's
+ * group writes them all, rows at or past num_rows dropped.
  */
 #ifndef ATTNMETA_AM_POOL_KERNEL_H
 #define ATTNMETA_AM_POOL_KERNEL_H
@@ -33,8 +36,9 @@
 
 /* Flags, as attnmeta.h numbers them (the header is not device code). */
 #define AM_POOL_FLAG_INDPTR_SHORT 2       /* a row longer than kv_indptr[b+1] - kv_indptr[b] */
-#define AM_POOL_FLAG_OUTSIDE_CAPACITY 4   /* a row's slots reach outside [0, capacity) */
-#define AM_POOL_FLAG_LENGTH_NEGATIVE 8    /* lengths[b] < 0 */
+#define AM_POOL_FLAG_OUTSIDE_CAPACITY 4   /* a row's slots reach outside [0, capacity), or a
+                                             request's rows past num_rows */
+#define AM_POOL_FLAG_LENGTH_NEGATIVE 8    /* lengths[b] + length_delta < 0, or query_lens[b] < 0 */
 #define AM_POOL_FLAG_COLUMN_OUTSIDE 32    /* a column outside [0, Wr), entries past a table's
                                              width, or a slot outside the full-to-SWA map */
 #define AM_POOL_FLAG_ENTRY_NEGATIVE 64    /* a negative pool entry read for a page */
