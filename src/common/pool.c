@@ -17,9 +17,13 @@
 #include "am_sized_struct.h"
 
 /* GPU blocks: AM_POOL_GPU_LANES lanes a request row (a row's slots are
- * copied at that stride), AM_POOL_GPU_GROUPS rows a block. */
+ * copied at that stride), AM_POOL_GPU_GROUPS rows a block; with few rows,
+ * more lanes a row (up to a block of AM_POOL_GPU_MAX_LANES), so that about
+ * AM_POOL_GPU_THREADS threads copy the long rows of a small batch. */
 #define AM_POOL_GPU_LANES 64
 #define AM_POOL_GPU_GROUPS 4
+#define AM_POOL_GPU_MAX_LANES 1024
+#define AM_POOL_GPU_THREADS 65536
 
 static const attnmeta_pool pool_defaults = {
     .struct_size = sizeof(attnmeta_pool),
@@ -175,6 +179,10 @@ static am_launch_shape plan_launch(const attnmeta_context *ctx, const am_pool_pa
   if (cfg->block > 0) block = cfg->block;
   else block = is_cpu ? 1 : AM_POOL_GPU_LANES * AM_POOL_GPU_GROUPS;
   lanes = cfg->lanes > 0 ? cfg->lanes : (is_cpu ? 1 : AM_POOL_GPU_LANES);
+  if (!is_cpu && cfg->block <= 0 && cfg->lanes <= 0) {
+    while (lanes < AM_POOL_GPU_MAX_LANES && lanes * p->num_reqs < AM_POOL_GPU_THREADS) lanes *= 2;
+    if (lanes > block) block = lanes;
+  }
   lanes = lanes < block ? lanes : block;
   shape.lanes = lanes;
   shape.groups = block / lanes;
