@@ -115,6 +115,7 @@ static attnmeta_topk op_of(const amr_topk_input *in, const guarded_inputs *g, in
   op.token_slot = g->token_slot;
   op.valid_count = count ? o->cnt + GUARD : NULL;
   op.compact = compact;
+  op.peer_blocks = in->peer_blocks;
   op.error_word = &o->err;
   return op;
 }

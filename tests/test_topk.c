@@ -107,6 +107,7 @@ static void run_one(attnmeta_context *ctx, const char *label, const amt_topk_bat
   op.token_slot = d->token_slot;
   op.valid_count = want_count ? d_cnt + GUARD : NULL;
   op.compact = compact;
+  op.peer_blocks = in->peer_blocks;
   op.error_word = d_err;
   st = attnmeta_convert_topk(ctx, &op, NULL);
   cr_assert(st == ATTNMETA_OK, "%s: attnmeta_convert_topk: %s (%s)", label,

@@ -98,7 +98,8 @@ ParameterizedTest(int *c, topk_shapes, cases) {
       "topk_engine_bs16_k128,topk_engine_req_id,topk_prefill_workspace,topk_dcp_example,"
       "topk_dcp_w2_i2_k1,topk_strides_odd_k,topk_stride_rows,topk_padding,topk_no_requests,"
       "topk_token_slot,topk_hostile_req_id,topk_hostile_workspace,topk_hostile_block_ids,"
-      "topk_hostile_overflow,topk_hostile_qsl";
+      "topk_hostile_overflow,topk_hostile_qsl,topk_peer_hand,topk_peer_w2_i2,topk_peer_w4_qsl,"
+      "topk_peer_prefill,topk_peer_hostile";
   if (!amt_case_selected(amt_topk_case_name(*c)) || !amt_listed(emulated, amt_topk_case_name(*c)))
     return;
   b = amt_topk_materialize(*c);
@@ -147,6 +148,7 @@ ParameterizedTest(int *c, topk_shapes, cases) {
         p.dcp_interleave = b->in.interleave;
         p.num_prefill = b->in.num_prefill;
         p.compact = mode == 2;
+        p.peer_blocks = b->in.peer_blocks;
         p.vector_in = vec && ((uintptr_t)b->topk % 16) == 0 && b->in.topk_stride % 4 == 0;
         p.vector_out = vec && !p.compact && S % 4 == 0;
         p.lane_vectors = (combo + (int)si) % 2 ? 2 : 1; /* both ways across the shapes */

@@ -24,6 +24,7 @@
 
 typedef struct topk_shape {
   int tokens, k, cols, block_size, dcp_world, dcp_rank, dcp_interleave, compact, seed;
+  int peer_blocks; /* 0, or a rank's segment of a DCP peer view (contract 6c) */
 } topk_shape;
 
 typedef struct topk_host {
@@ -50,6 +51,8 @@ static void usage(FILE *out) {
           "  --dcp-rank K        this rank, < W (default 0)\n"
           "  --dcp-interleave I  positions a rank owns in a row (default 1)\n"
           "  --compact           each row's valid slots first, then -1\n"
+          "  --peer-blocks S     a DCP peer view of S blocks a rank: every rank's entries\n"
+          "                      become rank-major peer slots (default 0: none)\n"
           "  --seed N            seed of the drawn indices (default 7)\n"
           "Exits 1 when the error word is not 0, the result differs from the naive\n"
           "conversion, or a call fails.\n" CLI_EXIT_STATUS_HELP,
@@ -66,16 +69,17 @@ static uint32_t lcg(uint32_t *seed) {
 }
 
 /* The naive conversion of entry x of a decode token of request r (contract
- * section 6, steps 1 and 3 to 6; no prefill, no token slots). */
+ * section 6, steps 1 and 3 to 6, and 6c with a peer view; no prefill, no
+ * token slots). */
 static int32_t naive_slot(const topk_shape *s, const int32_t *row, int32_t x) {
-  const int64_t W = s->dcp_world, I = s->dcp_interleave;
+  const int64_t W = s->dcp_world, I = s->dcp_interleave, S = s->peer_blocks;
   int64_t l, blk, v;
   if (x < 0) return -1;
-  if ((x / I) % W != s->dcp_rank) return -1;
+  if (S == 0 && (x / I) % W != s->dcp_rank) return -1;
   l = (x / (W * I)) * I + x % I;
   blk = l / s->block_size;
-  if (blk >= s->cols || row[blk] < 0) return -1;
-  v = (int64_t)row[blk] * s->block_size + l % s->block_size;
+  if (blk >= s->cols || row[blk] < 0 || (S > 0 && row[blk] >= S)) return -1;
+  v = ((x / I) % W * S + row[blk]) * s->block_size + l % s->block_size;
   return v > INT32_MAX ? -1 : (int32_t)v;
 }
 
@@ -129,7 +133,8 @@ static int setup(attnmeta_context *ctx, const topk_shape *s, topk_host *h, attnm
     return -1;
   }
   for (int t = 0; t <= s->tokens; ++t) h->qsl[t] = t;
-  for (int64_t i = 0; i < cells; ++i) h->table[i] = (int32_t)(lcg(&seed) % (1u << 20));
+  for (int64_t i = 0; i < cells; ++i) /* ids within a peer view's segment */
+    h->table[i] = (int32_t)(lcg(&seed) % (s->peer_blocks ? (uint32_t)s->peer_blocks : 1u << 20));
   {
     /* a request's KV length: within what its table holds on every rank */
     const int64_t room = (int64_t)s->cols * s->block_size * s->dcp_world;
@@ -162,6 +167,7 @@ static int setup(attnmeta_context *ctx, const topk_shape *s, topk_host *h, attnm
   op->dcp_world_size = s->dcp_world;
   op->dcp_rank = s->dcp_rank;
   op->dcp_interleave = s->dcp_interleave;
+  op->peer_blocks = s->peer_blocks;
   op->out = h->d_out;
   op->out_stride = s->k;
   op->valid_count = h->d_count;
@@ -206,6 +212,7 @@ static int take_option(cli_args *a, topk_shape *s, int *bad) {
       {"--dcp-rank", offsetof(topk_shape, dcp_rank), 0, (1 << 16) - 1},
       {"--dcp-interleave", offsetof(topk_shape, dcp_interleave), 1, 1 << 20},
       {"--seed", offsetof(topk_shape, seed), 0, 0x7fffffff},
+      {"--peer-blocks", offsetof(topk_shape, peer_blocks), 0, 1 << 30},
   };
   for (size_t i = 0; i < sizeof ints / sizeof ints[0]; ++i) {
     if (!cli_is(a, ints[i].name)) continue;
@@ -226,7 +233,7 @@ static int issue_topk(attnmeta_context *ctx, void *op) {
 }
 
 int cli_topk(int argc, char **argv) {
-  topk_shape s = {64, 2048, 1024, 64, 1, 0, 1, 0, 7};
+  topk_shape s = {64, 2048, 1024, 64, 1, 0, 1, 0, 7, 0};
   cli_run_options ro = {ATTNMETA_BACKEND_AUTO, 0, 1000, 8};
   int rc = CLI_EXIT_FAILED, stop;
   int32_t error_word = 0;
@@ -276,6 +283,8 @@ int cli_topk(int argc, char **argv) {
          s.block_size);
   printf("  %-18s world %d, rank %d, interleave %d\n", "DCP", s.dcp_world, s.dcp_rank,
          s.dcp_interleave);
+  if (s.peer_blocks)
+    printf("  %-18s %d blocks a rank (rank-major peer slots)\n", "peer view", s.peer_blocks);
   printf("  %-18s %s\n", "rows", s.compact ? "compacted (valid slots first)" : "in place");
   printf("outputs (first call):\n");
   printf("  %-16s int32[%d][%d]  row 0: ", "out", s.tokens, s.k);

@@ -25,6 +25,7 @@ const amg_vector_file amg_topk_files[] = {
 const int amg_num_topk_files = 2;
 
 int amg_topk_file_of(const char *name) {
+  if (strstr(name, "_peer_")) return -1; /* the format has no peer view params */
   return (strstr(name, "_dcp_") || strstr(name, "_hostile_")) ? 1 : 0;
 }
 

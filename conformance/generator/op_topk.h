@@ -14,7 +14,8 @@
 /* The files of op topk vectors (written as format version 3). */
 extern const amg_vector_file amg_topk_files[];
 extern const int amg_num_topk_files;
-/* The index into amg_topk_files of the file top-k case `name` belongs in. */
+/* The index into amg_topk_files of the file top-k case `name` belongs in;
+ * -1 for a case the format cannot state (a DCP peer view). */
 int amg_topk_file_of(const char *name);
 
 /* Fills *v from top-k case i (free with amv_vector_free); 0, or -1 with a

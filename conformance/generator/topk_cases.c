@@ -41,36 +41,47 @@ typedef struct spec {
   int prefill;         /* 1: the engines' prefill-workspace layout; PREFILL_HAND: worked by hand */
   int hostile;
   int compact, count;
+  int64_t peer;        /* 0, or the peer view's segment in blocks (section 6c) */
 } spec;
 
 #define ENGINE(bs_, k_) \
-  {"topk_engine_bs" #bs_ "_k" #k_, 8, k_, 4, 10, bs_, 0, 1, 0, 1, 0, FILL_ENGINE, 0, 0, 0, 0, 0, 0, 0, 1}
+  {"topk_engine_bs" #bs_ "_k" #k_, 8, k_, 4, 10, bs_, 0, 1, 0, 1, 0, FILL_ENGINE, 0, 0, 0, 0, 0, 0, 0, 1, 0}
 #define DCP(i_, k_) \
-  {"topk_dcp_w2_i" #i_ "_k" #k_, 8, 1024, 4, 64, 16, 0, 2, k_, i_, 0, FILL_DENSE, 0, 0, 0, 0, 0, 0, 1, 1}
+  {"topk_dcp_w2_i" #i_ "_k" #k_, 8, 1024, 4, 64, 16, 0, 2, k_, i_, 0, FILL_DENSE, 0, 0, 0, 0, 0, 0, 1, 1, 0}
 
 static const spec specs[] = {
     ENGINE(16, 128), ENGINE(16, 256), ENGINE(16, 512),
     ENGINE(64, 128), ENGINE(64, 256), ENGINE(64, 512),
     ENGINE(128, 128), ENGINE(128, 256), ENGINE(128, 512),
-    {"topk_engine_req_id", 8, 256, 4, 10, 64, 0, 1, 0, 1, 1, FILL_ENGINE, 0, 0, 0, 0, 0, 0, 1, 1},
-    {"topk_prefill_workspace", 12, 128, 4, 10, 16, 0, 1, 0, 1, 1, FILL_ENGINE, 0, 0, 0, 0, 1, 0, 0, 1},
-    {"topk_prefill_past_table", 3, 16, 2, 2, 16, 0, 1, 0, 1, 1, FILL_SEQ, 0, 0, 0, 0, PREFILL_HAND, 0, 1, 1},
-    {"topk_prefill_dcp_w2", 12, 128, 4, 10, 16, 0, 2, 1, 1, 1, FILL_ENGINE, 0, 0, 0, 0, 1, 0, 1, 1},
-    {"topk_prefill_dcp_w2_i2", 12, 64, 4, 3, 16, 0, 2, 0, 2, 1, FILL_ENGINE, 0, 0, 0, 0, 1, 0, 0, 1},
-    {"topk_dcp_example", 1, 128, 1, 1, 4, 0, 2, 0, 1, 0, FILL_SEQ, 8, 0, 0, 0, 0, 0, 1, 1},
-    {"topk_owner_filter", 6, 13, 1, 3, 8, 0, 1, 0, 1, 1, FILL_ENGINE, 0, 0, 0, 0, 0, 0, 1, 1},
+    {"topk_engine_req_id", 8, 256, 4, 10, 64, 0, 1, 0, 1, 1, FILL_ENGINE, 0, 0, 0, 0, 0, 0, 1, 1, 0},
+    {"topk_prefill_workspace", 12, 128, 4, 10, 16, 0, 1, 0, 1, 1, FILL_ENGINE, 0, 0, 0, 0, 1, 0, 0, 1, 0},
+    {"topk_prefill_past_table", 3, 16, 2, 2, 16, 0, 1, 0, 1, 1, FILL_SEQ, 0, 0, 0, 0, PREFILL_HAND, 0, 1, 1, 0},
+    {"topk_prefill_dcp_w2", 12, 128, 4, 10, 16, 0, 2, 1, 1, 1, FILL_ENGINE, 0, 0, 0, 0, 1, 0, 1, 1, 0},
+    {"topk_prefill_dcp_w2_i2", 12, 64, 4, 3, 16, 0, 2, 0, 2, 1, FILL_ENGINE, 0, 0, 0, 0, 1, 0, 0, 1, 0},
+    {"topk_dcp_example", 1, 128, 1, 1, 4, 0, 2, 0, 1, 0, FILL_SEQ, 8, 0, 0, 0, 0, 0, 1, 1, 0},
+    {"topk_owner_filter", 6, 13, 1, 3, 8, 0, 1, 0, 1, 1, FILL_ENGINE, 0, 0, 0, 0, 0, 0, 1, 1, 0},
     DCP(1, 0), DCP(1, 1), DCP(2, 0), DCP(2, 1),
-    {"topk_strides_odd_k", 7, 13, 3, 5, 4, 0, 1, 0, 1, 0, FILL_ENGINE, 0, 3, 5, 2, 0, 0, 1, 1},
-    {"topk_stride_rows", 8, 64, 4, 10, 16, 48, 1, 0, 1, 0, FILL_ENGINE, 0, 0, 0, 0, 0, 0, 0, 1},
-    {"topk_padding", 10, 64, 3, 10, 16, 0, 1, 0, 1, 0, FILL_ENGINE, 0, 0, 0, 0, 0, PADDING, 1, 1},
-    {"topk_total_past_t", 6, 64, 3, 10, 16, 0, 1, 0, 1, 0, FILL_ENGINE, 0, 0, 0, 0, 0, TOTAL_BIG, 0, 1},
-    {"topk_no_requests", 4, 32, 0, 0, 16, 0, 1, 0, 1, 1, FILL_ENGINE, 0, 0, 0, 0, 0, 0, 1, 1},
-    {"topk_token_slot", 8, 128, 4, 10, 16, 0, 1, 0, 1, 0, FILL_ENGINE, 0, 0, 0, 0, 0, NEG_SLOTS, 1, 1},
-    {"topk_hostile_req_id", 8, 64, 4, 10, 16, 0, 1, 0, 1, 1, FILL_ENGINE, 0, 0, 0, 0, 0, BAD_REQ_ID, 1, 1},
-    {"topk_hostile_workspace", 12, 64, 4, 10, 16, 0, 1, 0, 1, 1, FILL_ENGINE, 0, 0, 0, 0, 1, BAD_WORKSPACE, 1, 1},
-    {"topk_hostile_block_ids", 8, 128, 4, 10, 16, 0, 1, 0, 1, 0, FILL_ENGINE, 0, 0, 0, 0, 0, NEG_BLOCKS, 0, 1},
-    {"topk_hostile_overflow", 12, 64, 4, 10, 16, 4, 1, 0, 1, 1, FILL_ENGINE, 0, 0, 0, 0, 1, OVERFLOW, 1, 1},
-    {"topk_hostile_qsl", 8, 64, 4, 10, 16, 0, 1, 0, 1, 0, FILL_ENGINE, 0, 0, 0, 0, 0, BAD_QSL, 1, 1},
+    {"topk_strides_odd_k", 7, 13, 3, 5, 4, 0, 1, 0, 1, 0, FILL_ENGINE, 0, 3, 5, 2, 0, 0, 1, 1, 0},
+    {"topk_stride_rows", 8, 64, 4, 10, 16, 48, 1, 0, 1, 0, FILL_ENGINE, 0, 0, 0, 0, 0, 0, 0, 1, 0},
+    {"topk_padding", 10, 64, 3, 10, 16, 0, 1, 0, 1, 0, FILL_ENGINE, 0, 0, 0, 0, 0, PADDING, 1, 1, 0},
+    {"topk_total_past_t", 6, 64, 3, 10, 16, 0, 1, 0, 1, 0, FILL_ENGINE, 0, 0, 0, 0, 0, TOTAL_BIG, 0, 1, 0},
+    {"topk_no_requests", 4, 32, 0, 0, 16, 0, 1, 0, 1, 1, FILL_ENGINE, 0, 0, 0, 0, 0, 0, 1, 1, 0},
+    {"topk_token_slot", 8, 128, 4, 10, 16, 0, 1, 0, 1, 0, FILL_ENGINE, 0, 0, 0, 0, 0, NEG_SLOTS, 1, 1, 0},
+    {"topk_hostile_req_id", 8, 64, 4, 10, 16, 0, 1, 0, 1, 1, FILL_ENGINE, 0, 0, 0, 0, 0, BAD_REQ_ID, 1, 1, 0},
+    {"topk_hostile_workspace", 12, 64, 4, 10, 16, 0, 1, 0, 1, 1, FILL_ENGINE, 0, 0, 0, 0, 1, BAD_WORKSPACE, 1, 1, 0},
+    {"topk_hostile_block_ids", 8, 128, 4, 10, 16, 0, 1, 0, 1, 0, FILL_ENGINE, 0, 0, 0, 0, 0, NEG_BLOCKS, 0, 1, 0},
+    {"topk_hostile_overflow", 12, 64, 4, 10, 16, 4, 1, 0, 1, 1, FILL_ENGINE, 0, 0, 0, 0, 1, OVERFLOW, 1, 1, 0},
+    {"topk_hostile_qsl", 8, 64, 4, 10, 16, 0, 1, 0, 1, 0, FILL_ENGINE, 0, 0, 0, 0, 0, BAD_QSL, 1, 1, 0},
+    /* DCP peer views (section 6c): table ids in [0, 1000), segments shorter
+     * so that some ids lie past theirs */
+    {"topk_peer_hand", 2, 257, 2, 3, 4, 0, 2, 0, 2, 1, FILL_SEQ, 0, 0, 0, 0, 0, 0, 0, 1, 16},
+    {"topk_peer_w2_i2", 8, 257, 4, 10, 16, 0, 2, 1, 2, 1, FILL_ENGINE, 0, 3, 5, 2, 0, 0, 0, 1, 800},
+    {"topk_peer_w4_qsl", 9, 130, 3, 6, 64, 0, 4, 0, 64, 0, FILL_DENSE, 0, 0, 0, 0, 0, 0, 1, 1, 900},
+    {"topk_peer_w1", 8, 128, 4, 10, 64, 0, 1, 0, 1, 1, FILL_ENGINE, 0, 0, 0, 0, 0, 0, 0, 0, 600},
+    {"topk_peer_stride_rows", 8, 64, 4, 10, 16, 40, 2, 1, 1, 1, FILL_ENGINE, 0, 0, 0, 0, 0, 0, 1, 1, 950},
+    {"topk_peer_prefill", 12, 64, 4, 3, 16, 0, 2, 0, 2, 1, FILL_ENGINE, 0, 0, 0, 0, 1, 0, 0, 1, 500},
+    {"topk_peer_hostile", 8, 64, 4, 10, 16, 0, 2, 1, 1, 1, FILL_ENGINE, 0, 0, 0, 0, 0,
+     BAD_REQ_ID | NEG_BLOCKS | NEG_SLOTS, 1, 1, 700},
 };
 
 int amt_topk_num_cases(void) { return (int)(sizeof specs / sizeof specs[0]); }
@@ -247,6 +258,21 @@ amt_topk_batch *amt_topk_materialize(int i) {
     b->expect_count0 = 5;
     for (c = 0; c < 6; c++) b->expect_row0[c] = want0[c];
   }
+  if (!strcmp(s->name, "topk_peer_hand")) {
+    /* worked by hand (W 2, I 2, bs 4, S 16): position x of rank o = (x / 2) % 2
+     * at local (x / 4) * 2 + x % 2, slot (o * 16 + table[blk]) * 4 + local % 4 */
+    static const int32_t table[6] = {3, 7, 9, 5, 1, 6};
+    static const int32_t row0[8] = {0, 1, 2, 3, 8, 9, 10, 11};
+    static const int32_t row1[8] = {4, 5, 6, 7, 12, 13, 14, 15};
+    static const int32_t want0[8] = {12, 13, 76, 77, 28, 29, 92, 93};
+    for (t = 0; t < 2; t++) {
+      for (c = 0; c < s->K; c++) b->topk[t * topk_stride + c] = c < 8 ? (t ? row1 : row0)[c] : -1;
+      b->req_id[t] = t;
+    }
+    memcpy(b->table, table, sizeof table);
+    b->expect_count0 = 8;
+    for (c = 0; c < 8; c++) b->expect_row0[c] = want0[c];
+  }
   if (!strcmp(s->name, "topk_dcp_example")) { /* worked by hand: positions 0, 2, 4, 6 */
     b->expect_count0 = 4;
     b->expect_row0[0] = 40;
@@ -275,6 +301,7 @@ amt_topk_batch *amt_topk_materialize(int i) {
   b->in.num_prefill = b->workspace_starts ? 2 : 0;
   b->in.token_slot = b->token_slot;
   b->in.compact = s->compact;
+  b->in.peer_blocks = s->peer;
   b->count = s->count || s->compact;
   b->out_stride = (int64_t)s->K + s->out_pad;
   b->stride_rows_arg = s->stride_rows;

@@ -39,8 +39,9 @@ static int64_t convert(const amr_topk_input *in, int64_t t, int64_t r, int64_t x
     }
     value = (int64_t)in->workspace_starts[p] + x;
   } else {
-    /* 3. DCP */
-    if ((x / I) % W != in->rank) return -1;
+    /* 3. DCP: the owner of x; a peer view keeps every owner's entries */
+    const int64_t owner = (x / I) % W;
+    if (in->peer_blocks == 0 && owner != in->rank) return -1;
     local = (x / (W * I)) * I + x % I;
     /* 4. */
     blk = local / in->block_size;
@@ -52,11 +53,12 @@ static int64_t convert(const amr_topk_input *in, int64_t t, int64_t r, int64_t x
     /* 5. */
     {
       const int64_t id = in->table[r * in->table_stride + blk];
-      if (id < 0) {
+      if (id < 0 || (in->peer_blocks > 0 && id >= in->peer_blocks)) {
         *flags |= ATTNMETA_FLAG_BLOCK_ID_NEGATIVE;
         return -1;
       }
-      value = id * in->stride_rows + off;
+      /* a peer view: block id of the owner's segment, peer_blocks a segment */
+      value = (owner * in->peer_blocks + id) * in->stride_rows + off;
     }
   }
   /* 6. */
@@ -92,4 +94,27 @@ void amr_topk(const amr_topk_input *in, int32_t *out, int32_t *count, int32_t *f
     }
   }
   free(row);
+}
+
+void amr_peer_table(const amr_peer_table_input *in, int32_t *out, int32_t *flags) {
+  int64_t r, page;
+  *flags = 0;
+  for (r = 0; r < in->num_reqs; r++)
+    for (page = 0; page < in->width; page++) {
+      const int64_t owner = page % in->world, owner_page = page / in->world;
+      const int64_t rotated = ((owner - in->rank) % in->world + in->world) % in->world;
+      int64_t id = -1, block = -1;
+      if (owner_page < in->cols)
+        id = in->tables[owner * in->owner_stride + r * in->row_stride + owner_page];
+      if (id >= in->segment) {
+        *flags |= ATTNMETA_FLAG_BLOCK_ID_NEGATIVE; /* past the owner's segment */
+      } else if (id >= 0) {
+        block = rotated * in->segment + id;
+        if (block > INT32_MAX) {
+          *flags |= ATTNMETA_FLAG_SLOT_OUT_OF_RANGE;
+          block = -1;
+        }
+      }
+      out[r * in->width + page] = (int32_t)block;
+    }
 }

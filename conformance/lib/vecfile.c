@@ -762,6 +762,7 @@ static int topk_input_wanted(const amv_topk *k, int i, int64_t *count) {
     case AMV_TOPK_PREFILL_REQ:
     case AMV_TOPK_WORKSPACE_STARTS: return k->prefill;
     case AMV_TOPK_TOKEN_SLOT: return k->token_slot;
+    case AMV_TOPK_PEER_TABLES: return 0; /* no format param sizes it */
     default: return 1;
   }
 }

@@ -85,7 +85,8 @@ enum attnmeta_error_flag {
   ATTNMETA_FLAG_SEQ_LEN_NEGATIVE = 1 << 3,   /* seq_lens[r] < 0 (a product reads seq_lens) */
   ATTNMETA_FLAG_SEQ_LEN_LT_QLEN = 1 << 4,    /* seq_lens[r] < query length of r (idem) */
   ATTNMETA_FLAG_BLOCK_OUT_OF_TABLE = 1 << 5, /* a slot's block index outside [0, cols) */
-  ATTNMETA_FLAG_BLOCK_ID_NEGATIVE = 1 << 6,  /* the block-table entry of a slot is < 0 */
+  ATTNMETA_FLAG_BLOCK_ID_NEGATIVE = 1 << 6,  /* the block-table entry of a slot is < 0 (in a
+                                                DCP peer view: outside [0, peer_blocks)) */
   ATTNMETA_FLAG_POSITION_NEGATIVE = 1 << 7,  /* a valid token's position is < 0 where a slot
                                                 or an SWA row needs it */
   ATTNMETA_FLAG_WORKSPACE_OUT_OF_RANGE = 1 << 8, /* top-k: a prefill_req entry >= num_prefill */
@@ -305,6 +306,20 @@ typedef struct attnmeta_topk {
   int32_t compact;                /* 1: each row's valid slots first, in column order,
                                      then -1 (needs valid_count); 0: in place */
   int32_t *error_word;            /* [1] optional; flags are OR-ed in, never cleared */
+
+  /* ---- DCP peer views (docs/contract.md 6c, 6d), appended after 0.3.0 ---- */
+  int64_t peer_blocks;            /* S: blocks of one rank's segment of a rank-major peer view
+                                     (padding included); 0 = no peer view. With S >= 1 decode
+                                     entries of every rank become peer slots (6c) */
+  const int32_t *peer_tables;     /* [W][R][peer_tables_stride]: rank o's table at
+                                     o * peer_tables_owner_stride (6d) */
+  int64_t peer_tables_stride;     /* >= peer_tables_cols */
+  int64_t peer_tables_owner_stride; /* >= 0; 0 = one table for every rank */
+  int32_t peer_tables_cols;       /* M >= 0: pages of each rank's table */
+  int32_t peer_table_width;       /* >= 0: logical pages of each output row (W * M) */
+  int32_t *peer_table_out;        /* [R][peer_table_out_stride] or NULL: the rotated peer
+                                     table, built in the same launch (needs S >= 1) */
+  int64_t peer_table_out_stride;  /* >= peer_table_width */
 } attnmeta_topk;
 
 /*

@@ -46,7 +46,17 @@ from ._dsv4_dropins import (
     compute_swa_indices_and_lens,
     get_compressed_slot_mapping,
 )
-from ._topk import TopkPlan, convert_req_index_to_global_index, filter_and_convert_dcp_index
+from ._topk import (
+    TopkPlan,
+    convert_req_index_to_global_index,
+    filter_and_convert_dcp_index,
+    filter_peer_slots_to_owner_local,
+)
+from ._dcp_peer_dropins import (
+    PeerTablePlan,
+    build_rotated_dcp_peer_block_table,
+    convert_global_indices_to_dcp_peer_slots,
+)
 from ._sglang_dropins import (
     create_flashinfer_kv_indices_triton,
     create_flashmla_kv_indices_triton,
@@ -71,6 +81,7 @@ __all__ = [
     "Context",
     "ErrorFlag",
     "IndexerDecodeMetadata",
+    "PeerTablePlan",
     "Status",
     "StepPlan",
     "__version__",
@@ -79,18 +90,21 @@ __all__ = [
     "backend_name",
     "backend_targets",
     "build_commit",
+    "build_rotated_dcp_peer_block_table",
     "build_step",
     "c128a_row_width",
     "clear_context_cache",
     "compute_c128a_indices_and_lens",
     "compute_swa_indices_and_lens",
     "compute_token_to_req_indices",
+    "convert_global_indices_to_dcp_peer_slots",
     "convert_req_index_to_global_index",
     "create_flashinfer_kv_indices_triton",
     "create_flashmla_kv_indices_triton",
     "create_kv_indptr_and_indices",
     "describe_error_flags",
     "filter_and_convert_dcp_index",
+    "filter_peer_slots_to_owner_local",
     "fused_dsa_decode_metadata",
     "fused_dsa_draft_extend_metadata",
     "fused_dsa_target_verify_metadata",

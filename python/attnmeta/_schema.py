@@ -104,6 +104,14 @@ TOPK_FIELDS = [
     ("valid_count", "int32_t *", "OUT", ("T",), ("TOPK_ROWS",)),
     ("compact", "int32_t", "PARAM", None, ()),
     ("error_word", "int32_t *", "OUT", ("ONE",), ("ALWAYS",)),
+    ("peer_blocks", "int64_t", "PARAM", None, ()),
+    ("peer_tables", "const int32_t *", "IN", ("R", "peer_tables_cols", "peer_tables_stride"), ("TOPK_PEER_TABLE",)),
+    ("peer_tables_stride", "int64_t", "PARAM", None, ()),
+    ("peer_tables_owner_stride", "int64_t", "PARAM", None, ()),
+    ("peer_tables_cols", "int32_t", "PARAM", None, ()),
+    ("peer_table_width", "int32_t", "PARAM", None, ()),
+    ("peer_table_out", "int32_t *", "OUT", ("R", "peer_table_width", "peer_table_out_stride"), ("TOPK_PEER_TABLE",)),
+    ("peer_table_out_stride", "int64_t", "PARAM", None, ()),
 ]
 
 POOL_FIELDS = [

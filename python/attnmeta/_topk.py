@@ -50,7 +50,9 @@ class TopkPlan(Plan):
     applying); ``token_slot`` [>= T] int64 (a token whose slot is negative
     counts 0); ``error_word`` [>= 1]; DCP ``dcp_size``, ``dcp_rank``,
     ``cp_kv_cache_interleave_size``; ``stride_rows`` (cache rows between
-    consecutive blocks; default ``block_size``).
+    consecutive blocks; default ``block_size``); ``blocks_per_peer`` S >= 1:
+    a rank-major DCP peer view (contract section 6c), decode entries of
+    every rank ``o`` become ``(o * S + id) * stride_rows + offset``.
 
     :meth:`convert` (or calling the plan) makes the one launch.
     """
@@ -77,6 +79,7 @@ class TopkPlan(Plan):
         cp_kv_cache_interleave_size: int = 1,
         error_word: Optional[Buffer] = None,
         context: "Optional[Context]" = None,
+        blocks_per_peer: int = 0,
     ) -> None:
         args = dict(
             token_indices=token_indices,
@@ -96,6 +99,7 @@ class TopkPlan(Plan):
             cp_kv_cache_interleave_size=cp_kv_cache_interleave_size,
             error_word=error_word,
             context=context,
+            blocks_per_peer=blocks_per_peer,
         )
         self._start(args)
 
@@ -137,6 +141,14 @@ class TopkPlan(Plan):
             raise ValueError("stride_rows (%d) must be >= 1" % op.stride_rows)
         op.dcp_world_size, op.dcp_rank, op.dcp_interleave = dcp_settings(
             args["dcp_size"], args["dcp_rank"], args["cp_kv_cache_interleave_size"], _DCP_NAMES)
+        peer = int32(args["blocks_per_peer"], "blocks_per_peer")
+        if peer < 0:
+            raise ValueError("blocks_per_peer (%d) must be >= 1, or 0 for no peer view" % peer)
+        if peer * op.dcp_world_size * (op.stride_rows or block_size) > _INT32_MAX:
+            raise ValueError(
+                "rank-major peer slots do not fit in int32: dcp_size x blocks_per_peer x "
+                "stride_rows = %d" % (peer * op.dcp_world_size * (op.stride_rows or block_size)))
+        op.peer_blocks = peer
 
         nreq = attach(op, TOPK["block_table"], args["block_table"])[0]
         if (args["req_id"] is None) == (args["query_start_loc"] is None):

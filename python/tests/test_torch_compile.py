@@ -241,7 +241,7 @@ TOPK_WANT = [[20, 23, 25, -1], [61, 62, -1, 64]]
 def test_opcheck_convert_topk(ops):
     args = (i32(TOPK), _table(), poisoned(2, cols=4), poisoned(2),
             torch.zeros(1, dtype=torch.int32, device=DEVICE), i32([0, 2]), None, None, None,
-            None, -1, False, 2, -1, 1, 0, 1)
+            None, -1, False, 2, -1, 1, 0, 1, 0)
     torch.library.opcheck(torch.ops.attnmeta.convert_topk.default, args)
 
 

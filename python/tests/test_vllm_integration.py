@@ -415,6 +415,47 @@ def test_topk_conversion_per_layer(vllm_mod, monkeypatch, kind, dcp, topk):
     assert patch.launches["topk_conversion"] == 3
 
 
+@pytest.mark.parametrize("kind", sorted(KINDS))
+@pytest.mark.parametrize("world,interleave", [(1, 1), (2, 2), (4, 64)])
+def test_dcp_peer_views(vllm_mod, monkeypatch, kind, world, interleave):
+    xp = KINDS[kind]
+    rng = np.random.default_rng(world * 10 + interleave)
+    req = rng.integers(-1, 4, 7).astype(np.int32)
+    table = rng.integers(-2, 60, (3, 5)).astype(np.int32)
+    positions = rng.integers(-2, world * 5 * 64 + 70, (7, 12)).astype(np.int32)
+    gathered = rng.integers(-2, 40, (world, 3, 4)).astype(np.int32)
+
+    def run(mods):
+        utils = mods["vllm.v1.attention.backends.mla.sparse_utils"]
+        got = []
+        for rank in range(world):
+            got.append(utils.build_rotated_dcp_peer_block_table(
+                xp.i32(gathered.tolist()), local_rank=rank, peer_block_stride=37,
+                cp_kv_cache_interleave_size=64, block_size=64))
+        out, counts = xp.full((7, 12), 5), xp.full((7,), 9)
+        got += list(utils.convert_global_indices_to_dcp_peer_slots(
+            xp.i32(req.tolist()), xp.i32(table.tolist()), xp.i32(positions.tolist()), world, 50,
+            cp_kv_cache_interleave_size=interleave, block_size=64, return_valid_counts=True,
+            out=out, valid_counts_out=counts))
+        got.append(utils.convert_global_indices_to_dcp_peer_slots(
+            xp.i32(req.tolist()), xp.i32(table.tolist()), xp.i32(positions.tolist()), world, 50,
+            cp_kv_cache_interleave_size=interleave, block_size=64))
+        if world > 1:
+            got += list(utils.filter_peer_slots_to_owner_local(
+                got[world], owner_rank=world - 1, dcp_world_size=world, blocks_per_peer=50,
+                block_size=64))
+        return [_plain(a, xp) for a in got]
+
+    theirs, mine, before, after, patch = _run_standin_and_patched(monkeypatch, vllm_mod, xp, run)
+    assert mine == theirs
+    assert before["_build_rotated_dcp_peer_block_table_kernel"] == world
+    assert before["_convert_global_indices_to_dcp_peer_slots_kernel"] == 2
+    assert "_build_rotated_dcp_peer_block_table_kernel" not in after
+    assert "_convert_global_indices_to_dcp_peer_slots_kernel" not in after
+    assert patch.launches["dcp_peer_views"] == world + 2 + (world > 1)
+    assert "_filter_peer_slots_to_owner_local_kernel" not in after
+
+
 # ---------------------------------------------------------------------------
 # what is routed, what is left alone, and putting it back
 

@@ -61,6 +61,8 @@ class Arrays:
 
     def full(self, shape, value, dtype=np.int32):
         if self.torch is not None:
+            # torch.full takes a sequence of ints, where NumPy also takes one int
+            shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(n) for n in shape)
             return self.torch.full(shape, value, dtype=self._dtype(dtype), device=self.device)
         return np.full(shape, value, dtype=dtype)
 

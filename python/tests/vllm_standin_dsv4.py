@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """The stand-in's DeepSeek-V4 builders (see vllm_standin.py):
 vllm.v1.attention.backends.mla.sparse_swa (the SWA metadata builder and
-its inline kernel), .sparse_utils (the per-layer top-k conversion) and a
+its inline kernel), .sparse_utils (the per-layer top-k conversion and the
+DCP peer views) and a
 sparse-MLA module that imports the conversion by name and calls it per
 layer."""
 
@@ -138,7 +139,116 @@ def _convert_body(grid, req_id, block_table, token_indices, out, valid_count, pr
             valid_count[t] = int((~invalid).sum())
 
 
+_PEER_TABLE_ARGS = ("gathered_block_tables_ptr", "out_ptr", "num_requests", "max_owner_pages",
+                    "dcp_size", "local_rank", "peer_block_stride", "BLOCK_N")
+_PEER_SLOT_ARGS = ("req_id_ptr", "block_table_ptr", "token_indices_ptr", "out_ptr",
+                   "valid_count_ptr", "num_requests", "max_num_blocks_per_req",
+                   "NUM_TOPK_TOKENS", "BLOCK_SIZE", "BLOCK_N", "COUNT_VALID", "DCP_SIZE",
+                   "DCP_INTERLEAVE", "PEER_BLOCK_STRIDE")
+
+
+def _peer_table_body(grid, gathered, out, num_requests, max_owner_pages, dcp_size, local_rank,
+                     peer_block_stride, BLOCK_N):
+    for r in range(num_requests):
+        for page in range(dcp_size * max_owner_pages):
+            owner = page % dcp_size
+            block = int(gathered[owner, r, page // dcp_size])
+            peer = ((owner - local_rank) % dcp_size) * peer_block_stride + block
+            ok = 0 <= block < peer_block_stride and peer <= 2**31 - 1
+            out[r, page] = peer if ok else -1
+
+
+def _peer_slot_body(grid, req_id, block_table, token_indices, out, valid_count, num_requests,
+                    max_num_blocks_per_req, NUM_TOPK_TOKENS, BLOCK_SIZE, BLOCK_N, COUNT_VALID,
+                    DCP_SIZE, DCP_INTERLEAVE, PEER_BLOCK_STRIDE):
+    for t in range(grid[0]):
+        req = int(req_id[t])
+        n = 0
+        for j in range(NUM_TOPK_TOKENS):
+            x = int(token_indices[t, j])
+            value = -1
+            owner = (x // DCP_INTERLEAVE) % DCP_SIZE
+            local = (x // (DCP_SIZE * DCP_INTERLEAVE)) * DCP_INTERLEAVE + x % DCP_INTERLEAVE
+            blk = local // BLOCK_SIZE
+            if x >= 0 and 0 <= req < num_requests and blk < max_num_blocks_per_req:
+                block = int(block_table[req, blk])
+                if 0 <= block < PEER_BLOCK_STRIDE:
+                    value = (owner * PEER_BLOCK_STRIDE + block) * BLOCK_SIZE + local % BLOCK_SIZE
+            out[t, j] = value
+            n += value >= 0
+        if COUNT_VALID:
+            valid_count[t] += n
+
+
+def _owner_filter_body(grid, peer_slots, local_slots, valid_counts, OWNER_SLOT_START,
+                       OWNER_SLOT_STOP):
+    for row in range(grid[0]):
+        kept = [int(v) - OWNER_SLOT_START for v in peer_slots[row]
+                if OWNER_SLOT_START <= int(v) < OWNER_SLOT_STOP]
+        local_slots[row, : len(kept)] = kept
+        valid_counts[row] = len(kept)
+
+
+def _fill_peer_views(m, xp):
+    """vLLM's DCP peer views (its newest sparse_utils), on the stand-in's
+    kernels."""
+    m._build_rotated_dcp_peer_block_table_kernel = Kernel(
+        "_build_rotated_dcp_peer_block_table_kernel", _peer_table_body, _PEER_TABLE_ARGS)
+    m._convert_global_indices_to_dcp_peer_slots_kernel = Kernel(
+        "_convert_global_indices_to_dcp_peer_slots_kernel", _peer_slot_body, _PEER_SLOT_ARGS)
+
+    def build_rotated_dcp_peer_block_table(gathered_block_tables, *, local_rank,
+                                           peer_block_stride, cp_kv_cache_interleave_size,
+                                           block_size, BLOCK_N=128):
+        assert cp_kv_cache_interleave_size == block_size
+        world, rows, pages = gathered_block_tables.shape
+        out = xp.full((rows, world * pages), -7)
+        if rows > 0 and world * pages > 0:
+            m._build_rotated_dcp_peer_block_table_kernel[(rows, 1)](
+                gathered_block_tables, out, rows, pages, world, local_rank, peer_block_stride,
+                BLOCK_N)
+        return out
+
+    def convert_global_indices_to_dcp_peer_slots(
+            req_id, block_table, token_indices, dcp_size, blocks_per_peer,
+            cp_kv_cache_interleave_size=1, block_size=64, BLOCK_N=128, return_valid_counts=False,
+            out=None, valid_counts_out=None):
+        tokens, topk = token_indices.shape
+        out = xp.empty_like(token_indices) if out is None else out
+        counts = None
+        if return_valid_counts:
+            counts = xp.zeros((tokens,)) if valid_counts_out is None else valid_counts_out
+            xp.fill(counts, 0)
+        if tokens > 0:
+            m._convert_global_indices_to_dcp_peer_slots_kernel[(tokens, 1)](
+                req_id, block_table, token_indices, out, counts, block_table.shape[0],
+                block_table.shape[1], topk, block_size, BLOCK_N, return_valid_counts, dcp_size,
+                cp_kv_cache_interleave_size, blocks_per_peer)
+        return (out, counts) if return_valid_counts else out
+
+    m._filter_peer_slots_to_owner_local_kernel = Kernel(
+        "_filter_peer_slots_to_owner_local_kernel", _owner_filter_body,
+        ("peer_slots_ptr", "local_slots_ptr", "valid_counts_ptr", "OWNER_SLOT_START",
+         "OWNER_SLOT_STOP"))
+
+    def filter_peer_slots_to_owner_local(peer_slots, *, owner_rank, dcp_world_size,
+                                         blocks_per_peer, block_size):
+        rows, topk = peer_slots.shape
+        local = xp.full((rows, topk), -1)
+        counts = xp.zeros((rows,))
+        start = owner_rank * blocks_per_peer * block_size
+        if rows > 0:
+            m._filter_peer_slots_to_owner_local_kernel[(rows,)](
+                peer_slots, local, counts, start, start + blocks_per_peer * block_size)
+        return local, counts
+
+    m.filter_peer_slots_to_owner_local = filter_peer_slots_to_owner_local
+    m.build_rotated_dcp_peer_block_table = build_rotated_dcp_peer_block_table
+    m.convert_global_indices_to_dcp_peer_slots = convert_global_indices_to_dcp_peer_slots
+
+
 def _fill_sparse_utils(m, xp, **_):
+    _fill_peer_views(m, xp)
     m._convert_req_index_to_global_index_kernel = Kernel(
         "_convert_req_index_to_global_index_kernel", _convert_body, ("req_id_ptr",))
 

@@ -34,7 +34,8 @@ extern "C" {
 /* 8: am_step_params grew the indexer's compressed lengths, the SWA rows' token
  * slots and the C128A rows' mixed mode (a second table of rows); the table
  * appends runtime_versions, then launch_pool */
-/* 9: am_pool_params grew the lengths, top-k scans, token and SWA tables */
+/* 9: am_topk_params grew the DCP peer views (peer slots, the rotated peer table);
+ * am_pool_params grew the lengths, top-k scans, token and SWA tables, draft-extend rows */
 #define AM_BACKEND_ABI 9
 #define AM_BACKEND_ENTRY_SYMBOL "attnmeta_backend_entry"
 

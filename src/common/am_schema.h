@@ -53,11 +53,13 @@
   P(c, GROUP_SLOTS, b->slot_mapping)                                         \
   P(c, GROUP_LENS, b->seq_lens_out)
 
-/* ---- the top-k conversion's products: its rows, and the prefill
- * workspace they may map into ---- */
+/* ---- the top-k conversion's products: its rows, the prefill
+ * workspace they may map into, and the rotated DCP peer table built in
+ * the same launch ---- */
 #define AM_TOPK_PRODUCTS(P, c)                                               \
   P(c, TOPK_ROWS, b->out)                                                    \
-  P(c, TOPK_PREFILL, b->prefill_req)
+  P(c, TOPK_PREFILL, b->prefill_req)                                         \
+  P(c, TOPK_PEER_TABLE, b->peer_table_out)
 
 /* ---- the pool operation's products (SGLang's index buffers): the CSR
  * slot list, its prefix sum, the padded page table; the lengths, the
@@ -208,7 +210,17 @@ _Static_assert(ATTNMETA_MAX_COMPRESSED_GROUPS == 4, "AM_EACH_GROUP names every g
   X(c, int64_t, out_stride, PARAM, AM_NONE, 0, ">= topk_count")              \
   X(c, int32_t *, valid_count, OUT, AM_ARRAY(T), AM_P(TOPK_ROWS), "optional; needed by compact") \
   X(c, int32_t, compact, PARAM, AM_NONE, 0, "0 or 1")                        \
-  X(c, int32_t *, error_word, OUT, AM_ARRAY(ONE), AM_P_ALWAYS, "optional")
+  X(c, int32_t *, error_word, OUT, AM_ARRAY(ONE), AM_P_ALWAYS, "optional")  \
+  X(c, int64_t, peer_blocks, PARAM, AM_NONE, 0, ">= 0")                      \
+  X(c, const int32_t *, peer_tables, IN, AM_TABLE(R, peer_tables_cols, peer_tables_stride), \
+    AM_P(TOPK_PEER_TABLE), "dcp_world_size tables, peer_tables_owner_stride apart") \
+  X(c, int64_t, peer_tables_stride, PARAM, AM_NONE, 0, ">= peer_tables_cols") \
+  X(c, int64_t, peer_tables_owner_stride, PARAM, AM_NONE, 0, ">= 0")         \
+  X(c, int32_t, peer_tables_cols, PARAM, AM_NONE, 0, ">= 0")                 \
+  X(c, int32_t, peer_table_width, PARAM, AM_NONE, 0, ">= 0")                 \
+  X(c, int32_t *, peer_table_out, OUT, AM_TABLE(R, peer_table_width, peer_table_out_stride), \
+    AM_P(TOPK_PEER_TABLE), "needs peer_blocks >= 1")                        \
+  X(c, int64_t, peer_table_out_stride, PARAM, AM_NONE, 0, ">= peer_table_width")
 
 /* ---- attnmeta_pool (counts: R = num_reqs, R1 = R + 1, P = pool_rows,
  * C = kv_indices_capacity, T = num_rows with query_lens, else

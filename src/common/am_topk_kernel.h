@@ -112,11 +112,15 @@ AM_DEVICE void am_topk_convert4(const am_topk_params *p, const am_topk_row *row,
                                 am_topk_split d, int lean, const int32_t x[AM_TOPK_LANE_COLS],
                                 int32_t v[AM_TOPK_LANE_COLS], int32_t *flags) {
   uint32_t local[AM_TOPK_LANE_COLS], blk[AM_TOPK_LANE_COLS], off[AM_TOPK_LANE_COLS];
+  uint32_t owner[AM_TOPK_LANE_COLS]; /* the rank of x (a peer view's segment) */
   int ok[AM_TOPK_LANE_COLS]; /* a position this rank looks up in the row's table */
+  /* a peer view keeps every rank's entries, each in its rank's segment (6c) */
+  const int64_t peer = lean ? 0 : p->peer_blocks;
   int32_t f = 0;
   int i;
   for (i = 0; i < AM_TOPK_LANE_COLS; ++i) {
     local[i] = (uint32_t)x[i];
+    owner[i] = 0;
     ok[i] = row->live && x[i] >= 0;
     v[i] = -1;
   }
@@ -141,7 +145,8 @@ AM_DEVICE void am_topk_convert4(const am_topk_params *p, const am_topk_row *row,
     for (i = 0; i < AM_TOPK_LANE_COLS; ++i) {
       const uint32_t by_interleave = local[i] / interleave;
       const uint32_t column = by_interleave / world;
-      ok[i] = ok[i] && by_interleave - column * world == (uint32_t)p->dcp_rank;
+      owner[i] = by_interleave - column * world;
+      ok[i] = ok[i] && (peer > 0 || owner[i] == (uint32_t)p->dcp_rank);
       local[i] = column * interleave + (local[i] - by_interleave * interleave);
     }
   }
@@ -170,12 +175,47 @@ AM_DEVICE void am_topk_convert4(const am_topk_params *p, const am_topk_row *row,
       id[i] = load[i] ? p->block_table[row->table_off + blk[i]] : 0;
     for (i = 1; i < AM_TOPK_LANE_COLS; ++i) id[i] = load[i] ? id[i] : id[i - 1];
     for (i = 0; i < AM_TOPK_LANE_COLS; ++i) {
-      const uint64_t slot = (uint64_t)(uint32_t)id[i] * (uint32_t)p->stride_rows + off[i];
-      const int negative = ok[i] && id[i] < 0;
+      /* a peer view's id is past its segment at >= S; its rank's segment
+       * is S ids on (the host bounds W * S * stride_rows by INT32_MAX) */
+      const int past_segment = peer > 0 && (int64_t)id[i] >= peer;
+      const uint64_t block = (uint64_t)(uint32_t)id[i] +
+                             (peer > 0 ? (uint64_t)owner[i] * (uint64_t)peer : 0);
+      const uint64_t slot = block * (uint32_t)p->stride_rows + off[i];
+      const int negative = ok[i] && (id[i] < 0 || past_segment);
       const int over = ok[i] && !negative && slot > INT32_MAX;
       f |= (negative ? ATTNMETA_FLAG_BLOCK_ID_NEGATIVE : 0) |
            (over ? ATTNMETA_FLAG_SLOT_OUT_OF_RANGE : 0);
       v[i] = ok[i] && !negative && !over ? (int32_t)slot : -1;
+    }
+  }
+  *flags |= f;
+}
+
+/* The rotated DCP peer table (contract 6d), no barrier: a block a row r
+ * (grid-stride), its threads over the row's logical pages L. Page L of row
+ * r is rank o = L % W's page L / W, in the segment of o's distance past
+ * this rank, (o - k) mod W. -1 for a page past the tables, padding (< 0),
+ * an id at or past S (flag 64) and a block past INT32_MAX (flag 512). */
+AM_DEVICE void am_topk_peer_table(const am_topk_params *p, am_thread th, int32_t *flags) {
+  const uint32_t world = (uint32_t)p->dcp_world_size, rank = (uint32_t)p->dcp_rank;
+  const uint32_t width = (uint32_t)p->peer_table_width, pages = (uint32_t)p->peer_tables_cols;
+  const int64_t segment = p->peer_blocks;
+  uint32_t r, page;
+  int32_t f = 0;
+  for (r = th.block; r < (uint32_t)p->num_reqs; r += th.grid_dim) {
+    int32_t *AM_RESTRICT out = p->peer_table_out + (int64_t)r * p->peer_table_out_stride;
+    for (page = th.thread; page < width; page += th.block_dim) {
+      const uint32_t o = page % world, owner_page = page / world;
+      const int64_t id =
+          owner_page < pages ? p->peer_tables[(int64_t)o * p->peer_tables_owner_stride +
+                                              (int64_t)r * p->peer_tables_stride + owner_page]
+                             : -1;
+      const int64_t rotated = o >= rank ? o - rank : o + world - rank;
+      const int past = id >= segment;
+      const int64_t block = past ? -1 : rotated * segment + id; /* W * S fits int64 (host) */
+      const int over = id >= 0 && block > INT32_MAX;
+      f |= (past ? ATTNMETA_FLAG_BLOCK_ID_NEGATIVE : 0) | (over ? ATTNMETA_FLAG_SLOT_OUT_OF_RANGE : 0);
+      out[page] = id >= 0 && !past && !over ? (int32_t)block : -1;
     }
   }
   *flags |= f;
@@ -362,6 +402,7 @@ AM_DEVICE void am_topk_body(const am_topk_params *p, am_thread th, int32_t *scra
       for (c0 = total + th.lane; c0 < k; c0 += th.lanes) out[c0] = -1;
     if (active && counting && th.lane == 0) p->valid_count[t] = (int32_t)total;
   }
+  if (!lean && p->peer_table_out) am_topk_peer_table(p, th, &flags);
   if (flags && p->error_word) AM_ATOMIC_OR(p->error_word, flags);
 }
 

@@ -30,6 +30,17 @@ typedef struct am_topk_params {
   int64_t out_stride;
   int32_t *valid_count;        /* [T] or NULL */
   int32_t *error_word;         /* [1] or NULL */
+  /* DCP peer views (contract 6c, 6d) */
+  const int32_t *peer_tables;  /* [W][R][peer_tables_stride], owner_stride apart; NULL when
+                                  no entry is read */
+  int64_t peer_tables_stride;
+  int64_t peer_tables_owner_stride;
+  int32_t *peer_table_out;     /* [R][peer_table_out_stride] or NULL: not built */
+  int64_t peer_table_out_stride;
+  int64_t peer_blocks;         /* S: 0 = no peer view; else W * S fits int64 (and, with rows
+                                  to convert, W * S * stride_rows fits int32) */
+  int32_t peer_tables_cols;    /* M */
+  int32_t peer_table_width;
   /* sizes */
   int32_t num_tokens;
   int32_t topk_count;          /* K >= 1 */
@@ -71,7 +82,8 @@ typedef struct am_topk_params {
 #define AM_TOPK_COUNTS 4
 
 static inline int am_topk_kind_of(const am_topk_params *p) {
-  const int decode = p->dcp_world_size <= 1 && !p->prefill_req && !p->compact;
+  const int decode = p->dcp_world_size <= 1 && !p->prefill_req && !p->compact &&
+                     p->peer_blocks == 0 && !p->peer_table_out;
   return (p->lane_vectors == 2 ? AM_TOPK_TWO_GROUPS : 0) | (decode ? AM_TOPK_PLAIN : 0) |
          (decode && p->valid_count ? AM_TOPK_COUNTS : 0);
 }

@@ -36,6 +36,29 @@ attnmeta_status attnmeta_topk_init_size(attnmeta_topk *op, size_t size) {
   return am_sized_init(&topk_type, op, size);
 }
 
+/* The DCP peer views' settings (contract 6c, 6d): a segment for the
+ * table, peer slots that fit int32 when rows are converted, and a rotated
+ * block id that fits int64. */
+static attnmeta_status check_peer_sizes(const am_check_scope *sc, const attnmeta_topk *b) {
+  const int64_t world = b->dcp_world_size, segment = b->peer_blocks;
+  const int64_t stride_rows = b->stride_rows > 0 ? b->stride_rows : b->block_size;
+  if (b->peer_table_out && segment < 1)
+    return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                   "topk.peer_table_out needs topk.peer_blocks >= 1 (a rank's segment), got %lld",
+                   (long long)segment);
+  if (segment > 0 && b->num_tokens > 0 && segment > (int64_t)INT32_MAX / world / stride_rows)
+    return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                   "rank-major peer slots do not fit in int32: dcp_world_size (%lld) x "
+                   "peer_blocks (%lld) x stride_rows (%lld) > %d",
+                   (long long)world, (long long)segment, (long long)stride_rows, INT32_MAX);
+  if (b->peer_table_out && segment > INT64_MAX / world)
+    return am_fail(sc->ctx, ATTNMETA_ERR_OVERFLOW,
+                   "the rotated peer table's block ids overflow int64: dcp_world_size (%lld) x "
+                   "peer_blocks (%lld)",
+                   (long long)world, (long long)segment);
+  return ATTNMETA_OK;
+}
+
 /* The settings' floors, then the rules of their own. */
 #define TOPK_FLOOR_(c, type, member, role, extent, products, rule) AM_CHECK_FLOOR_##role(member, rule)
 static attnmeta_status check_sizes(const am_check_scope *sc, const attnmeta_topk *b) {
@@ -51,7 +74,7 @@ static attnmeta_status check_sizes(const am_check_scope *sc, const attnmeta_topk
   if (b->compact != 0 && b->compact != 1)
     return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "topk.compact (%d) must be 0 or 1",
                    b->compact);
-  return ATTNMETA_OK;
+  return check_peer_sizes(sc, b);
 }
 
 /* Every buffer of the schema (am_schema_check.h), then the rules between
@@ -72,7 +95,30 @@ static attnmeta_status check_buffers(const am_check_scope *sc, const attnmeta_to
   if (b->compact && !b->valid_count && b->num_tokens > 0)
     return am_fail(sc->ctx, ATTNMETA_ERR_NULL_POINTER,
                    "topk.compact is 1 but topk.valid_count is NULL: compaction needs the counts");
+  /* the schema checked rank 0's table; the ranks past it lie owner_stride on */
+  if (b->peer_table_out && b->dcp_world_size > 1 &&
+      b->peer_tables_owner_stride >
+          (INT64_MAX / 8 - k->R * b->peer_tables_stride) / (b->dcp_world_size - 1))
+    return am_fail(sc->ctx, ATTNMETA_ERR_OVERFLOW,
+                   "topk.peer_tables of %d ranks x peer_tables_owner_stride %lld overflows 64-bit "
+                   "byte offsets",
+                   b->dcp_world_size, (long long)b->peer_tables_owner_stride);
   return ATTNMETA_OK;
+}
+
+/* The bytes of the gathered tables' ranks past rank 0 (the schema adds
+ * rank 0's): one run a rank when the ranks do not interleave, else from
+ * rank 1's first entry to the last rank's last. */
+static void add_peer_tables(am_extent *list, int *n, const attnmeta_topk *b) {
+  const int64_t rows = b->num_reqs, cols = b->peer_tables_cols, os = b->peer_tables_owner_stride;
+  const int64_t span = rows > 0 && cols > 0 ? (rows - 1) * b->peer_tables_stride + cols : 0;
+  const int64_t ranks = b->dcp_world_size - 1;
+  if (!b->peer_table_out || !b->peer_tables || ranks < 1 || span == 0 || os == 0) return;
+  if (os >= span)
+    am_extent_add(list, n, "peer_tables", b->peer_tables + os, ranks, span, os, 4, 0);
+  else
+    am_extent_add(list, n, "peer_tables", b->peer_tables + os, 1, (ranks - 1) * os + span,
+                  (ranks - 1) * os + span, 4, 0);
 }
 
 /* No output may share a byte with an input or another output (overlap.c):
@@ -82,9 +128,10 @@ static attnmeta_status check_buffers(const am_check_scope *sc, const attnmeta_to
   AM_OVERLAP_ADD_##role(#member, member, products, extent)
 static attnmeta_status check_overlaps(attnmeta_context *ctx, const attnmeta_topk *b,
                                       const am_counts *k, unsigned wanted) {
-  am_extent list[AM_TOPK_BUFFERS];
+  am_extent list[AM_TOPK_BUFFERS + 1];
   int count = 0, *n = &count;
   AM_TOPK_FIELDS(TOPK_ADD_, _)
+  add_peer_tables(list, n, b);
   return am_check_extents(ctx, list, count);
 }
 
@@ -126,6 +173,16 @@ static am_topk_params params_of(const attnmeta_topk *op) {
   p.dcp_interleave = op->dcp_interleave;
   p.num_prefill = op->num_prefill;
   p.compact = op->compact;
+  p.peer_blocks = op->peer_blocks;
+  if (op->peer_table_out && op->num_reqs > 0 && op->peer_table_width > 0) {
+    p.peer_table_out = op->peer_table_out;
+    p.peer_table_out_stride = op->peer_table_out_stride;
+    p.peer_table_width = op->peer_table_width;
+    p.peer_tables_cols = op->peer_tables_cols;
+    p.peer_tables = op->peer_tables_cols > 0 ? op->peer_tables : NULL;
+    p.peer_tables_stride = op->peer_tables_stride;
+    p.peer_tables_owner_stride = op->peer_tables_owner_stride;
+  }
   return p;
 }
 
@@ -145,7 +202,7 @@ static am_launch_shape plan_launch(const attnmeta_context *ctx, am_topk_params *
   const int is_cpu = ctx->kind == ATTNMETA_BACKEND_CPU;
   am_launch_shape shape;
   int64_t lanes, block;
-  int64_t chunks;
+  int64_t chunks, rows;
   int many_rows;
   /* Two groups of four columns a lane for many rows without compaction:
    * half the threads, twice the loads in flight per thread (H200: 1024 x
@@ -188,8 +245,11 @@ static am_launch_shape plan_launch(const attnmeta_context *ctx, am_topk_params *
   p->vector_in = cfg->vector != 0 && ((uintptr_t)p->topk % 16) == 0 && p->topk_stride % 4 == 0;
   p->vector_out = cfg->vector != 0 && !p->compact && ((uintptr_t)p->out % 16) == 0 &&
                   p->out_stride % 4 == 0;
-  shape.grid = am_op_grid(ctx, is_cpu, cfg->grid, shape.lanes * shape.groups, shape.groups,
-                          p->num_tokens);
+  /* the rotated peer table takes a block a request row */
+  rows = p->peer_table_out && (int64_t)p->num_reqs * shape.groups > p->num_tokens
+             ? (int64_t)p->num_reqs * shape.groups
+             : p->num_tokens;
+  shape.grid = am_op_grid(ctx, is_cpu, cfg->grid, shape.lanes * shape.groups, shape.groups, rows);
   return shape;
 }
 
@@ -209,8 +269,8 @@ attnmeta_status attnmeta_convert_topk(attnmeta_context *ctx, const attnmeta_topk
   if (!am_backend_has(ctx->table, launch_topk))
     return am_fail_module_predates(
         ctx, "top-k", offsetof(am_backend_table, launch_topk) + sizeof ctx->table->launch_topk);
-  if (op->num_tokens == 0) return am_succeed(ctx);
   params = params_of(op);
+  if (op->num_tokens == 0 && !params.peer_table_out) return am_succeed(ctx);
   shape = plan_launch(ctx, &params);
   status = (attnmeta_status)ctx->table->launch_topk(ctx->state, &params, &shape, stream,
                                                     am_message(ctx), AM_MESSAGE_SIZE);

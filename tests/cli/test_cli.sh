@@ -271,6 +271,8 @@ also_check "topk prints row 0 and the counts" bash -c "grep -Eq '^  out +int32\[
 also_check "topk prints the error word" grep -Eq "^  error word +0x0 " "$work/out"
 also_check "topk says '2 calls'" grep -Eq "^  2 calls " "$work/out"
 expect 0 "^  every row matches the naive conversion$" topk --backend cpu --iters 1 --tokens 8 --topk 64 --cols 8 --compact
+expect 0 "^  every row matches the naive conversion$" topk --backend cpu --iters 1 --tokens 8 --topk 64 --cols 8 --dcp-world 2 --dcp-interleave 2 --peer-blocks 1000
+also_check "topk prints the peer view" grep -Eq "^  peer view +1000 blocks a rank" "$work/out"
 expect 0 "^  every row matches the naive conversion$" topk --backend cpu --iters 1 --tokens 8 --topk 64 --cols 8 \
   --dcp-world 2 --dcp-rank 1 --dcp-interleave 4 --block-size 16
 expect 2 "attnmeta topk: --topk: 0 is out of range" topk --topk 0

@@ -23,7 +23,9 @@
  * prefill_req and workspace_starts stay in bounds and free of undefined
  * behaviour. Scalar settings attnmeta_convert_topk refuses (block_size < 1,
  * stride_rows < 0, dcp_world_size < 1, dcp_interleave < 1, dcp_rank
- * outside [0, dcp_world_size), negative sizes) make every entry -1.
+ * outside [0, dcp_world_size), negative sizes, a peer view whose slots pass
+ * int32) make every entry -1. The rotated peer table (peer_table_out) is
+ * attnmeta_convert_topk's alone.
  */
 #ifndef ATTNMETA_DEVICE_TOPK_SLOT_H
 #define ATTNMETA_DEVICE_TOPK_SLOT_H
@@ -67,10 +69,12 @@ typedef struct attnmeta_topk_token {
 
 /* 1 when op's scalar settings are ones attnmeta_convert_topk accepts. */
 ATTNMETA_DEVICE_FN int attnmeta_topk_settings_usable(const attnmeta_topk *op) {
+  const int64_t stride_rows = op->stride_rows > 0 ? op->stride_rows : op->block_size;
   return op->num_tokens >= 0 && op->num_reqs >= 0 && op->block_table_cols >= 0 &&
          op->num_prefill >= 0 && op->block_size >= 1 && op->stride_rows >= 0 &&
          op->dcp_world_size >= 1 && op->dcp_interleave >= 1 && op->dcp_rank >= 0 &&
-         op->dcp_rank < op->dcp_world_size;
+         op->dcp_rank < op->dcp_world_size && op->peer_blocks >= 0 &&
+         op->peer_blocks <= (int64_t)INT32_MAX / op->dcp_world_size / stride_rows;
 }
 
 /* The request of token t, or -1 for a token outside [0, T), a padding
@@ -124,7 +128,7 @@ ATTNMETA_DEVICE_FN attnmeta_topk_token attnmeta_topk_token_of(const attnmeta_top
  * hand it to attnmeta_topk_flags_publish once, at the end. */
 ATTNMETA_DEVICE_FN int32_t attnmeta_topk_slot(const attnmeta_topk *op, const attnmeta_topk_token *tok,
                                               int32_t x, int32_t *flags) {
-  uint32_t local = (uint32_t)x, blk, off;
+  uint32_t local = (uint32_t)x, blk, off, owner = 0;
   const uint32_t block_size = (uint32_t)op->block_size;
   const uint32_t stride_rows = (uint32_t)(op->stride_rows > 0 ? op->stride_rows : op->block_size);
   int32_t id;
@@ -147,7 +151,9 @@ ATTNMETA_DEVICE_FN int32_t attnmeta_topk_slot(const attnmeta_topk *op, const att
     const uint32_t world = (uint32_t)op->dcp_world_size;
     const uint32_t by_interleave = local / interleave;
     const uint32_t column = by_interleave / world;
-    if (by_interleave - column * world != (uint32_t)op->dcp_rank) return -1;
+    owner = by_interleave - column * world;
+    /* a peer view keeps every rank's entries (contract section 6c) */
+    if (op->peer_blocks == 0 && owner != (uint32_t)op->dcp_rank) return -1;
     local = column * interleave + (local - by_interleave * interleave);
   }
   blk = local / block_size;
@@ -157,11 +163,12 @@ ATTNMETA_DEVICE_FN int32_t attnmeta_topk_slot(const attnmeta_topk *op, const att
     return -1;
   }
   id = op->block_table[tok->table_off + blk];
-  if (id < 0) {
+  if (id < 0 || (op->peer_blocks > 0 && id >= op->peer_blocks)) {
     *flags |= ATTNMETA_FLAG_BLOCK_ID_NEGATIVE;
     return -1;
   }
-  slot = (uint64_t)(uint32_t)id * stride_rows + off;
+  /* a peer view: the id in its owner's segment of peer_blocks ids */
+  slot = ((uint64_t)owner * (uint64_t)op->peer_blocks + (uint32_t)id) * stride_rows + off;
   if (slot > (uint64_t)INT32_MAX) {
     *flags |= ATTNMETA_FLAG_SLOT_OUT_OF_RANGE;
     return -1;

@@ -47,6 +47,14 @@ DCP_CONVERT_PARAMS = ("req_id", "block_table", "token_indices", "dcp_size", "dcp
                       "cp_kv_cache_interleave_size", "BLOCK_SIZE", "NUM_TOPK_TOKENS", "BLOCK_N",
                       "return_valid_counts", "compact_valid_to_front")
 
+PEER_TABLE_PARAMS = ("gathered_block_tables", "local_rank", "peer_block_stride",
+                     "cp_kv_cache_interleave_size", "block_size", "BLOCK_N")
+PEER_SLOTS_PARAMS = ("req_id", "block_table", "token_indices", "dcp_size", "blocks_per_peer",
+                     "cp_kv_cache_interleave_size", "block_size", "BLOCK_N",
+                     "return_valid_counts", "out", "valid_counts_out")
+OWNER_FILTER_PARAMS = ("peer_slots", "owner_rank", "dcp_world_size", "blocks_per_peer",
+                       "block_size")
+
 
 def _exactly(have: Any, want: Tuple[str, ...]) -> Any:
     """None when the parameters are exactly `want`, else why not."""
@@ -506,6 +514,47 @@ def topk_conversion(patch: VllmPatch) -> None:
     patch.apply(label)
 
 
+def dcp_peer_views(patch: VllmPatch) -> None:
+    """sparse_utils' build_rotated_dcp_peer_block_table,
+    convert_global_indices_to_dcp_peer_slots and
+    filter_peer_slots_to_owner_local, and their bindings: the same
+    arguments (attnmeta's drop-ins), one launch each."""
+    label = "dcp_peer_views"
+    table = _function(patch, label, SPARSE_UTILS, "build_rotated_dcp_peer_block_table",
+                      PEER_TABLE_PARAMS)
+    slots = _function(patch, label, SPARSE_UTILS, "convert_global_indices_to_dcp_peer_slots",
+                      PEER_SLOTS_PARAMS) if table is not None else None
+    owner = _function(patch, label, SPARSE_UTILS, "filter_peer_slots_to_owner_local",
+                      OWNER_FILTER_PARAMS) if slots is not None else None
+    if table is None or slots is None or owner is None:
+        return
+    from .. import _dcp_peer_dropins as mine
+    from .._topk import filter_peer_slots_to_owner_local as my_filter
+
+    @wraps(owner)
+    def filter_peer_slots_to_owner_local(*args: Any, **kwargs: Any) -> Any:
+        got = my_filter(*args, **kwargs)
+        patch.count(label)
+        return got
+
+    @wraps(table)
+    def build_rotated_dcp_peer_block_table(*args: Any, **kwargs: Any) -> Any:
+        got = mine.build_rotated_dcp_peer_block_table(*args, **kwargs)
+        patch.count(label)
+        return got
+
+    @wraps(slots)
+    def convert_global_indices_to_dcp_peer_slots(*args: Any, **kwargs: Any) -> Any:
+        got = mine.convert_global_indices_to_dcp_peer_slots(*args, **kwargs)
+        patch.count(label)
+        return got
+
+    rebind_everywhere(patch, table, build_rotated_dcp_peer_block_table, label)
+    rebind_everywhere(patch, slots, convert_global_indices_to_dcp_peer_slots, label)
+    rebind_everywhere(patch, owner, filter_peer_slots_to_owner_local, label)
+    patch.apply(label)
+
+
 C128A_DCP_PARAMS = (C128A_PARAMS[:3] + ("actual_num_query_tokens",) + C128A_PARAMS[3:]
                     + ("dcp_world_size", "dcp_rank", "cp_kv_cache_interleave_size"))
 C128A_BUILDER = ("self", "cm", "req_id_per_token")
@@ -632,7 +681,7 @@ def c128a_rows(patch: VllmPatch) -> None:
 
 TARGETS = ("token_to_req_indices", "compute_token_to_req_indices", "indexer_decode_varlen",
            "indexer_decode_flat", "indexer_decode_native", "compressed_slot_mapping",
-           "swa_decode", "c128a_decode", "topk_conversion")
+           "swa_decode", "c128a_decode", "topk_conversion", "dcp_peer_views")
 
 _SINGLE = {
     "token_to_req_indices": token_map_method,
@@ -642,6 +691,7 @@ _SINGLE = {
     "swa_decode": swa_rows,
     "c128a_decode": c128a_rows,
     "topk_conversion": topk_conversion,
+    "dcp_peer_views": dcp_peer_views,
 }
 
 

@@ -34,7 +34,13 @@ launches into the same buffers (so CUDA graphs keep their addresses):
 ``topk_conversion``
     ``sparse_utils.triton_convert_req_index_to_global_index`` and
     ``triton_filter_and_convert_dcp_index`` and their bindings (each
-    layer's top-k conversion).
+    layer's top-k conversion);
+``dcp_peer_views``
+    ``sparse_utils.build_rotated_dcp_peer_block_table``,
+    ``convert_global_indices_to_dcp_peer_slots`` and
+    ``filter_peer_slots_to_owner_local`` and their bindings (the DCP peer
+    views: the rotated page table, global indices to peer slots, one
+    owner's local slots).
 
 DCP localisation and the compression of lengths stay vLLM's code, run on
 the same (global) products as before. A target whose names or parameters
@@ -70,7 +76,8 @@ TARGETS = _vllm_targets.TARGETS
 _GROUPS = {
     "token_to_req_indices": ("token_to_req_indices", "compute_token_to_req_indices"),
     "indexer_decode": ("indexer_decode_varlen", "indexer_decode_flat", "indexer_decode_native"),
-    "dsv4": ("compressed_slot_mapping", "swa_decode", "c128a_decode", "topk_conversion"),
+    "dsv4": ("compressed_slot_mapping", "swa_decode", "c128a_decode", "topk_conversion",
+             "dcp_peer_views"),
 }
 
 def active_patch() -> Optional[VllmPatch]:

@@ -26,6 +26,7 @@ enum amv_topk_input {
   AMV_TOPK_PREFILL_REQ,      /* T (prefill 1) */
   AMV_TOPK_WORKSPACE_STARTS, /* P (prefill 1) */
   AMV_TOPK_TOKEN_SLOT,       /* T, int64 (token_slot 1) */
+  AMV_TOPK_PEER_TABLES,      /* the rotated peer table's input: no format param calls for it */
   AMV_TOPK_NUM_INPUTS
 };
 
