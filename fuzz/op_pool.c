@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "am_pool_kernel.h" /* the kernel body, for the emulated GPU launch */
+#include "am_pool_translate.h"
 #include "attnmeta/attnmeta.h"
 #include "fuzz_hip_cpu.h"
 #include "fuzz_ops.h"
@@ -325,33 +326,14 @@ static void run(attnmeta_context *ctx, const pool_case *c, const inputs *in, fz_
   attnmeta_set_launch_config(ctx, NULL);
 }
 
-/* The kernel body at the emulated GPU launch, every thread in turn; the
- * launch parameters are the public operation's members (pool.c's
- * translation: no pool when it has no entry, no capacity without
- * kv_indices). */
+/* The kernel body at the emulated GPU launch, every thread in turn, with
+ * the parameters pool.c launches (am_pool_translate.h). */
 static void emulate(const pool_case *c, const inputs *in, fz_buf *o) {
   attnmeta_pool op;
   am_pool_params p;
   uint32_t block, t;
   fill_op(&op, c, in, o);
-  memset(&p, 0, sizeof p);
-  p.req_to_token = op.pool_rows > 0 && op.pool_cols > 0 ? op.req_to_token : NULL;
-  p.pool_stride = op.req_to_token_stride;
-  p.req_pool_indices = op.req_pool_indices;
-  p.lengths = op.lengths;
-  p.kv_start_idx = op.kv_start_idx;
-  p.kv_indptr = op.kv_indptr;
-  p.kv_indices = op.kv_indices;
-  p.capacity = op.kv_indices ? op.kv_indices_capacity : 0;
-  p.kv_indptr_out = op.kv_indptr_out;
-  p.page_table = op.page_table;
-  p.page_stride = op.page_table_stride;
-  p.error_word = op.error_word;
-  p.num_reqs = op.num_reqs;
-  p.pool_rows = op.pool_rows;
-  p.pool_cols = op.pool_cols;
-  p.page_size = op.page_size;
-  p.page_width = op.page_table_width;
+  p = am_pool_params_of(&op);
   if (op.num_reqs == 0 && !op.kv_indptr_out) return; /* the library launches nothing */
   for (block = 0; block < c->grid; ++block)
     for (t = 0; t < c->lanes * c->groups; ++t)

@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * attnmeta_build_pool_indices against the naive reference
- * (conformance/generator/pool_reference.c), on every backend present and
- * every launch configuration of the backend's sweep plus a few of the pool
- * kernel's own: outputs in poisoned buffers between guard zones, checked
- * element by element (guards and stride gaps included), and the error
- * word. The cases: a hand-worked example (checked against numbers written
- * here, the reference on its own too), SGLang's own test of
+ * attnmeta_build_pool_indices's slot list, its prefix sum and the padded
+ * page table (SGLang contract sections 10 and 11) against the naive
+ * reference, through pool_run.h (every backend, every launch
+ * configuration, poisoned outputs between guard zones). The cases: a
+ * hand-worked example (checked against numbers written here, the
+ * reference on its own too), SGLang's own test of
  * create_flashinfer_kv_indices_triton re-expressed (an arange pool, distinct
  * random pool rows and lengths, B in {1, 37, 1786}, kv_indptr = cumsum),
  * random cases with hostile data (pool rows outside the pool, negative
@@ -22,191 +21,9 @@
 #include "attnmeta/attnmeta.h"
 #include "cases.h"
 #include "harness.h"
-#include "pool_reference.h"
+#include "pool_run.h"
 
-#define GUARD 48
-#define POISON ((int32_t)0x5A5A5A5A)
-#define PRESET_BIT (1 << 30)
-#define MAX_REPORTS 8
-
-/* What to build: bits of the products. */
-enum { WANT_INDICES = 1, WANT_INDPTR = 2, WANT_PAGES = 4 };
-
-/* Shapes the pool kernel gets on the GPUs on top of the shared sweep:
- * groups not dividing the rows, lanes not dividing a row, a lane a row,
- * few large blocks. */
-static const amt_launch pool_gpu_configs[] = {
-    {"block32_lanes8_grid1", {32, 1, -1, -1, 8}},
-    {"block256_lanes3", {256, 0, -1, -1, 3}},
-    {"block1024_lanes256_grid2", {1024, 2, -1, -1, 256}},
-    {"block64_lanes1", {64, 0, -1, -1, 1}},
-};
-
-/* A case: host inputs and what is built. */
-typedef struct pool_case {
-  const char *name;
-  amr_pool_input in; /* kv_indptr NULL with WANT_INDPTR | WANT_INDICES: placed by the scan */
-  int want;
-  int64_t req_to_token_elems; /* elements of req_to_token allocated */
-} pool_case;
-
-/* A poisoned output region of n elements between two guards. */
-typedef struct region {
-  int32_t *host, *ref, *dev;
-  int64_t n;
-} region;
-
-static void region_make(attnmeta_context *ctx, region *r, int64_t n) {
-  const int64_t all = n + 2 * GUARD;
-  int64_t i;
-  r->n = n;
-  r->host = malloc((size_t)all * 4);
-  r->ref = malloc((size_t)all * 4);
-  cr_assert(r->host && r->ref, "out of host memory");
-  for (i = 0; i < all; i++) r->host[i] = r->ref[i] = POISON;
-  r->dev = amt_dev_alloc(ctx, (size_t)all * 4);
-  amt_to_dev(ctx, r->dev, r->host, (size_t)all * 4);
-}
-
-static int region_check(attnmeta_context *ctx, const region *r, const char *label,
-                        const char *what, int reports) {
-  const int64_t all = r->n + 2 * GUARD;
-  int64_t i;
-  amt_to_host(ctx, r->host, r->dev, (size_t)all * 4);
-  for (i = 0; i < all; i++) {
-    if (r->host[i] == r->ref[i]) continue;
-    if (reports++ < MAX_REPORTS)
-      cr_expect_fail("%s: %s[%lld]%s = %d, reference %d", label, what, (long long)(i - GUARD),
-                     i < GUARD || i >= GUARD + r->n ? " (guard)" : "", r->host[i], r->ref[i]);
-  }
-  return reports;
-}
-
-static void region_free(attnmeta_context *ctx, region *r) {
-  amt_dev_free(ctx, r->dev);
-  free(r->host);
-  free(r->ref);
-}
-
-/* Device copies of a case's inputs. */
-typedef struct inputs {
-  int32_t *req_to_token, *kv_indptr;
-  int64_t *rpi, *lengths, *start;
-} inputs;
-
-static void inputs_upload(attnmeta_context *ctx, const pool_case *c, inputs *d) {
-  const amr_pool_input *in = &c->in;
-  d->req_to_token = amt_upload(ctx, in->req_to_token, (size_t)c->req_to_token_elems * 4);
-  d->rpi = amt_upload(ctx, in->req_pool_indices, (size_t)in->num_reqs * 8);
-  d->lengths = amt_upload(ctx, in->lengths, (size_t)in->num_reqs * 8);
-  d->start = amt_upload(ctx, in->kv_start_idx, (size_t)in->num_reqs * 8);
-  d->kv_indptr = amt_upload(ctx, in->kv_indptr, ((size_t)in->num_reqs + 1) * 4);
-}
-
-static void inputs_free(attnmeta_context *ctx, inputs *d) {
-  void *all[] = {d->req_to_token, d->kv_indptr, d->rpi, d->lengths, d->start};
-  size_t i;
-  for (i = 0; i < sizeof all / sizeof all[0]; i++)
-    if (all[i]) amt_dev_free(ctx, all[i]);
-}
-
-/* One run: poisoned outputs, the call, every element checked. Returns the
- * error word. */
-static int32_t run_one(attnmeta_context *ctx, const char *label, const pool_case *c,
-                       const inputs *d, int error_word) {
-  const amr_pool_input *in = &c->in;
-  const int64_t B = in->num_reqs;
-  region idx, ptr, pages;
-  int32_t *d_err = NULL, err = PRESET_BIT, ref_flags = 0;
-  attnmeta_pool op;
-  attnmeta_status st;
-  int reports = 0;
-  region_make(ctx, &idx, c->want & WANT_INDICES ? in->capacity : 0);
-  region_make(ctx, &ptr, c->want & WANT_INDPTR ? B + 1 : 0);
-  region_make(ctx, &pages, c->want & WANT_PAGES ? B * in->page_stride : 0);
-  amr_pool(in, c->want & WANT_INDICES ? idx.ref + GUARD : NULL,
-           c->want & WANT_INDPTR ? ptr.ref + GUARD : NULL,
-           c->want & WANT_PAGES ? pages.ref + GUARD : NULL, &ref_flags);
-  if (error_word) {
-    d_err = amt_dev_alloc(ctx, 4);
-    amt_to_dev(ctx, d_err, &err, 4);
-  }
-  attnmeta_pool_init(&op);
-  op.req_to_token = d->req_to_token;
-  op.req_to_token_stride = in->pool_stride;
-  op.pool_rows = in->pool_rows;
-  op.pool_cols = in->pool_cols;
-  op.req_pool_indices = d->rpi;
-  op.lengths = d->lengths;
-  op.kv_start_idx = d->start;
-  op.num_reqs = in->num_reqs;
-  op.page_size = in->page_size;
-  op.kv_indptr = d->kv_indptr;
-  if (c->want & WANT_INDICES) {
-    op.kv_indices = idx.dev + GUARD;
-    op.kv_indices_capacity = in->capacity;
-  }
-  if (c->want & WANT_INDPTR) op.kv_indptr_out = ptr.dev + GUARD;
-  if (c->want & WANT_PAGES) {
-    op.page_table = pages.dev + GUARD;
-    op.page_table_stride = in->page_stride;
-    op.page_table_width = in->page_width;
-  }
-  op.error_word = d_err;
-  st = attnmeta_build_pool_indices(ctx, &op, NULL);
-  cr_assert(st == ATTNMETA_OK, "%s: attnmeta_build_pool_indices: %s (%s)", label,
-            attnmeta_status_string(st), attnmeta_last_error(ctx));
-  reports = region_check(ctx, &idx, label, "kv_indices", reports);
-  reports = region_check(ctx, &ptr, label, "kv_indptr_out", reports);
-  reports = region_check(ctx, &pages, label, "page_table", reports);
-  if (d_err) {
-    amt_to_host(ctx, &err, d_err, 4);
-    cr_expect(err == (ref_flags | PRESET_BIT), "%s: error word 0x%x, reference 0x%x", label,
-              (unsigned)err, (unsigned)(ref_flags | PRESET_BIT));
-    amt_dev_free(ctx, d_err);
-  }
-  region_free(ctx, &idx);
-  region_free(ctx, &ptr);
-  region_free(ctx, &pages);
-  return ref_flags;
-}
-
-/* The case on every backend present, every launch configuration (all of
- * them unless `few`: then the automatic one and one forced grid); the
- * reference's flags. */
-static int32_t run_everywhere(const pool_case *c, int few) {
-  attnmeta_backend kinds[AMT_MAX_BACKENDS];
-  const int nk = amt_test_backends(kinds);
-  int32_t flags = 0;
-  int k, ran = 0;
-  for (k = 0; k < nk; k++) {
-    attnmeta_context *ctx = amt_open_or_null(kinds[k]);
-    const amt_launch *sweep;
-    int ns, i;
-    inputs d;
-    if (!ctx) continue;
-    ns = amt_launch_configs(kinds[k], &sweep);
-    inputs_upload(ctx, c, &d);
-    for (i = 0; i < ns + 4; i++) {
-      const amt_launch *l = i < ns ? &sweep[i] : &pool_gpu_configs[i - ns];
-      char label[256];
-      attnmeta_status st;
-      if (i >= ns && kinds[k] == ATTNMETA_BACKEND_CPU) break;
-      if (few && i != 0 && i != 2) continue;
-      st = attnmeta_set_launch_config(ctx, &l->config);
-      cr_assert(st == ATTNMETA_OK, "set_launch_config %s: %s", l->name, attnmeta_last_error(ctx));
-      snprintf(label, sizeof label, "%s backend=%s config=%s", c->name,
-               amt_backend_label(kinds[k]), l->name);
-      flags = run_one(ctx, label, c, &d, 1);
-      if (i == 0) run_one(ctx, label, c, &d, 0); /* no error word */
-      ran++;
-    }
-    inputs_free(ctx, &d);
-    attnmeta_close(ctx);
-  }
-  cr_assert(ran > 0, "%s: no backend ran", c->name);
-  return flags;
-}
+#define POISON POOL_POISON
 
 /* ---- the hand-worked example ----
  * Pool rows r of 8 columns hold 100 r + c (row stride 10). B = 3: row 0
@@ -266,10 +83,10 @@ Test(pool, worked_example_every_subset) {
   int want;
   for (want = 1; want < 8; want++) {
     pool_case c = worked_case(want, 0);
-    run_everywhere(&c, 0);
+    pool_run_everywhere(&c, 0);
     if (want & WANT_INDICES) {
       pool_case s = worked_case(want | WANT_INDPTR, 1); /* placed by the scan */
-      run_everywhere(&s, 0);
+      pool_run_everywhere(&s, 0);
     }
   }
 }
@@ -337,10 +154,10 @@ static void sglang_case(int32_t batch) {
   amr_pool(&c.in, got, NULL, NULL, &flags);
   cr_assert(flags == 0 && memcmp(got, concat, (size_t)ip[batch] * 4) == 0,
             "%s: the reference is not the concatenation", name);
-  cr_expect(run_everywhere(&c, 1) == 0);
+  cr_expect(pool_run_everywhere(&c, 1) == 0);
   c.in.kv_indptr = NULL;
   c.want = WANT_INDICES | WANT_INDPTR;
-  cr_expect(run_everywhere(&c, 1) == 0);
+  cr_expect(pool_run_everywhere(&c, 1) == 0);
   free(pool);
   free(ip);
   free(rpi);
@@ -416,7 +233,7 @@ static int32_t random_case(int seed) {
   c.req_to_token_elems = P * stride;
   c.want = (int)rng_in(1, 7);
   if ((c.want & WANT_INDPTR) && (c.want & WANT_INDICES)) c.in.kv_indptr = NULL;
-  flags = run_everywhere(&c, 0);
+  flags = pool_run_everywhere(&c, 0);
   free(pool);
   free(ip);
   free(rpi);
@@ -463,11 +280,11 @@ Test(pool, scan_saturates) {
   c.in.page_stride = 0;
   c.req_to_token_elems = 4;
   c.want = WANT_INDPTR;
-  flags = run_everywhere(&c, 0);
+  flags = pool_run_everywhere(&c, 0);
   cr_expect(flags == ATTNMETA_FLAG_SCAN_OVERFLOW, "flags 0x%x", (unsigned)flags);
   c.want = WANT_INDPTR | WANT_INDICES;
   c.in.capacity = 16; /* row 0 has columns past the pool row; rows 1.. start past C */
-  flags = run_everywhere(&c, 1);
+  flags = pool_run_everywhere(&c, 1);
   cr_expect(flags == (ATTNMETA_FLAG_SCAN_OVERFLOW | ATTNMETA_FLAG_TOTAL_OUT_OF_RANGE |
                       ATTNMETA_FLAG_BLOCK_OUT_OF_TABLE),
             "flags 0x%x", (unsigned)flags);
@@ -480,7 +297,7 @@ Test(pool, no_rows) {
   c.name = "no_rows";
   c.in.page_size = 1;
   c.want = WANT_INDPTR | WANT_INDICES | WANT_PAGES;
-  run_everywhere(&c, 0);
+  pool_run_everywhere(&c, 0);
   c.want = WANT_PAGES;
-  run_everywhere(&c, 0);
+  pool_run_everywhere(&c, 0);
 }

@@ -6,6 +6,7 @@
  * this release's are refused; the defaults of attnmeta_pool_init.
  */
 #include <criterion/criterion.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "attnmeta/attnmeta.h"
@@ -230,4 +231,167 @@ Test(pool_args, flag_texts) {
   cr_expect(strstr(buf, "req_pool_indices") != NULL, "flag 1024: \"%s\"", buf);
   attnmeta_error_flags_describe(ATTNMETA_FLAG_SCAN_OVERFLOW, buf, sizeof buf);
   cr_expect(strstr(buf, "prefix sum") != NULL, "flag 2048: \"%s\"", buf);
+}
+
+/* ---- the members appended after 0.3.0 (contract sections 12 and 13) ---- */
+static int32_t lens_out[2], topk_out[2], topk_ip[3], tokens[2][8], swa_pages[2][4];
+static int64_t swa_map[64];
+
+static void reset_metadata(attnmeta_pool *op) {
+  int i;
+  reset(op);
+  for (i = 0; i < 2; i++) lens_out[i] = topk_out[i] = POISON;
+  for (i = 0; i < 3; i++) topk_ip[i] = POISON;
+  for (i = 0; i < 16; i++) tokens[i / 8][i % 8] = POISON;
+  for (i = 0; i < 8; i++) swa_pages[i / 4][i % 4] = POISON;
+  for (i = 0; i < 64; i++) swa_map[i] = 2 * i;
+  op->kv_indices = NULL;
+  op->kv_indices_capacity = 0;
+  op->kv_indptr = NULL;
+  op->page_table = NULL;
+  op->cache_seqlens = lens_out;
+  op->topk_lens = topk_out;
+  op->topk_indptr = topk_ip;
+  op->topk = 4;
+  op->token_table = &tokens[0][0];
+  op->token_table_width = 8;
+  op->token_table_stride = 8;
+  op->swa_page_table = &swa_pages[0][0];
+  op->page_table_width = 4;
+  op->swa_page_table_stride = 4;
+  op->full_to_swa = swa_map;
+  op->swa_map_len = 64;
+}
+
+static int metadata_untouched(void) {
+  int i;
+  for (i = 0; i < 2; i++)
+    if (lens_out[i] != POISON || topk_out[i] != POISON) return 0;
+  for (i = 0; i < 3; i++)
+    if (topk_ip[i] != POISON) return 0;
+  for (i = 0; i < 16; i++)
+    if (tokens[i / 8][i % 8] != POISON) return 0;
+  for (i = 0; i < 8; i++)
+    if (swa_pages[i / 4][i % 4] != POISON) return 0;
+  return 1;
+}
+
+static void expect_metadata_refused(const attnmeta_pool *op, attnmeta_status want,
+                                    const char *words, const char *what) {
+  expect_refused(op, want, words, what);
+  cr_expect(metadata_untouched(), "%s: a section 12/13 output was written", what);
+}
+
+Test(pool_args, released_size_and_new_defaults) {
+  attnmeta_pool op;
+  const size_t released = offsetof(attnmeta_pool, error_word) + sizeof(int32_t *);
+  cr_expect(released == 128, "0.3.0's attnmeta_pool is 128 bytes, not %zu", released);
+  cr_expect(attnmeta_pool_init_size(&op, released) == ATTNMETA_OK);
+  attnmeta_pool_init(&op);
+  cr_expect(op.length_delta == 0 && op.rows_per_req == 0 && op.cache_seqlens == NULL &&
+            op.topk_indptr == NULL && op.token_table == NULL && op.swa_page_table == NULL &&
+            op.length_cap == 0 && op.fill_to_width == 0 && op.full_to_swa == NULL);
+  /* a 0.3.0 caller's struct: the appended members are at their defaults */
+  reset(&op);
+  op.struct_size = released;
+  op.kv_indices = NULL;
+  op.kv_indices_capacity = 0;
+  op.kv_indptr = NULL;
+  cr_expect(attnmeta_build_pool_indices(amt_cpu, &op, NULL) == ATTNMETA_OK, "%s",
+            attnmeta_last_error(amt_cpu));
+  cr_expect(pages[1][2] == 17 && pages[1][3] == POISON);
+}
+
+Test(pool_args, metadata_good_call_writes) {
+  attnmeta_pool op;
+  reset_metadata(&op);
+  op.length_delta = 1; /* lengths {4, 6} */
+  cr_assert(attnmeta_build_pool_indices(amt_cpu, &op, NULL) == ATTNMETA_OK, "%s",
+            attnmeta_last_error(amt_cpu));
+  cr_expect(lens_out[0] == 4 && lens_out[1] == 6);
+  cr_expect(topk_out[0] == 4 && topk_out[1] == 4);
+  cr_expect(topk_ip[0] == 0 && topk_ip[1] == 4 && topk_ip[2] == 8);
+  cr_expect(tokens[0][3] == 13 && tokens[0][4] == POISON && tokens[1][5] == 35);
+  /* pages of 2: S[v] / 2 = v */
+  cr_expect(swa_pages[0][1] == 12 && swa_pages[0][2] == POISON && swa_pages[1][2] == 34);
+  cr_expect(err_word == 0);
+}
+
+Test(pool_args, metadata_bad_values) {
+  attnmeta_pool op;
+  reset_metadata(&op);
+  op.topk = 0;
+  expect_metadata_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "topk", "topk 0 with topk_lens");
+  reset_metadata(&op);
+  op.fill_to_width = 2;
+  expect_metadata_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "fill_to_width", "fill_to_width 2");
+  reset_metadata(&op);
+  op.rows_per_req = -1;
+  expect_metadata_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "rows_per_req", "rows_per_req < 0");
+  reset_metadata(&op);
+  op.length_cap = -1;
+  expect_metadata_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "length_cap", "length_cap < 0");
+  reset_metadata(&op);
+  op.topk_pool = -1;
+  expect_metadata_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "topk_pool", "topk_pool < 0");
+  reset_metadata(&op);
+  op.swa_map_len = -1;
+  expect_metadata_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "swa_map_len", "swa_map_len < 0");
+  reset_metadata(&op);
+  op.token_table_stride = 7;
+  expect_metadata_refused(&op, ATTNMETA_ERR_STRIDE, "token_table_stride", "token stride < width");
+  reset_metadata(&op);
+  op.swa_page_table_stride = 3;
+  expect_metadata_refused(&op, ATTNMETA_ERR_STRIDE, "swa_page_table_stride", "swa stride < width");
+  reset_metadata(&op);
+  op.rows_per_req = INT32_MAX;
+  expect_metadata_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "INT32_MAX", "B x N past int32");
+  reset_metadata(&op);
+  op.full_to_swa = NULL;
+  expect_metadata_refused(&op, ATTNMETA_ERR_NULL_POINTER, "full_to_swa", "no full_to_swa");
+  reset_metadata(&op);
+  op.cache_seqlens = (int32_t *)(void *)((char *)lens_out + 2);
+  expect_metadata_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "aligned", "misaligned cache_seqlens");
+  reset_metadata(&op);
+  op.topk_lens = topk_ip + 1; /* [1, 3) inside topk_indptr's [0, 3) */
+  expect_metadata_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "topk", "topk_lens over topk_indptr");
+  reset_metadata(&op);
+  op.swa_page_table = &tokens[1][0]; /* 2 rows of 4: token_table's second row */
+  expect_metadata_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "token_table",
+                          "swa_page_table over token_table");
+}
+
+Test(pool_args, metadata_no_rows_writes_leading_zeros) {
+  attnmeta_pool op;
+  reset_metadata(&op);
+  op.num_reqs = 0;
+  op.req_pool_indices = NULL;
+  op.lengths = NULL;
+  cr_expect(attnmeta_build_pool_indices(amt_cpu, &op, NULL) == ATTNMETA_OK, "%s",
+            attnmeta_last_error(amt_cpu));
+  cr_expect(topk_ip[0] == 0 && topk_ip[1] == POISON && lens_out[0] == POISON);
+}
+
+Test(pool_args, draft_extend_rows_checked) {
+  attnmeta_pool op;
+  static const int64_t q[2] = {1, 1};
+  reset_metadata(&op);
+  op.query_lens = q;
+  op.num_rows = 2;
+  op.rows_per_req = 2;
+  expect_metadata_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "both", "query_lens and rows_per_req");
+  reset_metadata(&op);
+  op.num_rows = 2;
+  expect_metadata_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "query_lens", "num_rows alone");
+  reset_metadata(&op);
+  op.query_lens = q;
+  op.num_rows = -1;
+  expect_metadata_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "num_rows", "num_rows < 0");
+  reset_metadata(&op);
+  op.query_lens = q;
+  op.num_rows = 2;
+  cr_expect(attnmeta_build_pool_indices(amt_cpu, &op, NULL) == ATTNMETA_OK, "%s",
+            attnmeta_last_error(amt_cpu));
+  cr_expect(topk_ip[0] == 0 && topk_ip[1] == 3 && topk_ip[2] == 7, "topk_indptr %d %d %d",
+            topk_ip[0], topk_ip[1], topk_ip[2]);
 }

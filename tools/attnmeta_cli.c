@@ -17,6 +17,7 @@ static const command commands[] = {
     {"info", cli_info},
     {"step", cli_step},
     {"topk", cli_topk},
+    {"pool", cli_pool},
     {"bench", cli_bench},
     {"conformance", cli_conformance},
 };
@@ -30,6 +31,9 @@ static void usage(FILE *out) {
           "                products too); print what it built, its timing\n"
           "  topk          convert one layer's top-k indices to global KV slots; print\n"
           "                them, the check against a naive conversion, the timing\n"
+          "  pool          build one SGLang decode step's metadata from its request pool\n"
+          "                (FA3 page table, DSA top-k lengths, target verify); print it,\n"
+          "                the check against a naive build, the timing\n"
           "  bench         time the cases of the performance targets, checked first,\n"
           "                against the floors and anchors; table last, --json FILE too\n"
           "  conformance   run conformance vector files (default: the installed set) on a\n"

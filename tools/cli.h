@@ -7,6 +7,7 @@
 int cli_info(int argc, char **argv);
 int cli_step(int argc, char **argv);
 int cli_topk(int argc, char **argv);
+int cli_pool(int argc, char **argv);
 int cli_bench(int argc, char **argv);
 int cli_conformance(int argc, char **argv);
 

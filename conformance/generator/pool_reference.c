@@ -18,21 +18,143 @@ static int32_t entry_at(const amr_pool_input *in, int64_t rp, int64_t col, int32
   return in->req_to_token[rp * in->pool_stride + col];
 }
 
+/* A page of the SWA page table from its first token's slot v (a valid
+ * slot, or -1 with its flag already raised). */
+static int32_t swa_page(const amr_pool_input *in, int32_t v, int32_t *f) {
+  int64_t w;
+  if (*f) return -1;
+  if (v < 0) {
+    *f = ATTNMETA_FLAG_BLOCK_ID_NEGATIVE;
+    return -1;
+  }
+  if (v >= in->swa_map_len) {
+    *f = ATTNMETA_FLAG_BLOCK_OUT_OF_TABLE;
+    return -1;
+  }
+  w = in->full_to_swa[v];
+  if (w < 0) {
+    *f = ATTNMETA_FLAG_BLOCK_ID_NEGATIVE;
+    return -1;
+  }
+  if (w / in->page_size > INT32_MAX) {
+    *f = ATTNMETA_FLAG_SLOT_OUT_OF_RANGE;
+    return -1;
+  }
+  return (int32_t)(w / in->page_size);
+}
+
+/* x clipped to the top-k (contract section 13). */
+static int64_t clip_topk(const amr_pool_input *in, int64_t x) {
+  int64_t whole, kept;
+  if (in->topk_pool <= 1) return x < in->topk ? x : in->topk;
+  whole = x - x % in->topk_pool;
+  kept = whole < in->topk ? whole : in->topk;
+  return kept + (x - whole);
+}
+
+/* Sections 12 and 13 for request b of n tokens and `rows` rows from row
+ * `first`: its rows' lengths, the clipped lengths' running sum *clipped,
+ * and its rows of every table. */
+static void rows_of(const amr_pool_input *in, const amr_pool_outputs *out, int32_t b, int64_t n,
+                    int64_t rows, int64_t first, int64_t rp, int64_t start_col, int64_t *clipped,
+                    int32_t *flags) {
+  const int64_t tokens = in->length_cap > 0 && n > in->length_cap ? in->length_cap : n;
+  int64_t pages = 0, cols = tokens, p, c;
+  int64_t j;
+  (void)b;
+  if (out->page_table || out->swa_page_table)
+    while (pages * in->page_size < tokens) ++pages;
+  if (in->fill_to_width) {
+    pages = in->page_width;
+    cols = in->token_width;
+  }
+  if ((out->page_table || out->swa_page_table) && pages > in->page_width) {
+    *flags |= ATTNMETA_FLAG_BLOCK_OUT_OF_TABLE;
+    pages = in->page_width;
+  }
+  if (out->token_table && cols > in->token_width) {
+    *flags |= ATTNMETA_FLAG_BLOCK_OUT_OF_TABLE;
+    cols = in->token_width;
+  }
+  for (j = 0; j < rows; ++j) {
+    const int64_t e = first + j;
+    const int64_t seen = n - rows + j + 1 > 0 ? n - rows + j + 1 : 0;
+    if (e >= in->num_rows) { /* rows past T are dropped */
+      *flags |= ATTNMETA_FLAG_TOTAL_OUT_OF_RANGE;
+      break;
+    }
+    if (out->expanded_lens) out->expanded_lens[e] = (int32_t)seen;
+    if (out->topk_lens) out->topk_lens[e] = (int32_t)clip_topk(in, seen);
+    *clipped += clip_topk(in, seen);
+    if (out->topk_indptr) {
+      if (*clipped > INT32_MAX) *flags |= ATTNMETA_FLAG_SCAN_OVERFLOW;
+      out->topk_indptr[e + 1] = *clipped > INT32_MAX ? INT32_MAX : (int32_t)*clipped;
+    }
+    for (p = 0; p < pages; ++p) {
+      int32_t f = 0, v = entry_at(in, rp, start_col + p * in->page_size, &f);
+      if (out->swa_page_table) {
+        int32_t g = f;
+        out->swa_page_table[e * in->swa_stride + p] = swa_page(in, v, &g);
+        *flags |= g;
+      }
+      if (out->page_table) {
+        if (f == 0 && v < 0) f = ATTNMETA_FLAG_BLOCK_ID_NEGATIVE;
+        out->page_table[e * in->page_stride + p] = f ? -1 : v / in->page_size;
+        *flags |= f;
+      }
+    }
+    if (out->token_table)
+      for (c = 0; c < cols; ++c)
+        out->token_table[e * in->token_stride + c] = entry_at(in, rp, start_col + c, flags);
+  }
+}
+
 void amr_pool(const amr_pool_input *in, int32_t *kv_indices, int32_t *indptr_out,
               int32_t *page_table, int32_t *flags) {
-  int64_t total = 0; /* tokens of the rows before b, each max(length, 0) */
+  amr_pool_outputs out = {0};
+  out.kv_indices = kv_indices;
+  out.indptr_out = indptr_out;
+  out.page_table = page_table;
+  amr_pool_all(in, &out, flags);
+}
+
+void amr_pool_all(const amr_pool_input *in, const amr_pool_outputs *out, int32_t *flags) {
+  int32_t *kv_indices = out->kv_indices, *indptr_out = out->indptr_out;
+  int64_t total = 0;   /* tokens of the rows before b, each max(length, 0) */
+  int64_t clipped = 0; /* the clipped lengths of the rows before */
+  int64_t rows_before = 0;
   int32_t b;
+  amr_pool_input fixed = *in; /* num_rows: T */
+  const int32_t per_req = in->rows_per_req > 1 ? in->rows_per_req : 1;
+  if (!in->query_lens) fixed.num_rows = in->num_reqs * per_req;
+  in = &fixed;
   *flags = 0;
+  if (out->query_indptr) out->query_indptr[0] = 0;
   if (indptr_out) indptr_out[0] = 0;
+  if (out->topk_indptr) out->topk_indptr[0] = 0;
   for (b = 0; b < in->num_reqs; ++b) {
-    /* the low 32 bits, as SGLang's kernels load them */
-    const int32_t length = (int32_t)(uint32_t)((uint64_t)in->lengths[b] & 0xffffffffu);
+    /* the low 32 bits of length + delta, as SGLang's kernels compute them */
+    const uint64_t sum = (uint64_t)in->lengths[b] + (uint64_t)(int64_t)in->length_delta;
+    const int32_t length = (int32_t)(uint32_t)(sum & 0xffffffffu);
     const int64_t tokens = length < 0 ? 0 : length;
     const int64_t rp = in->req_pool_indices[b];
     const int64_t start_col =
         in->kv_start_idx ? (int32_t)(uint32_t)((uint64_t)in->kv_start_idx[b] & 0xffffffffu) : 0;
     int64_t j;
     if (length < 0) *flags |= ATTNMETA_FLAG_SEQ_LEN_NEGATIVE;
+    int64_t rows = per_req;
+    if (in->query_lens) {
+      const int32_t q = (int32_t)(uint32_t)((uint64_t)in->query_lens[b] & 0xffffffffu);
+      if (q < 0) *flags |= ATTNMETA_FLAG_SEQ_LEN_NEGATIVE;
+      rows = q < 0 ? 0 : q;
+    }
+    if (out->cache_seqlens) out->cache_seqlens[b] = (int32_t)tokens;
+    rows_of(in, out, b, tokens, rows, rows_before, rp, start_col, &clipped, flags);
+    rows_before += rows;
+    if (out->query_indptr) {
+      if (rows_before > INT32_MAX) *flags |= ATTNMETA_FLAG_SCAN_OVERFLOW;
+      out->query_indptr[b + 1] = rows_before > INT32_MAX ? INT32_MAX : (int32_t)rows_before;
+    }
     if (indptr_out) {
       if (total + tokens > INT32_MAX) {
         *flags |= ATTNMETA_FLAG_SCAN_OVERFLOW;
@@ -74,25 +196,6 @@ void amr_pool(const amr_pool_input *in, int32_t *kv_indices, int32_t *indptr_out
           continue;
         }
         kv_indices[at] = entry_at(in, rp, start_col + j, flags);
-      }
-    }
-    if (page_table) {
-      int64_t pages = 0, p;
-      while (pages * in->page_size < tokens) ++pages;
-      if (pages > in->page_width) {
-        *flags |= ATTNMETA_FLAG_BLOCK_OUT_OF_TABLE;
-        pages = in->page_width;
-      }
-      for (p = 0; p < pages; ++p) {
-        int32_t f = 0, v = entry_at(in, rp, start_col + p * in->page_size, &f);
-        if (f == 0 && v < 0) {
-          f = ATTNMETA_FLAG_BLOCK_ID_NEGATIVE;
-          v = -1;
-        } else if (f == 0) {
-          v = v / in->page_size;
-        }
-        *flags |= f;
-        page_table[(int64_t)b * in->page_stride + p] = v;
       }
     }
     total += tokens;

@@ -344,7 +344,9 @@ typedef struct attnmeta_topk {
  *    given);
  *  - page_table: rows of pages (create_flashmla_kv_indices_triton):
  *    page_table[b][p] = row[s + p * page_size] / page_size for
- *    p < min(cdiv(lengths[b], page_size), page_table_width).
+ *    p < min(cdiv(lengths[b], page_size), page_table_width);
+ *  - the members appended after 0.3.0 (below): lengths, their prefix sums
+ *    clipped to a top-k, a token table and an SWA page table.
  * Nothing past those entries is written. Fill with attnmeta_pool_init()
  * and set what you need. All pointers are device pointers; sizes are
  * element counts, strides in elements. The struct grows only at its end.
@@ -370,11 +372,45 @@ typedef struct attnmeta_pool {
   int32_t *kv_indices;              /* [C] the CSR slot list */
   int64_t kv_indices_capacity;      /* C >= 0: entries of kv_indices that may be written */
   int32_t *kv_indptr_out;           /* [B + 1] the prefix sum of max(lengths, 0) */
-  int32_t *page_table;              /* [B][page_table_stride] */
+  int32_t *page_table;              /* [T][page_table_stride] (T = B unless rows_per_req) */
   int64_t page_table_stride;        /* >= page_table_width */
   int32_t page_table_width;         /* >= 0: pages a row holds */
   int32_t reserved;                 /* padding, ignored */
   int32_t *error_word;              /* [1] optional; flags are OR-ed in, never cleared */
+
+  /* ---- appended after 0.3.0: page tables with cumulative lengths (FA3,
+   * TRT-LLM MHA) and DSA metadata (docs/contract.md sections 12, 13).
+   * Every length above is L = int32(lengths[b] + length_delta); L < 0
+   * counts as 0 (flag 8). Rows of the tables and of the per-row outputs
+   * are e = b * N + j, j < N (N = rows_per_req, 0 meaning 1), T = B * N,
+   * or given by query_lens (below): each row of request b gets request
+   * b's table. ---- */
+  int32_t length_delta;             /* added to every length (SGLang's seq_len_delta) */
+  int32_t rows_per_req;             /* N >= 0 (0: 1): the draft tokens of target verify */
+  int32_t *cache_seqlens;           /* [B] max(L, 0) */
+  int32_t *expanded_lens;           /* [T] max(L - N + j + 1, 0) */
+  int32_t *topk_lens;               /* [T] expanded_lens clipped to topk (topk_pool) */
+  int32_t *topk_indptr;             /* [T + 1] the prefix sum of topk_lens, leading 0 */
+  int32_t topk;                     /* >= 1 with topk_lens or topk_indptr */
+  int32_t topk_pool;                /* 0 or 1: min(x, topk); Q > 1: min(x/Q*Q, topk) + x%Q */
+  int32_t *token_table;             /* [T][token_table_stride]: row[s + c], c < tokens */
+  int64_t token_table_stride;       /* >= token_table_width */
+  int32_t token_table_width;        /* >= 0: columns a row holds */
+  int32_t length_cap;               /* >= 0: the tables read min(L, cap) tokens (0: L) */
+  int32_t fill_to_width;            /* 0: live prefix only; 1: every table row to its width */
+  int32_t reserved2;                /* padding, ignored */
+  const int64_t *full_to_swa;       /* [swa_map_len] full slot -> SWA slot */
+  int64_t swa_map_len;              /* >= 0 */
+  int32_t *swa_page_table;          /* [T][swa_page_table_stride], page_table_width pages:
+                                       full_to_swa[row[s + p * page_size]] / page_size */
+  int64_t swa_page_table_stride;    /* >= page_table_width */
+  /* draft-extend: request b has q_b = max(int32(query_lens[b]), 0) rows, from
+   * row Q_b = q_0 + ... + q_(b-1); rows at or past T = num_rows are dropped
+   * (flag 4), and row j of b sees max(L - q_b + j + 1, 0) tokens */
+  const int64_t *query_lens;        /* [B] or NULL (rows_per_req rows a request) */
+  int32_t *query_indptr_out;        /* [B + 1] 0, then the prefix sums of q_b */
+  int32_t num_rows;                 /* T >= 0 when query_lens is given */
+  int32_t reserved3;                /* padding, ignored */
 } attnmeta_pool;
 
 /* ---- version ---- */

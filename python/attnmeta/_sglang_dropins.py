@@ -14,8 +14,14 @@ int64, one more device operation each. Bad data has attnmeta's defined
 answers (-1 entries for pool rows and columns outside the pool) instead of
 SGLang's out-of-bounds reads.
 
-Not yet: ``ENTRY_PAGE_SIZE > 1``, ``token_mapping`` and int64
-``kv_indices`` (refused with NotImplementedError)."""
+The plain functions of contract sections 12 and 13
+(``normal_decode_set_metadata``, ``fused_dsa_decode_metadata``,
+``fused_dsa_target_verify_metadata``, ``fused_dsa_draft_extend_metadata``) take SGLang's keyword signatures and
+write in place, each one launch.
+
+Not yet: ``ENTRY_PAGE_SIZE > 1``, ``token_mapping``, int64 ``kv_indices``,
+``paged_mqa_ctx_lens_2d``, ``static_extend_len``, the unified pool's SWA table (refused with
+NotImplementedError)."""
 
 import ctypes
 from typing import Any, Callable, Optional, Tuple
@@ -30,6 +36,11 @@ __all__ = [
     "create_flashinfer_kv_indices_triton",
     "create_flashmla_kv_indices_triton",
     "create_kv_indptr_and_indices",
+    "fused_dsa_decode_metadata",
+    "fused_dsa_draft_extend_metadata",
+    "fused_dsa_target_verify_metadata",
+    "normal_decode_set_metadata",
+    "normal_decode_set_metadata_strided",
 ]
 
 
@@ -141,7 +152,8 @@ class _Call:
 
     def run(self) -> None:
         op = self.op
-        if not (op.kv_indices or op.kv_indptr_out or op.page_table):
+        if not (op.kv_indices or op.kv_indptr_out or op.page_table or op.cache_seqlens
+                or op.topk_indptr or op.token_table or op.swa_page_table):
             return  # outputs of no entries: nothing to write
         ctx = context_for(self.dev, None, "req_to_token")
         handle = stream_handle(None, self.dev)
@@ -249,3 +261,287 @@ def _create_kv_indptr_and_indices(
 create_flashinfer_kv_indices_triton = _Subscripted(_create_flashinfer_kv_indices_triton)
 create_flashmla_kv_indices_triton = _Subscripted(_create_flashmla_kv_indices_triton)
 create_kv_indptr_and_indices = _Subscripted(_create_kv_indptr_and_indices)
+
+
+# ---- plain functions (contract sections 12 and 13): SGLang's keyword
+# signatures, written in place, nothing returned ----
+
+_INT32_MAX = 2 ** 31 - 1
+
+
+def _lengths_call(b: int, req_to_token: Buffer, req_pool_indices: Buffer, seq_lens: Buffer,
+                  delta: int) -> _Call:
+    call = _Call(b, req_to_token, table(req_to_token, "req_to_token")[4])
+    call.rows(req_pool_indices, seq_lens, None)
+    call.op.length_delta = int32(delta, "seq_len_delta")
+    return call
+
+
+def _page_rows(call: _Call, buf: Buffer, name: str, least_rows: int) -> Tuple[int, int, int]:
+    """(pointer, columns, row stride) of an int32 output table."""
+    ptr, d, rows, cols, row_stride = table(buf, name, out=True)
+    call._check_dev(d, name)
+    if rows < least_rows:
+        raise ValueError("%s has %d rows, fewer than the %d needed" % (name, rows, least_rows))
+    call.keep.append(buf)
+    return ptr, cols, row_stride
+
+
+def _swa_map(token_to_kv_pool: Any) -> Buffer:
+    mapping = getattr(token_to_kv_pool, "full_to_swa_index_mapping", None)
+    if mapping is None:
+        raise NotImplementedError("an SWA pool without full_to_swa_index_mapping (the unified "
+                                  "pool's virtual-to-physical table) is not built yet")
+    return mapping
+
+
+def _decode_tables(call: _Call, page_table: Optional[Buffer], swa_page_table: Optional[Buffer],
+                   token_to_kv_pool: Any, page_size: int) -> None:
+    if page_table is not None:
+        ptr, cols, stride = _page_rows(call, page_table, "page_table", call.b)
+        call.op.page_table = ptr or None
+        call.op.page_table_width = int32(cols, "page_table columns")
+        call.op.page_table_stride = stride
+    if swa_page_table is not None and token_to_kv_pool is not None:
+        mapping = _swa_map(token_to_kv_pool)
+        ptr, cols, stride = _page_rows(call, swa_page_table, "swa_page_table", call.b)
+        if page_table is not None and cols != call.op.page_table_width:
+            raise ValueError("swa_page_table has %d columns, page_table %d"
+                             % (cols, call.op.page_table_width))
+        call.op.page_table_width = int32(cols, "swa_page_table columns")
+        call.op.swa_page_table = ptr or None
+        call.op.swa_page_table_stride = stride
+        mapping = _as_int64(mapping)
+        ptr, d, n = vec(mapping, "full_to_swa_index_mapping", I64)
+        call._check_dev(d, "full_to_swa_index_mapping")
+        call.keep.append(mapping)
+        call.op.full_to_swa = ptr or None
+        call.op.swa_map_len = n
+    call.op.page_size = int32(page_size, "page_size")
+    if call.op.page_size < 1:
+        raise ValueError("page_size (%d) must be >= 1" % call.op.page_size)
+
+
+def normal_decode_set_metadata(
+    cache_seqlens_int32: Buffer,
+    cu_seqlens_k: Buffer,
+    page_table: Buffer,
+    req_to_token: Buffer,
+    req_pool_indices: Buffer,
+    max_seq_pages: int,
+    seq_lens: Buffer,
+    seq_len_delta: int,
+    page_size: int,
+    swa_page_table: Optional[Buffer] = None,
+    token_to_kv_pool: Any = None,
+    skip_page_table: bool = False,
+) -> None:
+    """SGLang's FA3 decode metadata (newest form) in one launch, for
+    ``B = len(cache_seqlens_int32)`` rows: ``cache_seqlens_int32 = seq_lens +
+    seq_len_delta``, ``cu_seqlens_k`` its prefix sum with a leading 0, and
+    ``page_table[b][p] = req_to_token[rpi[b], p * page_size] // page_size``
+    for ``p < min(cdiv(L, page_size), max_seq_pages)`` (the live prefix),
+    ``swa_page_table`` likewise through the pool's
+    ``full_to_swa_index_mapping``; ``skip_page_table`` writes the lengths
+    only."""
+    b = _rows_of(cache_seqlens_int32, "cache_seqlens_int32")
+    call = _lengths_call(b, req_to_token, req_pool_indices, seq_lens, seq_len_delta)
+    call.op.cache_seqlens = call.vector(cache_seqlens_int32, "cache_seqlens_int32", I32, b, out=True)
+    call.op.kv_indptr_out = call.vector(cu_seqlens_k, "cu_seqlens_k", I32, b + 1, out=True)
+    pages = int(max_seq_pages)
+    if not skip_page_table and pages > 0:
+        _decode_tables(call, page_table, swa_page_table, token_to_kv_pool, page_size)
+        call.op.length_cap = min(pages * int(page_size), _INT32_MAX)
+    call.run()
+
+
+def normal_decode_set_metadata_strided(
+    cache_seqlens_int32: Buffer,
+    cu_seqlens_k: Buffer,
+    page_table: Buffer,
+    req_to_token: Buffer,
+    req_pool_indices: Buffer,
+    strided_indices: Buffer,
+    max_seq_pages: int,
+    seq_lens: Buffer,
+    seq_len_delta: int,
+    page_size: int,
+    swa_page_table: Optional[Buffer] = None,
+    token_to_kv_pool: Any = None,
+) -> None:
+    """SGLang's older ``normal_decode_set_metadata`` (with
+    ``strided_indices = arange(0, ., page_size)``): as the newest, but every
+    row's first ``max_seq_pages`` pages are written whatever its length
+    (``fill_to_width``)."""
+    del strided_indices  # SGLang's arange(0, max_context_len, page_size)
+    b = _rows_of(cache_seqlens_int32, "cache_seqlens_int32")
+    call = _lengths_call(b, req_to_token, req_pool_indices, seq_lens, seq_len_delta)
+    call.op.cache_seqlens = call.vector(cache_seqlens_int32, "cache_seqlens_int32", I32, b, out=True)
+    call.op.kv_indptr_out = call.vector(cu_seqlens_k, "cu_seqlens_k", I32, b + 1, out=True)
+    pages = int(max_seq_pages)
+    if pages > 0:
+        _decode_tables(call, page_table, swa_page_table, token_to_kv_pool, page_size)
+        if pages > call.op.page_table_width:
+            raise ValueError("max_seq_pages (%d) is wider than page_table (%d columns)"
+                             % (pages, call.op.page_table_width))
+        call.op.page_table_width = pages
+        call.op.fill_to_width = 1
+    call.run()
+
+
+def _rows_of(x: Buffer, name: str) -> int:
+    shape = getattr(x, "shape", None)
+    if not shape:
+        raise ValueError("%s must be a 1-D tensor or array" % name)
+    return int32(shape[0], name + " rows")
+
+
+def _dsa(b: int, per_req: int, seq_lens: Buffer, req_pool_indices: Buffer, req_to_token: Buffer,
+         cache_seqlens: Buffer, cu_seqlens_k: Buffer, page_table_1: Optional[Buffer],
+         dsa_cache_seqlens: Buffer, dsa_cu_seqlens_k: Buffer, real_page_table: Optional[Buffer],
+         max_len: int, dsa_index_topk: int, real_page_size: int, index_kpool: int,
+         delta: int, rows: Optional[int] = None) -> _Call:
+    """A call of `per_req` rows a request, or `rows` rows in all (draft-extend)."""
+    call = _lengths_call(b, req_to_token, req_pool_indices, seq_lens, delta)
+    if rows is None:
+        call.op.rows_per_req = per_req
+        rows = b * per_req
+    call.op.kv_indptr_out = call.vector(cu_seqlens_k, "cu_seqlens_k", I32, b + 1, out=True)
+    call.op.topk_indptr = call.vector(dsa_cu_seqlens_k, "dsa_cu_seqlens_k", I32, rows + 1,
+                                      out=True)
+    call.op.topk = int32(dsa_index_topk, "dsa_index_topk")
+    call.op.topk_pool = int32(index_kpool, "index_kpool")
+    if b == 0:
+        return call
+    call.op.cache_seqlens = call.vector(cache_seqlens, "cache_seqlens", I32, b, out=True)
+    call.op.topk_lens = call.vector(dsa_cache_seqlens, "dsa_cache_seqlens", I32, rows, out=True)
+    width = int(max_len)
+    ps = int32(real_page_size, "real_page_size")
+    if width <= 0:
+        return call
+    call.op.length_cap = min(width, _INT32_MAX)
+    if page_table_1 is not None:
+        ptr, cols, stride = _page_rows(call, page_table_1, "page_table_1", rows)
+        call.op.token_table = ptr or None
+        call.op.token_table_width = int32(min(cols, width), "page_table_1 columns")
+        call.op.token_table_stride = stride
+    if ps > 1:
+        if real_page_table is None:
+            raise ValueError("real_page_table is None with real_page_size %d" % ps)
+        ptr, cols, stride = _page_rows(call, real_page_table, "real_page_table", rows)
+        call.op.page_table = ptr or None
+        call.op.page_table_width = int32(cols, "real_page_table columns")
+        call.op.page_table_stride = stride
+        call.op.page_size = ps
+    elif page_table_1 is None:
+        raise ValueError("page_table_1 is None with real_page_size 1 (it is the real table)")
+    return call
+
+
+def fused_dsa_decode_metadata(
+    seq_lens: Buffer,
+    req_pool_indices: Buffer,
+    req_to_token: Buffer,
+    cache_seqlens: Buffer,
+    cu_seqlens_k: Buffer,
+    page_table_1: Optional[Buffer],
+    dsa_cache_seqlens: Buffer,
+    dsa_cu_seqlens_k: Buffer,
+    real_page_table: Optional[Buffer],
+    bs: int,
+    max_len: int,
+    dsa_index_topk: int,
+    real_page_size: int,
+    index_kpool: int = 1,
+) -> None:
+    """SGLang's DSA decode metadata in one launch: ``cache_seqlens =
+    int32(seq_lens)`` and ``cu_seqlens_k``, their clip to
+    ``dsa_index_topk`` and its prefix sum, ``page_table_1[b][:n]`` and
+    ``real_page_table[b][:cdiv(n, real_page_size)]`` with ``n =
+    min(cache_seqlens[b], max_len)`` (the live prefix)."""
+    b = int32(bs, "bs")
+    _dsa(b, 1, seq_lens, req_pool_indices, req_to_token, cache_seqlens, cu_seqlens_k, page_table_1,
+         dsa_cache_seqlens, dsa_cu_seqlens_k, real_page_table, max_len, dsa_index_topk,
+         real_page_size, index_kpool, 0).run()
+
+
+def fused_dsa_target_verify_metadata(
+    seq_lens: Buffer,
+    req_pool_indices: Buffer,
+    req_to_token: Buffer,
+    cache_seqlens: Buffer,
+    cu_seqlens_k: Buffer,
+    page_table_1: Optional[Buffer],
+    seqlens_expanded: Buffer,
+    dsa_cache_seqlens: Buffer,
+    dsa_cu_seqlens_k: Buffer,
+    real_page_table: Optional[Buffer],
+    bs: int,
+    max_seqlen_k: int,
+    dsa_index_topk: int,
+    real_page_size: int,
+    next_n: int,
+    paged_mqa_ctx_lens_2d: Optional[Buffer] = None,
+    index_kpool: int = 1,
+) -> None:
+    """SGLang's DSA target-verify metadata in one launch: ``cache_seqlens =
+    seq_lens + next_n`` and ``cu_seqlens_k``; for the ``bs * next_n`` rows
+    ``seqlens_expanded[b * next_n + j] = seq_lens[b] + j + 1``, its clip and
+    prefix sum, and each row's copy of its request's tables."""
+    if paged_mqa_ctx_lens_2d is not None:
+        raise NotImplementedError("paged_mqa_ctx_lens_2d is not built yet")
+    b, n = int32(bs, "bs"), int32(next_n, "next_n")
+    if n < 1:
+        raise ValueError("next_n (%d) must be >= 1" % n)
+    call = _dsa(b, n, seq_lens, req_pool_indices, req_to_token, cache_seqlens, cu_seqlens_k,
+                page_table_1, dsa_cache_seqlens, dsa_cu_seqlens_k, real_page_table, max_seqlen_k,
+                dsa_index_topk, real_page_size, index_kpool, n)
+    if b > 0:
+        call.op.expanded_lens = call.vector(seqlens_expanded, "seqlens_expanded", I32, b * n,
+                                            out=True)
+    call.run()
+
+
+def fused_dsa_draft_extend_metadata(
+    seq_lens: Buffer,
+    extend_seq_lens: Buffer,
+    req_pool_indices: Buffer,
+    req_to_token: Buffer,
+    cache_seqlens: Buffer,
+    cu_seqlens_k: Buffer,
+    page_table_1: Optional[Buffer],
+    seqlens_expanded: Buffer,
+    dsa_cache_seqlens: Buffer,
+    dsa_cu_seqlens_k: Buffer,
+    real_page_table: Optional[Buffer],
+    bs: int,
+    total_len: int,
+    max_seqlen_k: int,
+    dsa_index_topk: int,
+    real_page_size: int,
+    max_extend_len: int,
+    max_total_len: int,
+    static_extend_len: bool = False,
+    index_kpool: int = 1,
+) -> None:
+    """SGLang's DSA draft-extend metadata in one launch: request ``b`` owns
+    ``extend_seq_lens[b]`` rows after those of the requests before it
+    (``total_len`` rows in all); ``seqlens_expanded`` of row ``j`` is
+    ``max(seq_lens[b] - extend_seq_lens[b] + j + 1, 0)``, with its clip,
+    prefix sum and each row's copy of its request's tables."""
+    del max_extend_len, max_total_len  # SGLang's launch bounds
+    if static_extend_len:
+        raise NotImplementedError("static_extend_len (every request extend_seq_lens[0] rows) "
+                                  "is not built yet")
+    b, total = int32(bs, "bs"), int32(total_len, "total_len")
+    if total < 0:
+        raise ValueError("total_len (%d) must be >= 0" % total)
+    call = _dsa(b, 1, seq_lens, req_pool_indices, req_to_token, cache_seqlens, cu_seqlens_k,
+                page_table_1, dsa_cache_seqlens, dsa_cu_seqlens_k, real_page_table, max_seqlen_k,
+                dsa_index_topk, real_page_size, index_kpool, 0, rows=total)
+    if b > 0:
+        call.op.query_lens = call.vector(extend_seq_lens, "extend_seq_lens", I64, b)
+        call.op.num_rows = total
+        call.op.expanded_lens = call.vector(seqlens_expanded, "seqlens_expanded", I32, total,
+                                            out=True)
+    call.run()

@@ -38,7 +38,8 @@ extern "C" {
  * slots and the C128A rows' mixed mode (a second table of rows); the table
  * appends runtime_versions, then launch_pool */
 /* 9: am_topk_params grew the DCP peer views (peer slots, the rotated peer
- * table); am_step_params ends with the schema's kernel members
+ * table); am_pool_params grew the lengths, top-k scans, token and SWA
+ * tables and draft-extend rows; am_step_params ends with the schema's kernel members
  * (am_step_ext); from here on the ABI also carries a signature of the
  * launch parameters' layouts, so a product whose kernel members come from
  * the schema, or a grown am_topk_params or am_pool_params, changes it

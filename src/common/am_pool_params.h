@@ -23,8 +23,20 @@ typedef struct am_pool_params {
   int32_t *kv_indices;             /* [capacity] */
   int64_t capacity;
   int32_t *kv_indptr_out;          /* [B + 1] */
-  int32_t *page_table;             /* [B][page_stride] */
+  int32_t *page_table;             /* [T][page_stride] */
   int64_t page_stride;
+  int32_t *cache_seqlens;          /* [B] */
+  int32_t *expanded_lens;          /* [T] */
+  int32_t *topk_lens;              /* [T] */
+  int32_t *topk_indptr;            /* [T + 1] */
+  int32_t *token_table;            /* [T][token_stride] */
+  int64_t token_stride;
+  const int64_t *full_to_swa;      /* [swa_map_len]; NULL when swa_map_len is 0 */
+  int64_t swa_map_len;
+  int32_t *swa_page_table;         /* [T][swa_stride], page_width pages */
+  int64_t swa_stride;
+  const int64_t *query_lens;       /* [B] or NULL: rows_per_req rows a request */
+  int32_t *query_indptr_out;       /* [B + 1] */
   int32_t *error_word;             /* [1] or NULL */
   /* sizes */
   int32_t num_reqs;                /* B >= 0 */
@@ -32,6 +44,14 @@ typedef struct am_pool_params {
   int32_t pool_cols;               /* Wr >= 0 */
   int32_t page_size;               /* >= 1 */
   int32_t page_width;              /* >= 0 */
+  int32_t length_delta;            /* added to every length */
+  int32_t rows_per_req;            /* N >= 1: T = B * N */
+  int32_t topk;                    /* >= 1 when topk_lens or topk_indptr */
+  int32_t topk_pool;               /* Q >= 1 */
+  int32_t token_width;             /* >= 0 */
+  int32_t length_cap;              /* > 0, or 0 for none */
+  int32_t fill_to_width;           /* 0 or 1 */
+  int32_t num_rows;                /* T */
   int32_t reserved;
 } am_pool_params;
 

@@ -74,11 +74,17 @@
   P(c, TOPK_PEER_TABLE, b->peer_table_out)
 
 /* ---- the pool operation's products (SGLang's index buffers): the CSR
- * slot list, its prefix sum, the padded page table ---- */
+ * slot list, its prefix sum, the padded page table; the lengths, the
+ * top-k lengths and their prefix sum, the token table, the SWA page
+ * table ---- */
 #define AM_POOL_PRODUCTS(P, c)                                               \
   P(c, POOL_INDICES, b->kv_indices)                                          \
   P(c, POOL_INDPTR, b->kv_indptr_out)                                        \
-  P(c, POOL_PAGES, b->page_table)
+  P(c, POOL_PAGES, b->page_table)                                            \
+  P(c, POOL_LENS, b->cache_seqlens || b->expanded_lens || b->query_indptr_out) \
+  P(c, POOL_TOPK, b->topk_lens || b->topk_indptr)                            \
+  P(c, POOL_TOKENS, b->token_table)                                          \
+  P(c, POOL_SWA_PAGES, b->swa_page_table)
 
 #define AM_PRODUCT_BIT_(c, name, wanted) AM_PBIT_##name,
 enum am_product_bit {
@@ -295,7 +301,8 @@ _Static_assert(ATTNMETA_MAX_COMPRESSED_GROUPS == 4, "AM_EACH_GROUP names every g
   X(c, int64_t, peer_table_out_stride, PARAM, AM_NONE, 0, ">= peer_table_width")
 
 /* ---- attnmeta_pool (counts: R = num_reqs, R1 = R + 1, P = pool_rows,
- * C = kv_indices_capacity) ---- */
+ * C = kv_indices_capacity, T = num_rows with query_lens, else
+ * R * max(rows_per_req, 1), T1 = T + 1) ---- */
 #define AM_POOL_FIELDS(X, c)                                                 \
   X(c, size_t, struct_size, PARAM, AM_NONE, 0, "the caller's sizeof")        \
   X(c, const int32_t *, req_to_token, IN, AM_TABLE(P, pool_cols, req_to_token_stride), \
@@ -313,12 +320,39 @@ _Static_assert(ATTNMETA_MAX_COMPRESSED_GROUPS == 4, "AM_EACH_GROUP names every g
   X(c, int32_t *, kv_indices, OUT, AM_ARRAY(C), AM_P(POOL_INDICES), "")      \
   X(c, int64_t, kv_indices_capacity, PARAM, AM_NONE, 0, ">= 0")              \
   X(c, int32_t *, kv_indptr_out, OUT, AM_ARRAY(R1), AM_P(POOL_INDPTR), "")   \
-  X(c, int32_t *, page_table, OUT, AM_TABLE(R, page_table_width, page_table_stride), \
+  X(c, int32_t *, page_table, OUT, AM_TABLE(T, page_table_width, page_table_stride), \
     AM_P(POOL_PAGES), "")                                                    \
   X(c, int64_t, page_table_stride, PARAM, AM_NONE, 0, ">= page_table_width") \
   X(c, int32_t, page_table_width, PARAM, AM_NONE, 0, ">= 0")                 \
   X(c, int32_t, reserved, PARAM, AM_NONE, 0, "padding, ignored")             \
-  X(c, int32_t *, error_word, OUT, AM_ARRAY(ONE), AM_P_ALWAYS, "optional")
+  X(c, int32_t *, error_word, OUT, AM_ARRAY(ONE), AM_P_ALWAYS, "optional")   \
+  X(c, int32_t, length_delta, PARAM, AM_NONE, 0, "")                         \
+  X(c, int32_t, rows_per_req, PARAM, AM_NONE, 0, ">= 0")                     \
+  X(c, int32_t *, cache_seqlens, OUT, AM_ARRAY(R), AM_P(POOL_LENS), "")      \
+  X(c, int32_t *, expanded_lens, OUT, AM_ARRAY(T), AM_P(POOL_LENS), "")      \
+  X(c, int32_t *, topk_lens, OUT, AM_ARRAY(T), AM_P(POOL_TOPK), "")          \
+  X(c, int32_t *, topk_indptr, OUT, AM_ARRAY(T1), AM_P(POOL_TOPK), "")       \
+  X(c, int32_t, topk, PARAM, AM_NONE, 0, ">= 1 with topk_lens or topk_indptr") \
+  X(c, int32_t, topk_pool, PARAM, AM_NONE, 0, ">= 0")                        \
+  X(c, int32_t *, token_table, OUT, AM_TABLE(T, token_table_width, token_table_stride), \
+    AM_P(POOL_TOKENS), "")                                                   \
+  X(c, int64_t, token_table_stride, PARAM, AM_NONE, 0, ">= token_table_width") \
+  X(c, int32_t, token_table_width, PARAM, AM_NONE, 0, ">= 0")                \
+  X(c, int32_t, length_cap, PARAM, AM_NONE, 0, ">= 0")                       \
+  X(c, int32_t, fill_to_width, PARAM, AM_NONE, 0, "0 or 1")                  \
+  X(c, int32_t, reserved2, PARAM, AM_NONE, 0, "padding, ignored")            \
+  X(c, const int64_t *, full_to_swa, IN, AM_TABLE(ONE, swa_map_len, swa_map_len), \
+    AM_P(POOL_SWA_PAGES), "NULL allowed when swa_map_len == 0")              \
+  X(c, int64_t, swa_map_len, PARAM, AM_NONE, 0, ">= 0")                      \
+  X(c, int32_t *, swa_page_table, OUT, AM_TABLE(T, page_table_width, swa_page_table_stride), \
+    AM_P(POOL_SWA_PAGES), "")                                                \
+  X(c, int64_t, swa_page_table_stride, PARAM, AM_NONE, 0, ">= page_table_width") \
+  X(c, const int64_t *, query_lens, IN, AM_ARRAY(R),                         \
+    AM_P(POOL_PAGES) | AM_P(POOL_LENS) | AM_P(POOL_TOPK) | AM_P(POOL_TOKENS) | \
+    AM_P(POOL_SWA_PAGES), "optional; rows_per_req <= 1 with it")              \
+  X(c, int32_t *, query_indptr_out, OUT, AM_ARRAY(R1), AM_P(POOL_LENS), "")  \
+  X(c, int32_t, num_rows, PARAM, AM_NONE, 0, ">= 0")                         \
+  X(c, int32_t, reserved3, PARAM, AM_NONE, 0, "padding, ignored")
 
 /* 1 for the roles that are device buffers. */
 #define AM_IS_BUFFER_IN 1

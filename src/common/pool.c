@@ -12,26 +12,37 @@
 #include "am_context.h"
 #include "am_op_launch.h"
 #include "am_overlap.h"
-#include "am_pool_params.h"
+#include "am_pool_translate.h"
 #include "am_schema_check.h"
 #include "am_sized_struct.h"
 
 /* GPU blocks: AM_POOL_GPU_LANES lanes a request row (a row's slots are
- * copied at that stride), AM_POOL_GPU_GROUPS rows a block. */
+ * copied at that stride), AM_POOL_GPU_GROUPS rows a block; with few rows,
+ * more lanes a row (up to a block of AM_POOL_GPU_MAX_LANES), so that about
+ * AM_POOL_GPU_THREADS threads copy the long rows of a small batch. */
 #define AM_POOL_GPU_LANES 64
 #define AM_POOL_GPU_GROUPS 4
+#define AM_POOL_GPU_MAX_LANES 1024
+#define AM_POOL_GPU_THREADS 65536
 
 static const attnmeta_pool pool_defaults = {
     .struct_size = sizeof(attnmeta_pool),
     .page_size = 1,
 };
 
-/* New in this release: its present size is the only one accepted so far. */
-static const am_sized_type pool_type = AM_SIZED_TYPE(pool, sizeof(attnmeta_pool), &pool_defaults);
+/* First released in 0.3.0 ending at error_word (sized_struct.c lists the sizes accepted). */
+static const am_sized_type pool_type =
+    AM_SIZED_TYPE(pool, offsetof(attnmeta_pool, error_word) + sizeof(int32_t *), &pool_defaults);
 
 attnmeta_status attnmeta_pool_init_size(attnmeta_pool *op, size_t size) {
   return am_sized_init(&pool_type, op, size);
 }
+
+/* The counts the pool's extents are made of (am_counts' and T1 = T + 1,
+ * the rows of topk_indptr). */
+typedef struct pool_counts {
+  int64_t R, R1, T, C, P, ONE, T1;
+} pool_counts;
 
 #define POOL_FLOOR_(c, type, member, role, extent, products, rule) AM_CHECK_FLOOR_##role(member, rule)
 static attnmeta_status check_sizes(const am_check_scope *sc, const attnmeta_pool *b) {
@@ -46,12 +57,30 @@ static attnmeta_status check_sizes(const am_check_scope *sc, const attnmeta_pool
 #define POOL_CHECK_(c, type, member, role, extent, products, rule) \
   AM_CHECK_##role(member, products, rule, AM_CHECK_##extent)
 static attnmeta_status check_buffers(const am_check_scope *sc, const attnmeta_pool *b,
-                                     const am_counts *k) {
+                                     const pool_counts *k) {
   attnmeta_status st;
   AM_POOL_FIELDS(POOL_CHECK_, _)
-  if (!b->kv_indices && !b->kv_indptr_out && !b->page_table)
+  if (!(sc->wanted & ~AM_P_ALWAYS))
     return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
-                   "pool: no output given (kv_indices, kv_indptr_out or page_table)");
+                   "pool: no output given (kv_indices, kv_indptr_out, page_table, cache_seqlens, "
+                   "expanded_lens, query_indptr_out, topk_lens, topk_indptr, token_table or "
+                   "swa_page_table)");
+  if (b->fill_to_width != 0 && b->fill_to_width != 1)
+    return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "pool.fill_to_width (%d) must be 0 or 1",
+                   b->fill_to_width);
+  if ((b->topk_lens || b->topk_indptr) && b->topk < 1)
+    return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                   "pool.topk (%d) must be >= 1 with topk_lens or topk_indptr", b->topk);
+  if (b->query_lens && b->rows_per_req > 1)
+    return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                   "pool.query_lens and pool.rows_per_req (%d) are both given: give one",
+                   b->rows_per_req);
+  if (!b->query_lens && b->num_rows != 0)
+    return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                   "pool.num_rows (%d) is given without pool.query_lens", b->num_rows);
+  if (k->T > INT32_MAX)
+    return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                   "pool: num_reqs x rows_per_req (%lld) rows exceed INT32_MAX", (long long)k->T);
   if (b->kv_indices && b->kv_indptr && b->kv_indptr_out)
     return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
                    "pool.kv_indptr and pool.kv_indptr_out are both given: kv_indptr_out places "
@@ -73,7 +102,7 @@ static attnmeta_status check_buffers(const am_check_scope *sc, const attnmeta_po
 #define POOL_ADD_(c, type, member, role, extent, products, rule) \
   AM_OVERLAP_ADD_##role(#member, member, products, extent)
 static attnmeta_status check_overlaps(attnmeta_context *ctx, const attnmeta_pool *b,
-                                      const am_counts *k, unsigned wanted) {
+                                      const pool_counts *k, unsigned wanted) {
   am_extent list[AM_POOL_BUFFERS];
   int count = 0, *n = &count;
   AM_POOL_FIELDS(POOL_ADD_, _)
@@ -81,37 +110,17 @@ static attnmeta_status check_overlaps(attnmeta_context *ctx, const attnmeta_pool
 }
 
 static attnmeta_status check_pool(attnmeta_context *ctx, const attnmeta_pool *op) {
-  const am_counts counts = {op->num_reqs, (int64_t)op->num_reqs + 1, 0,
-                            op->kv_indices_capacity, op->pool_rows, 1};
+  const int64_t rows = op->query_lens ? op->num_rows
+                                      : (int64_t)op->num_reqs *
+                                            (op->rows_per_req > 1 ? op->rows_per_req : 1);
+  const pool_counts counts = {op->num_reqs, (int64_t)op->num_reqs + 1, rows,
+                            op->kv_indices_capacity, op->pool_rows, 1, rows + 1};
   const am_check_scope scope = {ctx, "pool.", am_pool_products(op), 1};
   attnmeta_status st = check_sizes(&scope, op);
   if (st != ATTNMETA_OK) return st;
   st = check_buffers(&scope, op, &counts);
   if (st != ATTNMETA_OK) return st;
   return check_overlaps(ctx, op, &counts, scope.wanted);
-}
-
-static am_pool_params params_of(const attnmeta_pool *op) {
-  am_pool_params p;
-  memset(&p, 0, sizeof p);
-  p.req_to_token = op->pool_rows > 0 && op->pool_cols > 0 ? op->req_to_token : NULL;
-  p.pool_stride = op->req_to_token_stride;
-  p.req_pool_indices = op->req_pool_indices;
-  p.lengths = op->lengths;
-  p.kv_start_idx = op->kv_start_idx;
-  p.kv_indptr = op->kv_indptr;
-  p.kv_indices = op->kv_indices;
-  p.capacity = op->kv_indices ? op->kv_indices_capacity : 0;
-  p.kv_indptr_out = op->kv_indptr_out;
-  p.page_table = op->page_table;
-  p.page_stride = op->page_table_stride;
-  p.error_word = op->error_word;
-  p.num_reqs = op->num_reqs;
-  p.pool_rows = op->pool_rows;
-  p.pool_cols = op->pool_cols;
-  p.page_size = op->page_size;
-  p.page_width = op->page_table_width;
-  return p;
 }
 
 /* A group of lanes a request row, groups filling the block, a grid
@@ -127,6 +136,10 @@ static am_launch_shape plan_launch(const attnmeta_context *ctx, const am_pool_pa
   if (cfg->block > 0) block = cfg->block;
   else block = is_cpu ? 1 : AM_POOL_GPU_LANES * AM_POOL_GPU_GROUPS;
   lanes = cfg->lanes > 0 ? cfg->lanes : (is_cpu ? 1 : AM_POOL_GPU_LANES);
+  if (!is_cpu && cfg->block <= 0 && cfg->lanes <= 0) {
+    while (lanes < AM_POOL_GPU_MAX_LANES && lanes * p->num_reqs < AM_POOL_GPU_THREADS) lanes *= 2;
+    if (lanes > block) block = lanes;
+  }
   lanes = lanes < block ? lanes : block;
   shape.lanes = lanes;
   shape.groups = block / lanes;
@@ -152,9 +165,10 @@ attnmeta_status attnmeta_build_pool_indices(attnmeta_context *ctx, const attnmet
   if (!am_backend_has(ctx->table, launch_pool))
     return am_fail_module_predates(
         ctx, "pool", offsetof(am_backend_table, launch_pool) + sizeof ctx->table->launch_pool);
-  /* nothing to write: no row, and no kv_indptr_out[0] */
-  if (op->num_reqs == 0 && !op->kv_indptr_out) return am_succeed(ctx);
-  params = params_of(op);
+  /* nothing to write: no row, and no leading 0 of a prefix sum */
+  if (op->num_reqs == 0 && !op->kv_indptr_out && !op->topk_indptr && !op->query_indptr_out)
+    return am_succeed(ctx);
+  params = am_pool_params_of(op);
   shape = plan_launch(ctx, &params);
   status = (attnmeta_status)ctx->table->launch_pool(ctx->state, &params, &shape, stream,
                                                     am_message(ctx), AM_MESSAGE_SIZE);

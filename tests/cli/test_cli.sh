@@ -59,7 +59,7 @@ expect 2 "unexpected argument 'x'" --version x
 expect 2 "unknown command 'bogus'" bogus
 expect 2 "unknown option '--bogus'" --bogus
 expect 2 "unknown command 'bogus'" help bogus
-for cmd in info step topk bench conformance; do
+for cmd in info step topk pool bench conformance; do
   expect 0 "usage: attnmeta $cmd" "$cmd" --help
   also_check "$cmd --help documents the exit status" grep -q "$exit_text" "$work/out"
   also_check "$cmd --help writes to stdout only" test ! -s "$work/err"
@@ -140,7 +140,7 @@ expect 2 "attnmeta bench: --backend: unknown backend 'tpu'" bench --backend tpu
 expect 2 "attnmeta conformance: --backend: unknown backend 'tpu'" conformance --backend tpu
 
 # ---- no device: the same exit status everywhere ----
-for cmd in step topk bench conformance; do
+for cmd in step topk pool bench conformance; do
   expect 2 "attnmeta $cmd: cannot open backend hip device 0" "$cmd" --backend hip
   expect 2 "attnmeta $cmd: cannot open backend cpu device 7" "$cmd" --backend cpu --device 7
 done
@@ -276,6 +276,12 @@ also_check "topk prints the peer view" grep -Eq "^  peer view +1000 blocks a ran
 expect 0 "^  every row matches the naive conversion$" topk --backend cpu --iters 1 --tokens 8 --topk 64 --cols 8 \
   --dcp-world 2 --dcp-rank 1 --dcp-interleave 4 --block-size 16
 expect 2 "attnmeta topk: --topk: 0 is out of range" topk --topk 0
+# pool: FA3's build, DSA's with the top-k and page_table_1, target verify
+expect 0 "^  every output matches the naive build$" pool --backend cpu --iters 1 --reqs 8 --ctx 300
+also_check "pool prints cu_seqlens_k" grep -Eq "^  cu_seqlens_k +int32\[9\] +0, " "$work/out"
+expect 0 "^  every output matches the naive build$" pool --backend cpu --iters 1 --reqs 8 --ctx 300 \
+  --topk 64 --token-table --next-n 3 --page-size 16
+expect 2 "attnmeta pool: --next-n: 0 is out of range" pool --next-n 0
 expect 2 "attnmeta topk: --dcp-rank 2 must be below --dcp-world 2" topk --dcp-world 2 --dcp-rank 2
 expect 2 "attnmeta topk: option --compact takes no value" topk --compact=1
 expect 2 "attnmeta topk: unexpected argument 'extra'" topk extra

@@ -11,6 +11,7 @@ import importlib
 from typing import Any, Callable, Dict, NamedTuple, Optional, Tuple
 
 from .. import _sglang_dropins
+from ._sglang_functions import FUNCTION_TARGETS, route_function
 from ._sglang_handle import PACKAGE, SglangPatch
 from ._vllm_handle import rebind_everywhere
 from ._vllm_kernels import RoutedKernel
@@ -126,16 +127,19 @@ OFF_BY_DEFAULT = {"chunked_prefix_kv_indices": "off by default (its int32 chunk 
 def wanted(caller: str, asked: Dict[str, bool]) -> Dict[str, bool]:
     """Each target's on or off from the caller's keywords and the defaults;
     TypeError for a name that is no target."""
-    unknown = sorted(set(asked) - set(TARGETS))
+    every = list(TARGETS) + list(FUNCTION_TARGETS)
+    unknown = sorted(set(asked) - set(every))
     if unknown:
         raise TypeError("%s: unknown target(s) %s; targets are %s"
-                        % (caller, ", ".join(unknown), ", ".join(TARGETS)))
-    return {label: bool(asked.get(label, label not in OFF_BY_DEFAULT)) for label in TARGETS}
+                        % (caller, ", ".join(unknown), ", ".join(every)))
+    return {label: bool(asked.get(label, label not in OFF_BY_DEFAULT)) for label in every}
 
 
 def run(patch: SglangPatch, on: Dict[str, bool]) -> None:
-    for label in TARGETS:
-        if on[label]:
-            route_target(patch, label)
-        else:
+    for label in on:
+        if not on[label]:
             patch.skipped[label] = OFF_BY_DEFAULT.get(label, "turned off by the caller")
+        elif label in FUNCTION_TARGETS:
+            route_function(patch, label)
+        else:
+            route_target(patch, label)

@@ -16,7 +16,16 @@ same buffers (so CUDA graphs keep their addresses):
 ``chunked_prefix_kv_indices``
     ``create_chunked_prefix_cache_kv_indices``, MLA's chunked prefix (the
     slot list with the chunk's start and offsets); off unless asked for,
-    as its int32 starts and lengths are copied to int64 first.
+    as its int32 starts and lengths are copied to int64 first;
+``fa3_decode_metadata``
+    ``normal_decode_set_metadata``, FA3's lengths, their prefix sum and
+    page tables (newest form, and the older one with ``strided_indices``);
+``dsa_decode_metadata``, ``dsa_target_verify_metadata``, ``dsa_draft_extend_metadata``
+    ``fused_dsa_decode_metadata``, ``fused_dsa_target_verify_metadata`` and
+    ``fused_dsa_draft_extend_metadata``,
+    the DSA lengths, their clips and prefix sums and the two page tables
+    (plain functions: a wrapper makes the drop-in's one launch, or calls
+    SGLang's function when the drop-in refuses the arguments).
 
 Each kernel is found in its defining module
 (``sglang.kernels.ops.kvcache.kv_indices``, or
@@ -49,12 +58,12 @@ Before the backends build their first step::
 import importlib
 from typing import Optional
 
-from . import _sglang_handle, _sglang_targets
+from . import _sglang_functions, _sglang_handle, _sglang_targets
 from ._sglang_handle import SglangPatch
 
 __all__ = ["TARGETS", "SglangPatch", "patch_sglang", "active_patch"]
 
-TARGETS = tuple(_sglang_targets.TARGETS)
+TARGETS = tuple(_sglang_targets.TARGETS) + tuple(_sglang_functions.FUNCTION_TARGETS)
 
 
 def active_patch() -> Optional[SglangPatch]:

@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "pool_run.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "attnmeta/attnmeta.h"
+#include "harness.h"
+
+#define GUARD 48
+#define PRESET_BIT (1 << 30)
+#define MAX_REPORTS 8
+
+/* Shapes the pool kernel gets on the GPUs on top of the shared sweep:
+ * groups not dividing the rows, lanes not dividing a row, a lane a row,
+ * few large blocks. */
+static const amt_launch pool_gpu_configs[] = {
+    {"block32_lanes8_grid1", {32, 1, -1, -1, 8}},
+    {"block256_lanes3", {256, 0, -1, -1, 3}},
+    {"block1024_lanes256_grid2", {1024, 2, -1, -1, 256}},
+    {"block64_lanes1", {64, 0, -1, -1, 1}},
+};
+
+/* A poisoned output region of n elements between two guards. */
+typedef struct region {
+  int32_t *host, *ref, *dev;
+  int64_t n;
+} region;
+
+static void region_make(attnmeta_context *ctx, region *r, int64_t n) {
+  const int64_t all = n + 2 * GUARD;
+  int64_t i;
+  r->n = n;
+  r->host = malloc((size_t)all * 4);
+  r->ref = malloc((size_t)all * 4);
+  cr_assert(r->host && r->ref, "out of host memory");
+  for (i = 0; i < all; i++) r->host[i] = r->ref[i] = POOL_POISON;
+  r->dev = amt_dev_alloc(ctx, (size_t)all * 4);
+  amt_to_dev(ctx, r->dev, r->host, (size_t)all * 4);
+}
+
+/* The region's output pointers (device, reference), NULL when not wanted. */
+#define REGION_DEV(r, wanted) ((wanted) ? (r).dev + GUARD : NULL)
+#define REGION_REF(r, wanted) ((wanted) ? (r).ref + GUARD : NULL)
+
+static int region_check(attnmeta_context *ctx, const region *r, const char *label,
+                        const char *what, int reports) {
+  const int64_t all = r->n + 2 * GUARD;
+  int64_t i;
+  amt_to_host(ctx, r->host, r->dev, (size_t)all * 4);
+  for (i = 0; i < all; i++) {
+    if (r->host[i] == r->ref[i]) continue;
+    if (reports++ < MAX_REPORTS)
+      cr_expect_fail("%s: %s[%lld]%s = %d, reference %d", label, what, (long long)(i - GUARD),
+                     i < GUARD || i >= GUARD + r->n ? " (guard)" : "", r->host[i], r->ref[i]);
+  }
+  return reports;
+}
+
+static void region_free(attnmeta_context *ctx, region *r) {
+  amt_dev_free(ctx, r->dev);
+  free(r->host);
+  free(r->ref);
+}
+
+/* Device copies of a case's inputs. */
+typedef struct inputs {
+  int32_t *req_to_token, *kv_indptr;
+  int64_t *rpi, *lengths, *start, *full_to_swa, *query_lens;
+} inputs;
+
+static void inputs_upload(attnmeta_context *ctx, const pool_case *c, inputs *d) {
+  const amr_pool_input *in = &c->in;
+  d->req_to_token = amt_upload(ctx, in->req_to_token, (size_t)c->req_to_token_elems * 4);
+  d->rpi = amt_upload(ctx, in->req_pool_indices, (size_t)in->num_reqs * 8);
+  d->lengths = amt_upload(ctx, in->lengths, (size_t)in->num_reqs * 8);
+  d->start = amt_upload(ctx, in->kv_start_idx, (size_t)in->num_reqs * 8);
+  d->kv_indptr = amt_upload(ctx, in->kv_indptr, ((size_t)in->num_reqs + 1) * 4);
+  d->full_to_swa = amt_upload(ctx, in->full_to_swa, (size_t)in->swa_map_len * 8);
+  d->query_lens = amt_upload(ctx, in->query_lens, (size_t)in->num_reqs * 8);
+}
+
+static void inputs_free(attnmeta_context *ctx, inputs *d) {
+  void *all[] = {d->req_to_token, d->kv_indptr, d->rpi,        d->lengths,
+                 d->start,        d->full_to_swa, d->query_lens};
+  size_t i;
+  for (i = 0; i < sizeof all / sizeof all[0]; i++)
+    if (all[i]) amt_dev_free(ctx, all[i]);
+}
+
+/* The outputs, in the order of `names`. */
+enum { OUT_COUNT = 10 };
+static const char *const names[OUT_COUNT] = {
+    "kv_indices", "kv_indptr_out", "page_table",  "cache_seqlens",  "expanded_lens",
+    "topk_lens",  "topk_indptr",   "token_table", "swa_page_table", "query_indptr_out"};
+
+static void sizes_of(const amr_pool_input *in, int64_t n[OUT_COUNT]) {
+  const int64_t B = in->num_reqs,
+                T = in->query_lens ? in->num_rows : B * (in->rows_per_req > 1 ? in->rows_per_req : 1);
+  n[0] = in->capacity;
+  n[1] = B + 1;
+  n[2] = T * in->page_stride;
+  n[3] = B;
+  n[4] = T;
+  n[5] = T;
+  n[6] = T + 1;
+  n[7] = T * in->token_stride;
+  n[8] = T * in->swa_stride;
+  n[9] = B + 1;
+}
+
+/* One run: poisoned outputs, the call, every element checked. */
+static void run_one(attnmeta_context *ctx, const char *label, const pool_case *c,
+                    const inputs *d, int error_word) {
+  const amr_pool_input *in = &c->in;
+  region r[OUT_COUNT];
+  int64_t n[OUT_COUNT];
+  int32_t *d_err = NULL, err = PRESET_BIT, ref_flags = 0;
+  amr_pool_outputs ref = {0};
+  attnmeta_pool op;
+  attnmeta_status st;
+  int reports = 0, i;
+  sizes_of(in, n);
+  for (i = 0; i < OUT_COUNT; i++) region_make(ctx, &r[i], c->want & (1 << i) ? n[i] : 0);
+  ref.kv_indices = REGION_REF(r[0], c->want & WANT_INDICES);
+  ref.indptr_out = REGION_REF(r[1], c->want & WANT_INDPTR);
+  ref.page_table = REGION_REF(r[2], c->want & WANT_PAGES);
+  ref.cache_seqlens = REGION_REF(r[3], c->want & WANT_LENS);
+  ref.expanded_lens = REGION_REF(r[4], c->want & WANT_EXPANDED);
+  ref.topk_lens = REGION_REF(r[5], c->want & WANT_TOPK_LENS);
+  ref.topk_indptr = REGION_REF(r[6], c->want & WANT_TOPK_INDPTR);
+  ref.token_table = REGION_REF(r[7], c->want & WANT_TOKENS);
+  ref.swa_page_table = REGION_REF(r[8], c->want & WANT_SWA);
+  ref.query_indptr = REGION_REF(r[9], c->want & WANT_QUERY_INDPTR);
+  amr_pool_all(in, &ref, &ref_flags);
+  if (error_word) {
+    d_err = amt_dev_alloc(ctx, 4);
+    amt_to_dev(ctx, d_err, &err, 4);
+  }
+  attnmeta_pool_init(&op);
+  op.req_to_token = d->req_to_token;
+  op.req_to_token_stride = in->pool_stride;
+  op.pool_rows = in->pool_rows;
+  op.pool_cols = in->pool_cols;
+  op.req_pool_indices = d->rpi;
+  op.lengths = d->lengths;
+  op.kv_start_idx = d->start;
+  op.num_reqs = in->num_reqs;
+  op.page_size = in->page_size;
+  op.kv_indptr = d->kv_indptr;
+  op.kv_indices = REGION_DEV(r[0], c->want & WANT_INDICES);
+  if (op.kv_indices) op.kv_indices_capacity = in->capacity;
+  op.kv_indptr_out = REGION_DEV(r[1], c->want & WANT_INDPTR);
+  op.page_table = REGION_DEV(r[2], c->want & WANT_PAGES);
+  op.page_table_stride = in->page_stride;
+  op.page_table_width = in->page_width;
+  op.length_delta = in->length_delta;
+  op.rows_per_req = in->rows_per_req;
+  op.cache_seqlens = REGION_DEV(r[3], c->want & WANT_LENS);
+  op.expanded_lens = REGION_DEV(r[4], c->want & WANT_EXPANDED);
+  op.topk_lens = REGION_DEV(r[5], c->want & WANT_TOPK_LENS);
+  op.topk_indptr = REGION_DEV(r[6], c->want & WANT_TOPK_INDPTR);
+  op.topk = in->topk;
+  op.topk_pool = in->topk_pool;
+  op.token_table = REGION_DEV(r[7], c->want & WANT_TOKENS);
+  op.token_table_stride = in->token_stride;
+  op.token_table_width = in->token_width;
+  op.length_cap = in->length_cap;
+  op.fill_to_width = in->fill_to_width;
+  op.full_to_swa = d->full_to_swa;
+  op.swa_map_len = in->swa_map_len;
+  op.swa_page_table = REGION_DEV(r[8], c->want & WANT_SWA);
+  op.swa_page_table_stride = in->swa_stride;
+  op.query_lens = d->query_lens;
+  op.num_rows = in->query_lens ? in->num_rows : 0;
+  op.query_indptr_out = REGION_DEV(r[9], c->want & WANT_QUERY_INDPTR);
+  op.error_word = d_err;
+  st = attnmeta_build_pool_indices(ctx, &op, NULL);
+  cr_assert(st == ATTNMETA_OK, "%s: attnmeta_build_pool_indices: %s (%s)", label,
+            attnmeta_status_string(st), attnmeta_last_error(ctx));
+  for (i = 0; i < OUT_COUNT; i++) reports = region_check(ctx, &r[i], label, names[i], reports);
+  if (d_err) {
+    amt_to_host(ctx, &err, d_err, 4);
+    cr_expect(err == (ref_flags | PRESET_BIT), "%s: error word 0x%x, reference 0x%x", label,
+              (unsigned)err, (unsigned)(ref_flags | PRESET_BIT));
+    amt_dev_free(ctx, d_err);
+  }
+  for (i = 0; i < OUT_COUNT; i++) region_free(ctx, &r[i]);
+}
+
+int32_t pool_run_everywhere(const pool_case *c, int few) {
+  attnmeta_backend kinds[AMT_MAX_BACKENDS];
+  const int nk = amt_test_backends(kinds);
+  const int extra = (int)(sizeof pool_gpu_configs / sizeof pool_gpu_configs[0]);
+  int32_t flags = 0;
+  int k, ran = 0;
+  {
+    /* the reference's flags with the wanted outputs */
+    int64_t n[OUT_COUNT];
+    int32_t *bufs[OUT_COUNT] = {0};
+    amr_pool_outputs out = {0};
+    int i;
+    sizes_of(&c->in, n);
+    for (i = 0; i < OUT_COUNT; i++)
+      if (c->want & (1 << i)) bufs[i] = malloc((size_t)n[i] * 4 + 4);
+    out.kv_indices = bufs[0];
+    out.indptr_out = bufs[1];
+    out.page_table = bufs[2];
+    out.cache_seqlens = bufs[3];
+    out.expanded_lens = bufs[4];
+    out.topk_lens = bufs[5];
+    out.topk_indptr = bufs[6];
+    out.token_table = bufs[7];
+    out.swa_page_table = bufs[8];
+    out.query_indptr = bufs[9];
+    amr_pool_all(&c->in, &out, &flags);
+    for (i = 0; i < OUT_COUNT; i++) free(bufs[i]);
+  }
+  for (k = 0; k < nk; k++) {
+    attnmeta_context *ctx = amt_open_or_null(kinds[k]);
+    const amt_launch *sweep;
+    int ns, i;
+    inputs d;
+    if (!ctx) continue;
+    ns = amt_launch_configs(kinds[k], &sweep);
+    inputs_upload(ctx, c, &d);
+    for (i = 0; i < ns + extra; i++) {
+      const amt_launch *l = i < ns ? &sweep[i] : &pool_gpu_configs[i - ns];
+      char label[256];
+      attnmeta_status st;
+      if (i >= ns && kinds[k] == ATTNMETA_BACKEND_CPU) break;
+      if (few && i != 0 && i != 2) continue;
+      st = attnmeta_set_launch_config(ctx, &l->config);
+      cr_assert(st == ATTNMETA_OK, "set_launch_config %s: %s", l->name, attnmeta_last_error(ctx));
+      snprintf(label, sizeof label, "%s backend=%s config=%s", c->name,
+               amt_backend_label(kinds[k]), l->name);
+      run_one(ctx, label, c, &d, 1);
+      if (i == 0) run_one(ctx, label, c, &d, 0); /* no error word */
+      ran++;
+    }
+    inputs_free(ctx, &d);
+    attnmeta_close(ctx);
+  }
+  cr_assert(ran > 0, "%s: no backend ran", c->name);
+  return flags;
+}

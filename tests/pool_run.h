@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Runs a pool-operation case (attnmeta_build_pool_indices) against the
+ * naive reference (conformance/generator/pool_reference.c) on every
+ * backend present and every launch configuration of the backend's sweep
+ * plus a few of the pool kernel's own: each wanted output in a poisoned
+ * buffer between guard zones, checked element by element (guards and
+ * stride gaps included), and the error word.
+ */
+#ifndef ATTNMETA_TESTS_POOL_RUN_H
+#define ATTNMETA_TESTS_POOL_RUN_H
+
+#include <stdint.h>
+
+#include "pool_reference.h"
+
+#define POOL_POISON ((int32_t)0x5A5A5A5A)
+
+/* What to build: a bit an output. */
+enum {
+  WANT_INDICES = 1,
+  WANT_INDPTR = 2,
+  WANT_PAGES = 4,
+  WANT_LENS = 8,       /* cache_seqlens */
+  WANT_EXPANDED = 16,  /* expanded_lens */
+  WANT_TOPK_LENS = 32,
+  WANT_TOPK_INDPTR = 64,
+  WANT_TOKENS = 128,   /* token_table */
+  WANT_SWA = 256,      /* swa_page_table */
+  WANT_QUERY_INDPTR = 512,
+  WANT_EVERY = 1023
+};
+
+/* A case: host inputs and what is built. */
+typedef struct pool_case {
+  const char *name;
+  amr_pool_input in; /* kv_indptr NULL with WANT_INDPTR | WANT_INDICES: placed by the scan */
+  int want;
+  int64_t req_to_token_elems; /* elements of req_to_token allocated */
+} pool_case;
+
+/* The case everywhere (all launch configurations unless `few`: then the
+ * automatic one and one forced grid); returns the reference's flags. */
+int32_t pool_run_everywhere(const pool_case *c, int few);
+
+#endif /* ATTNMETA_TESTS_POOL_RUN_H */
