@@ -75,6 +75,19 @@ def _unit_rows(gathered: Buffer) -> Buffer:
     return sys.modules["numpy"].ascontiguousarray(gathered)
 
 
+def _unit_columns(x: Buffer) -> Buffer:
+    """An input vector or table, or a contiguous copy where its elements
+    (a table's columns) are not at unit stride: vLLM's kernels take any
+    strides, the conversion reads unit-stride vectors and rows."""
+    shape = _shape(x)
+    n = shape[-1] if shape else 0
+    if (len(shape) == 2 and shape[0] == 0) or n <= 1 or _strides(x)[-1] == 1:
+        return x
+    if _is_torch(x):
+        return x.contiguous()
+    return sys.modules["numpy"].ascontiguousarray(x)
+
+
 class PeerTablePlan(Plan):
     """The rotated DCP peer table (contract section 6d) over persistent,
     caller-owned buffers: ``gathered_block_tables`` [W, R, M] int32 (rank
@@ -312,7 +325,8 @@ def convert_global_indices_to_dcp_peer_slots(
     elif valid_counts_out is not None:
         raise ValueError("valid_counts_out requires return_valid_counts=True.")
     if shape[0] > 0:
-        plan = call_named(names, TopkPlan, token_indices, block_table, out, req_id=req_id,
+        plan = call_named(names, TopkPlan, _unit_columns(token_indices), _unit_columns(block_table),
+                          out, req_id=_unit_columns(req_id),
                           valid_counts=counts, block_size=block_size, dcp_size=dcp_size,
                           cp_kv_cache_interleave_size=interleave,
                           blocks_per_peer=blocks_per_peer)

@@ -173,6 +173,23 @@ def test_peer_slots_match_reference(attnmeta, W, I, bs, S):
         np.testing.assert_array_equal(counts, want_counts)
 
 
+def test_peer_slots_of_strided_inputs(attnmeta):
+    """vLLM's kernel reads req_id, block_table and token_indices at any
+    strides: every-other-element views give the slots of their values."""
+    req = np.array([9, 0, 9, 1], np.int32)[1::2]
+    table = np.array([[3, 99, 7, 99], [5, 99, 1, 99]], np.int32)[:, ::2]
+    storage = np.full((2, 32), -1, np.int32)
+    storage[0, :16:2] = [0, 1, 2, 3, 8, 9, 10, 11]
+    storage[1, :16:2] = [4, 5, 6, 7, 12, 13, 14, 15]
+    ti = storage[:, ::2]
+    got, counts = attnmeta.convert_global_indices_to_dcp_peer_slots(
+        req, table, ti, dcp_size=2, blocks_per_peer=16, cp_kv_cache_interleave_size=2,
+        block_size=4, return_valid_counts=True)
+    want, want_counts = ref_slots(req, table, ti, 2, 16, 2, 4)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(counts, want_counts)
+
+
 def test_peer_slots_persistent_and_empty(attnmeta):
     req = np.array([0, 1], np.int32)
     table = np.array([[3, 7], [5, 1]], np.int32)
