@@ -14,6 +14,14 @@
 #             vLLM-shaped stand-in builds with and without patch_vllm()
 #   ab        bench/ab_bench.sh OLD_TREE against this tree (when OLD_TREE is
 #             given), the README cases' device time on one GPU
+#   cuda      the Criterion suite (ATTNMETA_EXTRAS_FILTER, default every
+#             test) and the conformance vectors on the CUDA backend
+#   python    python/run_gpu_tests.sh (torch, CUDA graphs, torch.compile)
+#   sglang    bench/sglang_compare.py (SGLang's decode builds against their
+#             Triton re-implementations) and `attnmeta pool`'s decode step
+#
+# ATTNMETA_EXTRAS lists the steps to run (default: build fused readme
+# standin ab); build runs whenever another step does.
 #
 # Each step's output goes to OUTDIR/<step>.log; OUTDIR/extras.txt has one
 # line per step, also printed last. Exit status 0 only when no step failed.
@@ -89,11 +97,31 @@ standin() {
     echo "stand-in measured: $out/standin.json"
 }
 
+cuda() {
+  ATTNMETA_TEST_BACKENDS=cuda ATTNMETA_TEST_REQUIRE_BACKENDS=cuda "$build/tests/attnmeta_tests" \
+    -j"$jobs" --filter "${ATTNMETA_EXTRAS_FILTER:-*/*}" &&
+    "$build/bin/attnmeta" conformance --backend cuda conformance/vectors
+}
+
+sglang() {
+  PYTHONPATH="$root/python" ATTNMETA_LIBRARY="$build/lib/libattnmeta.so" \
+    python3 bench/sglang_compare.py --json "$out/sglang_compare.json" &&
+    for n in 1 3; do
+      "$build/bin/attnmeta" pool --backend cuda --reqs 64 --ctx 32768 --page-size 64 --topk 2048 \
+        --token-table --next-n "$n" --iters 1000 || return 1
+    done
+}
+
+wanted() { [[ " ${ATTNMETA_EXTRAS:-build fused readme standin ab} " == *" $1 "* ]]; }
+
 step build 300 build_tree
-step fused 120 fused
-step readme 60 readme
-step standin 120 standin
-if [ -n "$old" ]; then
+wanted fused && step fused 120 fused
+wanted readme && step readme 60 readme
+wanted standin && step standin 120 standin
+wanted cuda && step cuda 200 cuda
+wanted python && step python 180 bash python/run_gpu_tests.sh "$build" "$out"
+wanted sglang && step sglang 150 sglang
+if [ -n "$old" ] && wanted ab; then
   step ab 420 bash bench/ab_bench.sh "$out/ab" "$old" "$root" 2
   tail -n 40 "$out/ab/ab.log" >"$out/ab.log" 2>/dev/null
 fi
