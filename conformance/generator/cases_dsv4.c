@@ -31,6 +31,7 @@
 #define CMP_CTX(r, ctx) CMP(r, ctx, 1, 1), CMP(r, ctx, 1, 4), CMP(r, ctx, 8, 1), CMP(r, ctx, 8, 4)
 
 #define PCP(lbs) .pcp_lbs = (lbs)
+#define IMAGES(m) .swa_image_tokens = (m)
 
 #define INDEXER(r, mode) .indexer_ratio = (r), .indexer_mode = (mode)
 #define DECODE ATTNMETA_INDEXER_DECODE
@@ -151,6 +152,28 @@ const amd_case amd_cases[] = {
     {"pcp_hostile_qsl_decreasing", RAWQ(8, 0, 5, 2, 6), SEQ(100, 200, 300), GROUPS_V4, PCP(256),
      .cap_extra = 2},
 
+    /* ---- section 7: in-image visibility and the replay floor ---- */
+    {"swa_vis_image_prefill", QL(40), SEQ(50), SWA(8, 40, CAUSAL), IMAGES(32), .cap_extra = 2},
+    {"swa_vis_decode_and_images", QL(1, 20, 9), SEQ(70, 40, 9), SWA(6, 22, CAUSAL), IMAGES(16),
+     .pad_tokens = 2, .cap_extra = 3, .swa_slot_gap = 5},
+    {"swa_vis_w128_image64", QL(1, 90), SEQ(4000, 200), SWA(128, 192, CAUSAL), IMAGES(64),
+     .stride_extra = 3, .pad_tokens = 1},
+    {"swa_vis_image_wider_than_window", QL(30), SEQ(30), SWA(4, 36, CAUSAL), IMAGES(32),
+     .misalign = 1},
+    {"swa_vis_hostile_counts", QL(8, 10), SEQ(30, 12), SWA(5, 12, CAUSAL), IMAGES(8),
+     .swa_visible_hostile = 1, .table_cols = 3, .pad_tokens = 2},
+    {"swa_vis_r0_padding", .num_reqs = 0, SWA(8, 24, CAUSAL), IMAGES(16), .pad_tokens = 5,
+     .cap_extra = 2},
+    {"swa_vis_dsv4_step", QL(1, 1, 30, 1), SEQ(8192, 300, 1000, 17), GROUPS_V4,
+     SWA(128, 192, CAUSAL), IMAGES(64), C128A(8, GLOBAL), INDEXER(4, DECODE), .pad_tokens = 2,
+     .cap_extra = 3},
+    {"swa_vis_replay_floor", QL(1, 1, 10, 12), SEQ(40, 300, 20, 12), SWA(16, 16, CAUSAL),
+     .swa_floor = 1, .pad_tokens = 2, .cap_extra = 1, .swa_slot_gap = 7},
+    {"swa_vis_replay_w128", QL(1, 1, 1, 64), SEQ(8192, 130, 5, 700), SWA(128, 128, CAUSAL),
+     .swa_floor = 1},
+    {"swa_vis_replay_hostile", QL(5, 1, 10), SEQ(9, 1 << 30, 10), SWA(7, 9, CAUSAL),
+     .swa_floor = 2, .table_cols = 6, .cap_extra = 2},
+
     /* ---- hostile data ---- */
     {"hostile_dsv4_seq_negative", QL(2, 1, 3), SEQ(-3, 0, 2), GROUPS_V4, SWA(8, 8, CAUSAL),
      C128A(8, GLOBAL), .pad_tokens = 1, .cap_extra = 1, .expect_flags = F_POSNEG},
@@ -226,6 +249,52 @@ static void fill_pcp(amd_batch *b, const amd_case *c) {
   b->extra.pcp_logical_slots = b->extra_buffers[0] = slots;
   b->extra.pcp_positions = b->extra_buffers[1] = pos;
   b->extra.pcp_logical_block_size = c->pcp_lbs;
+}
+
+/* Section 7's in-image counts: request r's real tokens from the second on
+ * hold one image of at most swa_image_tokens positions (a request of 3 or
+ * more real tokens), each token of it vLLM's min(p - a, M - 1) and
+ * min(b - p, M); other tokens 0 and 0, padding tokens anything (5 t, t).
+ * swa_visible_hostile: negative, huge and extreme counts instead. */
+static void fill_swa_visible(amd_batch *b, const amd_case *c) {
+  static const int32_t hostile[8] = {-1, INT32_MAX, INT32_MIN, 0, -40, 1000, 7, INT32_MAX - 3};
+  const int32_t m = c->swa_image_tokens;
+  int32_t *left = xcalloc((size_t)(b->T > 0 ? b->T : 1), sizeof(int32_t));
+  int32_t *right = xcalloc((size_t)(b->T > 0 ? b->T : 1), sizeof(int32_t));
+  int32_t t, r;
+  for (t = 0; t < b->T; t++) {
+    left[t] = c->swa_visible_hostile ? hostile[t % 8] : 5 * t;
+    right[t] = c->swa_visible_hostile ? hostile[(3 * t + 1) % 8] : t;
+  }
+  for (r = 0; r < b->R && !c->swa_visible_hostile; r++) {
+    const int32_t qlen = b->qsl[r + 1] - b->qsl[r];
+    const int64_t first = (int64_t)b->seq_lens[r] - qlen;
+    const int64_t a = first + 1, end = a + (qlen - 2 < m ? qlen - 2 : m) - 1;
+    for (t = b->qsl[r]; t < b->qsl[r + 1]; t++) {
+      const int64_t p = first + (t - b->qsl[r]);
+      const int inside = qlen >= 3 && p >= a && p <= end;
+      left[t] = inside ? (int32_t)(p - a < m - 1 ? p - a : m - 1) : 0;
+      right[t] = inside ? (int32_t)(end - p < m ? end - p : m) : 0;
+    }
+  }
+  b->extra.swa_left_visible = b->extra_buffers[2] = left;
+  b->extra.swa_right_visible = b->extra_buffers[3] = right;
+}
+
+/* Section 7's replay floors: mode 1, request r's floor below its first
+ * window (r % 3 == 0), inside it (1) or above its first real token (2);
+ * mode 2, extreme values. */
+static void fill_swa_floor(amd_batch *b, const amd_case *c) {
+  static const int32_t hostile[4] = {INT32_MIN, INT32_MAX, -5, 4};
+  int32_t *floor = xcalloc((size_t)(b->R > 0 ? b->R : 1), sizeof(int32_t));
+  int32_t r;
+  for (r = 0; r < b->R; r++) {
+    const int64_t first = (int64_t)b->seq_lens[r] - (b->qsl[r + 1] - b->qsl[r]);
+    const int64_t low = first - c->swa_window + 1 > 0 ? first - c->swa_window + 1 : 0;
+    const int64_t want = r % 3 == 0 ? low - 3 : r % 3 == 1 ? low + c->swa_window / 2 : first + 2;
+    floor[r] = c->swa_floor == 2 ? hostile[r % 4] : (int32_t)(want > 0 ? want : 0);
+  }
+  b->extra.swa_replay_start = b->extra_buffers[4] = floor;
 }
 
 static void fill_table(amd_batch *b, const amd_case *c, int tab, int32_t cols) {
@@ -314,6 +383,8 @@ amd_batch *amd_materialize(const amd_case *c) {
   b->extra.capacity = b->C;
   b->d.step = &b->extra;
   if (c->pcp_lbs > 0) fill_pcp(b, c);
+  if (c->swa_image_tokens > 0) fill_swa_visible(b, c);
+  if (c->swa_floor > 0) fill_swa_floor(b, c);
   return b;
 }
 
@@ -324,7 +395,7 @@ void amd_batch_free(amd_batch *b) {
   free(b->seq_lens);
   free(b->swa_token_slots);
   for (k = 0; k < AMD_NUM_TABLES; k++) free(b->tables[k]);
-  for (k = 0; k < 4; k++) free(b->extra_buffers[k]);
+  for (k = 0; k < 6; k++) free(b->extra_buffers[k]);
   free(b);
 }
 

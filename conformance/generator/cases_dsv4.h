@@ -62,6 +62,13 @@ typedef struct amd_case {
   /* > 0: the groups' slot mappings from PCP logical slots (section 5b) of
    * this logical block size; pcp_hostile: extreme slots and positions */
   int32_t pcp_lbs, pcp_hostile;
+  /* > 0: SWA in-image visibility (section 7) with images of at most this
+   * many tokens, one a request of 3 or more real tokens (from its second
+   * real token's position on); swa_visible_hostile: extreme counts instead */
+  int32_t swa_image_tokens, swa_visible_hostile;
+  /* 1: SWA replay floors (section 7) below, inside and above the windows;
+   * 2: extreme floors */
+  int32_t swa_floor;
 } amd_case;
 
 extern const amd_case amd_cases[];
@@ -83,7 +90,7 @@ typedef struct amd_batch {
    * d.step points here, and the generator and the tests pass them on by
    * walking the schema */
   attnmeta_step extra;
-  int64_t *extra_buffers[4]; /* what extra's inputs point at, freed with the batch */
+  void *extra_buffers[6]; /* what extra's inputs point at, freed with the batch */
 } amd_batch;
 
 amd_batch *amd_materialize(const amd_case *c);

@@ -185,8 +185,20 @@ void amr_dsv4_build(const amr_input *in, const amr_dsv4_input *d, amr_dsv4_outpu
       } else if (seen && pos < 0) {
         o->swa_flags |= ATTNMETA_FLAG_POSITION_NEGATIVE;
       } else if (seen) {
-        start = pos - d->swa_window + 1 > 0 ? pos - d->swa_window + 1 : 0;
-        lens = pos + 1 - start;
+        /* in-image visibility (left, right) and the replay floor: by the
+         * contract's formula, in 64 bits */
+        const attnmeta_step *st = d->step;
+        const int64_t left = st && st->swa_left_visible ? st->swa_left_visible[t] : 0;
+        const int64_t right = st && st->swa_right_visible ? st->swa_right_visible[t] : 0;
+        const int64_t extra = left - (d->swa_window - 1) > 0 ? left - (d->swa_window - 1) : 0;
+        const int64_t end = pos + right + 1;
+        start = pos - (d->swa_window - 1) - extra;
+        if (start < 0) start = 0;
+        if (st && st->swa_replay_start && st->swa_replay_start[r] > start)
+          start = st->swa_replay_start[r];
+        lens = end - start;
+        if (lens < 0) lens = 0;
+        if (lens > d->swa_width) lens = d->swa_width;
       }
       o->swa_lens[t] = (int32_t)lens;
       for (j = 0; j < d->swa_width; j++)

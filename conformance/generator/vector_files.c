@@ -51,14 +51,18 @@ const amg_vector_file amg_files[] = {
      {"Contract section 5b: PCP's logical slots mapped into each compressed group. Ratios",
       "1, 4, 128 over logical blocks 256 and 512, decode and prefill chunks, a whole DSV4",
       "step, no requests, hostile slots, positions and boundaries."}, 5},
+    {"s7_swa_visible.amv",
+     {"Contract section 7: sliding-window rows with in-image visibility and the replay",
+      "floor. Images in prefill chunks, beside decode tokens, wider than the window, a",
+      "whole DSV4 step; floors below, inside and above the windows; hostile counts."}, 5},
     {"errors_dsv4.amv",
      {"Errors: hostile device data for the DSV4 products. Negative positions, negative",
       "and huge block ids (slots past INT32_MAX in int32 rows), positions past the",
       "tables, boundaries that are not well formed."}, 2},
 };
 /* Indices into amg_files, in its order. */
-enum { F_S1, F_S2, F_S2A, F_S3, F_S4, F_ERR, F_S5, F_S7, F_S8, F_S9, F_S5A, F_S5B, F_ERR_DSV4,
-       NFILES };
+enum { F_S1, F_S2, F_S2A, F_S3, F_S4, F_ERR, F_S5, F_S7, F_S8, F_S9, F_S5A, F_S5B, F_S7V,
+       F_ERR_DSV4, NFILES };
 const int amg_num_files = NFILES;
 
 static int starts(const char *s, const char *prefix) { return strncmp(s, prefix, strlen(prefix)) == 0; }
@@ -81,6 +85,7 @@ int amg_file_of(const char *name) {
 int amg_dsv4_file_of(const char *name) {
   if (starts(name, "ixl_")) return F_S5A;
   if (starts(name, "pcp_")) return F_S5B;
+  if (starts(name, "swa_vis_")) return F_S7V;
   if (starts(name, "hostile_")) return F_ERR_DSV4;
   if (starts(name, "cmp_")) return F_S5;
   if (starts(name, "swa_")) return F_S7;

@@ -249,6 +249,17 @@ typedef struct attnmeta_step {
   const int64_t *pcp_positions;   /* [T], with pcp_logical_slots: each token's position */
   int32_t pcp_logical_block_size; /* >= 1, with pcp_logical_slots; each group's
                                      block_size must be it / ratio, a whole number */
+
+  /* ---- appended after 0.3: SWA rows in causal mode (docs/contract.md section 7) ---- */
+  /* In-image bidirectional visibility (the DeepSeek-V4 vision model): [T] or
+   * NULL, both or neither. Token t sees left[t] positions of its image before
+   * it beyond its window, and right[t] after it (the engine's per-token
+   * counts); swa_width must hold window + the model's image tokens. */
+  const int32_t *swa_left_visible;
+  const int32_t *swa_right_visible;
+  /* [R] or NULL: request r's rows start at no position below
+   * swa_replay_start[r] (bounded SWA replay); not with the two above */
+  const int32_t *swa_replay_start;
 } attnmeta_step;
 
 /* attnmeta_step.launch_flags. */

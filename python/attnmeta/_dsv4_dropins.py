@@ -213,7 +213,11 @@ _SWA_NAMES = {
     "swa_block_table": "block_table",
     "swa_block_size": "block_size",
     "swa_window": "window_size",
+    "swa_width": "index_width",
     "swa_token_slots": "slot_mapping",
+    "swa_left_visible": "left_visible",
+    "swa_right_visible": "right_visible",
+    "swa_replay_start": "replay_start",
 }
 
 
@@ -230,6 +234,10 @@ def compute_swa_indices_and_lens(
     *,
     slot_mapping: Optional[Buffer] = None,
     is_valid_token: Optional[Buffer] = None,
+    left_visible: Optional[Buffer] = None,
+    right_visible: Optional[Buffer] = None,
+    replay_start: Optional[Buffer] = None,
+    index_width: Optional[int] = None,
 ) -> Tuple[Buffer, Buffer]:
     """The sliding-window rows (contract section 7) of T = ``num_tokens``
     tokens (default ``len(swa_lens)``) into ``swa_indices`` [>= T, width]
@@ -241,7 +249,18 @@ def compute_swa_indices_and_lens(
     step's ``slot_mapping`` (int64 [>= T]; a slot < 0 marks the token) or,
     as vLLM's kernel takes it, ``is_valid_token`` (bool [>= T], i.e.
     ``slot_mapping >= 0``; turned into int64 slots 0 / -1 first, one small
-    array of the buffers' kind), not both. Returns
+    array of the buffers' kind), not both.
+
+    Causal mode only: ``left_visible`` and ``right_visible`` (int32 [>= T],
+    both or neither) are the DeepSeek-V4 vision model's in-image counts,
+    as vLLM's SWA kernel takes them: token t's row starts ``max(left[t] -
+    (window_size - 1), 0)`` positions before its window and ends
+    ``right[t]`` positions after the token; the rows then need
+    ``window_size`` plus the model's image tokens of width.
+    ``replay_start`` (int32 [>= R]) is each request's lowest window
+    position (vLLM's batched DeepSeek-V4.1 SWA rows); not with the counts.
+    ``index_width`` (default: ``swa_indices``' columns) is the rows'
+    width. Lengths are clamped into [0, width]. Returns
     ``(swa_indices[:T], swa_lens[:T])``."""
     n = len(swa_lens) if num_tokens is None else _at_least(num_tokens, 0, "num_tokens")
     window = _at_least(window_size, 1, "window_size")
@@ -253,7 +272,9 @@ def compute_swa_indices_and_lens(
     slots = slot_mapping if is_valid_token is None else _valid_as_slots(is_valid_token)
     _launch(_SWA_NAMES, n, query_start_loc, seq_lens, block_table, swa_indices=swa_indices,
             swa_lens=swa_lens, swa_block_table=block_table, swa_block_size=bs, swa_window=window,
-            swa_causal=causal, swa_token_slots=slots)
+            swa_width=index_width, swa_causal=causal, swa_token_slots=slots,
+            swa_left_visible=left_visible, swa_right_visible=right_visible,
+            swa_replay_start=replay_start)
     return swa_indices[:n], swa_lens[:n]
 
 

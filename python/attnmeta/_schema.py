@@ -68,6 +68,9 @@ STEP_FIELDS = [
     ("pcp_logical_slots", "const int64_t *", "IN", ("T",), ("GROUP_SLOTS",)),
     ("pcp_positions", "const int64_t *", "IN", ("T",), ("GROUP_SLOTS",)),
     ("pcp_logical_block_size", "int32_t", "PARAM", None, ("GROUP_SLOTS",)),
+    ("swa_left_visible", "const int32_t *", "IN", ("T",), ("SWA_INDICES", "SWA_LENS")),
+    ("swa_right_visible", "const int32_t *", "IN", ("T",), ("SWA_INDICES", "SWA_LENS")),
+    ("swa_replay_start", "const int32_t *", "IN", ("R",), ("SWA_INDICES", "SWA_LENS")),
 ]
 
 COMPRESSED_GROUP_FIELDS = [

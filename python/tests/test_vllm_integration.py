@@ -340,6 +340,50 @@ def test_compressed_slot_mapping_with_dcp(vllm_mod, monkeypatch, kind, dcp, case
     assert patch.launches["compressed_slot_mapping"] == 2
 
 
+PCP_CASES = [
+    # (logical slots, positions, logical block size, compress ratio): holes
+    # (-1), slots in later logical blocks, a position that completes no row
+    ([0, 3, -1, 7, 12, 15, 300, 1023], [3, 7, 11, 15, 6, 127, 511, 1023], 256, 4),
+    ([5, 127, 128, 255, -1, 1000], [127, 255, 127, 383, 127, 127], 256, 128),
+    ([9], [0], 16, 1),
+    ([], [], 64, 4),
+]
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+@pytest.mark.parametrize("case", PCP_CASES, ids=str)
+def test_pcp_compressed_slot_mapping(vllm_mod, monkeypatch, kind, case):
+    """compressor_utils.get_pcp_compressed_slot_mapping and a binding of it
+    in another module: vLLM's outputs bit for bit, into the caller's
+    buffer (only its first T entries) or a new one."""
+    xp = KINDS[kind]
+    slots, positions, logical, ratio = case
+    n = len(slots)
+
+    def run(mods):
+        compressor = mods["vllm.v1.attention.backends.mla.compressor_utils"]
+        layer = mods["vllm.v1.attention.backends.mla.flashmla_sparse"]
+        monkeypatch.setattr(layer, "get_pcp_compressed_slot_mapping",
+                            compressor.get_pcp_compressed_slot_mapping, raising=False)
+        logical_slots, pos = xp.array(slots, np.int64), xp.array(positions, np.int64)
+        out = xp.full((n + 3,), 77, np.int64)
+        got = compressor.get_pcp_compressed_slot_mapping(logical_slots, pos, logical,
+                                                         logical // ratio, ratio, out=out)
+        new = layer.get_pcp_compressed_slot_mapping(
+            logical_slots, pos, logical_block_size=logical, storage_block_size=logical // ratio,
+            compress_ratio=ratio)
+        return _plain(got, xp), _plain(out, xp), _plain(new, xp)
+
+    theirs, mine, before, after, patch = _run_standin_and_patched(monkeypatch, vllm_mod, xp, run)
+    assert mine == theirs
+    assert mine[1][n:] == [77] * 3  # past the tokens: the caller's values
+    launches = 2 if n else 0
+    assert before.get("_pcp_compressed_slot_mapping_kernel", 0) == launches
+    assert "_pcp_compressed_slot_mapping_kernel" not in after
+    assert patch.launches.get("pcp_compressed_slot_mapping", 0) == launches
+    assert patch.fallbacks == {}
+
+
 SWA_CASES = [
     # (query_start_loc, seq_lens, num_actual_tokens, decode requests)
     ([0, 2, 4, 6], [9, 5, 70], 6, 3),
@@ -765,8 +809,17 @@ def test_other_signatures_of_the_dsv4_functions_are_left_alone(vllm_mod, monkeyp
         raise AssertionError("not called")
 
     monkeypatch.setattr(layer, "build_c128a_topk_metadata", build_c128a_topk_metadata)
+    def get_pcp_compressed_slot_mapping(logical_slot_mapping, positions, logical_block_size,
+                                        storage_block_size, compress_ratio, out=None,
+                                        pad_id=-1):
+        raise AssertionError("not called")
+
     monkeypatch.setattr(compressor, "get_compressed_slot_mapping", get_compressed_slot_mapping)
+    monkeypatch.setattr(compressor, "get_pcp_compressed_slot_mapping",
+                        get_pcp_compressed_slot_mapping)
     with vllm_mod.patch_vllm() as patch:
+        assert "pad_id" in patch.skipped["pcp_compressed_slot_mapping"]
+        assert compressor.get_pcp_compressed_slot_mapping is get_pcp_compressed_slot_mapping
         assert "topk_alignment" in patch.skipped["c128a_decode"]
         assert "pad_id" in patch.skipped["compressed_slot_mapping"]
         assert layer.build_c128a_topk_metadata is build_c128a_topk_metadata

@@ -176,7 +176,50 @@ def _compressed_slot_mapping_body(grid, slot_mapping, query_start_loc, seq_lens,
             slot_mapping[start + i] = slot
 
 
+def _pcp_compressed_slot_mapping_body(grid, logical_slot_mapping, positions,
+                                      compressed_slot_mapping, num_tokens, storage_block_size,
+                                      LOGICAL_BLOCK_SIZE, COMPRESS_RATIO, PAD_ID,
+                                      TRITON_BLOCK_SIZE):
+    for t in range(min(grid[0] * TRITON_BLOCK_SIZE, num_tokens)):
+        slot, pos = int(logical_slot_mapping[t]), int(positions[t])
+        ok = slot >= 0 and (pos + 1) % COMPRESS_RATIO == 0
+        compressed_slot_mapping[t] = ((slot // LOGICAL_BLOCK_SIZE) * storage_block_size
+                                      + (slot % LOGICAL_BLOCK_SIZE) // COMPRESS_RATIO
+                                      if ok else PAD_ID)
+
+
+def _fill_pcp(m, xp):
+    m._pcp_compressed_slot_mapping_kernel = Kernel(
+        "_pcp_compressed_slot_mapping_kernel", _pcp_compressed_slot_mapping_body,
+        ("logical_slot_mapping_ptr", "positions_ptr", "compressed_slot_mapping_ptr",
+         "num_tokens", "storage_block_size", "LOGICAL_BLOCK_SIZE", "COMPRESS_RATIO", "PAD_ID",
+         "TRITON_BLOCK_SIZE"))
+
+    def get_pcp_compressed_slot_mapping(logical_slot_mapping, positions, logical_block_size,
+                                        storage_block_size, compress_ratio, out=None):
+        n = int(logical_slot_mapping.shape[0])
+        assert int(positions.shape[0]) == n
+        assert logical_block_size % compress_ratio == 0
+        assert storage_block_size == logical_block_size // compress_ratio
+        if out is None:  # uninitialised, as torch.empty_like
+            slots = xp.full((n,), -12345, np.int64)
+            xp._op("empty_like")
+        else:
+            assert int(out.shape[0]) >= n
+            slots = out[:n]
+        if n == 0:
+            return slots
+        m._pcp_compressed_slot_mapping_kernel[(cdiv(n, 256),)](
+            logical_slot_mapping, positions, slots, n, storage_block_size,
+            LOGICAL_BLOCK_SIZE=logical_block_size, COMPRESS_RATIO=compress_ratio, PAD_ID=-1,
+            TRITON_BLOCK_SIZE=256)
+        return slots
+
+    m.get_pcp_compressed_slot_mapping = get_pcp_compressed_slot_mapping
+
+
 def _fill_compressor_utils(m, xp, **_):
+    _fill_pcp(m, xp)
     m._compressed_slot_mapping_kernel = Kernel(
         "_compressed_slot_mapping_kernel", _compressed_slot_mapping_body,
         ("slot_mapping_ptr", "query_start_loc_ptr", "seq_lens_ptr", "block_table_ptr",

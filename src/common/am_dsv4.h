@@ -143,6 +143,26 @@ AM_DEVICE const int32_t *am_table_row(const int32_t *table, int64_t stride, int3
   return table ? table + (int64_t)r * stride : table;
 }
 
+/* Section 7, causal mode: the first position of a valid token's row at
+ * pos >= 0 and its length. The window ends at pos; in-image visibility
+ * (left/right given) starts it up to left - (window - 1) positions earlier
+ * and ends it right positions later; the replay floor raises its start.
+ * 64-bit: no int32 data overflows. The length is clamped into [0, width]. */
+AM_DEVICE int64_t am_swa_causal(const am_wide_rows *w, const am_step_ext *e, int32_t r,
+                                uint32_t t, int64_t pos, int64_t *lens) {
+  const int64_t reach = (int64_t)w->window - 1;
+  int64_t start, end = pos + 1;
+  if (e->swa_left_visible) {
+    start = am_max64(pos - reach - am_max64((int64_t)e->swa_left_visible[t] - reach, 0), 0);
+    end += e->swa_right_visible[t];
+  } else {
+    start = am_max64(pos - reach, 0);
+  }
+  if (e->swa_replay_start) start = am_max64(start, e->swa_replay_start[r]);
+  *lens = am_clamp64(end - start, 0, w->width);
+  return start;
+}
+
 /* Section 7: the sliding-window row and length of token t (request span s,
  * length seq_len of its request, position pos; valid: t < actual). A
  * token whose KV slot is negative (token_slots given) gets what a padding
@@ -161,8 +181,7 @@ AM_DEVICE void am_swa_token(const am_step_params *p, uint32_t t, int valid, am_r
     } else if (pos < 0) {
       *flags |= ATTNMETA_FLAG_POSITION_NEGATIVE;
     } else {
-      start = am_max64(pos - w->window + 1, 0);
-      lens = pos + 1 - start;
+      start = am_swa_causal(w, &p->ext, s.req, t, pos, &lens);
     }
   }
   if (w->lens && lane == 0) w->lens[t] = (int32_t)lens;

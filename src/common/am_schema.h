@@ -101,6 +101,8 @@ _Static_assert(AM_PRODUCT_COUNT < 31, "a bit per product");
 #define AM_P_OF_(c, name, wanted) | AM_P(name)
 #define AM_P_DSV4 (0u AM_STEP_DSV4_PRODUCTS(AM_P_OF_, _) AM_GROUP_PRODUCTS(AM_P_OF_, _))
 
+#define AM_P_SWA_ANY (AM_P(SWA_INDICES) | AM_P(SWA_LENS))
+
 /* ---- attnmeta_step ---- */
 #define AM_STEP_FIELDS(X, c)                                                 \
   X(c, size_t, struct_size, PARAM, AM_NONE, 0, "the caller's sizeof")        \
@@ -177,7 +179,13 @@ _Static_assert(AM_PRODUCT_COUNT < 31, "a bit per product");
   X(c, const int64_t *, pcp_positions, IN, AM_ARRAY(T), AM_P(GROUP_SLOTS),      \
     "optional; needed with pcp_logical_slots")                               \
   X(c, int32_t, pcp_logical_block_size, PARAM, AM_NONE, AM_P(GROUP_SLOTS),      \
-    ">= 1 with pcp_logical_slots")
+    ">= 1 with pcp_logical_slots")                                           \
+  X(c, const int32_t *, swa_left_visible, IN, AM_ARRAY(T), AM_P_SWA_ANY,      \
+    "optional: in-image visibility, causal mode (section 7)")                \
+  X(c, const int32_t *, swa_right_visible, IN, AM_ARRAY(T), AM_P_SWA_ANY,     \
+    "optional; needed with swa_left_visible")                                \
+  X(c, const int32_t *, swa_replay_start, IN, AM_ARRAY(R), AM_P_SWA_ANY,      \
+    "optional: each request's lowest window position, causal mode")
 
 typedef attnmeta_compressed_group am_group_array[ATTNMETA_MAX_COMPRESSED_GROUPS];
 
@@ -209,7 +217,6 @@ typedef attnmeta_compressed_group am_group_array[ATTNMETA_MAX_COMPRESSED_GROUPS]
  *   PRESENT(m, o)         the buffer m is not NULL, as o needs it
  *                         (ATTNMETA_ERR_NULL_POINTER);
  *   HOLDS(ok, fmt, ...)   the expression ok (a rule across structs). */
-#define AM_P_SWA_ANY (AM_P(SWA_INDICES) | AM_P(SWA_LENS))
 #define AM_P_C128A_ANY (AM_P(C128A_ROWS) | AM_P(C128A_LENS) | AM_P(C128A_PREFILL_ROWS))
 #define AM_STEP_RULES(R, c)                                                  \
   R(c, AM_P_SWA_ANY, 1, ONE_OF2, swa_mode, ATTNMETA_SWA_CAUSAL, ATTNMETA_SWA_NON_CAUSAL) \
@@ -232,7 +239,16 @@ typedef attnmeta_compressed_group am_group_array[ATTNMETA_MAX_COMPRESSED_GROUPS]
   R(c, AM_P(GROUP_SLOTS), b->pcp_logical_slots != NULL, MIN, pcp_logical_block_size, 1) \
   R(c, AM_P(GROUP_SLOTS), b->pcp_logical_slots != NULL, HOLDS, b->dcp_world_size == 1,     \
     "pcp_logical_slots needs dcp_world_size 1 (got %d): PCP's logical slots are not placed " \
-    "across DCP ranks", b->dcp_world_size)
+    "across DCP ranks", b->dcp_world_size)                                   \
+  R(c, AM_P_SWA_ANY, b->swa_left_visible != NULL, PRESENT, swa_right_visible, swa_left_visible) \
+  R(c, AM_P_SWA_ANY, b->swa_right_visible != NULL, PRESENT, swa_left_visible, swa_right_visible) \
+  R(c, AM_P_SWA_ANY, b->swa_left_visible || b->swa_replay_start, HOLDS,        \
+    b->swa_mode == ATTNMETA_SWA_CAUSAL,                                      \
+    "swa_left_visible/swa_right_visible and swa_replay_start are for causal mode only "   \
+    "(swa_mode %d)", b->swa_mode)                                            \
+  R(c, AM_P_SWA_ANY, b->swa_left_visible != NULL, HOLDS, b->swa_replay_start == NULL, \
+    "swa_replay_start and swa_left_visible exclude each other: the engines build "        \
+    "bounded-replay rows and in-image rows in different kernels")
 
 /* Each compressed group's, checked group by group before the step's. */
 #define AM_GROUP_RULES(R, c)                                                 \
@@ -252,7 +268,10 @@ typedef attnmeta_compressed_group am_group_array[ATTNMETA_MAX_COMPRESSED_GROUPS]
 #define AM_STEP_KERNEL_FIELDS(K, c)                                          \
   K(c, const int64_t *, pcp_logical_slots, AM_P(GROUP_SLOTS))                \
   K(c, const int64_t *, pcp_positions, AM_P(GROUP_SLOTS))                    \
-  K(c, int32_t, pcp_logical_block_size, AM_P(GROUP_SLOTS))
+  K(c, int32_t, pcp_logical_block_size, AM_P(GROUP_SLOTS))                   \
+  K(c, const int32_t *, swa_left_visible, AM_P_SWA_ANY)                      \
+  K(c, const int32_t *, swa_right_visible, AM_P_SWA_ANY)                     \
+  K(c, const int32_t *, swa_replay_start, AM_P_SWA_ANY)
 
 /* The groups' indices, for walkers that name each group's buffers. */
 #define AM_EACH_GROUP(G, c) G(c, 0) G(c, 1) G(c, 2) G(c, 3)

@@ -32,6 +32,8 @@ BUILD_PARAMS = ("self", "common_prefix_len", "common_attn_metadata")
 COMPRESSED_PARAMS = ("num_tokens", "query_start_loc", "seq_lens", "block_table", "block_size",
                      "compress_ratio", "out")
 COMPRESSED_DCP = ("cp_world_size", "cp_rank", "cp_kv_cache_interleave_size")
+PCP_COMPRESSED_PARAMS = ("logical_slot_mapping", "positions", "logical_block_size",
+                         "storage_block_size", "compress_ratio", "out")
 SWA_ARGS = ("swa_indices_ptr", "swa_indices_stride", "swa_lens_ptr", "window_size",
             "query_start_loc_ptr", "seq_lens_ptr", "token_to_req_indices_ptr",
             "is_valid_token_ptr", "block_table_ptr", "block_table_stride", "block_size",
@@ -429,6 +431,31 @@ def compressed_slot_mapping(patch: VllmPatch) -> None:
     patch.apply(label)
 
 
+def pcp_compressed_slot_mapping(patch: VllmPatch) -> None:
+    label = "pcp_compressed_slot_mapping"
+    original = _function(patch, label, COMPRESSOR, "get_pcp_compressed_slot_mapping",
+                         PCP_COMPRESSED_PARAMS)
+    if original is None:
+        return
+    import inspect
+
+    from .._dsv4_dropins import get_pcp_compressed_slot_mapping as ours
+
+    signature = inspect.signature(original)
+
+    @wraps(original)
+    def get_pcp_compressed_slot_mapping(*args: Any, **kwargs: Any) -> Any:
+        a = _bound(signature, args, kwargs)
+        got = ours(a["logical_slot_mapping"], a["positions"], a["logical_block_size"],
+                   a["storage_block_size"], a["compress_ratio"], out=a["out"])
+        if int(a["logical_slot_mapping"].shape[0]) > 0:  # no tokens: no launch, as vLLM's
+            patch.count(label)
+        return got
+
+    rebind_everywhere(patch, original, get_pcp_compressed_slot_mapping, label)
+    patch.apply(label)
+
+
 def _boundaries_from(query_start_loc: Any, offset: int) -> Any:
     """The step's boundaries seen from token ``offset`` on: ``max(qsl -
     offset, 0)``, so the requests before it are empty and token ``offset +
@@ -681,13 +708,14 @@ def c128a_rows(patch: VllmPatch) -> None:
 
 TARGETS = ("token_to_req_indices", "compute_token_to_req_indices", "indexer_decode_varlen",
            "indexer_decode_flat", "indexer_decode_native", "compressed_slot_mapping",
-           "swa_decode", "c128a_decode", "topk_conversion", "dcp_peer_views")
+           "pcp_compressed_slot_mapping", "swa_decode", "c128a_decode", "topk_conversion", "dcp_peer_views")
 
 _SINGLE = {
     "token_to_req_indices": token_map_method,
     "compute_token_to_req_indices": token_map_function,
     "indexer_decode_varlen": indexer_varlen,
     "compressed_slot_mapping": compressed_slot_mapping,
+    "pcp_compressed_slot_mapping": pcp_compressed_slot_mapping,
     "swa_decode": swa_rows,
     "c128a_decode": c128a_rows,
     "topk_conversion": topk_conversion,

@@ -23,6 +23,9 @@ launches into the same buffers (so CUDA graphs keep their addresses):
 ``compressed_slot_mapping``
     ``compressor_utils.get_compressed_slot_mapping`` and its bindings (the
     indexer's and the DeepSeek-V4 builders' compressed groups);
+``pcp_compressed_slot_mapping``
+    ``compressor_utils.get_pcp_compressed_slot_mapping`` and its bindings
+    (each layer's compressed slots from PCP's gathered logical slots);
 ``swa_decode``
     the decode and prefill launches of
     ``sparse_swa._compute_swa_indices_and_lens_kernel``;
@@ -76,8 +79,8 @@ TARGETS = _vllm_targets.TARGETS
 _GROUPS = {
     "token_to_req_indices": ("token_to_req_indices", "compute_token_to_req_indices"),
     "indexer_decode": ("indexer_decode_varlen", "indexer_decode_flat", "indexer_decode_native"),
-    "dsv4": ("compressed_slot_mapping", "swa_decode", "c128a_decode", "topk_conversion",
-             "dcp_peer_views"),
+    "dsv4": ("compressed_slot_mapping", "pcp_compressed_slot_mapping", "swa_decode",
+             "c128a_decode", "topk_conversion", "dcp_peer_views"),
 }
 
 def active_patch() -> Optional[VllmPatch]:
