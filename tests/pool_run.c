@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "attnmeta/attnmeta.h"
 #include "harness.h"
@@ -39,10 +40,6 @@ static void region_make(attnmeta_context *ctx, region *r, int64_t n) {
   r->dev = amt_dev_alloc(ctx, (size_t)all * 4);
   amt_to_dev(ctx, r->dev, r->host, (size_t)all * 4);
 }
-
-/* The region's output pointers (device, reference), NULL when not wanted. */
-#define REGION_DEV(r, wanted) ((wanted) ? (r).dev + GUARD : NULL)
-#define REGION_REF(r, wanted) ((wanted) ? (r).ref + GUARD : NULL)
 
 static int region_check(attnmeta_context *ctx, const region *r, const char *label,
                         const char *what, int reports) {
@@ -95,6 +92,15 @@ static const char *const names[OUT_COUNT] = {
     "kv_indices", "kv_indptr_out", "page_table",  "cache_seqlens",  "expanded_lens",
     "topk_lens",  "topk_indptr",   "token_table", "swa_page_table", "query_indptr_out"};
 
+/* The reference's output members, in the order of `names`. */
+static void reference_members(amr_pool_outputs *o, int32_t **at[OUT_COUNT]) {
+  int32_t **const all[OUT_COUNT] = {
+      &o->kv_indices,  &o->indptr_out,  &o->page_table,  &o->cache_seqlens,  &o->expanded_lens,
+      &o->topk_lens,   &o->topk_indptr, &o->token_table, &o->swa_page_table, &o->query_indptr};
+  int i;
+  for (i = 0; i < OUT_COUNT; i++) at[i] = all[i];
+}
+
 static void sizes_of(const amr_pool_input *in, int64_t n[OUT_COUNT]) {
   const int64_t B = in->num_reqs,
                 T = in->query_lens ? in->num_rows : B * (in->rows_per_req > 1 ? in->rows_per_req : 1);
@@ -119,20 +125,19 @@ static void run_one(attnmeta_context *ctx, const char *label, const pool_case *c
   int32_t *d_err = NULL, err = PRESET_BIT, ref_flags = 0;
   amr_pool_outputs ref = {0};
   attnmeta_pool op;
+  int32_t **ref_at[OUT_COUNT];
+  int32_t **const op_at[OUT_COUNT] = {
+      &op.kv_indices,  &op.kv_indptr_out, &op.page_table,  &op.cache_seqlens,
+      &op.expanded_lens, &op.topk_lens,   &op.topk_indptr, &op.token_table,
+      &op.swa_page_table, &op.query_indptr_out};
   attnmeta_status st;
   int reports = 0, i;
   sizes_of(in, n);
-  for (i = 0; i < OUT_COUNT; i++) region_make(ctx, &r[i], c->want & (1 << i) ? n[i] : 0);
-  ref.kv_indices = REGION_REF(r[0], c->want & WANT_INDICES);
-  ref.indptr_out = REGION_REF(r[1], c->want & WANT_INDPTR);
-  ref.page_table = REGION_REF(r[2], c->want & WANT_PAGES);
-  ref.cache_seqlens = REGION_REF(r[3], c->want & WANT_LENS);
-  ref.expanded_lens = REGION_REF(r[4], c->want & WANT_EXPANDED);
-  ref.topk_lens = REGION_REF(r[5], c->want & WANT_TOPK_LENS);
-  ref.topk_indptr = REGION_REF(r[6], c->want & WANT_TOPK_INDPTR);
-  ref.token_table = REGION_REF(r[7], c->want & WANT_TOKENS);
-  ref.swa_page_table = REGION_REF(r[8], c->want & WANT_SWA);
-  ref.query_indptr = REGION_REF(r[9], c->want & WANT_QUERY_INDPTR);
+  reference_members(&ref, ref_at);
+  for (i = 0; i < OUT_COUNT; i++) {
+    region_make(ctx, &r[i], c->want & (1 << i) ? n[i] : 0);
+    *ref_at[i] = c->want & (1 << i) ? r[i].ref + GUARD : NULL;
+  }
   amr_pool_all(in, &ref, &ref_flags);
   if (error_word) {
     d_err = amt_dev_alloc(ctx, 4);
@@ -149,32 +154,23 @@ static void run_one(attnmeta_context *ctx, const char *label, const pool_case *c
   op.num_reqs = in->num_reqs;
   op.page_size = in->page_size;
   op.kv_indptr = d->kv_indptr;
-  op.kv_indices = REGION_DEV(r[0], c->want & WANT_INDICES);
+  for (i = 0; i < OUT_COUNT; i++) *op_at[i] = c->want & (1 << i) ? r[i].dev + GUARD : NULL;
   if (op.kv_indices) op.kv_indices_capacity = in->capacity;
-  op.kv_indptr_out = REGION_DEV(r[1], c->want & WANT_INDPTR);
-  op.page_table = REGION_DEV(r[2], c->want & WANT_PAGES);
   op.page_table_stride = in->page_stride;
   op.page_table_width = in->page_width;
   op.length_delta = in->length_delta;
   op.rows_per_req = in->rows_per_req;
-  op.cache_seqlens = REGION_DEV(r[3], c->want & WANT_LENS);
-  op.expanded_lens = REGION_DEV(r[4], c->want & WANT_EXPANDED);
-  op.topk_lens = REGION_DEV(r[5], c->want & WANT_TOPK_LENS);
-  op.topk_indptr = REGION_DEV(r[6], c->want & WANT_TOPK_INDPTR);
   op.topk = in->topk;
   op.topk_pool = in->topk_pool;
-  op.token_table = REGION_DEV(r[7], c->want & WANT_TOKENS);
   op.token_table_stride = in->token_stride;
   op.token_table_width = in->token_width;
   op.length_cap = in->length_cap;
   op.fill_to_width = in->fill_to_width;
   op.full_to_swa = d->full_to_swa;
   op.swa_map_len = in->swa_map_len;
-  op.swa_page_table = REGION_DEV(r[8], c->want & WANT_SWA);
   op.swa_page_table_stride = in->swa_stride;
   op.query_lens = d->query_lens;
   op.num_rows = in->query_lens ? in->num_rows : 0;
-  op.query_indptr_out = REGION_DEV(r[9], c->want & WANT_QUERY_INDPTR);
   op.error_word = d_err;
   st = attnmeta_build_pool_indices(ctx, &op, NULL);
   cr_assert(st == ATTNMETA_OK, "%s: attnmeta_build_pool_indices: %s (%s)", label,
@@ -189,6 +185,23 @@ static void run_one(attnmeta_context *ctx, const char *label, const pool_case *c
   for (i = 0; i < OUT_COUNT; i++) region_free(ctx, &r[i]);
 }
 
+pool_case pool_case_over(const char *name, const int32_t *pool, int32_t rows, int32_t cols,
+                         int64_t stride, const int64_t *rpi, const int64_t *len, int32_t B) {
+  pool_case c;
+  memset(&c, 0, sizeof c);
+  c.name = name;
+  c.in.req_to_token = pool;
+  c.in.pool_stride = stride;
+  c.in.pool_rows = rows;
+  c.in.pool_cols = cols;
+  c.in.req_pool_indices = rpi;
+  c.in.lengths = len;
+  c.in.num_reqs = B;
+  c.in.page_size = 1;
+  c.req_to_token_elems = (int64_t)rows * stride;
+  return c;
+}
+
 int32_t pool_run_everywhere(const pool_case *c, int few) {
   attnmeta_backend kinds[AMT_MAX_BACKENDS];
   const int nk = amt_test_backends(kinds);
@@ -198,24 +211,15 @@ int32_t pool_run_everywhere(const pool_case *c, int few) {
   {
     /* the reference's flags with the wanted outputs */
     int64_t n[OUT_COUNT];
-    int32_t *bufs[OUT_COUNT] = {0};
+    int32_t **at[OUT_COUNT];
     amr_pool_outputs out = {0};
     int i;
     sizes_of(&c->in, n);
+    reference_members(&out, at);
     for (i = 0; i < OUT_COUNT; i++)
-      if (c->want & (1 << i)) bufs[i] = malloc((size_t)n[i] * 4 + 4);
-    out.kv_indices = bufs[0];
-    out.indptr_out = bufs[1];
-    out.page_table = bufs[2];
-    out.cache_seqlens = bufs[3];
-    out.expanded_lens = bufs[4];
-    out.topk_lens = bufs[5];
-    out.topk_indptr = bufs[6];
-    out.token_table = bufs[7];
-    out.swa_page_table = bufs[8];
-    out.query_indptr = bufs[9];
+      if (c->want & (1 << i)) *at[i] = malloc((size_t)n[i] * 4 + 4);
     amr_pool_all(&c->in, &out, &flags);
-    for (i = 0; i < OUT_COUNT; i++) free(bufs[i]);
+    for (i = 0; i < OUT_COUNT; i++) free(*at[i]);
   }
   for (k = 0; k < nk; k++) {
     attnmeta_context *ctx = amt_open_or_null(kinds[k]);

@@ -39,6 +39,13 @@ typedef struct pool_case {
   int64_t req_to_token_elems; /* elements of req_to_token allocated */
 } pool_case;
 
+/* A case named `name` (kept, not copied) of B request rows over a pool of
+ * `rows` rows of `cols` slots, `stride` apart (rows x stride elements
+ * allocated): request row i reads pool row rpi[i] for len[i] tokens, pages
+ * of 1; nothing wanted yet, every other input 0 or NULL. */
+pool_case pool_case_over(const char *name, const int32_t *pool, int32_t rows, int32_t cols,
+                         int64_t stride, const int64_t *rpi, const int64_t *len, int32_t B);
+
 /* The case everywhere (all launch configurations unless `few`: then the
  * automatic one and one forced grid); returns the reference's flags. */
 int32_t pool_run_everywhere(const pool_case *c, int few);

@@ -11,6 +11,7 @@
 
 #include "attnmeta/attnmeta.h"
 #include "harness.h"
+#include "op_inputs.h"
 
 #define POISON ((int32_t)0x5A5A5A5A)
 
@@ -37,17 +38,8 @@ static void reset(attnmeta_pool *op) {
   for (r = 0; r < 3; r++) ip_out[r] = POISON;
   for (r = 0; r < 8; r++) pages[r / 4][r % 4] = POISON;
   err_word = 0;
-  attnmeta_pool_init(op);
-  op->req_to_token = &pool[0][0];
-  op->req_to_token_stride = 8;
-  op->pool_rows = 4;
-  op->pool_cols = 8;
-  op->req_pool_indices = rpi;
-  op->lengths = len;
-  op->num_reqs = 2;
-  op->kv_indptr = ip;
-  op->kv_indices = indices;
-  op->kv_indices_capacity = 8;
+  amt_pool_reqs(op, &pool[0][0], 4, 8, 8, rpi, len, 2);
+  amt_pool_slots(op, ip, indices, 8);
   op->page_table = &pages[0][0];
   op->page_table_stride = 4;
   op->page_table_width = 4;

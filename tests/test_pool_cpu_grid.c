@@ -14,6 +14,7 @@
 
 #include "attnmeta/attnmeta.h"
 #include "harness.h"
+#include "op_inputs.h"
 
 #define POISON ((int32_t)0x5A5A5A5A)
 #define B 3
@@ -30,18 +31,10 @@ static void run_pool(int32_t grid, int32_t *indices, int32_t *indptr, int32_t *p
   attnmeta_status st;
   cfg.grid = grid;
   cr_assert_eq(attnmeta_set_launch_config(ctx, &cfg), ATTNMETA_OK, "%s", attnmeta_last_error(ctx));
-  attnmeta_pool_init(&op);
-  op.req_to_token = pool;
-  op.req_to_token_stride = COLS;
-  op.pool_rows = 2;
-  op.pool_cols = COLS;
-  op.req_pool_indices = rows_of;
-  op.lengths = lengths;
+  amt_pool_reqs(&op, pool, 2, COLS, COLS, rows_of, lengths, B);
+  amt_pool_slots(&op, NULL, indices, 8);
   op.kv_start_idx = starts;
-  op.num_reqs = B;
   op.page_size = 2;
-  op.kv_indices = indices;
-  op.kv_indices_capacity = 8;
   op.kv_indptr_out = indptr;
   op.page_table = pages;
   op.page_table_width = 2;

@@ -45,17 +45,7 @@ static void fill_small_pool(void) {
 static pool_case small_case(const char *name, const int64_t *rpi, const int64_t *len, int32_t B) {
   pool_case c;
   fill_small_pool();
-  memset(&c, 0, sizeof c);
-  c.name = name;
-  c.in.req_to_token = small_pool;
-  c.in.pool_stride = 8;
-  c.in.pool_rows = 3;
-  c.in.pool_cols = 8;
-  c.in.req_pool_indices = rpi;
-  c.in.lengths = len;
-  c.in.num_reqs = B;
-  c.in.page_size = 1;
-  c.req_to_token_elems = 3 * 8;
+  c = pool_case_over(name, small_pool, 3, 8, 8, rpi, len, B);
   return c;
 }
 
@@ -257,17 +247,9 @@ static void normal_decode_case(int32_t B, int32_t max_len, int32_t ps, int swa, 
       want_swa[i * width + p] = (int32_t)(S[v] / ps);
     }
   }
-  memset(&c, 0, sizeof c);
   snprintf(name, sizeof name, "normal_decode_B%d_max%d_ps%d_swa%d_delta%d%s", B, max_len, ps, swa,
            delta, fill ? "_full_width" : "");
-  c.name = name;
-  c.in.req_to_token = pool;
-  c.in.pool_stride = cols;
-  c.in.pool_rows = B;
-  c.in.pool_cols = (int32_t)cols;
-  c.in.req_pool_indices = rpi;
-  c.in.lengths = len;
-  c.in.num_reqs = B;
+  c = pool_case_over(name, pool, B, (int32_t)cols, cols, rpi, len, B);
   c.in.page_size = ps;
   c.in.length_delta = delta;
   c.in.length_cap = (int32_t)(M * ps); /* max_seq_pages pages */
@@ -277,7 +259,6 @@ static void normal_decode_case(int32_t B, int32_t max_len, int32_t ps, int swa, 
   c.in.full_to_swa = swa ? S : NULL;
   c.in.swa_map_len = swa ? map : 0;
   c.in.swa_stride = width;
-  c.req_to_token_elems = B * cols;
   c.want = WANT_LENS | WANT_INDPTR | WANT_PAGES | (swa ? WANT_SWA : 0);
   out.page_table = got;
   out.swa_page_table = swa ? got_swa : NULL;
@@ -324,22 +305,13 @@ Test(pool_metadata, graph_padding_rows) {
   pool_case c;
   int i;
   for (i = 0; i < 32; i++) pool[i] = i < 8 ? 0 : 40 + i;
-  memset(&c, 0, sizeof c);
-  c.name = "graph_padding_rows";
-  c.in.req_to_token = pool;
-  c.in.pool_stride = 8;
-  c.in.pool_rows = 4;
-  c.in.pool_cols = 8;
-  c.in.req_pool_indices = rpi;
-  c.in.lengths = len;
-  c.in.num_reqs = 5;
+  c = pool_case_over("graph_padding_rows", pool, 4, 8, 8, rpi, len, 5);
   c.in.page_size = 2;
   c.in.page_width = 4;
   c.in.page_stride = 4;
   c.in.topk = 4;
   c.in.token_width = 8;
   c.in.token_stride = 8;
-  c.req_to_token_elems = 32;
   c.want = WANT_EVERY & ~(WANT_INDICES | WANT_SWA);
   cr_expect(pool_run_everywhere(&c, 0) == 0);
   c.in.rows_per_req = 3;
@@ -384,17 +356,9 @@ static int32_t random_case(int seed) {
       }
     }
   }
-  memset(&c, 0, sizeof c);
   snprintf(name, sizeof name, "metadata_random_%d", seed);
-  c.name = name;
-  c.in.req_to_token = pool;
-  c.in.pool_stride = stride;
-  c.in.pool_rows = P;
-  c.in.pool_cols = Wr;
-  c.in.req_pool_indices = rpi;
-  c.in.lengths = len;
+  c = pool_case_over(name, pool, P, Wr, stride, rpi, len, B);
   c.in.kv_start_idx = seed % 4 == 1 ? st : NULL;
-  c.in.num_reqs = B;
   c.in.page_size = (int32_t)(1 << rng_in(0, 3)) + (seed % 7 == 3);
   c.in.length_delta = (int32_t)rng_in(-3, 3);
   c.in.rows_per_req = (int32_t)rng_in(0, 3);
@@ -421,7 +385,6 @@ static int32_t random_case(int seed) {
     c.in.num_rows = (int32_t)(total + (hostile ? rng_in(-2, 0) : 0));
     if (c.in.num_rows < 0) c.in.num_rows = 0;
   }
-  c.req_to_token_elems = P * stride;
   c.want = (int)rng_in(1, WANT_EVERY) & ~WANT_INDICES;
   if (!c.want) c.want = WANT_LENS;
   if (c.want & WANT_INDPTR && seed % 2) { /* the slot list, placed by the scan */
@@ -457,18 +420,8 @@ Test(pool_metadata, topk_scan_saturates) {
   static int32_t pool[4] = {1, 2, 3, 4};
   static const int64_t rpi[3] = {0, 0, 0}, len[3] = {INT32_MAX - 5, INT32_MAX - 5, 4};
   pool_case c;
-  memset(&c, 0, sizeof c);
-  c.name = "topk_scan_saturates";
-  c.in.req_to_token = pool;
-  c.in.pool_stride = 4;
-  c.in.pool_rows = 1;
-  c.in.pool_cols = 4;
-  c.in.req_pool_indices = rpi;
-  c.in.lengths = len;
-  c.in.num_reqs = 3;
-  c.in.page_size = 1;
+  c = pool_case_over("topk_scan_saturates", pool, 1, 4, 4, rpi, len, 3);
   c.in.topk = INT32_MAX;
-  c.req_to_token_elems = 4;
   c.want = WANT_TOPK_INDPTR | WANT_TOPK_LENS | WANT_LENS;
   cr_expect(pool_run_everywhere(&c, 0) == ATTNMETA_FLAG_SCAN_OVERFLOW);
 }
@@ -476,10 +429,7 @@ Test(pool_metadata, topk_scan_saturates) {
 /* No rows: the leading 0 of each prefix sum and nothing else (SGLang's
  * bs == 0 path). */
 Test(pool_metadata, no_rows) {
-  pool_case c;
-  memset(&c, 0, sizeof c);
-  c.name = "metadata_no_rows";
-  c.in.page_size = 1;
+  pool_case c = pool_case_over("metadata_no_rows", NULL, 0, 0, 0, NULL, NULL, 0);
   c.in.topk = 2048;
   c.in.rows_per_req = 2;
   c.want = WANT_EVERY & ~WANT_INDICES;
