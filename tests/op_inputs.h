@@ -92,15 +92,19 @@ static inline void amt_topk_prefill(attnmeta_topk *op, const int32_t *prefill_re
 }
 
 /* attnmeta_pool_init, then SGLang's req_to_token pool: `rows` rows of
- * `cols` token slots, `stride` apart, read by B request rows (request row i
- * reads pool row rpi[i] for len[i] tokens). */
-static inline void amt_pool_reqs(attnmeta_pool *op, const int32_t *pool, int32_t rows, int32_t cols,
-                                 int64_t stride, const int64_t *rpi, const int64_t *len, int32_t B) {
+ * `cols` token slots, `stride` apart. */
+static inline void amt_pool_table(attnmeta_pool *op, const int32_t *pool, int32_t rows,
+                                  int32_t cols, int64_t stride) {
   attnmeta_pool_init(op);
   op->req_to_token = pool;
   op->req_to_token_stride = stride;
   op->pool_rows = rows;
   op->pool_cols = cols;
+}
+
+/* B request rows: row i reads pool row rpi[i] for len[i] tokens. */
+static inline void amt_pool_reqs(attnmeta_pool *op, const int64_t *rpi, const int64_t *len,
+                                 int32_t B) {
   op->req_pool_indices = rpi;
   op->lengths = len;
   op->num_reqs = B;

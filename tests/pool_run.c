@@ -4,10 +4,10 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "attnmeta/attnmeta.h"
 #include "harness.h"
+#include "op_inputs.h"
 
 #define GUARD 48
 #define PRESET_BIT (1 << 30)
@@ -143,19 +143,12 @@ static void run_one(attnmeta_context *ctx, const char *label, const pool_case *c
     d_err = amt_dev_alloc(ctx, 4);
     amt_to_dev(ctx, d_err, &err, 4);
   }
-  attnmeta_pool_init(&op);
-  op.req_to_token = d->req_to_token;
-  op.req_to_token_stride = in->pool_stride;
-  op.pool_rows = in->pool_rows;
-  op.pool_cols = in->pool_cols;
-  op.req_pool_indices = d->rpi;
-  op.lengths = d->lengths;
-  op.kv_start_idx = d->start;
-  op.num_reqs = in->num_reqs;
-  op.page_size = in->page_size;
-  op.kv_indptr = d->kv_indptr;
+  amt_pool_table(&op, d->req_to_token, in->pool_rows, in->pool_cols, in->pool_stride);
+  amt_pool_reqs(&op, d->rpi, d->lengths, in->num_reqs);
   for (i = 0; i < OUT_COUNT; i++) *op_at[i] = c->want & (1 << i) ? r[i].dev + GUARD : NULL;
-  if (op.kv_indices) op.kv_indices_capacity = in->capacity;
+  amt_pool_slots(&op, d->kv_indptr, op.kv_indices, op.kv_indices ? in->capacity : 0);
+  op.kv_start_idx = d->start;
+  op.page_size = in->page_size;
   op.page_table_stride = in->page_stride;
   op.page_table_width = in->page_width;
   op.length_delta = in->length_delta;
@@ -187,18 +180,11 @@ static void run_one(attnmeta_context *ctx, const char *label, const pool_case *c
 
 pool_case pool_case_over(const char *name, const int32_t *pool, int32_t rows, int32_t cols,
                          int64_t stride, const int64_t *rpi, const int64_t *len, int32_t B) {
-  pool_case c;
-  memset(&c, 0, sizeof c);
-  c.name = name;
-  c.in.req_to_token = pool;
-  c.in.pool_stride = stride;
-  c.in.pool_rows = rows;
-  c.in.pool_cols = cols;
-  c.in.req_pool_indices = rpi;
-  c.in.lengths = len;
-  c.in.num_reqs = B;
-  c.in.page_size = 1;
-  c.req_to_token_elems = (int64_t)rows * stride;
+  const pool_case c = {.name = name,
+                       .in = {.req_to_token = pool, .pool_stride = stride, .pool_rows = rows,
+                              .pool_cols = cols, .req_pool_indices = rpi, .lengths = len,
+                              .num_reqs = B, .page_size = 1},
+                       .req_to_token_elems = (int64_t)rows * stride};
   return c;
 }
 

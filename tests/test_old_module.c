@@ -52,7 +52,8 @@ static void expect_pool_refused(const char *dir) {
   st = attnmeta_open(&ctx, ATTNMETA_BACKEND_HIP, 0);
   cr_assert(st == ATTNMETA_OK, "the module does not load: %s (%s)", attnmeta_status_string(st),
             attnmeta_open_error());
-  amt_pool_reqs(&op, pool, 1, 4, 4, rpi, len, 1);
+  amt_pool_table(&op, pool, 1, 4, 4);
+  amt_pool_reqs(&op, rpi, len, 1);
   amt_pool_slots(&op, ip, out, 2);
   st = attnmeta_build_pool_indices(ctx, &op, NULL);
   cr_expect(st == ATTNMETA_ERR_NOT_SUPPORTED, "status %s (%s)", attnmeta_status_string(st),

@@ -38,7 +38,8 @@ static void reset(attnmeta_pool *op) {
   for (r = 0; r < 3; r++) ip_out[r] = POISON;
   for (r = 0; r < 8; r++) pages[r / 4][r % 4] = POISON;
   err_word = 0;
-  amt_pool_reqs(op, &pool[0][0], 4, 8, 8, rpi, len, 2);
+  amt_pool_table(op, &pool[0][0], 4, 8, 8);
+  amt_pool_reqs(op, rpi, len, 2);
   amt_pool_slots(op, ip, indices, 8);
   op->page_table = &pages[0][0];
   op->page_table_stride = 4;

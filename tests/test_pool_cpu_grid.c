@@ -31,7 +31,8 @@ static void run_pool(int32_t grid, int32_t *indices, int32_t *indptr, int32_t *p
   attnmeta_status st;
   cfg.grid = grid;
   cr_assert_eq(attnmeta_set_launch_config(ctx, &cfg), ATTNMETA_OK, "%s", attnmeta_last_error(ctx));
-  amt_pool_reqs(&op, pool, 2, COLS, COLS, rows_of, lengths, B);
+  amt_pool_table(&op, pool, 2, COLS, COLS);
+  amt_pool_reqs(&op, rows_of, lengths, B);
   amt_pool_slots(&op, NULL, indices, 8);
   op.kv_start_idx = starts;
   op.page_size = 2;

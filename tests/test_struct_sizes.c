@@ -152,7 +152,8 @@ Test(struct_sizes, pool_only_its_releases) {
   const size_t released[2] = {128, sizeof(attnmeta_pool)};
   int32_t out[2];
   attnmeta_pool full;
-  amt_pool_reqs(&full, pool, 1, 4, 4, rpi, len, 1);
+  amt_pool_table(&full, pool, 1, 4, 4);
+  amt_pool_reqs(&full, rpi, len, 1);
   amt_pool_slots(&full, ip, out, 2);
   expect_only_released(ctx, &full, sizeof full, pool_call, released, 2, out, want);
   if (sizeof(void *) == 8)
