@@ -66,15 +66,6 @@ static void usage(FILE *out) {
           CLI_MAX_ITERS);
 }
 
-/* a linear congruential generator: wraps modulo 2^32 on purpose */
-#if defined(__clang__)
-__attribute__((no_sanitize("unsigned-integer-overflow")))
-#endif
-static uint32_t lcg(uint32_t *seed) {
-  *seed = *seed * 1103515245u + 12345u;
-  return *seed >> 8;
-}
-
 static int wanted(const pool_shape *s, int o) {
   if (o == O_TOPK_LENS || o == O_TOPK_CU) return s->topk > 0;
   if (o == O_EXPANDED) return s->next_n > 1;
@@ -117,8 +108,7 @@ static int call(attnmeta_context *ctx, attnmeta_status st, const char *what) {
 }
 
 static int upload(attnmeta_context *ctx, void **dev, const void *host, size_t bytes) {
-  return call(ctx, attnmeta_device_alloc(ctx, bytes ? bytes : 4, dev), "allocate") ||
-         (host && bytes && call(ctx, attnmeta_copy_to_device(ctx, *dev, host, bytes), "copy"));
+  return cli_upload(CMD, ctx, dev, host, bytes);
 }
 
 /* Draws the inputs and puts them, and the poisoned outputs, on the device. */
@@ -146,12 +136,12 @@ static int setup(attnmeta_context *ctx, const pool_shape *s, pool_host *h, attnm
     if (!h->out[o] || !h->want[o]) goto no_memory;
     for (int64_t i = 0; i < h->n[o]; ++i) h->want[o][i] = -7;
   }
-  for (int64_t i = 0; i < P * cols; ++i) h->pool[i] = i < cols ? 0 : (int32_t)(lcg(&seed) % (1u << 22));
+  for (int64_t i = 0; i < P * cols; ++i) h->pool[i] = i < cols ? 0 : (int32_t)(cli_lcg(&seed) % (1u << 22));
   for (int b = 0; b < s->reqs; ++b) {
-    const int j = (int)(lcg(&seed) % (uint32_t)(b + 1)); /* a random permutation of 1..B */
+    const int j = (int)(cli_lcg(&seed) % (uint32_t)(b + 1)); /* a random permutation of 1..B */
     h->rpi[b] = h->rpi[j];
     h->rpi[j] = b + 1;
-    h->lens[b] = s->ctx / 2 + (int64_t)(lcg(&seed) % (uint32_t)(s->ctx - s->ctx / 2 + 1));
+    h->lens[b] = s->ctx / 2 + (int64_t)(cli_lcg(&seed) % (uint32_t)(s->ctx - s->ctx / 2 + 1));
   }
   if (s->next_n > 1) /* verify's seq_lens exclude the drafts; they fit the pool row */
     for (int b = 0; b < s->reqs; ++b)
@@ -210,37 +200,16 @@ static void teardown(attnmeta_context *ctx, pool_host *h) {
   }
 }
 
-static void print_values(const int32_t *v, int64_t n, int show) {
-  for (int64_t i = 0; i < n && i < show; ++i) printf("%s%d", i ? ", " : "", v[i]);
-  if (n > show) printf(", ...");
-  printf("\n");
-}
-
-static int take_option(cli_args *a, pool_shape *s, int *bad) {
-  static const struct {
-    const char *name;
-    size_t offset;
-    int lo, hi;
-  } ints[] = {
-      {"--reqs", offsetof(pool_shape, reqs), 0, 1 << 20},
-      {"--ctx", offsetof(pool_shape, ctx), 1, 1 << 24},
-      {"--page-size", offsetof(pool_shape, page_size), 1, 1 << 16},
-      {"--topk", offsetof(pool_shape, topk), 0, 1 << 20},
-      {"--next-n", offsetof(pool_shape, next_n), 1, 64},
-      {"--seed", offsetof(pool_shape, seed), 0, 0x7fffffff},
-  };
-  for (size_t i = 0; i < sizeof ints / sizeof ints[0]; ++i) {
-    if (!cli_is(a, ints[i].name)) continue;
-    *bad = cli_take_int(a, ints[i].lo, ints[i].hi, (int *)((char *)s + ints[i].offset));
-    return 1;
-  }
-  if (cli_is(a, "--token-table")) {
-    *bad = cli_flag(a);
-    s->token_table = 1;
-    return 1;
-  }
-  return 0;
-}
+/* The options of this command (cli_parse_shape). */
+static const cli_int_option shape_options[] = {
+    {"--reqs", offsetof(pool_shape, reqs), 0, 1 << 20, 0},
+    {"--ctx", offsetof(pool_shape, ctx), 1, 1 << 24, 0},
+    {"--page-size", offsetof(pool_shape, page_size), 1, 1 << 16, 0},
+    {"--topk", offsetof(pool_shape, topk), 0, 1 << 20, 0},
+    {"--next-n", offsetof(pool_shape, next_n), 1, 64, 0},
+    {"--seed", offsetof(pool_shape, seed), 0, 0x7fffffff, 0},
+    {"--token-table", offsetof(pool_shape, token_table), 0, 1, 1},
+};
 
 static int issue_pool(attnmeta_context *ctx, void *op) {
   return call(ctx, attnmeta_build_pool_indices(ctx, (const attnmeta_pool *)op, NULL), "build");
@@ -255,16 +224,12 @@ int cli_pool(int argc, char **argv) {
   attnmeta_pool op;
   pool_host h;
   cli_args a;
-  char flags[256];
   double first;
 
   memset(&h, 0, sizeof h);
   cli_args_init(&a, CMD, argc, argv);
-  while (cli_next_run(&a, usage, &ro, &stop)) {
-    int wrong = 0;
-    if (!take_option(&a, &s, &wrong)) return cli_unknown(&a);
-    if (wrong) return CLI_EXIT_USAGE;
-  }
+  stop = cli_parse_shape(&a, usage, &ro, shape_options,
+                         sizeof shape_options / sizeof shape_options[0], &s);
   if (stop >= 0) return stop;
   if ((int64_t)s.reqs * s.next_n * (s.token_table ? (int64_t)s.ctx + 1 : 1) > MAX_ENTRIES ||
       ((int64_t)s.reqs + 1) * ((int64_t)s.ctx + 1) > MAX_ENTRIES) {
@@ -285,8 +250,7 @@ int cli_pool(int argc, char **argv) {
     goto done;
   naive(&s, &h);
 
-  printf("attnmeta pool on %s (%s)\n", attnmeta_backend_name(attnmeta_context_backend(ctx)),
-         attnmeta_context_device_name(ctx));
+  cli_print_banner(CMD, ctx);
   printf("shape:\n");
   printf("  %-18s %d of %d to %d tokens, pool rows 1..%d (row 0 reserved)\n", "requests", s.reqs,
          s.ctx / 2, s.ctx, s.reqs);
@@ -297,10 +261,9 @@ int cli_pool(int argc, char **argv) {
   for (int o = 0; o < O_COUNT; ++o) {
     if (!h.out[o]) continue;
     printf("  %-16s int32[%lld]  ", out_names[o], (long long)h.n[o]);
-    print_values(h.out[o], h.n[o], ro.show);
+    cli_print_int32s(h.out[o], h.n[o], ro.show);
   }
-  attnmeta_error_flags_describe(error_word, flags, sizeof flags);
-  printf("  %-16s 0x%x (%s)\n", "error word", (unsigned)error_word, flags);
+  cli_print_error_word(error_word);
   printf("check:\n");
   for (int o = 0; o < O_COUNT; ++o)
     if (h.out[o] && memcmp(h.out[o], h.want[o], (size_t)h.n[o] * 4) != 0) {
@@ -308,10 +271,7 @@ int cli_pool(int argc, char **argv) {
       bad = 1;
     }
   if (!bad) printf("  every output matches the naive build\n");
-  printf("timing:\n  %-18s %.1f us (with synchronize)\n", "first call", first * 1e6);
-  fflush(stdout);
-
-  if (ro.iters > 0 && cli_time_calls(CMD, ctx, ro.iters, "call", issue_pool, &op)) goto done;
+  if (cli_print_timing(CMD, ctx, first, ro.iters, "call", issue_pool, &op)) goto done;
   rc = error_word != 0 || bad ? CLI_EXIT_FAILED : CLI_EXIT_OK;
 
 done:
