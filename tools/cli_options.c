@@ -480,3 +480,27 @@ int cli_print_timing(const char *cmd, attnmeta_context *ctx, double first_s, int
   fflush(stdout);
   return iters > 0 ? cli_time_calls(cmd, ctx, iters, unit, issue, arg) : 0;
 }
+
+int cli_run_op(const cli_op *op, const cli_run_options *ro) {
+  attnmeta_context *ctx = NULL;
+  int rc = CLI_EXIT_USAGE;
+  double first;
+  if (cli_open_context(op->cmd, &ctx, ro->kind, ro->device)) {
+    op->teardown(NULL, op->state);
+    return CLI_EXIT_USAGE;
+  }
+  if (!op->setup(ctx, op->state)) {
+    rc = CLI_EXIT_FAILED;
+    if ((first = cli_time_one(op->cmd, ctx, op->issue, op->call)) >= 0) {
+      const int reported = op->report(ctx, op->state, ro->show);
+      if (reported == CLI_EXIT_USAGE)
+        rc = CLI_EXIT_USAGE;
+      else if (reported >= 0 &&
+               !cli_print_timing(op->cmd, ctx, first, ro->iters, op->unit, op->issue, op->call))
+        rc = reported;
+    }
+  }
+  op->teardown(ctx, op->state);
+  attnmeta_close(ctx);
+  return rc;
+}

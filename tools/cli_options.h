@@ -191,4 +191,24 @@ void cli_print_error_word(int32_t error_word);
 int cli_print_timing(const char *cmd, attnmeta_context *ctx, double first_s, int iters,
                      const char *unit, int (*issue)(attnmeta_context *ctx, void *arg), void *arg);
 
+/* A subcommand that runs one operation, as cli_run_op drives it. */
+typedef struct cli_op {
+  const char *cmd, *unit; /* "attnmeta pool"; what a timed call completes ("call") */
+  void *state;            /* the subcommand's own, given to setup, report and teardown */
+  void *call;             /* what issue is given */
+  /* Inputs and outputs on the device; nonzero (after a message) when it cannot. */
+  int (*setup)(attnmeta_context *ctx, void *state);
+  /* One call of the operation; nonzero after the message when it failed. */
+  int (*issue)(attnmeta_context *ctx, void *call);
+  /* After the first call: prints everything but the timing; returns
+   * CLI_EXIT_OK, CLI_EXIT_FAILED (a check failed), CLI_EXIT_USAGE (the
+   * environment, no timing then), or -1 when a call failed (no timing). */
+  int (*report)(attnmeta_context *ctx, void *state, int show);
+  /* Frees what setup made (ctx NULL: the host side only). */
+  void (*teardown)(attnmeta_context *ctx, void *state);
+} cli_op;
+/* Opens ro's context, sets up, times the first call, reports, times
+ * ro->iters more calls and tears down; the exit code. */
+int cli_run_op(const cli_op *op, const cli_run_options *ro);
+
 #endif

@@ -41,6 +41,13 @@ typedef struct pool_host {
   void *d_pool, *d_rpi, *d_lens, *d_out[O_COUNT], *d_error;
 } pool_host;
 
+/* What the command's hooks share (cli_op's state). */
+typedef struct pool_cmd {
+  pool_shape s;
+  pool_host h;
+  attnmeta_pool op;
+} pool_cmd;
+
 static void usage(FILE *out) {
   fprintf(out,
           "usage: attnmeta pool [--backend B] [--device N] [--iters N] [--show N] [options]\n"
@@ -107,12 +114,11 @@ static int call(attnmeta_context *ctx, attnmeta_status st, const char *what) {
   return cli_call(CMD, ctx, st, what);
 }
 
-static int upload(attnmeta_context *ctx, void **dev, const void *host, size_t bytes) {
-  return cli_upload(CMD, ctx, dev, host, bytes);
-}
-
 /* Draws the inputs and puts them, and the poisoned outputs, on the device. */
-static int setup(attnmeta_context *ctx, const pool_shape *s, pool_host *h, attnmeta_pool *op) {
+static int setup(attnmeta_context *ctx, void *state) {
+  const pool_shape *s = &((pool_cmd *)state)->s;
+  pool_host *h = &((pool_cmd *)state)->h;
+  attnmeta_pool *op = &((pool_cmd *)state)->op;
   const int64_t P = (int64_t)s->reqs + 1, cols = (int64_t)s->ctx + 1;
   const int32_t zero = 0;
   uint32_t seed = (uint32_t)s->seed;
@@ -146,13 +152,14 @@ static int setup(attnmeta_context *ctx, const pool_shape *s, pool_host *h, attnm
   if (s->next_n > 1) /* verify's seq_lens exclude the drafts; they fit the pool row */
     for (int b = 0; b < s->reqs; ++b)
       if (h->lens[b] + s->next_n > cols) h->lens[b] = cols - s->next_n;
-  if (upload(ctx, &h->d_pool, h->pool, (size_t)(P * cols) * 4) ||
-      upload(ctx, &h->d_rpi, h->rpi, (size_t)s->reqs * 8) ||
-      upload(ctx, &h->d_lens, h->lens, (size_t)s->reqs * 8) ||
-      upload(ctx, &h->d_error, &zero, sizeof zero))
+  if (cli_upload(CMD, ctx, &h->d_pool, h->pool, (size_t)(P * cols) * 4) ||
+      cli_upload(CMD, ctx, &h->d_rpi, h->rpi, (size_t)s->reqs * 8) ||
+      cli_upload(CMD, ctx, &h->d_lens, h->lens, (size_t)s->reqs * 8) ||
+      cli_upload(CMD, ctx, &h->d_error, &zero, sizeof zero))
     return -1;
   for (int o = 0; o < O_COUNT; ++o)
-    if (h->want[o] && upload(ctx, &h->d_out[o], h->want[o], (size_t)h->n[o] * 4)) return -1;
+    if (h->want[o] && cli_upload(CMD, ctx, &h->d_out[o], h->want[o], (size_t)h->n[o] * 4))
+      return -1;
   attnmeta_pool_init(op);
   op->req_to_token = h->d_pool;
   op->req_to_token_stride = cols;
@@ -183,7 +190,8 @@ no_memory:
   return -1;
 }
 
-static void teardown(attnmeta_context *ctx, pool_host *h) {
+static void teardown(attnmeta_context *ctx, void *state) {
+  pool_host *h = &((pool_cmd *)state)->h;
   if (ctx) {
     attnmeta_device_free(ctx, h->d_pool);
     attnmeta_device_free(ctx, h->d_rpi);
@@ -215,67 +223,62 @@ static int issue_pool(attnmeta_context *ctx, void *op) {
   return call(ctx, attnmeta_build_pool_indices(ctx, (const attnmeta_pool *)op, NULL), "build");
 }
 
-int cli_pool(int argc, char **argv) {
-  pool_shape s = {64, 4096, 64, 0, 1, 0, 7};
-  cli_run_options ro = {ATTNMETA_BACKEND_AUTO, 0, 1000, 8};
-  int rc = CLI_EXIT_FAILED, stop, bad = 0;
+/* The outputs and the error word back, the naive build, the report. */
+static int report(attnmeta_context *ctx, void *state, int show) {
+  const pool_shape *s = &((pool_cmd *)state)->s;
+  pool_host *h = &((pool_cmd *)state)->h;
   int32_t error_word = 0;
-  attnmeta_context *ctx = NULL;
-  attnmeta_pool op;
-  pool_host h;
-  cli_args a;
-  double first;
-
-  memset(&h, 0, sizeof h);
-  cli_args_init(&a, CMD, argc, argv);
-  stop = cli_parse_shape(&a, usage, &ro, shape_options,
-                         sizeof shape_options / sizeof shape_options[0], &s);
-  if (stop >= 0) return stop;
-  if ((int64_t)s.reqs * s.next_n * (s.token_table ? (int64_t)s.ctx + 1 : 1) > MAX_ENTRIES ||
-      ((int64_t)s.reqs + 1) * ((int64_t)s.ctx + 1) > MAX_ENTRIES) {
-    fprintf(stderr, CMD ": %d requests of %d tokens is more than 2^28 entries\n", s.reqs, s.ctx);
-    return CLI_EXIT_USAGE;
-  }
-  if (cli_open_context(CMD, &ctx, ro.kind, ro.device)) return CLI_EXIT_USAGE;
-  if (setup(ctx, &s, &h, &op)) {
-    rc = CLI_EXIT_USAGE;
-    goto done;
-  }
-  if ((first = cli_time_one(CMD, ctx, issue_pool, &op)) < 0) goto done;
+  int bad = 0;
   for (int o = 0; o < O_COUNT; ++o)
-    if (h.out[o] && call(ctx, attnmeta_copy_to_host(ctx, h.out[o], h.d_out[o], (size_t)h.n[o] * 4),
-                         "copy back"))
-      goto done;
-  if (call(ctx, attnmeta_copy_to_host(ctx, &error_word, h.d_error, sizeof error_word), "copy back"))
-    goto done;
-  naive(&s, &h);
+    if (h->out[o] &&
+        call(ctx, attnmeta_copy_to_host(ctx, h->out[o], h->d_out[o], (size_t)h->n[o] * 4),
+             "copy back"))
+      return -1;
+  if (call(ctx, attnmeta_copy_to_host(ctx, &error_word, h->d_error, sizeof error_word), "copy back"))
+    return -1;
+  naive(s, h);
 
   cli_print_banner(CMD, ctx);
   printf("shape:\n");
-  printf("  %-18s %d of %d to %d tokens, pool rows 1..%d (row 0 reserved)\n", "requests", s.reqs,
-         s.ctx / 2, s.ctx, s.reqs);
-  printf("  %-18s %d a request%s\n", "rows", s.next_n, s.next_n > 1 ? " (target verify)" : "");
-  printf("  %-18s %lld pages of %d tokens\n", "page table", (long long)h.pages, s.page_size);
-  if (s.topk) printf("  %-18s %d\n", "top-k", s.topk);
+  printf("  %-18s %d of %d to %d tokens, pool rows 1..%d (row 0 reserved)\n", "requests", s->reqs,
+         s->ctx / 2, s->ctx, s->reqs);
+  printf("  %-18s %d a request%s\n", "rows", s->next_n, s->next_n > 1 ? " (target verify)" : "");
+  printf("  %-18s %lld pages of %d tokens\n", "page table", (long long)h->pages, s->page_size);
+  if (s->topk) printf("  %-18s %d\n", "top-k", s->topk);
   printf("outputs (first call):\n");
   for (int o = 0; o < O_COUNT; ++o) {
-    if (!h.out[o]) continue;
-    printf("  %-16s int32[%lld]  ", out_names[o], (long long)h.n[o]);
-    cli_print_int32s(h.out[o], h.n[o], ro.show);
+    if (!h->out[o]) continue;
+    printf("  %-16s int32[%lld]  ", out_names[o], (long long)h->n[o]);
+    cli_print_int32s(h->out[o], h->n[o], show);
   }
   cli_print_error_word(error_word);
   printf("check:\n");
   for (int o = 0; o < O_COUNT; ++o)
-    if (h.out[o] && memcmp(h.out[o], h.want[o], (size_t)h.n[o] * 4) != 0) {
+    if (h->out[o] && memcmp(h->out[o], h->want[o], (size_t)h->n[o] * 4) != 0) {
       printf("  %s differs from the naive build\n", out_names[o]);
       bad = 1;
     }
   if (!bad) printf("  every output matches the naive build\n");
-  if (cli_print_timing(CMD, ctx, first, ro.iters, "call", issue_pool, &op)) goto done;
-  rc = error_word != 0 || bad ? CLI_EXIT_FAILED : CLI_EXIT_OK;
+  return error_word != 0 || bad ? CLI_EXIT_FAILED : CLI_EXIT_OK;
+}
 
-done:
-  teardown(ctx, &h);
-  attnmeta_close(ctx);
-  return rc;
+int cli_pool(int argc, char **argv) {
+  pool_cmd c;
+  const cli_op op = {CMD, "call", &c, &c.op, setup, issue_pool, report, teardown};
+  cli_run_options ro = {ATTNMETA_BACKEND_AUTO, 0, 1000, 8};
+  cli_args a;
+  int stop;
+  memset(&c, 0, sizeof c);
+  c.s = (pool_shape){64, 4096, 64, 0, 1, 0, 7};
+  cli_args_init(&a, CMD, argc, argv);
+  stop = cli_parse_shape(&a, usage, &ro, shape_options,
+                         sizeof shape_options / sizeof shape_options[0], &c.s);
+  if (stop >= 0) return stop;
+  if ((int64_t)c.s.reqs * c.s.next_n * (c.s.token_table ? (int64_t)c.s.ctx + 1 : 1) > MAX_ENTRIES ||
+      ((int64_t)c.s.reqs + 1) * ((int64_t)c.s.ctx + 1) > MAX_ENTRIES) {
+    fprintf(stderr, CMD ": %d requests of %d tokens is more than 2^28 entries\n", c.s.reqs,
+            c.s.ctx);
+    return CLI_EXIT_USAGE;
+  }
+  return cli_run_op(&op, &ro);
 }
