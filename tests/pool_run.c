@@ -87,21 +87,20 @@ static void inputs_free(attnmeta_context *ctx, inputs *d) {
 }
 
 /* The outputs, in the order of `names`. */
-enum { OUT_COUNT = 10 };
-static const char *const names[OUT_COUNT] = {
+static const char *const names[POOL_OUTPUTS] = {
     "kv_indices", "kv_indptr_out", "page_table",  "cache_seqlens",  "expanded_lens",
     "topk_lens",  "topk_indptr",   "token_table", "swa_page_table", "query_indptr_out"};
 
 /* The reference's output members, in the order of `names`. */
-static void reference_members(amr_pool_outputs *o, int32_t **at[OUT_COUNT]) {
-  int32_t **const all[OUT_COUNT] = {
+static void reference_members(amr_pool_outputs *o, int32_t **at[POOL_OUTPUTS]) {
+  int32_t **const all[POOL_OUTPUTS] = {
       &o->kv_indices,  &o->indptr_out,  &o->page_table,  &o->cache_seqlens,  &o->expanded_lens,
       &o->topk_lens,   &o->topk_indptr, &o->token_table, &o->swa_page_table, &o->query_indptr};
   int i;
-  for (i = 0; i < OUT_COUNT; i++) at[i] = all[i];
+  for (i = 0; i < POOL_OUTPUTS; i++) at[i] = all[i];
 }
 
-static void sizes_of(const amr_pool_input *in, int64_t n[OUT_COUNT]) {
+static void sizes_of(const amr_pool_input *in, int64_t n[POOL_OUTPUTS]) {
   const int64_t B = in->num_reqs,
                 T = in->query_lens ? in->num_rows : B * (in->rows_per_req > 1 ? in->rows_per_req : 1);
   n[0] = in->capacity;
@@ -120,13 +119,13 @@ static void sizes_of(const amr_pool_input *in, int64_t n[OUT_COUNT]) {
 static void run_one(attnmeta_context *ctx, const char *label, const pool_case *c,
                     const inputs *d, int error_word) {
   const amr_pool_input *in = &c->in;
-  region r[OUT_COUNT];
-  int64_t n[OUT_COUNT];
+  region r[POOL_OUTPUTS];
+  int64_t n[POOL_OUTPUTS];
   int32_t *d_err = NULL, err = PRESET_BIT, ref_flags = 0;
   amr_pool_outputs ref = {0};
   attnmeta_pool op;
-  int32_t **ref_at[OUT_COUNT];
-  int32_t **const op_at[OUT_COUNT] = {
+  int32_t **ref_at[POOL_OUTPUTS];
+  int32_t **const op_at[POOL_OUTPUTS] = {
       &op.kv_indices,  &op.kv_indptr_out, &op.page_table,  &op.cache_seqlens,
       &op.expanded_lens, &op.topk_lens,   &op.topk_indptr, &op.token_table,
       &op.swa_page_table, &op.query_indptr_out};
@@ -134,7 +133,7 @@ static void run_one(attnmeta_context *ctx, const char *label, const pool_case *c
   int reports = 0, i;
   sizes_of(in, n);
   reference_members(&ref, ref_at);
-  for (i = 0; i < OUT_COUNT; i++) {
+  for (i = 0; i < POOL_OUTPUTS; i++) {
     region_make(ctx, &r[i], c->want & (1 << i) ? n[i] : 0);
     *ref_at[i] = c->want & (1 << i) ? r[i].ref + GUARD : NULL;
   }
@@ -145,7 +144,7 @@ static void run_one(attnmeta_context *ctx, const char *label, const pool_case *c
   }
   amt_pool_table(&op, d->req_to_token, in->pool_rows, in->pool_cols, in->pool_stride);
   amt_pool_reqs(&op, d->rpi, d->lengths, in->num_reqs);
-  for (i = 0; i < OUT_COUNT; i++) *op_at[i] = c->want & (1 << i) ? r[i].dev + GUARD : NULL;
+  for (i = 0; i < POOL_OUTPUTS; i++) *op_at[i] = c->want & (1 << i) ? r[i].dev + GUARD : NULL;
   amt_pool_slots(&op, d->kv_indptr, op.kv_indices, op.kv_indices ? in->capacity : 0);
   op.kv_start_idx = d->start;
   op.page_size = in->page_size;
@@ -168,14 +167,42 @@ static void run_one(attnmeta_context *ctx, const char *label, const pool_case *c
   st = attnmeta_build_pool_indices(ctx, &op, NULL);
   cr_assert(st == ATTNMETA_OK, "%s: attnmeta_build_pool_indices: %s (%s)", label,
             attnmeta_status_string(st), attnmeta_last_error(ctx));
-  for (i = 0; i < OUT_COUNT; i++) reports = region_check(ctx, &r[i], label, names[i], reports);
+  for (i = 0; i < POOL_OUTPUTS; i++) reports = region_check(ctx, &r[i], label, names[i], reports);
   if (d_err) {
     amt_to_host(ctx, &err, d_err, 4);
     cr_expect(err == (ref_flags | PRESET_BIT), "%s: error word 0x%x, reference 0x%x", label,
               (unsigned)err, (unsigned)(ref_flags | PRESET_BIT));
     amt_dev_free(ctx, d_err);
   }
-  for (i = 0; i < OUT_COUNT; i++) region_free(ctx, &r[i]);
+  for (i = 0; i < POOL_OUTPUTS; i++) region_free(ctx, &r[i]);
+}
+
+void pool_expect_reference(const pool_case *c, const pool_want want[POOL_OUTPUTS]) {
+  int64_t n[POOL_OUTPUTS];
+  int32_t **at[POOL_OUTPUTS], flags;
+  amr_pool_outputs out = {0};
+  int i;
+  sizes_of(&c->in, n);
+  reference_members(&out, at);
+  for (i = 0; i < POOL_OUTPUTS; i++) {
+    if (!(c->want & (1 << i))) continue;
+    cr_assert(want[i].n <= n[i], "%s: %s wants %lld values of %lld", c->name, names[i],
+              (long long)want[i].n, (long long)n[i]);
+    *at[i] = malloc((size_t)n[i] * 4 + 4);
+    cr_assert(*at[i], "out of host memory");
+    amt_fill32(*at[i], n[i], POOL_POISON);
+  }
+  amr_pool_all(&c->in, &out, &flags);
+  cr_expect(flags == 0, "%s: flags 0x%x", c->name, (unsigned)flags);
+  for (i = 0; i < POOL_OUTPUTS; i++) {
+    int64_t e;
+    cr_assert(!want[i].values || *at[i], "%s: %s checked but not built", c->name, names[i]);
+    if (want[i].values)
+      for (e = 0; e < want[i].n; e++)
+        cr_expect((*at[i])[e] == want[i].values[e], "%s: %s[%lld] = %d, expected %d", c->name,
+                  names[i], (long long)e, (*at[i])[e], want[i].values[e]);
+    free(*at[i]);
+  }
 }
 
 pool_case pool_case_over(const char *name, const int32_t *pool, int32_t rows, int32_t cols,
@@ -196,16 +223,16 @@ int32_t pool_run_everywhere(const pool_case *c, int few) {
   int k, ran = 0;
   {
     /* the reference's flags with the wanted outputs */
-    int64_t n[OUT_COUNT];
-    int32_t **at[OUT_COUNT];
+    int64_t n[POOL_OUTPUTS];
+    int32_t **at[POOL_OUTPUTS];
     amr_pool_outputs out = {0};
     int i;
     sizes_of(&c->in, n);
     reference_members(&out, at);
-    for (i = 0; i < OUT_COUNT; i++)
+    for (i = 0; i < POOL_OUTPUTS; i++)
       if (c->want & (1 << i)) *at[i] = malloc((size_t)n[i] * 4 + 4);
     amr_pool_all(&c->in, &out, &flags);
-    for (i = 0; i < OUT_COUNT; i++) free(*at[i]);
+    for (i = 0; i < POOL_OUTPUTS; i++) free(*at[i]);
   }
   for (k = 0; k < nk; k++) {
     attnmeta_context *ctx = amt_open_or_null(kinds[k]);
