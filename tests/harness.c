@@ -74,6 +74,20 @@ attnmeta_context *amt_open_or_skip(attnmeta_backend kind) {
   return ctx;
 }
 
+attnmeta_context *amt_cpu_with_grid(int32_t grid) {
+  attnmeta_context *ctx = amt_open_or_skip(ATTNMETA_BACKEND_CPU);
+  attnmeta_launch_config cfg = attnmeta_launch_config_default();
+  cfg.grid = grid;
+  cr_assert_eq(attnmeta_set_launch_config(ctx, &cfg), ATTNMETA_OK, "grid %d: %s", grid,
+               attnmeta_last_error(ctx));
+  return ctx;
+}
+
+void amt_fill32(int32_t *a, int64_t n, int32_t value) {
+  int64_t i;
+  for (i = 0; i < n; ++i) a[i] = value;
+}
+
 attnmeta_context *amt_cpu;
 
 void amt_cpu_open(void) { amt_cpu = amt_open_or_skip(ATTNMETA_BACKEND_CPU); }

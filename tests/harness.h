@@ -29,6 +29,10 @@ attnmeta_context *amt_open_or_skip(attnmeta_backend kind);
  * backends). */
 attnmeta_context *amt_open_or_null(attnmeta_backend kind);
 
+/* The CPU backend with every launch on a forced grid of `grid` blocks
+ * (skipped as amt_open_or_skip skips). */
+attnmeta_context *amt_cpu_with_grid(int32_t grid);
+
 /* A suite's CPU context, open during each test: amt_cpu_open and
  * amt_cpu_close are the suite's .init and .fini (or called by them). */
 extern attnmeta_context *amt_cpu;
@@ -57,6 +61,9 @@ void amt_to_host(attnmeta_context *ctx, void *dst, const void *src, size_t bytes
 /* A device copy of `bytes` bytes at src (8 bytes allocated for none), NULL
  * for a NULL src. */
 void *amt_upload(attnmeta_context *ctx, const void *src, size_t bytes);
+
+/* Sets the n entries of a to `value` (an output's poison before a call). */
+void amt_fill32(int32_t *a, int64_t n, int32_t value);
 
 /* Is `name` in the comma list `list` (case-insensitive)? */
 int amt_listed(const char *list, const char *name);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * What most tests give attnmeta_step and attnmeta_topk, one call a group
+ * What most tests give attnmeta_step, attnmeta_topk and attnmeta_pool, one call a group
  * of fields; the settings a test needs besides stay its own lines.
  * Header-only, for C and C++ (the suite, tests/gpu, tests/stress, the fuzz
  * harnesses).
@@ -89,6 +89,34 @@ static inline void amt_topk_prefill(attnmeta_topk *op, const int32_t *prefill_re
   op->prefill_req = prefill_req;
   op->workspace_starts = workspace_starts;
   op->num_prefill = num_prefill;
+}
+
+/* attnmeta_pool_init, then SGLang's req_to_token pool: `rows` rows of
+ * `cols` token slots, `stride` apart. */
+static inline void amt_pool_table(attnmeta_pool *op, const int32_t *pool, int32_t rows,
+                                  int32_t cols, int64_t stride) {
+  attnmeta_pool_init(op);
+  op->req_to_token = pool;
+  op->req_to_token_stride = stride;
+  op->pool_rows = rows;
+  op->pool_cols = cols;
+}
+
+/* B request rows: row i reads pool row rpi[i] for len[i] tokens. */
+static inline void amt_pool_reqs(attnmeta_pool *op, const int64_t *rpi, const int64_t *len,
+                                 int32_t B) {
+  op->req_pool_indices = rpi;
+  op->lengths = len;
+  op->num_reqs = B;
+}
+
+/* The slot list: row i's slots at kv_indices[kv_indptr[i]...], at most
+ * `capacity` entries written. */
+static inline void amt_pool_slots(attnmeta_pool *op, const int32_t *kv_indptr, int32_t *kv_indices,
+                                  int64_t capacity) {
+  op->kv_indptr = kv_indptr;
+  op->kv_indices = kv_indices;
+  op->kv_indices_capacity = capacity;
 }
 
 #endif /* ATTNMETA_TESTS_OP_INPUTS_H */

@@ -7,6 +7,7 @@
 
 #include "attnmeta/attnmeta.h"
 #include "harness.h"
+#include "op_inputs.h"
 
 #define GUARD 48
 #define PRESET_BIT (1 << 30)
@@ -39,10 +40,6 @@ static void region_make(attnmeta_context *ctx, region *r, int64_t n) {
   r->dev = amt_dev_alloc(ctx, (size_t)all * 4);
   amt_to_dev(ctx, r->dev, r->host, (size_t)all * 4);
 }
-
-/* The region's output pointers (device, reference), NULL when not wanted. */
-#define REGION_DEV(r, wanted) ((wanted) ? (r).dev + GUARD : NULL)
-#define REGION_REF(r, wanted) ((wanted) ? (r).ref + GUARD : NULL)
 
 static int region_check(attnmeta_context *ctx, const region *r, const char *label,
                         const char *what, int reports) {
@@ -90,12 +87,20 @@ static void inputs_free(attnmeta_context *ctx, inputs *d) {
 }
 
 /* The outputs, in the order of `names`. */
-enum { OUT_COUNT = 10 };
-static const char *const names[OUT_COUNT] = {
+static const char *const names[POOL_OUTPUTS] = {
     "kv_indices", "kv_indptr_out", "page_table",  "cache_seqlens",  "expanded_lens",
     "topk_lens",  "topk_indptr",   "token_table", "swa_page_table", "query_indptr_out"};
 
-static void sizes_of(const amr_pool_input *in, int64_t n[OUT_COUNT]) {
+/* The reference's output members, in the order of `names`. */
+static void reference_members(amr_pool_outputs *o, int32_t **at[POOL_OUTPUTS]) {
+  int32_t **const all[POOL_OUTPUTS] = {
+      &o->kv_indices,  &o->indptr_out,  &o->page_table,  &o->cache_seqlens,  &o->expanded_lens,
+      &o->topk_lens,   &o->topk_indptr, &o->token_table, &o->swa_page_table, &o->query_indptr};
+  int i;
+  for (i = 0; i < POOL_OUTPUTS; i++) at[i] = all[i];
+}
+
+static void sizes_of(const amr_pool_input *in, int64_t n[POOL_OUTPUTS]) {
   const int64_t B = in->num_reqs,
                 T = in->query_lens ? in->num_rows : B * (in->rows_per_req > 1 ? in->rows_per_req : 1);
   n[0] = in->capacity;
@@ -114,79 +119,100 @@ static void sizes_of(const amr_pool_input *in, int64_t n[OUT_COUNT]) {
 static void run_one(attnmeta_context *ctx, const char *label, const pool_case *c,
                     const inputs *d, int error_word) {
   const amr_pool_input *in = &c->in;
-  region r[OUT_COUNT];
-  int64_t n[OUT_COUNT];
+  region r[POOL_OUTPUTS];
+  int64_t n[POOL_OUTPUTS];
   int32_t *d_err = NULL, err = PRESET_BIT, ref_flags = 0;
   amr_pool_outputs ref = {0};
   attnmeta_pool op;
+  int32_t **ref_at[POOL_OUTPUTS];
+  int32_t **const op_at[POOL_OUTPUTS] = {
+      &op.kv_indices,  &op.kv_indptr_out, &op.page_table,  &op.cache_seqlens,
+      &op.expanded_lens, &op.topk_lens,   &op.topk_indptr, &op.token_table,
+      &op.swa_page_table, &op.query_indptr_out};
   attnmeta_status st;
   int reports = 0, i;
   sizes_of(in, n);
-  for (i = 0; i < OUT_COUNT; i++) region_make(ctx, &r[i], c->want & (1 << i) ? n[i] : 0);
-  ref.kv_indices = REGION_REF(r[0], c->want & WANT_INDICES);
-  ref.indptr_out = REGION_REF(r[1], c->want & WANT_INDPTR);
-  ref.page_table = REGION_REF(r[2], c->want & WANT_PAGES);
-  ref.cache_seqlens = REGION_REF(r[3], c->want & WANT_LENS);
-  ref.expanded_lens = REGION_REF(r[4], c->want & WANT_EXPANDED);
-  ref.topk_lens = REGION_REF(r[5], c->want & WANT_TOPK_LENS);
-  ref.topk_indptr = REGION_REF(r[6], c->want & WANT_TOPK_INDPTR);
-  ref.token_table = REGION_REF(r[7], c->want & WANT_TOKENS);
-  ref.swa_page_table = REGION_REF(r[8], c->want & WANT_SWA);
-  ref.query_indptr = REGION_REF(r[9], c->want & WANT_QUERY_INDPTR);
+  reference_members(&ref, ref_at);
+  for (i = 0; i < POOL_OUTPUTS; i++) {
+    region_make(ctx, &r[i], c->want & (1 << i) ? n[i] : 0);
+    *ref_at[i] = c->want & (1 << i) ? r[i].ref + GUARD : NULL;
+  }
   amr_pool_all(in, &ref, &ref_flags);
   if (error_word) {
     d_err = amt_dev_alloc(ctx, 4);
     amt_to_dev(ctx, d_err, &err, 4);
   }
-  attnmeta_pool_init(&op);
-  op.req_to_token = d->req_to_token;
-  op.req_to_token_stride = in->pool_stride;
-  op.pool_rows = in->pool_rows;
-  op.pool_cols = in->pool_cols;
-  op.req_pool_indices = d->rpi;
-  op.lengths = d->lengths;
+  amt_pool_table(&op, d->req_to_token, in->pool_rows, in->pool_cols, in->pool_stride);
+  amt_pool_reqs(&op, d->rpi, d->lengths, in->num_reqs);
+  for (i = 0; i < POOL_OUTPUTS; i++) *op_at[i] = c->want & (1 << i) ? r[i].dev + GUARD : NULL;
+  amt_pool_slots(&op, d->kv_indptr, op.kv_indices, op.kv_indices ? in->capacity : 0);
   op.kv_start_idx = d->start;
-  op.num_reqs = in->num_reqs;
   op.page_size = in->page_size;
-  op.kv_indptr = d->kv_indptr;
-  op.kv_indices = REGION_DEV(r[0], c->want & WANT_INDICES);
-  if (op.kv_indices) op.kv_indices_capacity = in->capacity;
-  op.kv_indptr_out = REGION_DEV(r[1], c->want & WANT_INDPTR);
-  op.page_table = REGION_DEV(r[2], c->want & WANT_PAGES);
   op.page_table_stride = in->page_stride;
   op.page_table_width = in->page_width;
   op.length_delta = in->length_delta;
   op.rows_per_req = in->rows_per_req;
-  op.cache_seqlens = REGION_DEV(r[3], c->want & WANT_LENS);
-  op.expanded_lens = REGION_DEV(r[4], c->want & WANT_EXPANDED);
-  op.topk_lens = REGION_DEV(r[5], c->want & WANT_TOPK_LENS);
-  op.topk_indptr = REGION_DEV(r[6], c->want & WANT_TOPK_INDPTR);
   op.topk = in->topk;
   op.topk_pool = in->topk_pool;
-  op.token_table = REGION_DEV(r[7], c->want & WANT_TOKENS);
   op.token_table_stride = in->token_stride;
   op.token_table_width = in->token_width;
   op.length_cap = in->length_cap;
   op.fill_to_width = in->fill_to_width;
   op.full_to_swa = d->full_to_swa;
   op.swa_map_len = in->swa_map_len;
-  op.swa_page_table = REGION_DEV(r[8], c->want & WANT_SWA);
   op.swa_page_table_stride = in->swa_stride;
   op.query_lens = d->query_lens;
   op.num_rows = in->query_lens ? in->num_rows : 0;
-  op.query_indptr_out = REGION_DEV(r[9], c->want & WANT_QUERY_INDPTR);
   op.error_word = d_err;
   st = attnmeta_build_pool_indices(ctx, &op, NULL);
   cr_assert(st == ATTNMETA_OK, "%s: attnmeta_build_pool_indices: %s (%s)", label,
             attnmeta_status_string(st), attnmeta_last_error(ctx));
-  for (i = 0; i < OUT_COUNT; i++) reports = region_check(ctx, &r[i], label, names[i], reports);
+  for (i = 0; i < POOL_OUTPUTS; i++) reports = region_check(ctx, &r[i], label, names[i], reports);
   if (d_err) {
     amt_to_host(ctx, &err, d_err, 4);
     cr_expect(err == (ref_flags | PRESET_BIT), "%s: error word 0x%x, reference 0x%x", label,
               (unsigned)err, (unsigned)(ref_flags | PRESET_BIT));
     amt_dev_free(ctx, d_err);
   }
-  for (i = 0; i < OUT_COUNT; i++) region_free(ctx, &r[i]);
+  for (i = 0; i < POOL_OUTPUTS; i++) region_free(ctx, &r[i]);
+}
+
+void pool_expect_reference(const pool_case *c, const pool_want want[POOL_OUTPUTS]) {
+  int64_t n[POOL_OUTPUTS];
+  int32_t **at[POOL_OUTPUTS], flags;
+  amr_pool_outputs out = {0};
+  int i;
+  sizes_of(&c->in, n);
+  reference_members(&out, at);
+  for (i = 0; i < POOL_OUTPUTS; i++) {
+    if (!(c->want & (1 << i))) continue;
+    cr_assert(want[i].n <= n[i], "%s: %s wants %lld values of %lld", c->name, names[i],
+              (long long)want[i].n, (long long)n[i]);
+    *at[i] = malloc((size_t)n[i] * 4 + 4);
+    cr_assert(*at[i], "out of host memory");
+    amt_fill32(*at[i], n[i], POOL_POISON);
+  }
+  amr_pool_all(&c->in, &out, &flags);
+  cr_expect(flags == 0, "%s: flags 0x%x", c->name, (unsigned)flags);
+  for (i = 0; i < POOL_OUTPUTS; i++) {
+    int64_t e;
+    cr_assert(!want[i].values || *at[i], "%s: %s checked but not built", c->name, names[i]);
+    if (want[i].values)
+      for (e = 0; e < want[i].n; e++)
+        cr_expect((*at[i])[e] == want[i].values[e], "%s: %s[%lld] = %d, expected %d", c->name,
+                  names[i], (long long)e, (*at[i])[e], want[i].values[e]);
+    free(*at[i]);
+  }
+}
+
+pool_case pool_case_over(const char *name, const int32_t *pool, int32_t rows, int32_t cols,
+                         int64_t stride, const int64_t *rpi, const int64_t *len, int32_t B) {
+  const pool_case c = {.name = name,
+                       .in = {.req_to_token = pool, .pool_stride = stride, .pool_rows = rows,
+                              .pool_cols = cols, .req_pool_indices = rpi, .lengths = len,
+                              .num_reqs = B, .page_size = 1},
+                       .req_to_token_elems = (int64_t)rows * stride};
+  return c;
 }
 
 int32_t pool_run_everywhere(const pool_case *c, int few) {
@@ -197,25 +223,16 @@ int32_t pool_run_everywhere(const pool_case *c, int few) {
   int k, ran = 0;
   {
     /* the reference's flags with the wanted outputs */
-    int64_t n[OUT_COUNT];
-    int32_t *bufs[OUT_COUNT] = {0};
+    int64_t n[POOL_OUTPUTS];
+    int32_t **at[POOL_OUTPUTS];
     amr_pool_outputs out = {0};
     int i;
     sizes_of(&c->in, n);
-    for (i = 0; i < OUT_COUNT; i++)
-      if (c->want & (1 << i)) bufs[i] = malloc((size_t)n[i] * 4 + 4);
-    out.kv_indices = bufs[0];
-    out.indptr_out = bufs[1];
-    out.page_table = bufs[2];
-    out.cache_seqlens = bufs[3];
-    out.expanded_lens = bufs[4];
-    out.topk_lens = bufs[5];
-    out.topk_indptr = bufs[6];
-    out.token_table = bufs[7];
-    out.swa_page_table = bufs[8];
-    out.query_indptr = bufs[9];
+    reference_members(&out, at);
+    for (i = 0; i < POOL_OUTPUTS; i++)
+      if (c->want & (1 << i)) *at[i] = malloc((size_t)n[i] * 4 + 4);
     amr_pool_all(&c->in, &out, &flags);
-    for (i = 0; i < OUT_COUNT; i++) free(bufs[i]);
+    for (i = 0; i < POOL_OUTPUTS; i++) free(*at[i]);
   }
   for (k = 0; k < nk; k++) {
     attnmeta_context *ctx = amt_open_or_null(kinds[k]);

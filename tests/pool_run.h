@@ -31,6 +31,21 @@ enum {
   WANT_EVERY = 1023
 };
 
+/* The outputs by index, in the order of the WANT_* bits (WANT_x = 1 << OUT_x). */
+enum {
+  OUT_INDICES,
+  OUT_INDPTR,
+  OUT_PAGES,
+  OUT_LENS,
+  OUT_EXPANDED,
+  OUT_TOPK_LENS,
+  OUT_TOPK_INDPTR,
+  OUT_TOKENS,
+  OUT_SWA,
+  OUT_QUERY_INDPTR,
+  POOL_OUTPUTS
+};
+
 /* A case: host inputs and what is built. */
 typedef struct pool_case {
   const char *name;
@@ -38,6 +53,25 @@ typedef struct pool_case {
   int want;
   int64_t req_to_token_elems; /* elements of req_to_token allocated */
 } pool_case;
+
+/* A case named `name` (kept, not copied) of B request rows over a pool of
+ * `rows` rows of `cols` slots, `stride` apart (rows x stride elements
+ * allocated): request row i reads pool row rpi[i] for len[i] tokens, pages
+ * of 1; nothing wanted yet, every other input 0 or NULL. */
+pool_case pool_case_over(const char *name, const int32_t *pool, int32_t rows, int32_t cols,
+                         int64_t stride, const int64_t *rpi, const int64_t *len, int32_t B);
+
+/* What a hand-worked case wants of one output: its first n values (values
+ * NULL: not checked). */
+typedef struct pool_want {
+  const int32_t *values;
+  int64_t n;
+} pool_want;
+
+/* The naive reference alone on c's inputs, each output c->want names in a
+ * poisoned buffer: it raises no flag and writes want[i]'s values for every
+ * output i checked. */
+void pool_expect_reference(const pool_case *c, const pool_want want[POOL_OUTPUTS]);
 
 /* The case everywhere (all launch configurations unless `few`: then the
  * automatic one and one forced grid); returns the reference's flags. */

@@ -37,12 +37,9 @@ static void naive(int32_t *out, int32_t *counts) {
 }
 
 static void run_topk(int32_t grid, int compact, int32_t *out, int32_t *counts) {
-  attnmeta_context *ctx = amt_open_or_skip(ATTNMETA_BACKEND_CPU);
-  attnmeta_launch_config cfg = attnmeta_launch_config_default();
+  attnmeta_context *ctx = amt_cpu_with_grid(grid);
   attnmeta_topk op;
   attnmeta_status st;
-  cfg.grid = grid;
-  cr_assert_eq(attnmeta_set_launch_config(ctx, &cfg), ATTNMETA_OK, "%s", attnmeta_last_error(ctx));
   amt_topk_rows(&op, topk_in, T, K, out);
   amt_topk_table(&op, req_of, 2, table, 3, BS);
   op.valid_count = counts;
@@ -50,11 +47,6 @@ static void run_topk(int32_t grid, int compact, int32_t *out, int32_t *counts) {
   st = attnmeta_convert_topk(ctx, &op, NULL);
   cr_assert_eq(st, ATTNMETA_OK, "grid %d: %s", grid, attnmeta_last_error(ctx));
   attnmeta_close(ctx);
-}
-
-static void fill(int32_t *a, int n) {
-  int i;
-  for (i = 0; i < n; ++i) a[i] = POISON;
 }
 
 /* Without the bound one token took more than a minute; the timeout fails it. */
@@ -65,8 +57,8 @@ Test(cpu_grid_bound, topk_forced_grid, .timeout = 20) {
   naive(want, want_counts);
   for (g = 0; g < sizeof grids / sizeof grids[0]; ++g) {
     int32_t out[(T + 1) * K], counts[T + 1];
-    fill(out, (T + 1) * K);
-    fill(counts, T + 1);
+    amt_fill32(out, (T + 1) * K, POISON);
+    amt_fill32(counts, T + 1, POISON);
     run_topk(grids[g], 0, out, counts);
     cr_expect(memcmp(out, want, sizeof want) == 0, "grid %d: rows differ from the naive ones",
               grids[g]);
@@ -88,13 +80,13 @@ Test(cpu_grid_bound, topk_forced_grid_compact, .timeout = 20) {
     while (n < K) row[n++] = -1;
     memcpy(want + t * K, row, sizeof row);
   }
-  fill(auto_out, T * K);
-  fill(auto_counts, T);
+  amt_fill32(auto_out, T * K, POISON);
+  amt_fill32(auto_counts, T, POISON);
   run_topk(0, 1, auto_out, auto_counts);
   cr_expect(memcmp(auto_out, want, sizeof want) == 0, "automatic grid, compacted");
   cr_expect(memcmp(auto_counts, want_counts, sizeof want_counts) == 0, "automatic grid, counts");
-  fill(out, T * K);
-  fill(counts, T);
+  amt_fill32(out, T * K, POISON);
+  amt_fill32(counts, T, POISON);
   run_topk(INT32_MAX, 1, out, counts);
   cr_expect(memcmp(out, want, sizeof want) == 0, "grid INT32_MAX, compacted");
   cr_expect(memcmp(counts, want_counts, sizeof want_counts) == 0, "grid INT32_MAX, counts");

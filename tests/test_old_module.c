@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "attnmeta/attnmeta.h"
+#include "op_inputs.h"
 #include "tiny_topk.h"
 
 #ifndef OLD_MODULE_DIR
@@ -51,17 +52,9 @@ static void expect_pool_refused(const char *dir) {
   st = attnmeta_open(&ctx, ATTNMETA_BACKEND_HIP, 0);
   cr_assert(st == ATTNMETA_OK, "the module does not load: %s (%s)", attnmeta_status_string(st),
             attnmeta_open_error());
-  attnmeta_pool_init(&op);
-  op.req_to_token = pool;
-  op.req_to_token_stride = 4;
-  op.pool_rows = 1;
-  op.pool_cols = 4;
-  op.req_pool_indices = rpi;
-  op.lengths = len;
-  op.num_reqs = 1;
-  op.kv_indptr = ip;
-  op.kv_indices = out;
-  op.kv_indices_capacity = 2;
+  amt_pool_table(&op, pool, 1, 4, 4);
+  amt_pool_reqs(&op, rpi, len, 1);
+  amt_pool_slots(&op, ip, out, 2);
   st = attnmeta_build_pool_indices(ctx, &op, NULL);
   cr_expect(st == ATTNMETA_ERR_NOT_SUPPORTED, "status %s (%s)", attnmeta_status_string(st),
             attnmeta_last_error(ctx));

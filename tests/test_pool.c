@@ -45,23 +45,14 @@ static pool_case worked_case(int want, int scan) {
   int r, col;
   for (r = 0; r < 3; r++)
     for (col = 0; col < 10; col++) worked_pool[r * 10 + col] = col < 8 ? 100 * r + col : -7;
-  memset(&c, 0, sizeof c);
-  c.name = "worked";
-  c.in.req_to_token = worked_pool;
-  c.in.pool_stride = 10;
-  c.in.pool_rows = 3;
-  c.in.pool_cols = 8;
-  c.in.req_pool_indices = worked_rpi;
-  c.in.lengths = worked_len;
+  c = pool_case_over("worked", worked_pool, 3, 8, 10, worked_rpi, worked_len, 3);
   c.in.kv_start_idx = worked_st;
-  c.in.num_reqs = 3;
   c.in.page_size = 2;
   c.in.kv_indptr = scan || ((want & WANT_INDICES) && (want & WANT_INDPTR)) ? NULL : worked_ip;
   c.in.capacity = 8;
   c.in.page_width = 4;
   c.in.page_stride = 4;
   c.want = want;
-  c.req_to_token_elems = 30;
   return c;
 }
 
@@ -135,20 +126,10 @@ static void sglang_case(int32_t batch) {
   cr_assert(concat && got);
   for (i = 0; i < batch; i++)
     for (j = 0; j < len[i]; j++) concat[at++] = pool[rpi[i] * MAX_CONTEXT + j];
-  memset(&c, 0, sizeof c);
   snprintf(name, sizeof name, "sglang_create_kvindices_B%d", batch);
-  c.name = name;
-  c.in.req_to_token = pool;
-  c.in.pool_stride = MAX_CONTEXT;
-  c.in.pool_rows = MAX_BATCH;
-  c.in.pool_cols = MAX_CONTEXT;
-  c.in.req_pool_indices = rpi;
-  c.in.lengths = len;
-  c.in.num_reqs = batch;
-  c.in.page_size = 1;
+  c = pool_case_over(name, pool, MAX_BATCH, MAX_CONTEXT, MAX_CONTEXT, rpi, len, batch);
   c.in.kv_indptr = ip;
   c.in.capacity = ip[batch];
-  c.req_to_token_elems = (int64_t)MAX_BATCH * MAX_CONTEXT;
   c.want = WANT_INDICES;
   /* the reference meets the concatenation */
   amr_pool(&c.in, got, NULL, NULL, &flags);
@@ -213,24 +194,15 @@ static int32_t random_case(int seed) {
     ip[i + 1] = ip[i] + gap;
     sum += l > 0 ? l : 0;
   }
-  memset(&c, 0, sizeof c);
   snprintf(name, sizeof name, "random_%d", seed);
-  c.name = name;
-  c.in.req_to_token = pool;
-  c.in.pool_stride = stride;
-  c.in.pool_rows = P;
-  c.in.pool_cols = Wr;
-  c.in.req_pool_indices = rpi;
-  c.in.lengths = len;
+  c = pool_case_over(name, pool, P, Wr, stride, rpi, len, B);
   c.in.kv_start_idx = with_start ? st : NULL;
-  c.in.num_reqs = B;
   c.in.page_size = (int32_t)(1 << rng_in(0, 3)) + (seed % 7 == 3); /* 3, 5 and 9 too */
   c.in.kv_indptr = ip;
   c.in.capacity = sum + (hostile ? rng_in(-6, 4) : 0);
   if (c.in.capacity < 0) c.in.capacity = 0;
   c.in.page_width = (int32_t)rng_in(0, 6);
   c.in.page_stride = c.in.page_width + rng_in(0, 2);
-  c.req_to_token_elems = P * stride;
   c.want = (int)rng_in(1, 7);
   if ((c.want & WANT_INDPTR) && (c.want & WANT_INDICES)) c.in.kv_indptr = NULL;
   flags = pool_run_everywhere(&c, 0);
@@ -265,20 +237,10 @@ Test(pool, scan_saturates) {
   static const int64_t len[4] = {INT32_MAX - 5, 4, 3, 2};
   pool_case c;
   int32_t flags;
-  memset(&c, 0, sizeof c);
-  c.name = "scan_saturates";
-  c.in.req_to_token = pool;
-  c.in.pool_stride = 4;
-  c.in.pool_rows = 1;
-  c.in.pool_cols = 4;
-  c.in.req_pool_indices = rpi;
-  c.in.lengths = len;
-  c.in.num_reqs = 4;
-  c.in.page_size = 1;
+  c = pool_case_over("scan_saturates", pool, 1, 4, 4, rpi, len, 4);
   c.in.capacity = 0;
   c.in.page_width = 0;
   c.in.page_stride = 0;
-  c.req_to_token_elems = 4;
   c.want = WANT_INDPTR;
   flags = pool_run_everywhere(&c, 0);
   cr_expect(flags == ATTNMETA_FLAG_SCAN_OVERFLOW, "flags 0x%x", (unsigned)flags);
@@ -292,10 +254,7 @@ Test(pool, scan_saturates) {
 
 /* No request rows: kv_indptr_out[0] = 0 and nothing else. */
 Test(pool, no_rows) {
-  pool_case c;
-  memset(&c, 0, sizeof c);
-  c.name = "no_rows";
-  c.in.page_size = 1;
+  pool_case c = pool_case_over("no_rows", NULL, 0, 0, 0, NULL, NULL, 0);
   c.want = WANT_INDPTR | WANT_INDICES | WANT_PAGES;
   pool_run_everywhere(&c, 0);
   c.want = WANT_PAGES;

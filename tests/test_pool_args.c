@@ -11,6 +11,7 @@
 
 #include "attnmeta/attnmeta.h"
 #include "harness.h"
+#include "op_inputs.h"
 
 #define POISON ((int32_t)0x5A5A5A5A)
 
@@ -37,17 +38,9 @@ static void reset(attnmeta_pool *op) {
   for (r = 0; r < 3; r++) ip_out[r] = POISON;
   for (r = 0; r < 8; r++) pages[r / 4][r % 4] = POISON;
   err_word = 0;
-  attnmeta_pool_init(op);
-  op->req_to_token = &pool[0][0];
-  op->req_to_token_stride = 8;
-  op->pool_rows = 4;
-  op->pool_cols = 8;
-  op->req_pool_indices = rpi;
-  op->lengths = len;
-  op->num_reqs = 2;
-  op->kv_indptr = ip;
-  op->kv_indices = indices;
-  op->kv_indices_capacity = 8;
+  amt_pool_table(op, &pool[0][0], 4, 8, 8);
+  amt_pool_reqs(op, rpi, len, 2);
+  amt_pool_slots(op, ip, indices, 8);
   op->page_table = &pages[0][0];
   op->page_table_stride = 4;
   op->page_table_width = 4;
@@ -75,6 +68,57 @@ static void expect_refused(const attnmeta_pool *op, attnmeta_status want, const 
             what, attnmeta_last_error(amt_cpu), words);
   cr_expect(untouched(), "%s: an output was written", what);
 }
+
+/* One member of attnmeta_pool set to a value: an integer of the member's
+ * type, or a pointer. */
+typedef struct setting {
+  size_t at; /* offsetof(attnmeta_pool, member) */
+  char type; /* 'i' int32_t, 'l' int64_t, 'z' size_t, 'p' a pointer; 0: no setting */
+  int64_t value;
+  const void *ptr;
+} setting;
+
+#define I32(member, v) {offsetof(attnmeta_pool, member), 'i', (v), NULL}
+#define I64(member, v) {offsetof(attnmeta_pool, member), 'l', (v), NULL}
+#define PTR(member, p) {offsetof(attnmeta_pool, member), 'p', 0, (p)}
+
+static void apply(attnmeta_pool *op, const setting *s) {
+  char *at = (char *)op + s->at;
+  const int32_t i32 = (int32_t)s->value;
+  const int64_t i64 = s->value;
+  const size_t z = (size_t)s->value;
+  switch (s->type) {
+  case 'i': memcpy(at, &i32, sizeof i32); break;
+  case 'l': memcpy(at, &i64, sizeof i64); break;
+  case 'z': memcpy(at, &z, sizeof z); break;
+  case 'p': memcpy(at, &s->ptr, sizeof s->ptr); break;
+  default: break;
+  }
+}
+
+/* A call the checks refuse: the good call of reset (or reset_metadata) with
+ * up to three members set; its status and a word of its message. */
+typedef struct refusal {
+  const char *what;
+  setting set[3];
+  attnmeta_status want;
+  const char *words;
+} refusal;
+
+static void expect_each_refused(const refusal *r, size_t n, void (*prepare)(attnmeta_pool *),
+                                void (*expect)(const attnmeta_pool *, attnmeta_status,
+                                               const char *, const char *)) {
+  size_t i, k;
+  for (i = 0; i < n; i++) {
+    attnmeta_pool op;
+    prepare(&op);
+    for (k = 0; k < 3; k++) apply(&op, &r[i].set[k]);
+    expect(&op, r[i].want, r[i].words, r[i].what);
+  }
+}
+
+#define EXPECT_EACH_REFUSED(table, prepare, expect) \
+  expect_each_refused(table, sizeof table / sizeof table[0], prepare, expect)
 
 Test(pool_args, defaults) {
   attnmeta_pool op;
@@ -110,72 +154,46 @@ Test(pool_args, null_and_context) {
   cr_expect(untouched());
 }
 
-Test(pool_args, bad_values) {
-  attnmeta_pool op;
-  reset(&op);
-  op.struct_size = sizeof op + 8;
-  expect_refused(&op, ATTNMETA_ERR_NOT_SUPPORTED, "newer", "struct_size too large");
-  reset(&op);
-  op.num_reqs = -1;
-  expect_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "num_reqs", "num_reqs < 0");
-  reset(&op);
-  op.page_size = 0;
-  expect_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "page_size", "page_size 0");
-  reset(&op);
-  op.pool_rows = -2;
-  expect_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "pool_rows", "pool_rows < 0");
-  reset(&op);
-  op.pool_cols = -2;
-  expect_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "pool_cols", "pool_cols < 0");
-  reset(&op);
-  op.kv_indices_capacity = -1;
-  expect_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "kv_indices_capacity", "capacity < 0");
-  reset(&op);
-  op.page_table_width = -1;
-  expect_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "page_table_width", "width < 0");
-  reset(&op);
-  op.req_to_token_stride = 7;
-  expect_refused(&op, ATTNMETA_ERR_STRIDE, "req_to_token_stride", "pool stride < cols");
-  reset(&op);
-  op.page_table_stride = 3;
-  expect_refused(&op, ATTNMETA_ERR_STRIDE, "page_table_stride", "page stride < width");
-  reset(&op);
-  op.req_to_token_stride = (int64_t)1 << 61;
-  expect_refused(&op, ATTNMETA_ERR_OVERFLOW, "req_to_token", "pool past 64-bit offsets");
-}
+static const refusal bad_values[] = {
+    {"struct_size too large",
+     {{offsetof(attnmeta_pool, struct_size), 'z', sizeof(attnmeta_pool) + 8, NULL}},
+     ATTNMETA_ERR_NOT_SUPPORTED, "newer"},
+    {"num_reqs < 0", {I32(num_reqs, -1)}, ATTNMETA_ERR_INVALID_ARGUMENT, "num_reqs"},
+    {"page_size 0", {I32(page_size, 0)}, ATTNMETA_ERR_INVALID_ARGUMENT, "page_size"},
+    {"pool_rows < 0", {I32(pool_rows, -2)}, ATTNMETA_ERR_INVALID_ARGUMENT, "pool_rows"},
+    {"pool_cols < 0", {I32(pool_cols, -2)}, ATTNMETA_ERR_INVALID_ARGUMENT, "pool_cols"},
+    {"capacity < 0", {I64(kv_indices_capacity, -1)}, ATTNMETA_ERR_INVALID_ARGUMENT,
+     "kv_indices_capacity"},
+    {"width < 0", {I32(page_table_width, -1)}, ATTNMETA_ERR_INVALID_ARGUMENT, "page_table_width"},
+    {"pool stride < cols", {I64(req_to_token_stride, 7)}, ATTNMETA_ERR_STRIDE,
+     "req_to_token_stride"},
+    {"page stride < width", {I64(page_table_stride, 3)}, ATTNMETA_ERR_STRIDE, "page_table_stride"},
+    {"pool past 64-bit offsets", {I64(req_to_token_stride, (int64_t)1 << 61)},
+     ATTNMETA_ERR_OVERFLOW, "req_to_token"},
+};
 
-Test(pool_args, missing_buffers) {
-  attnmeta_pool op;
-  reset(&op);
-  op.req_pool_indices = NULL;
-  expect_refused(&op, ATTNMETA_ERR_NULL_POINTER, "req_pool_indices", "no req_pool_indices");
-  reset(&op);
-  op.lengths = NULL;
-  expect_refused(&op, ATTNMETA_ERR_NULL_POINTER, "lengths", "no lengths");
-  reset(&op);
-  op.req_to_token = NULL;
-  expect_refused(&op, ATTNMETA_ERR_NULL_POINTER, "req_to_token", "no pool");
-  reset(&op);
-  op.kv_indptr = NULL;
-  expect_refused(&op, ATTNMETA_ERR_NULL_POINTER, "kv_indptr", "kv_indices without places");
-  reset(&op);
-  op.kv_indptr_out = ip_out;
-  expect_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "both", "kv_indptr and kv_indptr_out");
-  reset(&op);
-  op.kv_indices = NULL;
-  op.page_table = NULL;
-  expect_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "no output", "no output");
-  reset(&op);
-  op.kv_indices = NULL;
-  expect_refused(&op, ATTNMETA_ERR_NULL_POINTER, "kv_indices_capacity", "capacity, no kv_indices");
-  reset(&op);
-  op.lengths = (const int64_t *)(const void *)((const char *)len + 4);
-  expect_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "aligned", "misaligned lengths");
-  reset(&op);
-  op.kv_indices = indices + 1;
-  op.page_table = (int32_t *)(void *)((char *)&pages[0][0] + 2);
-  expect_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "aligned", "misaligned page_table");
-}
+Test(pool_args, bad_values) { EXPECT_EACH_REFUSED(bad_values, reset, expect_refused); }
+
+static const refusal missing_buffers[] = {
+    {"no req_pool_indices", {PTR(req_pool_indices, NULL)}, ATTNMETA_ERR_NULL_POINTER,
+     "req_pool_indices"},
+    {"no lengths", {PTR(lengths, NULL)}, ATTNMETA_ERR_NULL_POINTER, "lengths"},
+    {"no pool", {PTR(req_to_token, NULL)}, ATTNMETA_ERR_NULL_POINTER, "req_to_token"},
+    {"kv_indices without places", {PTR(kv_indptr, NULL)}, ATTNMETA_ERR_NULL_POINTER, "kv_indptr"},
+    {"kv_indptr and kv_indptr_out", {PTR(kv_indptr_out, ip_out)}, ATTNMETA_ERR_INVALID_ARGUMENT,
+     "both"},
+    {"no output", {PTR(kv_indices, NULL), PTR(page_table, NULL)}, ATTNMETA_ERR_INVALID_ARGUMENT,
+     "no output"},
+    {"capacity, no kv_indices", {PTR(kv_indices, NULL)}, ATTNMETA_ERR_NULL_POINTER,
+     "kv_indices_capacity"},
+    {"misaligned lengths", {PTR(lengths, (const char *)len + 4)}, ATTNMETA_ERR_INVALID_ARGUMENT,
+     "aligned"},
+    {"misaligned page_table",
+     {PTR(kv_indices, indices + 1), PTR(page_table, (char *)&pages[0][0] + 2)},
+     ATTNMETA_ERR_INVALID_ARGUMENT, "aligned"},
+};
+
+Test(pool_args, missing_buffers) { EXPECT_EACH_REFUSED(missing_buffers, reset, expect_refused); }
 
 Test(pool_args, empty_buffers_may_be_null) {
   attnmeta_pool op;
@@ -198,22 +216,23 @@ Test(pool_args, empty_buffers_may_be_null) {
   cr_expect(ip_out[0] == 0 && ip_out[1] == POISON);
 }
 
+static const refusal overlaps[] = {
+    /* the slot list over the pool's last row */
+    {"kv_indices over req_to_token", {PTR(kv_indices, &pool[3][0])},
+     ATTNMETA_ERR_INVALID_ARGUMENT, "kv_indices"},
+    /* its first entry is the table's last */
+    {"kv_indptr_out over page_table", {PTR(kv_indptr, NULL), PTR(kv_indptr_out, &pages[1][3])},
+     ATTNMETA_ERR_INVALID_ARGUMENT, "page_table"},
+    {"error_word over kv_indptr", {PTR(error_word, &ip[1])}, ATTNMETA_ERR_INVALID_ARGUMENT,
+     "error_word"},
+    /* 2 rows x 4 over kv_indices[4, 12) */
+    {"page_table over kv_indices", {PTR(page_table, indices + 4)}, ATTNMETA_ERR_INVALID_ARGUMENT,
+     "kv_indices"},
+};
+
 Test(pool_args, overlaps_refused) {
   attnmeta_pool op;
-  reset(&op);
-  op.kv_indices = &pool[3][0]; /* the slot list over the pool's last row */
-  expect_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "kv_indices", "kv_indices over req_to_token");
-  reset(&op);
-  op.kv_indptr = NULL;
-  op.kv_indptr_out = &pages[1][3]; /* its first entry is the table's last */
-  op.page_table_width = 4;
-  expect_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "page_table", "kv_indptr_out over page_table");
-  reset(&op);
-  op.error_word = &ip[1];
-  expect_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "error_word", "error_word over kv_indptr");
-  reset(&op);
-  op.page_table = indices + 4; /* 2 rows x 4 over kv_indices[4, 12) */
-  expect_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "kv_indices", "page_table over kv_indices");
+  EXPECT_EACH_REFUSED(overlaps, reset, expect_refused);
   /* the bytes that count: the table's stride gap after its width is not used */
   reset(&op);
   op.page_table_stride = 8;
@@ -317,48 +336,32 @@ Test(pool_args, metadata_good_call_writes) {
   cr_expect(err_word == 0);
 }
 
+static const refusal metadata_bad_values[] = {
+    {"topk 0 with topk_lens", {I32(topk, 0)}, ATTNMETA_ERR_INVALID_ARGUMENT, "topk"},
+    {"fill_to_width 2", {I32(fill_to_width, 2)}, ATTNMETA_ERR_INVALID_ARGUMENT, "fill_to_width"},
+    {"rows_per_req < 0", {I32(rows_per_req, -1)}, ATTNMETA_ERR_INVALID_ARGUMENT, "rows_per_req"},
+    {"length_cap < 0", {I32(length_cap, -1)}, ATTNMETA_ERR_INVALID_ARGUMENT, "length_cap"},
+    {"topk_pool < 0", {I32(topk_pool, -1)}, ATTNMETA_ERR_INVALID_ARGUMENT, "topk_pool"},
+    {"swa_map_len < 0", {I64(swa_map_len, -1)}, ATTNMETA_ERR_INVALID_ARGUMENT, "swa_map_len"},
+    {"token stride < width", {I64(token_table_stride, 7)}, ATTNMETA_ERR_STRIDE,
+     "token_table_stride"},
+    {"swa stride < width", {I64(swa_page_table_stride, 3)}, ATTNMETA_ERR_STRIDE,
+     "swa_page_table_stride"},
+    {"B x N past int32", {I32(rows_per_req, INT32_MAX)}, ATTNMETA_ERR_INVALID_ARGUMENT,
+     "INT32_MAX"},
+    {"no full_to_swa", {PTR(full_to_swa, NULL)}, ATTNMETA_ERR_NULL_POINTER, "full_to_swa"},
+    {"misaligned cache_seqlens", {PTR(cache_seqlens, (char *)lens_out + 2)},
+     ATTNMETA_ERR_INVALID_ARGUMENT, "aligned"},
+    /* [1, 3) inside topk_indptr's [0, 3) */
+    {"topk_lens over topk_indptr", {PTR(topk_lens, topk_ip + 1)}, ATTNMETA_ERR_INVALID_ARGUMENT,
+     "topk"},
+    /* 2 rows of 4: token_table's second row */
+    {"swa_page_table over token_table", {PTR(swa_page_table, &tokens[1][0])},
+     ATTNMETA_ERR_INVALID_ARGUMENT, "token_table"},
+};
+
 Test(pool_args, metadata_bad_values) {
-  attnmeta_pool op;
-  reset_metadata(&op);
-  op.topk = 0;
-  expect_metadata_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "topk", "topk 0 with topk_lens");
-  reset_metadata(&op);
-  op.fill_to_width = 2;
-  expect_metadata_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "fill_to_width", "fill_to_width 2");
-  reset_metadata(&op);
-  op.rows_per_req = -1;
-  expect_metadata_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "rows_per_req", "rows_per_req < 0");
-  reset_metadata(&op);
-  op.length_cap = -1;
-  expect_metadata_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "length_cap", "length_cap < 0");
-  reset_metadata(&op);
-  op.topk_pool = -1;
-  expect_metadata_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "topk_pool", "topk_pool < 0");
-  reset_metadata(&op);
-  op.swa_map_len = -1;
-  expect_metadata_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "swa_map_len", "swa_map_len < 0");
-  reset_metadata(&op);
-  op.token_table_stride = 7;
-  expect_metadata_refused(&op, ATTNMETA_ERR_STRIDE, "token_table_stride", "token stride < width");
-  reset_metadata(&op);
-  op.swa_page_table_stride = 3;
-  expect_metadata_refused(&op, ATTNMETA_ERR_STRIDE, "swa_page_table_stride", "swa stride < width");
-  reset_metadata(&op);
-  op.rows_per_req = INT32_MAX;
-  expect_metadata_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "INT32_MAX", "B x N past int32");
-  reset_metadata(&op);
-  op.full_to_swa = NULL;
-  expect_metadata_refused(&op, ATTNMETA_ERR_NULL_POINTER, "full_to_swa", "no full_to_swa");
-  reset_metadata(&op);
-  op.cache_seqlens = (int32_t *)(void *)((char *)lens_out + 2);
-  expect_metadata_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "aligned", "misaligned cache_seqlens");
-  reset_metadata(&op);
-  op.topk_lens = topk_ip + 1; /* [1, 3) inside topk_indptr's [0, 3) */
-  expect_metadata_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "topk", "topk_lens over topk_indptr");
-  reset_metadata(&op);
-  op.swa_page_table = &tokens[1][0]; /* 2 rows of 4: token_table's second row */
-  expect_metadata_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "token_table",
-                          "swa_page_table over token_table");
+  EXPECT_EACH_REFUSED(metadata_bad_values, reset_metadata, expect_metadata_refused);
 }
 
 Test(pool_args, metadata_no_rows_writes_leading_zeros) {
@@ -372,23 +375,21 @@ Test(pool_args, metadata_no_rows_writes_leading_zeros) {
   cr_expect(topk_ip[0] == 0 && topk_ip[1] == POISON && lens_out[0] == POISON);
 }
 
+static const int64_t draft_q[2] = {1, 1};
+static const refusal draft_extend_rows[] = {
+    {"query_lens and rows_per_req",
+     {PTR(query_lens, draft_q), I32(num_rows, 2), I32(rows_per_req, 2)},
+     ATTNMETA_ERR_INVALID_ARGUMENT, "both"},
+    {"num_rows alone", {I32(num_rows, 2)}, ATTNMETA_ERR_INVALID_ARGUMENT, "query_lens"},
+    {"num_rows < 0", {PTR(query_lens, draft_q), I32(num_rows, -1)}, ATTNMETA_ERR_INVALID_ARGUMENT,
+     "num_rows"},
+};
+
 Test(pool_args, draft_extend_rows_checked) {
   attnmeta_pool op;
-  static const int64_t q[2] = {1, 1};
+  EXPECT_EACH_REFUSED(draft_extend_rows, reset_metadata, expect_metadata_refused);
   reset_metadata(&op);
-  op.query_lens = q;
-  op.num_rows = 2;
-  op.rows_per_req = 2;
-  expect_metadata_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "both", "query_lens and rows_per_req");
-  reset_metadata(&op);
-  op.num_rows = 2;
-  expect_metadata_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "query_lens", "num_rows alone");
-  reset_metadata(&op);
-  op.query_lens = q;
-  op.num_rows = -1;
-  expect_metadata_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "num_rows", "num_rows < 0");
-  reset_metadata(&op);
-  op.query_lens = q;
+  op.query_lens = draft_q;
   op.num_rows = 2;
   cr_expect(attnmeta_build_pool_indices(amt_cpu, &op, NULL) == ATTNMETA_OK, "%s",
             attnmeta_last_error(amt_cpu));

@@ -14,6 +14,7 @@
 
 #include "attnmeta/attnmeta.h"
 #include "harness.h"
+#include "op_inputs.h"
 
 #define POISON ((int32_t)0x5A5A5A5A)
 #define B 3
@@ -24,24 +25,14 @@ static const int32_t pool[2 * COLS] = {10, 11, 12, 13, 14, 20, 21, 22, 23, 24};
 static const int64_t rows_of[B] = {1, 0, 1}, lengths[B] = {3, 2, 2}, starts[B] = {1, 0, 3};
 
 static void run_pool(int32_t grid, int32_t *indices, int32_t *indptr, int32_t *pages) {
-  attnmeta_context *ctx = amt_open_or_skip(ATTNMETA_BACKEND_CPU);
-  attnmeta_launch_config cfg = attnmeta_launch_config_default();
+  attnmeta_context *ctx = amt_cpu_with_grid(grid);
   attnmeta_pool op;
   attnmeta_status st;
-  cfg.grid = grid;
-  cr_assert_eq(attnmeta_set_launch_config(ctx, &cfg), ATTNMETA_OK, "%s", attnmeta_last_error(ctx));
-  attnmeta_pool_init(&op);
-  op.req_to_token = pool;
-  op.req_to_token_stride = COLS;
-  op.pool_rows = 2;
-  op.pool_cols = COLS;
-  op.req_pool_indices = rows_of;
-  op.lengths = lengths;
+  amt_pool_table(&op, pool, 2, COLS, COLS);
+  amt_pool_reqs(&op, rows_of, lengths, B);
+  amt_pool_slots(&op, NULL, indices, 8);
   op.kv_start_idx = starts;
-  op.num_reqs = B;
   op.page_size = 2;
-  op.kv_indices = indices;
-  op.kv_indices_capacity = 8;
   op.kv_indptr_out = indptr;
   op.page_table = pages;
   op.page_table_width = 2;
@@ -49,11 +40,6 @@ static void run_pool(int32_t grid, int32_t *indices, int32_t *indptr, int32_t *p
   st = attnmeta_build_pool_indices(ctx, &op, NULL);
   cr_assert_eq(st, ATTNMETA_OK, "grid %d: %s", grid, attnmeta_last_error(ctx));
   attnmeta_close(ctx);
-}
-
-static void fill(int32_t *a, int n) {
-  int i;
-  for (i = 0; i < n; ++i) a[i] = POISON;
 }
 
 /* Without the bound these grids took 8 to 13 s together; the timeout fails them. */
@@ -66,9 +52,9 @@ Test(pool_cpu_grid, forced_grid, .timeout = 5) {
   size_t g;
   for (g = 0; g < sizeof grids / sizeof grids[0]; ++g) {
     int32_t indices[9], indptr[B + 2], pages[2 * B + 1];
-    fill(indices, 9);
-    fill(indptr, B + 2);
-    fill(pages, 2 * B + 1);
+    amt_fill32(indices, 9, POISON);
+    amt_fill32(indptr, B + 2, POISON);
+    amt_fill32(pages, 2 * B + 1, POISON);
     run_pool(grids[g], indices, indptr, pages);
     cr_expect(memcmp(indices, want_indices, sizeof indices) == 0, "grid %d: kv_indices",
               grids[g]);

@@ -45,17 +45,7 @@ static void fill_small_pool(void) {
 static pool_case small_case(const char *name, const int64_t *rpi, const int64_t *len, int32_t B) {
   pool_case c;
   fill_small_pool();
-  memset(&c, 0, sizeof c);
-  c.name = name;
-  c.in.req_to_token = small_pool;
-  c.in.pool_stride = 8;
-  c.in.pool_rows = 3;
-  c.in.pool_cols = 8;
-  c.in.req_pool_indices = rpi;
-  c.in.lengths = len;
-  c.in.num_reqs = B;
-  c.in.page_size = 1;
-  c.req_to_token_elems = 3 * 8;
+  c = pool_case_over(name, small_pool, 3, 8, 8, rpi, len, B);
   return c;
 }
 
@@ -90,22 +80,12 @@ Test(pool_metadata, worked_section_12) {
   static const int32_t swa[6] = {600, 601, P_, 500, 501, 502};
   int fill;
   for (fill = 0; fill < 2; fill++) {
-    pool_case c = w12_case(fill);
-    int32_t got_lens[2], got_cu[3], got_pages[8], got_swa[6], flags;
-    amr_pool_outputs out = {0};
-    int i;
-    for (i = 0; i < 8; i++) got_pages[i] = P_;
-    for (i = 0; i < 6; i++) got_swa[i] = P_;
-    out.cache_seqlens = got_lens;
-    out.indptr_out = got_cu;
-    out.page_table = got_pages;
-    out.swa_page_table = got_swa;
-    amr_pool_all(&c.in, &out, &flags);
-    cr_expect(flags == 0, "flags 0x%x", (unsigned)flags);
-    expect_same(got_lens, lens, 2, "cache_seqlens");
-    expect_same(got_cu, cu, 3, "cu_seqlens_k");
-    expect_same(got_pages, fill ? pages_fill : pages, 8, "page_table");
-    if (!fill) expect_same(got_swa, swa, 6, "swa_page_table");
+    const pool_case c = w12_case(fill);
+    const pool_want want[POOL_OUTPUTS] = {[OUT_LENS] = {lens, 2},
+                                          [OUT_INDPTR] = {cu, 3},
+                                          [OUT_PAGES] = {fill ? pages_fill : pages, 8},
+                                          [OUT_SWA] = {fill ? NULL : swa, 6}};
+    pool_expect_reference(&c, want);
     cr_expect(pool_run_everywhere(&c, 0) == 0);
   }
 }
@@ -144,28 +124,13 @@ Test(pool_metadata, worked_section_13) {
   static const int32_t pages[12] = {50, 51, P_, 50, 51, P_, 100, 101, 102, 100, 101, 102};
   int k;
   for (k = 0; k < 2; k++) {
-    pool_case c = w13_case(k ? 2 : 0);
-    int32_t g_lens[2], g_cu[3], g_seen[4], g_clip[4], g_sum[5], g_tok[24], g_pages[12], flags;
-    amr_pool_outputs out = {0};
-    int i;
-    for (i = 0; i < 24; i++) g_tok[i] = P_;
-    for (i = 0; i < 12; i++) g_pages[i] = P_;
-    out.cache_seqlens = g_lens;
-    out.indptr_out = g_cu;
-    out.expanded_lens = g_seen;
-    out.topk_lens = g_clip;
-    out.topk_indptr = g_sum;
-    out.token_table = g_tok;
-    out.page_table = g_pages;
-    amr_pool_all(&c.in, &out, &flags);
-    cr_expect(flags == 0, "flags 0x%x", (unsigned)flags);
-    expect_same(g_lens, lens, 2, "cache_seqlens");
-    expect_same(g_cu, cu, 3, "cu_seqlens_k");
-    expect_same(g_seen, seen, 4, "seqlens_expanded");
-    expect_same(g_clip, clipped[k], 4, "dsa_cache_seqlens");
-    expect_same(g_sum, sums[k], 5, "dsa_cu_seqlens_k");
-    expect_same(g_tok, tokens, 24, "page_table_1");
-    expect_same(g_pages, pages, 12, "real_page_table");
+    const pool_case c = w13_case(k ? 2 : 0);
+    const pool_want want[POOL_OUTPUTS] = {
+        [OUT_LENS] = {lens, 2},          [OUT_INDPTR] = {cu, 3},
+        [OUT_EXPANDED] = {seen, 4},      [OUT_TOPK_LENS] = {clipped[k], 4},
+        [OUT_TOPK_INDPTR] = {sums[k], 5}, [OUT_TOKENS] = {tokens, 24},
+        [OUT_PAGES] = {pages, 12}};
+    pool_expect_reference(&c, want);
     cr_expect(pool_run_everywhere(&c, 0) == 0);
   }
 }
@@ -183,10 +148,12 @@ Test(pool_metadata, worked_draft_extend) {
   static const int32_t sums[7] = {0, 4, 8, 8, 8, 9, 13}, cu_q[4] = {0, 2, 5, 6};
   static const int32_t cu_k[4] = {0, 5, 6, 13};
   pool_case c = small_case("worked_draft_extend", wde_rpi, wde_len, 3);
-  int32_t g_seen[6], g_clip[6], g_sum[7], g_q[4], g_k[4], g_tok[48], flags;
-  amr_pool_outputs out = {0};
+  int32_t tokens[48];
   int i, e;
-  for (i = 0; i < 48; i++) g_tok[i] = P_;
+  for (e = 0; e < 6; e++) { /* rows of request 1 (pool row 1), 0 (row 0), 2 (row 2) */
+    const int32_t base = e < 2 ? 100 : e < 5 ? 0 : 200, n = e < 2 ? 5 : e < 5 ? 1 : 7;
+    for (i = 0; i < 8; i++) tokens[e * 8 + i] = i < n ? base + i : P_;
+  }
   c.in.query_lens = wde_q;
   c.in.num_rows = 6;
   c.in.topk = 4;
@@ -194,24 +161,12 @@ Test(pool_metadata, worked_draft_extend) {
   c.in.token_stride = 8;
   c.want = WANT_INDPTR | WANT_LENS | WANT_EXPANDED | WANT_TOPK_LENS | WANT_TOPK_INDPTR |
            WANT_TOKENS | WANT_QUERY_INDPTR;
-  out.expanded_lens = g_seen;
-  out.topk_lens = g_clip;
-  out.topk_indptr = g_sum;
-  out.query_indptr = g_q;
-  out.indptr_out = g_k;
-  out.token_table = g_tok;
-  amr_pool_all(&c.in, &out, &flags);
-  cr_expect(flags == 0, "flags 0x%x", (unsigned)flags);
-  expect_same(g_seen, seen, 6, "seqlens_expanded");
-  expect_same(g_clip, clipped, 6, "dsa_cache_seqlens");
-  expect_same(g_sum, sums, 7, "dsa_cu_seqlens_k");
-  expect_same(g_q, cu_q, 4, "cu_seqlens_q");
-  expect_same(g_k, cu_k, 4, "cu_seqlens_k");
-  for (e = 0; e < 6; e++) {
-    const int32_t base = e < 2 ? 100 : e < 5 ? 0 : 200, n = e < 2 ? 5 : e < 5 ? 1 : 7;
-    for (i = 0; i < 8; i++)
-      cr_expect(g_tok[e * 8 + i] == (i < n ? base + i : P_), "page_table_1[%d][%d] = %d", e, i,
-                g_tok[e * 8 + i]);
+  {
+    const pool_want want[POOL_OUTPUTS] = {
+        [OUT_EXPANDED] = {seen, 6},   [OUT_TOPK_LENS] = {clipped, 6},
+        [OUT_TOPK_INDPTR] = {sums, 7}, [OUT_QUERY_INDPTR] = {cu_q, 4},
+        [OUT_INDPTR] = {cu_k, 4},     [OUT_TOKENS] = {tokens, 48}};
+    pool_expect_reference(&c, want);
   }
   cr_expect(pool_run_everywhere(&c, 0) == 0);
   c.in.num_rows = 4; /* total_len short of the rows: rows 4 and 5 dropped, flag 4 */
@@ -257,17 +212,9 @@ static void normal_decode_case(int32_t B, int32_t max_len, int32_t ps, int swa, 
       want_swa[i * width + p] = (int32_t)(S[v] / ps);
     }
   }
-  memset(&c, 0, sizeof c);
   snprintf(name, sizeof name, "normal_decode_B%d_max%d_ps%d_swa%d_delta%d%s", B, max_len, ps, swa,
            delta, fill ? "_full_width" : "");
-  c.name = name;
-  c.in.req_to_token = pool;
-  c.in.pool_stride = cols;
-  c.in.pool_rows = B;
-  c.in.pool_cols = (int32_t)cols;
-  c.in.req_pool_indices = rpi;
-  c.in.lengths = len;
-  c.in.num_reqs = B;
+  c = pool_case_over(name, pool, B, (int32_t)cols, cols, rpi, len, B);
   c.in.page_size = ps;
   c.in.length_delta = delta;
   c.in.length_cap = (int32_t)(M * ps); /* max_seq_pages pages */
@@ -277,7 +224,6 @@ static void normal_decode_case(int32_t B, int32_t max_len, int32_t ps, int swa, 
   c.in.full_to_swa = swa ? S : NULL;
   c.in.swa_map_len = swa ? map : 0;
   c.in.swa_stride = width;
-  c.req_to_token_elems = B * cols;
   c.want = WANT_LENS | WANT_INDPTR | WANT_PAGES | (swa ? WANT_SWA : 0);
   out.page_table = got;
   out.swa_page_table = swa ? got_swa : NULL;
@@ -324,22 +270,13 @@ Test(pool_metadata, graph_padding_rows) {
   pool_case c;
   int i;
   for (i = 0; i < 32; i++) pool[i] = i < 8 ? 0 : 40 + i;
-  memset(&c, 0, sizeof c);
-  c.name = "graph_padding_rows";
-  c.in.req_to_token = pool;
-  c.in.pool_stride = 8;
-  c.in.pool_rows = 4;
-  c.in.pool_cols = 8;
-  c.in.req_pool_indices = rpi;
-  c.in.lengths = len;
-  c.in.num_reqs = 5;
+  c = pool_case_over("graph_padding_rows", pool, 4, 8, 8, rpi, len, 5);
   c.in.page_size = 2;
   c.in.page_width = 4;
   c.in.page_stride = 4;
   c.in.topk = 4;
   c.in.token_width = 8;
   c.in.token_stride = 8;
-  c.req_to_token_elems = 32;
   c.want = WANT_EVERY & ~(WANT_INDICES | WANT_SWA);
   cr_expect(pool_run_everywhere(&c, 0) == 0);
   c.in.rows_per_req = 3;
@@ -384,17 +321,9 @@ static int32_t random_case(int seed) {
       }
     }
   }
-  memset(&c, 0, sizeof c);
   snprintf(name, sizeof name, "metadata_random_%d", seed);
-  c.name = name;
-  c.in.req_to_token = pool;
-  c.in.pool_stride = stride;
-  c.in.pool_rows = P;
-  c.in.pool_cols = Wr;
-  c.in.req_pool_indices = rpi;
-  c.in.lengths = len;
+  c = pool_case_over(name, pool, P, Wr, stride, rpi, len, B);
   c.in.kv_start_idx = seed % 4 == 1 ? st : NULL;
-  c.in.num_reqs = B;
   c.in.page_size = (int32_t)(1 << rng_in(0, 3)) + (seed % 7 == 3);
   c.in.length_delta = (int32_t)rng_in(-3, 3);
   c.in.rows_per_req = (int32_t)rng_in(0, 3);
@@ -421,7 +350,6 @@ static int32_t random_case(int seed) {
     c.in.num_rows = (int32_t)(total + (hostile ? rng_in(-2, 0) : 0));
     if (c.in.num_rows < 0) c.in.num_rows = 0;
   }
-  c.req_to_token_elems = P * stride;
   c.want = (int)rng_in(1, WANT_EVERY) & ~WANT_INDICES;
   if (!c.want) c.want = WANT_LENS;
   if (c.want & WANT_INDPTR && seed % 2) { /* the slot list, placed by the scan */
@@ -457,18 +385,8 @@ Test(pool_metadata, topk_scan_saturates) {
   static int32_t pool[4] = {1, 2, 3, 4};
   static const int64_t rpi[3] = {0, 0, 0}, len[3] = {INT32_MAX - 5, INT32_MAX - 5, 4};
   pool_case c;
-  memset(&c, 0, sizeof c);
-  c.name = "topk_scan_saturates";
-  c.in.req_to_token = pool;
-  c.in.pool_stride = 4;
-  c.in.pool_rows = 1;
-  c.in.pool_cols = 4;
-  c.in.req_pool_indices = rpi;
-  c.in.lengths = len;
-  c.in.num_reqs = 3;
-  c.in.page_size = 1;
+  c = pool_case_over("topk_scan_saturates", pool, 1, 4, 4, rpi, len, 3);
   c.in.topk = INT32_MAX;
-  c.req_to_token_elems = 4;
   c.want = WANT_TOPK_INDPTR | WANT_TOPK_LENS | WANT_LENS;
   cr_expect(pool_run_everywhere(&c, 0) == ATTNMETA_FLAG_SCAN_OVERFLOW);
 }
@@ -476,10 +394,7 @@ Test(pool_metadata, topk_scan_saturates) {
 /* No rows: the leading 0 of each prefix sum and nothing else (SGLang's
  * bs == 0 path). */
 Test(pool_metadata, no_rows) {
-  pool_case c;
-  memset(&c, 0, sizeof c);
-  c.name = "metadata_no_rows";
-  c.in.page_size = 1;
+  pool_case c = pool_case_over("metadata_no_rows", NULL, 0, 0, 0, NULL, NULL, 0);
   c.in.topk = 2048;
   c.in.rows_per_req = 2;
   c.want = WANT_EVERY & ~WANT_INDICES;

@@ -34,27 +34,74 @@ _Static_assert(sizeof(void *) != 8 || TOPK_0_2 == 176, "0.2.0's topk is 176 byte
     1) / _Alignof(attnmeta_step) * _Alignof(attnmeta_step))
 _Static_assert(sizeof(void *) != 8 || STEP_0_3 == 552, "0.3.0's step is 552 bytes on LP64");
 
-/* Builds a token map with a step of `size` bytes; the status. */
-static attnmeta_status step_of_size(attnmeta_context *ctx, size_t size, int32_t *out) {
-  static const int32_t qsl[] = {0, 1};
-  attnmeta_step full;
+_Static_assert(offsetof(attnmeta_step, struct_size) == 0 && offsetof(attnmeta_topk, struct_size) == 0 &&
+                   offsetof(attnmeta_pool, struct_size) == 0,
+               "struct_size leads every operation");
+
+typedef attnmeta_status (*sized_call)(attnmeta_context *ctx, const void *op);
+
+/* Calls `call` with the first `size` bytes of `full` (its struct_size, the
+ * first member of every operation, set to size) in an exact-size allocation. */
+static attnmeta_status call_sized(attnmeta_context *ctx, void *full, size_t size, sized_call call) {
   unsigned char *raw = amt_guarded_alloc(size);
   attnmeta_status st;
   cr_assert(raw);
-  amt_step_tokens(&full, qsl, 1, 2, 2);
-  full.token_to_req = out;
-  full.struct_size = size;
-  memcpy(raw, &full, size);
-  st = attnmeta_build_step(ctx, (const attnmeta_step *)(void *)raw, NULL);
+  memcpy(full, &size, sizeof size);
+  memcpy(raw, full, size);
+  st = call(ctx, raw);
   amt_guarded_free(raw, size);
   return st;
+}
+
+/* Every multiple of 8 up to full_size: the `n` released sizes write
+ * out = want, every other one is refused with out left as it was. */
+static void expect_only_released(attnmeta_context *ctx, void *full, size_t full_size,
+                                 sized_call call, const size_t *released, int n, int32_t out[2],
+                                 const int32_t want[2]) {
+  size_t size;
+  for (size = 8; size <= full_size; size += 8) {
+    attnmeta_status st;
+    int i, is_released = 0;
+    for (i = 0; i < n; i++) is_released |= size == released[i];
+    out[0] = out[1] = -7;
+    st = call_sized(ctx, full, size, call);
+    if (is_released) {
+      cr_expect_eq(st, ATTNMETA_OK, "size %zu: %s", size, attnmeta_last_error(ctx));
+      cr_expect(out[0] == want[0] && out[1] == want[1], "size %zu: out %d %d", size, out[0],
+                out[1]);
+    } else {
+      cr_expect_eq(st, ATTNMETA_ERR_INVALID_ARGUMENT, "size %zu: %s", size,
+                   attnmeta_status_string(st));
+      cr_expect(out[0] == -7 && out[1] == -7, "size %zu: written on error", size);
+    }
+  }
+}
+
+static attnmeta_status step_call(attnmeta_context *ctx, const void *op) {
+  return attnmeta_build_step(ctx, op, NULL);
+}
+static attnmeta_status topk_call(attnmeta_context *ctx, const void *op) {
+  return attnmeta_convert_topk(ctx, op, NULL);
+}
+static attnmeta_status pool_call(attnmeta_context *ctx, const void *op) {
+  return attnmeta_build_pool_indices(ctx, op, NULL);
+}
+
+/* A one-request step writing its token map into out. */
+static void step_into(attnmeta_step *full, int32_t *out) {
+  static const int32_t qsl[] = {0, 1};
+  amt_step_tokens(full, qsl, 1, 2, 2);
+  full->token_to_req = out;
 }
 
 Test(struct_sizes, step_inside_compressed_groups_refused) {
   attnmeta_context *ctx = amt_open_or_skip(ATTNMETA_BACKEND_CPU);
   const size_t inside = offsetof(attnmeta_step, compressed_groups) + 8;
   int32_t out[2] = {-7, -7};
-  attnmeta_status st = step_of_size(ctx, inside, out);
+  attnmeta_step full;
+  attnmeta_status st;
+  step_into(&full, out);
+  st = call_sized(ctx, &full, inside, step_call);
   cr_expect_eq(st, ATTNMETA_ERR_INVALID_ARGUMENT, "%zu: %s", inside, attnmeta_status_string(st));
   cr_expect(strstr(attnmeta_last_error(ctx), "struct_size") &&
                 strstr(attnmeta_last_error(ctx), "0.1.0") &&
@@ -66,21 +113,12 @@ Test(struct_sizes, step_inside_compressed_groups_refused) {
 
 Test(struct_sizes, step_only_released_sizes) {
   attnmeta_context *ctx = amt_open_or_skip(ATTNMETA_BACKEND_CPU);
-  size_t size;
-  for (size = 8; size <= sizeof(attnmeta_step); size += 8) {
-    int32_t out[2] = {-7, -7};
-    const int released = size == STEP_0_1 || size == STEP_0_2 || size == STEP_0_3 ||
-                         size == sizeof(attnmeta_step);
-    const attnmeta_status st = step_of_size(ctx, size, out);
-    if (released) {
-      cr_expect_eq(st, ATTNMETA_OK, "size %zu: %s", size, attnmeta_last_error(ctx));
-      cr_expect(out[0] == 0 && out[1] == 0, "size %zu: token map %d %d", size, out[0], out[1]);
-    } else {
-      cr_expect_eq(st, ATTNMETA_ERR_INVALID_ARGUMENT, "size %zu: %s", size,
-                   attnmeta_status_string(st));
-      cr_expect(out[0] == -7 && out[1] == -7, "size %zu: written on error", size);
-    }
-  }
+  const size_t released[4] = {STEP_0_1, STEP_0_2, STEP_0_3, sizeof(attnmeta_step)};
+  static const int32_t want[2] = {0, 0};
+  int32_t out[2];
+  attnmeta_step full;
+  step_into(&full, out);
+  expect_only_released(ctx, &full, sizeof full, step_call, released, 4, out, want);
   attnmeta_close(ctx);
 }
 
@@ -96,68 +134,28 @@ Test(struct_sizes, step_init_size_says_the_same) {
 
 Test(struct_sizes, topk_only_its_releases) {
   attnmeta_context *ctx = amt_open_or_skip(ATTNMETA_BACKEND_CPU);
-  static const int32_t topk[2] = {0, 1}, req[1] = {0}, table[1] = {5};
-  size_t size;
-  for (size = 8; size <= sizeof(attnmeta_topk); size += 8) {
-    int32_t out[2] = {-7, -7};
-    attnmeta_topk full;
-    unsigned char *raw = amt_guarded_alloc(size);
-    attnmeta_status st;
-    cr_assert(raw);
-    amt_topk_rows(&full, topk, 1, 2, out);
-    amt_topk_table(&full, req, 1, table, 1, 4);
-    full.struct_size = size;
-    memcpy(raw, &full, size);
-    st = attnmeta_convert_topk(ctx, (const attnmeta_topk *)(void *)raw, NULL);
-    amt_guarded_free(raw, size);
-    if (size == TOPK_0_2 || size == sizeof(attnmeta_topk)) {
-      cr_expect_eq(st, ATTNMETA_OK, "size %zu: %s", size, attnmeta_last_error(ctx));
-      cr_expect(out[0] == 20 && out[1] == 21, "out %d %d", out[0], out[1]);
-    } else {
-      cr_expect_eq(st, ATTNMETA_ERR_INVALID_ARGUMENT, "size %zu: %s", size,
-                   attnmeta_status_string(st));
-      cr_expect(out[0] == -7 && out[1] == -7, "size %zu: written on error", size);
-    }
-  }
+  static const int32_t topk[2] = {0, 1}, req[1] = {0}, table[1] = {5}, want[2] = {20, 21};
+  const size_t released[2] = {TOPK_0_2, sizeof(attnmeta_topk)};
+  int32_t out[2];
+  attnmeta_topk full;
+  amt_topk_rows(&full, topk, 1, 2, out);
+  amt_topk_table(&full, req, 1, table, 1, 4);
+  expect_only_released(ctx, &full, sizeof full, topk_call, released, 2, out, want);
   attnmeta_close(ctx);
 }
 
 Test(struct_sizes, pool_only_its_releases) {
   attnmeta_context *ctx = amt_open_or_skip(ATTNMETA_BACKEND_CPU);
-  static const int32_t pool[4] = {30, 31, 32, 33}, ip[2] = {0, 2};
+  static const int32_t pool[4] = {30, 31, 32, 33}, ip[2] = {0, 2}, want[2] = {30, 31};
   static const int64_t rpi[1] = {0}, len[1] = {2};
-  size_t size;
-  for (size = 8; size <= sizeof(attnmeta_pool); size += 8) {
-    int32_t out[2] = {-7, -7};
-    attnmeta_pool full;
-    unsigned char *raw = amt_guarded_alloc(size);
-    attnmeta_status st;
-    cr_assert(raw);
-    attnmeta_pool_init(&full);
-    full.req_to_token = pool;
-    full.req_to_token_stride = 4;
-    full.pool_rows = 1;
-    full.pool_cols = 4;
-    full.req_pool_indices = rpi;
-    full.lengths = len;
-    full.num_reqs = 1;
-    full.kv_indptr = ip;
-    full.kv_indices = out;
-    full.kv_indices_capacity = 2;
-    full.struct_size = size;
-    memcpy(raw, &full, size);
-    st = attnmeta_build_pool_indices(ctx, (const attnmeta_pool *)(void *)raw, NULL);
-    amt_guarded_free(raw, size);
-    /* 0.3.0's 128 bytes (up to error_word) and this library's */
-    if (size == sizeof(attnmeta_pool) || size == 128) {
-      cr_expect_eq(st, ATTNMETA_OK, "%s", attnmeta_last_error(ctx));
-      cr_expect(out[0] == 30 && out[1] == 31, "out %d %d", out[0], out[1]);
-    } else {
-      cr_expect_eq(st, ATTNMETA_ERR_INVALID_ARGUMENT, "size %zu: %s", size,
-                   attnmeta_status_string(st));
-      cr_expect(out[0] == -7 && out[1] == -7, "size %zu: written on error", size);
-    }
-  }
+  /* 0.3.0's 128 bytes (up to error_word) and this library's */
+  const size_t released[2] = {128, sizeof(attnmeta_pool)};
+  int32_t out[2];
+  attnmeta_pool full;
+  amt_pool_table(&full, pool, 1, 4, 4);
+  amt_pool_reqs(&full, rpi, len, 1);
+  amt_pool_slots(&full, ip, out, 2);
+  expect_only_released(ctx, &full, sizeof full, pool_call, released, 2, out, want);
   if (sizeof(void *) == 8)
     cr_expect_eq(sizeof(attnmeta_pool), (size_t)264,
                  "attnmeta_pool is 264 bytes (128 in 0.3.0, then the appended members)");

@@ -114,7 +114,7 @@ static int bench_step_setup(case_run *b, attnmeta_context *ctx, const bench_case
     if (!b->seq_h[s] || !b->table_h[s]) return 1;
     for (int r = 0; r < R; ++r) {
       /* KV length of a few thousand tokens, new tokens included. */
-      b->seq_h[s][r] = bc->qlens[r] + 1000 + (int32_t)(bench_lcg(&seed) % 7000u);
+      b->seq_h[s][r] = bc->qlens[r] + 1000 + (int32_t)(cli_lcg(&seed) % 7000u);
       /* Distinct, non-zero block ids, different in every set. */
       for (int c = 0; c < bc->cols; ++c)
         b->table_h[s][(int64_t)r * bc->cols + c] =

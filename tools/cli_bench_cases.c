@@ -82,7 +82,7 @@ int bench_make_cases(bench_case *c) {
                         w->pad,        w->cols,       w->table_cols,  w->col_offset,
                         w->topk_count, w->topk_counts, w->dsv4};
     for (int r = 0; r < w->R; ++r)
-      c[i].qlens[r] = w->qlens ? w->qlens[r] : w->q == DRAWN ? (int)(bench_lcg(&seed) % 9u) : w->q;
+      c[i].qlens[r] = w->qlens ? w->qlens[r] : w->q == DRAWN ? (int)(cli_lcg(&seed) % 9u) : w->q;
   }
   return n;
 }

@@ -19,6 +19,7 @@
 
 #include "attnmeta/attnmeta.h"
 #include "attnmeta/attnmeta_measure.h"
+#include "cli_options.h"
 
 #define MAX_REQS 1024
 #define MAX_VARIANTS 16
@@ -138,7 +139,6 @@ typedef struct run_info {
 
 /* ---- helpers of every part (cli_bench_util.c) ---- */
 
-uint32_t bench_lcg(uint32_t *seed);
 /* The naive req(t): the first of the R requests whose end qsl[r + 1] is past
  * token t (a linear scan); R - 1 when none is. */
 int bench_req_of(const int32_t *qsl, int R, int t);

@@ -79,7 +79,7 @@ static int bench_topk_setup(case_run *b, attnmeta_context *ctx, const bench_case
   k->table_h = malloc((size_t)T * (size_t)cols * 4 + 4);
   if (!k->qsl_h || !k->table_h) return 1;
   for (int t = 0; t <= T; ++t) k->qsl_h[t] = t;
-  for (int64_t i = 0; i < (int64_t)T * cols; ++i) k->table_h[i] = (int32_t)(bench_lcg(&seed) % (1u << 20));
+  for (int64_t i = 0; i < (int64_t)T * cols; ++i) k->table_h[i] = (int32_t)(cli_lcg(&seed) % (1u << 20));
   if (dalloc(b, &k->qsl_d, T + 1) || dalloc(b, &k->table_d, (int64_t)T * cols) ||
       dalloc(b, &k->out_d, (int64_t)T * K) || dalloc(b, &k->count_d, T) ||
       upload(b, k->qsl_d, k->qsl_h, T + 1) || upload(b, k->table_d, k->table_h, (int64_t)T * cols))
@@ -90,9 +90,9 @@ static int bench_topk_setup(case_run *b, attnmeta_context *ctx, const bench_case
     if (!k->topk_h[s]) return 1;
     /* positions of the request, random; the last K/16 of each row none */
     for (int t = 0; t < T; ++t) {
-      const uint32_t len = (uint32_t)cols * TOPK_BLOCK / 2 + bench_lcg(&seed) % ((uint32_t)cols * TOPK_BLOCK / 2);
+      const uint32_t len = (uint32_t)cols * TOPK_BLOCK / 2 + cli_lcg(&seed) % ((uint32_t)cols * TOPK_BLOCK / 2);
       for (int j = 0; j < K; ++j)
-        k->topk_h[s][(int64_t)t * K + j] = j >= K - K / 16 ? -1 : (int32_t)(bench_lcg(&seed) % len);
+        k->topk_h[s][(int64_t)t * K + j] = j >= K - K / 16 ? -1 : (int32_t)(cli_lcg(&seed) % len);
     }
     if (dalloc(b, &k->topk_d[s], (int64_t)T * K) ||
         upload(b, k->topk_d[s], k->topk_h[s], (int64_t)T * K))

@@ -13,15 +13,6 @@ int bench_report(attnmeta_context *ctx, attnmeta_status st, const char *what) {
   return 1;
 }
 
-/* a linear congruential generator: wraps modulo 2^32 on purpose */
-#if defined(__clang__)
-__attribute__((no_sanitize("unsigned-integer-overflow")))
-#endif
-uint32_t bench_lcg(uint32_t *seed) {
-  *seed = *seed * 1103515245u + 12345u;
-  return *seed >> 8;
-}
-
 int bench_req_of(const int32_t *qsl, int R, int t) {
   for (int q = 0; q < R; ++q)
     if (qsl[q + 1] > t) return q;

@@ -106,6 +106,27 @@ int cli_next_run(cli_args *a, void (*usage)(FILE *out), cli_run_options *r, int 
   return 0;
 }
 
+int cli_parse_shape(cli_args *a, void (*usage)(FILE *out), cli_run_options *r,
+                    const cli_int_option *options, size_t count, void *shape) {
+  int stop;
+  while (cli_next_run(a, usage, r, &stop)) {
+    const cli_int_option *o = NULL;
+    int *at, bad;
+    for (size_t i = 0; i < count && !o; ++i)
+      if (cli_is(a, options[i].name)) o = &options[i];
+    if (!o) return cli_unknown(a);
+    at = (int *)(void *)((char *)shape + o->offset);
+    if (o->flag) {
+      bad = cli_flag(a);
+      *at = 1;
+    } else {
+      bad = cli_take_int(a, o->lo, o->hi, at);
+    }
+    if (bad) return CLI_EXIT_USAGE;
+  }
+  return stop;
+}
+
 int cli_unknown(const cli_args *a) {
   if (a->positional)
     fprintf(stderr, "%s: unexpected argument '%s'\n", a->cmd, a->arg);
@@ -419,4 +440,67 @@ double cli_time_one(const char *cmd, attnmeta_context *ctx,
   if (issue(ctx, arg) || cli_call(cmd, ctx, attnmeta_synchronize(ctx, NULL), "synchronize"))
     return -1;
   return cli_now_s() - t0;
+}
+
+/* wraps modulo 2^32 on purpose */
+#if defined(__clang__)
+__attribute__((no_sanitize("unsigned-integer-overflow")))
+#endif
+uint32_t cli_lcg(uint32_t *seed) {
+  *seed = *seed * 1103515245u + 12345u;
+  return *seed >> 8;
+}
+
+int cli_upload(const char *cmd, attnmeta_context *ctx, void **dev, const void *host, size_t bytes) {
+  return cli_call(cmd, ctx, attnmeta_device_alloc(ctx, bytes ? bytes : 4, dev), "allocate") ||
+         (host && bytes &&
+          cli_call(cmd, ctx, attnmeta_copy_to_device(ctx, *dev, host, bytes), "copy"));
+}
+
+void cli_print_banner(const char *cmd, attnmeta_context *ctx) {
+  printf("%s on %s (%s)\n", cmd, attnmeta_backend_name(attnmeta_context_backend(ctx)),
+         attnmeta_context_device_name(ctx));
+}
+
+void cli_print_int32s(const int32_t *v, int64_t n, int show) {
+  for (int64_t i = 0; i < n && i < show; ++i) printf("%s%d", i ? ", " : "", v[i]);
+  if (n > show) printf(", ...");
+  printf("\n");
+}
+
+void cli_print_error_word(int32_t error_word) {
+  char flags[256];
+  attnmeta_error_flags_describe(error_word, flags, sizeof flags);
+  printf("  %-16s 0x%x (%s)\n", "error word", (unsigned)error_word, flags);
+}
+
+int cli_print_timing(const char *cmd, attnmeta_context *ctx, double first_s, int iters,
+                     const char *unit, int (*issue)(attnmeta_context *ctx, void *arg), void *arg) {
+  printf("timing:\n  %-18s %.1f us (with synchronize)\n", "first call", first_s * 1e6);
+  fflush(stdout);
+  return iters > 0 ? cli_time_calls(cmd, ctx, iters, unit, issue, arg) : 0;
+}
+
+int cli_run_op(const cli_op *op, const cli_run_options *ro) {
+  attnmeta_context *ctx = NULL;
+  int rc = CLI_EXIT_USAGE;
+  double first;
+  if (cli_open_context(op->cmd, &ctx, ro->kind, ro->device)) {
+    op->teardown(NULL, op->state);
+    return CLI_EXIT_USAGE;
+  }
+  if (!op->setup(ctx, op->state)) {
+    rc = CLI_EXIT_FAILED;
+    if ((first = cli_time_one(op->cmd, ctx, op->issue, op->call)) >= 0) {
+      const int reported = op->report(ctx, op->state, ro->show);
+      if (reported == CLI_EXIT_USAGE)
+        rc = CLI_EXIT_USAGE;
+      else if (reported >= 0 &&
+               !cli_print_timing(op->cmd, ctx, first, ro->iters, op->unit, op->issue, op->call))
+        rc = reported;
+    }
+  }
+  op->teardown(ctx, op->state);
+  attnmeta_close(ctx);
+  return rc;
 }

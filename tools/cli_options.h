@@ -76,6 +76,20 @@ typedef struct cli_run_options {
 } cli_run_options;
 int cli_next_run(cli_args *a, void (*usage)(FILE *out), cli_run_options *r, int *exit_code);
 
+/* A subcommand's own options, a table: "--name N" reads an int in
+ * [lo, hi] into the shape struct at `offset`; with `flag`, "--name" (no
+ * value) sets that int to 1. */
+typedef struct cli_int_option {
+  const char *name;
+  size_t offset;
+  int lo, hi, flag;
+} cli_int_option;
+/* Walks every argument with cli_next_run and the table; returns -1 when the
+ * command is to run, else the exit code to return (after the help, or the
+ * message of a bad or unknown option). */
+int cli_parse_shape(cli_args *a, void (*usage)(FILE *out), cli_run_options *r,
+                    const cli_int_option *options, size_t count, void *shape);
+
 /* ---- values (each prints a message naming `opt` and returns -1 when bad) ---- */
 
 /* A whole number in [lo, hi]: no sign games, no trailing text, no overflow. */
@@ -107,6 +121,9 @@ int cli_take_device(cli_args *a, int *device); /* a device index, 0 .. 65535 */
 /* Parses "auto|cpu|cuda|hip" (any case) without a message; returns 0 on success. */
 int cli_parse_backend(const char *text, attnmeta_backend *kind);
 
+/* A linear congruential generator for drawn inputs (wraps modulo 2^32). */
+uint32_t cli_lcg(uint32_t *seed);
+
 /* ---- environment failures ---- */
 
 /* attnmeta_open with the command's message on failure ("no device" and the
@@ -115,6 +132,9 @@ int cli_open_context(const char *cmd, attnmeta_context **ctx, attnmeta_backend k
 /* A library call's status: 0 when ATTNMETA_OK, else -1 after the message
  * "<cmd>: <what>: <status>: <last error>". */
 int cli_call(const char *cmd, attnmeta_context *ctx, attnmeta_status st, const char *what);
+/* Device memory of `bytes` bytes (4 for none) at *dev, holding a copy of
+ * host's when host is given; 0, or -1 after cli_call's message. */
+int cli_upload(const char *cmd, attnmeta_context *ctx, void **dev, const void *host, size_t bytes);
 
 /* ---- output files, opened before the work so that a bad path fails at once ---- */
 typedef struct cli_output {
@@ -157,5 +177,38 @@ int cli_time_calls(const char *cmd, attnmeta_context *ctx, int iters, const char
  * for); -1 when it or the wait failed (after the message). */
 double cli_time_one(const char *cmd, attnmeta_context *ctx,
                     int (*issue)(attnmeta_context *ctx, void *arg), void *arg);
+
+/* ---- the report of a subcommand that runs one operation ---- */
+
+/* "<cmd> on <backend> (<device>)" */
+void cli_print_banner(const char *cmd, attnmeta_context *ctx);
+/* The first `show` of the n values, ", ..." when there are more, a newline. */
+void cli_print_int32s(const int32_t *v, int64_t n, int show);
+/* The error word's line: its value and its flags in words. */
+void cli_print_error_word(int32_t error_word);
+/* The first call's time, then (iters > 0) cli_time_calls's lines; 0, or -1
+ * when a call failed. */
+int cli_print_timing(const char *cmd, attnmeta_context *ctx, double first_s, int iters,
+                     const char *unit, int (*issue)(attnmeta_context *ctx, void *arg), void *arg);
+
+/* A subcommand that runs one operation, as cli_run_op drives it. */
+typedef struct cli_op {
+  const char *cmd, *unit; /* "attnmeta pool"; what a timed call completes ("call") */
+  void *state;            /* the subcommand's own, given to setup, report and teardown */
+  void *call;             /* what issue is given */
+  /* Inputs and outputs on the device; nonzero (after a message) when it cannot. */
+  int (*setup)(attnmeta_context *ctx, void *state);
+  /* One call of the operation; nonzero after the message when it failed. */
+  int (*issue)(attnmeta_context *ctx, void *call);
+  /* After the first call: prints everything but the timing; returns
+   * CLI_EXIT_OK, CLI_EXIT_FAILED (a check failed), CLI_EXIT_USAGE (the
+   * environment, no timing then), or -1 when a call failed (no timing). */
+  int (*report)(attnmeta_context *ctx, void *state, int show);
+  /* Frees what setup made (ctx NULL: the host side only). */
+  void (*teardown)(attnmeta_context *ctx, void *state);
+} cli_op;
+/* Opens ro's context, sets up, times the first call, reports, times
+ * ro->iters more calls and tears down; the exit code. */
+int cli_run_op(const cli_op *op, const cli_run_options *ro);
 
 #endif

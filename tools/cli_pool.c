@@ -41,6 +41,13 @@ typedef struct pool_host {
   void *d_pool, *d_rpi, *d_lens, *d_out[O_COUNT], *d_error;
 } pool_host;
 
+/* What the command's hooks share (cli_op's state). */
+typedef struct pool_cmd {
+  pool_shape s;
+  pool_host h;
+  attnmeta_pool op;
+} pool_cmd;
+
 static void usage(FILE *out) {
   fprintf(out,
           "usage: attnmeta pool [--backend B] [--device N] [--iters N] [--show N] [options]\n"
@@ -64,15 +71,6 @@ static void usage(FILE *out) {
           "Exits 1 when the error word is not 0, the result differs from the naive build,\n"
           "or a call fails.\n" CLI_EXIT_STATUS_HELP,
           CLI_MAX_ITERS);
-}
-
-/* a linear congruential generator: wraps modulo 2^32 on purpose */
-#if defined(__clang__)
-__attribute__((no_sanitize("unsigned-integer-overflow")))
-#endif
-static uint32_t lcg(uint32_t *seed) {
-  *seed = *seed * 1103515245u + 12345u;
-  return *seed >> 8;
 }
 
 static int wanted(const pool_shape *s, int o) {
@@ -116,13 +114,11 @@ static int call(attnmeta_context *ctx, attnmeta_status st, const char *what) {
   return cli_call(CMD, ctx, st, what);
 }
 
-static int upload(attnmeta_context *ctx, void **dev, const void *host, size_t bytes) {
-  return call(ctx, attnmeta_device_alloc(ctx, bytes ? bytes : 4, dev), "allocate") ||
-         (host && bytes && call(ctx, attnmeta_copy_to_device(ctx, *dev, host, bytes), "copy"));
-}
-
 /* Draws the inputs and puts them, and the poisoned outputs, on the device. */
-static int setup(attnmeta_context *ctx, const pool_shape *s, pool_host *h, attnmeta_pool *op) {
+static int setup(attnmeta_context *ctx, void *state) {
+  const pool_shape *s = &((pool_cmd *)state)->s;
+  pool_host *h = &((pool_cmd *)state)->h;
+  attnmeta_pool *op = &((pool_cmd *)state)->op;
   const int64_t P = (int64_t)s->reqs + 1, cols = (int64_t)s->ctx + 1;
   const int32_t zero = 0;
   uint32_t seed = (uint32_t)s->seed;
@@ -146,23 +142,24 @@ static int setup(attnmeta_context *ctx, const pool_shape *s, pool_host *h, attnm
     if (!h->out[o] || !h->want[o]) goto no_memory;
     for (int64_t i = 0; i < h->n[o]; ++i) h->want[o][i] = -7;
   }
-  for (int64_t i = 0; i < P * cols; ++i) h->pool[i] = i < cols ? 0 : (int32_t)(lcg(&seed) % (1u << 22));
+  for (int64_t i = 0; i < P * cols; ++i) h->pool[i] = i < cols ? 0 : (int32_t)(cli_lcg(&seed) % (1u << 22));
   for (int b = 0; b < s->reqs; ++b) {
-    const int j = (int)(lcg(&seed) % (uint32_t)(b + 1)); /* a random permutation of 1..B */
+    const int j = (int)(cli_lcg(&seed) % (uint32_t)(b + 1)); /* a random permutation of 1..B */
     h->rpi[b] = h->rpi[j];
     h->rpi[j] = b + 1;
-    h->lens[b] = s->ctx / 2 + (int64_t)(lcg(&seed) % (uint32_t)(s->ctx - s->ctx / 2 + 1));
+    h->lens[b] = s->ctx / 2 + (int64_t)(cli_lcg(&seed) % (uint32_t)(s->ctx - s->ctx / 2 + 1));
   }
   if (s->next_n > 1) /* verify's seq_lens exclude the drafts; they fit the pool row */
     for (int b = 0; b < s->reqs; ++b)
       if (h->lens[b] + s->next_n > cols) h->lens[b] = cols - s->next_n;
-  if (upload(ctx, &h->d_pool, h->pool, (size_t)(P * cols) * 4) ||
-      upload(ctx, &h->d_rpi, h->rpi, (size_t)s->reqs * 8) ||
-      upload(ctx, &h->d_lens, h->lens, (size_t)s->reqs * 8) ||
-      upload(ctx, &h->d_error, &zero, sizeof zero))
+  if (cli_upload(CMD, ctx, &h->d_pool, h->pool, (size_t)(P * cols) * 4) ||
+      cli_upload(CMD, ctx, &h->d_rpi, h->rpi, (size_t)s->reqs * 8) ||
+      cli_upload(CMD, ctx, &h->d_lens, h->lens, (size_t)s->reqs * 8) ||
+      cli_upload(CMD, ctx, &h->d_error, &zero, sizeof zero))
     return -1;
   for (int o = 0; o < O_COUNT; ++o)
-    if (h->want[o] && upload(ctx, &h->d_out[o], h->want[o], (size_t)h->n[o] * 4)) return -1;
+    if (h->want[o] && cli_upload(CMD, ctx, &h->d_out[o], h->want[o], (size_t)h->n[o] * 4))
+      return -1;
   attnmeta_pool_init(op);
   op->req_to_token = h->d_pool;
   op->req_to_token_stride = cols;
@@ -193,7 +190,8 @@ no_memory:
   return -1;
 }
 
-static void teardown(attnmeta_context *ctx, pool_host *h) {
+static void teardown(attnmeta_context *ctx, void *state) {
+  pool_host *h = &((pool_cmd *)state)->h;
   if (ctx) {
     attnmeta_device_free(ctx, h->d_pool);
     attnmeta_device_free(ctx, h->d_rpi);
@@ -210,112 +208,77 @@ static void teardown(attnmeta_context *ctx, pool_host *h) {
   }
 }
 
-static void print_values(const int32_t *v, int64_t n, int show) {
-  for (int64_t i = 0; i < n && i < show; ++i) printf("%s%d", i ? ", " : "", v[i]);
-  if (n > show) printf(", ...");
-  printf("\n");
-}
-
-static int take_option(cli_args *a, pool_shape *s, int *bad) {
-  static const struct {
-    const char *name;
-    size_t offset;
-    int lo, hi;
-  } ints[] = {
-      {"--reqs", offsetof(pool_shape, reqs), 0, 1 << 20},
-      {"--ctx", offsetof(pool_shape, ctx), 1, 1 << 24},
-      {"--page-size", offsetof(pool_shape, page_size), 1, 1 << 16},
-      {"--topk", offsetof(pool_shape, topk), 0, 1 << 20},
-      {"--next-n", offsetof(pool_shape, next_n), 1, 64},
-      {"--seed", offsetof(pool_shape, seed), 0, 0x7fffffff},
-  };
-  for (size_t i = 0; i < sizeof ints / sizeof ints[0]; ++i) {
-    if (!cli_is(a, ints[i].name)) continue;
-    *bad = cli_take_int(a, ints[i].lo, ints[i].hi, (int *)((char *)s + ints[i].offset));
-    return 1;
-  }
-  if (cli_is(a, "--token-table")) {
-    *bad = cli_flag(a);
-    s->token_table = 1;
-    return 1;
-  }
-  return 0;
-}
+/* The options of this command (cli_parse_shape). */
+static const cli_int_option shape_options[] = {
+    {"--reqs", offsetof(pool_shape, reqs), 0, 1 << 20, 0},
+    {"--ctx", offsetof(pool_shape, ctx), 1, 1 << 24, 0},
+    {"--page-size", offsetof(pool_shape, page_size), 1, 1 << 16, 0},
+    {"--topk", offsetof(pool_shape, topk), 0, 1 << 20, 0},
+    {"--next-n", offsetof(pool_shape, next_n), 1, 64, 0},
+    {"--seed", offsetof(pool_shape, seed), 0, 0x7fffffff, 0},
+    {"--token-table", offsetof(pool_shape, token_table), 0, 1, 1},
+};
 
 static int issue_pool(attnmeta_context *ctx, void *op) {
   return call(ctx, attnmeta_build_pool_indices(ctx, (const attnmeta_pool *)op, NULL), "build");
 }
 
-int cli_pool(int argc, char **argv) {
-  pool_shape s = {64, 4096, 64, 0, 1, 0, 7};
-  cli_run_options ro = {ATTNMETA_BACKEND_AUTO, 0, 1000, 8};
-  int rc = CLI_EXIT_FAILED, stop, bad = 0;
+/* The outputs and the error word back, the naive build, the report. */
+static int report(attnmeta_context *ctx, void *state, int show) {
+  const pool_shape *s = &((pool_cmd *)state)->s;
+  pool_host *h = &((pool_cmd *)state)->h;
   int32_t error_word = 0;
-  attnmeta_context *ctx = NULL;
-  attnmeta_pool op;
-  pool_host h;
-  cli_args a;
-  char flags[256];
-  double first;
-
-  memset(&h, 0, sizeof h);
-  cli_args_init(&a, CMD, argc, argv);
-  while (cli_next_run(&a, usage, &ro, &stop)) {
-    int wrong = 0;
-    if (!take_option(&a, &s, &wrong)) return cli_unknown(&a);
-    if (wrong) return CLI_EXIT_USAGE;
-  }
-  if (stop >= 0) return stop;
-  if ((int64_t)s.reqs * s.next_n * (s.token_table ? (int64_t)s.ctx + 1 : 1) > MAX_ENTRIES ||
-      ((int64_t)s.reqs + 1) * ((int64_t)s.ctx + 1) > MAX_ENTRIES) {
-    fprintf(stderr, CMD ": %d requests of %d tokens is more than 2^28 entries\n", s.reqs, s.ctx);
-    return CLI_EXIT_USAGE;
-  }
-  if (cli_open_context(CMD, &ctx, ro.kind, ro.device)) return CLI_EXIT_USAGE;
-  if (setup(ctx, &s, &h, &op)) {
-    rc = CLI_EXIT_USAGE;
-    goto done;
-  }
-  if ((first = cli_time_one(CMD, ctx, issue_pool, &op)) < 0) goto done;
+  int bad = 0;
   for (int o = 0; o < O_COUNT; ++o)
-    if (h.out[o] && call(ctx, attnmeta_copy_to_host(ctx, h.out[o], h.d_out[o], (size_t)h.n[o] * 4),
-                         "copy back"))
-      goto done;
-  if (call(ctx, attnmeta_copy_to_host(ctx, &error_word, h.d_error, sizeof error_word), "copy back"))
-    goto done;
-  naive(&s, &h);
+    if (h->out[o] &&
+        call(ctx, attnmeta_copy_to_host(ctx, h->out[o], h->d_out[o], (size_t)h->n[o] * 4),
+             "copy back"))
+      return -1;
+  if (call(ctx, attnmeta_copy_to_host(ctx, &error_word, h->d_error, sizeof error_word), "copy back"))
+    return -1;
+  naive(s, h);
 
-  printf("attnmeta pool on %s (%s)\n", attnmeta_backend_name(attnmeta_context_backend(ctx)),
-         attnmeta_context_device_name(ctx));
+  cli_print_banner(CMD, ctx);
   printf("shape:\n");
-  printf("  %-18s %d of %d to %d tokens, pool rows 1..%d (row 0 reserved)\n", "requests", s.reqs,
-         s.ctx / 2, s.ctx, s.reqs);
-  printf("  %-18s %d a request%s\n", "rows", s.next_n, s.next_n > 1 ? " (target verify)" : "");
-  printf("  %-18s %lld pages of %d tokens\n", "page table", (long long)h.pages, s.page_size);
-  if (s.topk) printf("  %-18s %d\n", "top-k", s.topk);
+  printf("  %-18s %d of %d to %d tokens, pool rows 1..%d (row 0 reserved)\n", "requests", s->reqs,
+         s->ctx / 2, s->ctx, s->reqs);
+  printf("  %-18s %d a request%s\n", "rows", s->next_n, s->next_n > 1 ? " (target verify)" : "");
+  printf("  %-18s %lld pages of %d tokens\n", "page table", (long long)h->pages, s->page_size);
+  if (s->topk) printf("  %-18s %d\n", "top-k", s->topk);
   printf("outputs (first call):\n");
   for (int o = 0; o < O_COUNT; ++o) {
-    if (!h.out[o]) continue;
-    printf("  %-16s int32[%lld]  ", out_names[o], (long long)h.n[o]);
-    print_values(h.out[o], h.n[o], ro.show);
+    if (!h->out[o]) continue;
+    printf("  %-16s int32[%lld]  ", out_names[o], (long long)h->n[o]);
+    cli_print_int32s(h->out[o], h->n[o], show);
   }
-  attnmeta_error_flags_describe(error_word, flags, sizeof flags);
-  printf("  %-16s 0x%x (%s)\n", "error word", (unsigned)error_word, flags);
+  cli_print_error_word(error_word);
   printf("check:\n");
   for (int o = 0; o < O_COUNT; ++o)
-    if (h.out[o] && memcmp(h.out[o], h.want[o], (size_t)h.n[o] * 4) != 0) {
+    if (h->out[o] && memcmp(h->out[o], h->want[o], (size_t)h->n[o] * 4) != 0) {
       printf("  %s differs from the naive build\n", out_names[o]);
       bad = 1;
     }
   if (!bad) printf("  every output matches the naive build\n");
-  printf("timing:\n  %-18s %.1f us (with synchronize)\n", "first call", first * 1e6);
-  fflush(stdout);
+  return error_word != 0 || bad ? CLI_EXIT_FAILED : CLI_EXIT_OK;
+}
 
-  if (ro.iters > 0 && cli_time_calls(CMD, ctx, ro.iters, "call", issue_pool, &op)) goto done;
-  rc = error_word != 0 || bad ? CLI_EXIT_FAILED : CLI_EXIT_OK;
-
-done:
-  teardown(ctx, &h);
-  attnmeta_close(ctx);
-  return rc;
+int cli_pool(int argc, char **argv) {
+  pool_cmd c;
+  const cli_op op = {CMD, "call", &c, &c.op, setup, issue_pool, report, teardown};
+  cli_run_options ro = {ATTNMETA_BACKEND_AUTO, 0, 1000, 8};
+  cli_args a;
+  int stop;
+  memset(&c, 0, sizeof c);
+  c.s = (pool_shape){64, 4096, 64, 0, 1, 0, 7};
+  cli_args_init(&a, CMD, argc, argv);
+  stop = cli_parse_shape(&a, usage, &ro, shape_options,
+                         sizeof shape_options / sizeof shape_options[0], &c.s);
+  if (stop >= 0) return stop;
+  if ((int64_t)c.s.reqs * c.s.next_n * (c.s.token_table ? (int64_t)c.s.ctx + 1 : 1) > MAX_ENTRIES ||
+      ((int64_t)c.s.reqs + 1) * ((int64_t)c.s.ctx + 1) > MAX_ENTRIES) {
+    fprintf(stderr, CMD ": %d requests of %d tokens is more than 2^28 entries\n", c.s.reqs,
+            c.s.ctx);
+    return CLI_EXIT_USAGE;
+  }
+  return cli_run_op(&op, &ro);
 }

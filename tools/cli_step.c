@@ -120,17 +120,8 @@ static int64_t next_power_of_two(int64_t n) {
   return p;
 }
 
-/* a linear congruential generator: wraps modulo 2^32 on purpose */
-#if defined(__clang__)
-__attribute__((no_sanitize("unsigned-integer-overflow")))
-#endif
-static uint32_t lcg(uint32_t *seed) {
-  *seed = *seed * 1103515245u + 12345u;
-  return *seed >> 8;
-}
-
 static int draw(uint32_t *seed, int lo, int hi) {
-  return lo + (int)(lcg(seed) % ((uint32_t)(hi - lo) + 1u));
+  return lo + (int)(cli_lcg(seed) % ((uint32_t)(hi - lo) + 1u));
 }
 
 /* Draws the lengths and derives T and C; -1 after a message when the shape
@@ -364,7 +355,6 @@ int cli_step(int argc, char **argv) {
   attnmeta_step step;
   step_run run;
   cli_args a;
-  char flags[256];
   double first;
 
   if (step_product_count > sizeof run.want / sizeof run.want[0] ||
@@ -410,8 +400,7 @@ int cli_step(int argc, char **argv) {
 
   if ((first = cli_time_one(CMD, ctx, issue_step, &step)) < 0) goto done;
 
-  printf("attnmeta step on %s (%s)\n", attnmeta_backend_name(attnmeta_context_backend(ctx)),
-         attnmeta_context_device_name(ctx));
+  cli_print_banner(CMD, ctx);
   print_shape(&run);
   printf("products (first call):\n");
   for (size_t i = 0; i < step_product_count; ++i)
@@ -421,12 +410,8 @@ int cli_step(int argc, char **argv) {
                                  sizeof error_word),
            "copy back"))
     goto done;
-  attnmeta_error_flags_describe(error_word, flags, sizeof flags);
-  printf("  %-16s 0x%x (%s)\n", "error word", (unsigned)error_word, flags);
-  printf("timing:\n  %-18s %.1f us (with synchronize)\n", "first call", first * 1e6);
-  fflush(stdout);
-
-  if (ro.iters > 0 && cli_time_calls(CMD, ctx, ro.iters, "step", issue_step, &step)) goto done;
+  cli_print_error_word(error_word);
+  if (cli_print_timing(CMD, ctx, first, ro.iters, "step", issue_step, &step)) goto done;
   rc = error_word != 0 ? CLI_EXIT_FAILED : CLI_EXIT_OK;
 
 done:

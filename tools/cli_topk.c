@@ -32,6 +32,13 @@ typedef struct topk_host {
   void *d_topk, *d_table, *d_qsl, *d_out, *d_count, *d_error;
 } topk_host;
 
+/* What the command's hooks share (cli_op's state). */
+typedef struct topk_cmd {
+  topk_shape s;
+  topk_host h;
+  attnmeta_topk op;
+} topk_cmd;
+
 static void usage(FILE *out) {
   fprintf(out,
           "usage: attnmeta topk [--backend B] [--device N] [--iters N] [--show N] [options]\n"
@@ -57,15 +64,6 @@ static void usage(FILE *out) {
           "Exits 1 when the error word is not 0, the result differs from the naive\n"
           "conversion, or a call fails.\n" CLI_EXIT_STATUS_HELP,
           CLI_MAX_ITERS);
-}
-
-/* a linear congruential generator: wraps modulo 2^32 on purpose */
-#if defined(__clang__)
-__attribute__((no_sanitize("unsigned-integer-overflow")))
-#endif
-static uint32_t lcg(uint32_t *seed) {
-  *seed = *seed * 1103515245u + 12345u;
-  return *seed >> 8;
 }
 
 /* The naive conversion of entry x of a decode token of request r (contract
@@ -113,13 +111,11 @@ static int call(attnmeta_context *ctx, attnmeta_status st, const char *what) {
   return cli_call(CMD, ctx, st, what);
 }
 
-static int upload(attnmeta_context *ctx, void **dev, const void *host, size_t bytes) {
-  return call(ctx, attnmeta_device_alloc(ctx, bytes ? bytes : 4, dev), "allocate") ||
-         (host && bytes && call(ctx, attnmeta_copy_to_device(ctx, *dev, host, bytes), "copy"));
-}
-
 /* Draws the inputs and puts them, and room for the outputs, on the device. */
-static int setup(attnmeta_context *ctx, const topk_shape *s, topk_host *h, attnmeta_topk *op) {
+static int setup(attnmeta_context *ctx, void *state) {
+  const topk_shape *s = &((topk_cmd *)state)->s;
+  topk_host *h = &((topk_cmd *)state)->h;
+  attnmeta_topk *op = &((topk_cmd *)state)->op;
   const int64_t entries = (int64_t)s->tokens * s->k, cells = (int64_t)s->tokens * s->cols;
   const int32_t zero = 0;
   uint32_t seed = (uint32_t)s->seed;
@@ -134,24 +130,24 @@ static int setup(attnmeta_context *ctx, const topk_shape *s, topk_host *h, attnm
   }
   for (int t = 0; t <= s->tokens; ++t) h->qsl[t] = t;
   for (int64_t i = 0; i < cells; ++i) /* ids within a peer view's segment */
-    h->table[i] = (int32_t)(lcg(&seed) % (s->peer_blocks ? (uint32_t)s->peer_blocks : 1u << 20));
+    h->table[i] = (int32_t)(cli_lcg(&seed) % (s->peer_blocks ? (uint32_t)s->peer_blocks : 1u << 20));
   {
     /* a request's KV length: within what its table holds on every rank */
     const int64_t room = (int64_t)s->cols * s->block_size * s->dcp_world;
     const int64_t most = room < INT32_MAX ? room : INT32_MAX;
     for (int t = 0; t < s->tokens; ++t) {
-      const uint32_t len = (uint32_t)(most / 2 + lcg(&seed) % (uint32_t)(most - most / 2));
+      const uint32_t len = (uint32_t)(most / 2 + cli_lcg(&seed) % (uint32_t)(most - most / 2));
       for (int j = 0; j < s->k; ++j)
         h->topk[(int64_t)t * s->k + j] =
-            j >= s->k - s->k / 16 ? -1 : (int32_t)(len ? lcg(&seed) % len : 0);
+            j >= s->k - s->k / 16 ? -1 : (int32_t)(len ? cli_lcg(&seed) % len : 0);
     }
   }
-  if (upload(ctx, &h->d_topk, h->topk, (size_t)entries * 4) ||
-      upload(ctx, &h->d_table, h->table, (size_t)cells * 4) ||
-      upload(ctx, &h->d_qsl, h->qsl, (size_t)(s->tokens + 1) * 4) ||
-      upload(ctx, &h->d_out, NULL, (size_t)entries * 4) ||
-      upload(ctx, &h->d_count, NULL, (size_t)s->tokens * 4) ||
-      upload(ctx, &h->d_error, &zero, sizeof zero))
+  if (cli_upload(CMD, ctx, &h->d_topk, h->topk, (size_t)entries * 4) ||
+      cli_upload(CMD, ctx, &h->d_table, h->table, (size_t)cells * 4) ||
+      cli_upload(CMD, ctx, &h->d_qsl, h->qsl, (size_t)(s->tokens + 1) * 4) ||
+      cli_upload(CMD, ctx, &h->d_out, NULL, (size_t)entries * 4) ||
+      cli_upload(CMD, ctx, &h->d_count, NULL, (size_t)s->tokens * 4) ||
+      cli_upload(CMD, ctx, &h->d_error, &zero, sizeof zero))
     return -1;
   attnmeta_topk_init(op);
   op->topk = h->d_topk;
@@ -176,7 +172,8 @@ static int setup(attnmeta_context *ctx, const topk_shape *s, topk_host *h, attnm
   return 0;
 }
 
-static void teardown(attnmeta_context *ctx, topk_host *h) {
+static void teardown(attnmeta_context *ctx, void *state) {
+  topk_host *h = &((topk_cmd *)state)->h;
   if (ctx) {
     attnmeta_device_free(ctx, h->d_topk);
     attnmeta_device_free(ctx, h->d_table);
@@ -192,126 +189,87 @@ static void teardown(attnmeta_context *ctx, topk_host *h) {
   free(h->count);
 }
 
-static void print_values(const int32_t *v, int64_t n, int show) {
-  for (int64_t i = 0; i < n && i < show; ++i) printf("%s%d", i ? ", " : "", v[i]);
-  if (n > show) printf(", ...");
-  printf("\n");
-}
-
-static int take_option(cli_args *a, topk_shape *s, int *bad) {
-  static const struct {
-    const char *name;
-    size_t offset;
-    int lo, hi;
-  } ints[] = {
-      {"--tokens", offsetof(topk_shape, tokens), 0, 1 << 20},
-      {"--topk", offsetof(topk_shape, k), 1, 1 << 16},
-      {"--cols", offsetof(topk_shape, cols), 0, 1 << 20},
-      {"--block-size", offsetof(topk_shape, block_size), 1, 1 << 20},
-      {"--dcp-world", offsetof(topk_shape, dcp_world), 1, 1 << 16},
-      {"--dcp-rank", offsetof(topk_shape, dcp_rank), 0, (1 << 16) - 1},
-      {"--dcp-interleave", offsetof(topk_shape, dcp_interleave), 1, 1 << 20},
-      {"--seed", offsetof(topk_shape, seed), 0, 0x7fffffff},
-      {"--peer-blocks", offsetof(topk_shape, peer_blocks), 0, 1 << 30},
-  };
-  for (size_t i = 0; i < sizeof ints / sizeof ints[0]; ++i) {
-    if (!cli_is(a, ints[i].name)) continue;
-    *bad = cli_take_int(a, ints[i].lo, ints[i].hi, (int *)((char *)s + ints[i].offset));
-    return 1;
-  }
-  if (cli_is(a, "--compact")) {
-    *bad = cli_flag(a);
-    s->compact = 1;
-    return 1;
-  }
-  return 0;
-}
+/* The options of this command (cli_parse_shape). */
+static const cli_int_option shape_options[] = {
+    {"--tokens", offsetof(topk_shape, tokens), 0, 1 << 20, 0},
+    {"--topk", offsetof(topk_shape, k), 1, 1 << 16, 0},
+    {"--cols", offsetof(topk_shape, cols), 0, 1 << 20, 0},
+    {"--block-size", offsetof(topk_shape, block_size), 1, 1 << 20, 0},
+    {"--dcp-world", offsetof(topk_shape, dcp_world), 1, 1 << 16, 0},
+    {"--dcp-rank", offsetof(topk_shape, dcp_rank), 0, (1 << 16) - 1, 0},
+    {"--dcp-interleave", offsetof(topk_shape, dcp_interleave), 1, 1 << 20, 0},
+    {"--seed", offsetof(topk_shape, seed), 0, 0x7fffffff, 0},
+    {"--peer-blocks", offsetof(topk_shape, peer_blocks), 0, 1 << 30, 0},
+    {"--compact", offsetof(topk_shape, compact), 0, 1, 1},
+};
 
 /* One timed call of the conversion. */
 static int issue_topk(attnmeta_context *ctx, void *op) {
   return call(ctx, attnmeta_convert_topk(ctx, (const attnmeta_topk *)op, NULL), "convert");
 }
 
-int cli_topk(int argc, char **argv) {
-  topk_shape s = {64, 2048, 1024, 64, 1, 0, 1, 0, 7, 0};
-  cli_run_options ro = {ATTNMETA_BACKEND_AUTO, 0, 1000, 8};
-  int rc = CLI_EXIT_FAILED, stop;
+/* The outputs and the error word back, the report, the naive check. */
+static int report(attnmeta_context *ctx, void *state, int show) {
+  const topk_shape *s = &((topk_cmd *)state)->s;
+  topk_host *h = &((topk_cmd *)state)->h;
   int32_t error_word = 0;
   int64_t bad_rows;
-  attnmeta_context *ctx = NULL;
-  attnmeta_topk op;
-  topk_host h;
-  cli_args a;
-  char flags[256];
-  double first;
+  if (call(ctx, attnmeta_copy_to_host(ctx, h->out, h->d_out, (size_t)s->tokens * s->k * 4), "copy back") ||
+      call(ctx, attnmeta_copy_to_host(ctx, h->count, h->d_count, (size_t)s->tokens * 4), "copy back") ||
+      call(ctx, attnmeta_copy_to_host(ctx, &error_word, h->d_error, sizeof error_word), "copy back"))
+    return -1;
 
-  memset(&h, 0, sizeof h);
-  cli_args_init(&a, CMD, argc, argv);
-  while (cli_next_run(&a, usage, &ro, &stop)) {
-    int bad = 0;
-    if (!take_option(&a, &s, &bad)) return cli_unknown(&a);
-    if (bad) return CLI_EXIT_USAGE;
-  }
-  if (stop >= 0) return stop;
-  if (s.dcp_rank >= s.dcp_world) {
-    fprintf(stderr, CMD ": --dcp-rank %d must be below --dcp-world %d\n", s.dcp_rank, s.dcp_world);
-    return CLI_EXIT_USAGE;
-  }
-  if ((int64_t)s.tokens * s.k > MAX_ENTRIES || (int64_t)s.tokens * s.cols > MAX_ENTRIES) {
-    fprintf(stderr, CMD ": %d tokens x %d indices (or x %d columns) is more than 2^28 entries\n",
-            s.tokens, s.k, s.cols);
-    return CLI_EXIT_USAGE;
-  }
-  if (cli_open_context(CMD, &ctx, ro.kind, ro.device)) return CLI_EXIT_USAGE;
-  if (setup(ctx, &s, &h, &op)) {
-    rc = CLI_EXIT_USAGE;
-    goto done;
-  }
-
-  if ((first = cli_time_one(CMD, ctx, issue_topk, &op)) < 0) goto done;
-  if (call(ctx, attnmeta_copy_to_host(ctx, h.out, h.d_out, (size_t)s.tokens * s.k * 4), "copy back") ||
-      call(ctx, attnmeta_copy_to_host(ctx, h.count, h.d_count, (size_t)s.tokens * 4), "copy back") ||
-      call(ctx, attnmeta_copy_to_host(ctx, &error_word, h.d_error, sizeof error_word), "copy back"))
-    goto done;
-
-  printf("attnmeta topk on %s (%s)\n", attnmeta_backend_name(attnmeta_context_backend(ctx)),
-         attnmeta_context_device_name(ctx));
+  cli_print_banner(CMD, ctx);
   printf("shape:\n");
-  printf("  %-18s %d (one a request)\n", "tokens", s.tokens);
-  printf("  %-18s %d a token, the last %d none\n", "indices", s.k, s.k / 16);
-  printf("  %-18s %d %s, block size %d\n", "block table", s.cols, s.cols == 1 ? "column" : "columns",
-         s.block_size);
-  printf("  %-18s world %d, rank %d, interleave %d\n", "DCP", s.dcp_world, s.dcp_rank,
-         s.dcp_interleave);
-  if (s.peer_blocks)
-    printf("  %-18s %d blocks a rank (rank-major peer slots)\n", "peer view", s.peer_blocks);
-  printf("  %-18s %s\n", "rows", s.compact ? "compacted (valid slots first)" : "in place");
+  printf("  %-18s %d (one a request)\n", "tokens", s->tokens);
+  printf("  %-18s %d a token, the last %d none\n", "indices", s->k, s->k / 16);
+  printf("  %-18s %d %s, block size %d\n", "block table", s->cols, s->cols == 1 ? "column" : "columns",
+         s->block_size);
+  printf("  %-18s world %d, rank %d, interleave %d\n", "DCP", s->dcp_world, s->dcp_rank,
+         s->dcp_interleave);
+  if (s->peer_blocks)
+    printf("  %-18s %d blocks a rank (rank-major peer slots)\n", "peer view", s->peer_blocks);
+  printf("  %-18s %s\n", "rows", s->compact ? "compacted (valid slots first)" : "in place");
   printf("outputs (first call):\n");
-  printf("  %-16s int32[%d][%d]  row 0: ", "out", s.tokens, s.k);
-  print_values(h.out, s.tokens ? s.k : 0, ro.show);
-  printf("  %-16s int32[%d]       ", "valid_count", s.tokens);
-  print_values(h.count, s.tokens, ro.show);
-  attnmeta_error_flags_describe(error_word, flags, sizeof flags);
-  printf("  %-16s 0x%x (%s)\n", "error word", (unsigned)error_word, flags);
-  bad_rows = count_mismatches(&s, &h);
+  printf("  %-16s int32[%d][%d]  row 0: ", "out", s->tokens, s->k);
+  cli_print_int32s(h->out, s->tokens ? s->k : 0, show);
+  printf("  %-16s int32[%d]       ", "valid_count", s->tokens);
+  cli_print_int32s(h->count, s->tokens, show);
+  cli_print_error_word(error_word);
+  bad_rows = count_mismatches(s, h);
   if (bad_rows < 0) {
     fprintf(stderr, CMD ": out of host memory for the check\n");
-    rc = CLI_EXIT_USAGE;
-    goto done;
+    return CLI_EXIT_USAGE;
   }
   if (bad_rows)
     printf("check:\n  %lld of %d %s differ from the naive conversion\n", (long long)bad_rows,
-           s.tokens, s.tokens == 1 ? "row" : "rows");
+           s->tokens, s->tokens == 1 ? "row" : "rows");
   else
     printf("check:\n  every row matches the naive conversion\n");
-  printf("timing:\n  %-18s %.1f us (with synchronize)\n", "first call", first * 1e6);
-  fflush(stdout);
+  return error_word != 0 || bad_rows ? CLI_EXIT_FAILED : CLI_EXIT_OK;
+}
 
-  if (ro.iters > 0 && cli_time_calls(CMD, ctx, ro.iters, "call", issue_topk, &op)) goto done;
-  rc = error_word != 0 || bad_rows ? CLI_EXIT_FAILED : CLI_EXIT_OK;
-
-done:
-  teardown(ctx, &h);
-  attnmeta_close(ctx);
-  return rc;
+int cli_topk(int argc, char **argv) {
+  topk_cmd c;
+  const cli_op op = {CMD, "call", &c, &c.op, setup, issue_topk, report, teardown};
+  cli_run_options ro = {ATTNMETA_BACKEND_AUTO, 0, 1000, 8};
+  cli_args a;
+  int stop;
+  memset(&c, 0, sizeof c);
+  c.s = (topk_shape){64, 2048, 1024, 64, 1, 0, 1, 0, 7, 0};
+  cli_args_init(&a, CMD, argc, argv);
+  stop = cli_parse_shape(&a, usage, &ro, shape_options,
+                         sizeof shape_options / sizeof shape_options[0], &c.s);
+  if (stop >= 0) return stop;
+  if (c.s.dcp_rank >= c.s.dcp_world) {
+    fprintf(stderr, CMD ": --dcp-rank %d must be below --dcp-world %d\n", c.s.dcp_rank,
+            c.s.dcp_world);
+    return CLI_EXIT_USAGE;
+  }
+  if ((int64_t)c.s.tokens * c.s.k > MAX_ENTRIES || (int64_t)c.s.tokens * c.s.cols > MAX_ENTRIES) {
+    fprintf(stderr, CMD ": %d tokens x %d indices (or x %d columns) is more than 2^28 entries\n",
+            c.s.tokens, c.s.k, c.s.cols);
+    return CLI_EXIT_USAGE;
+  }
+  return cli_run_op(&op, &ro);
 }

@@ -10,16 +10,13 @@ persistent buffers."""
 
 import ctypes
 import sys
-from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
 
 from . import _lib
-from ._arrays import device_str, int32, stream_handle, table, torch_state
-from ._context import context_for
-from ._lib import Backend
+from ._arrays import device_str, int32, table, torch_state
 from ._members import TOPK, Attach
 from ._names import call_named
-from ._plan import Plan
-from ._topk import TopkPlan
+from ._topk import Converted, TopkLaunch, TopkPlan, _new_like
 
 if TYPE_CHECKING:
     from ._context import Context
@@ -88,7 +85,26 @@ def _unit_columns(x: Buffer) -> Buffer:
     return sys.modules["numpy"].ascontiguousarray(x)
 
 
-class PeerTablePlan(Plan):
+def _peer_view(gathered: Buffer, local_rank: int, peer_block_stride: int) -> Tuple[int, int, int]:
+    """vLLM's checks of a peer view: ``gathered`` [dcp_size, num_requests,
+    max_owner_pages], local_rank and peer_block_stride; its three sizes."""
+    shape = _shape(gathered)
+    if len(shape) != 3:
+        raise ValueError("gathered_block_tables must have shape [dcp_size, num_requests, "
+                         "max_owner_pages], got %s." % (shape,))
+    world, rows, cols = shape
+    if world < 1:
+        raise ValueError("gathered_block_tables must contain at least one DCP owner.")
+    if not 0 <= local_rank < world:
+        raise ValueError("local_rank must be in [0, %d), got %d." % (world, local_rank))
+    if peer_block_stride < 1:
+        raise ValueError("peer_block_stride must be positive, got %d." % peer_block_stride)
+    if peer_block_stride > _INT64_MAX // world:
+        raise ValueError("The rotated peer block-table address space exceeds int64.")
+    return world, rows, cols
+
+
+class PeerTablePlan(TopkLaunch):
     """The rotated DCP peer table (contract section 6d) over persistent,
     caller-owned buffers: ``gathered_block_tables`` [W, R, M] int32 (rank
     ``o``'s table at ``[o]``; unit column stride, any row and rank strides,
@@ -98,7 +114,7 @@ class PeerTablePlan(Plan):
     padding, ids outside ``[0, peer_block_stride)`` and blocks past int32.
     :meth:`build` makes the one launch."""
 
-    __slots__ = ("_op", "_addr", "_dev", "_raw_stream", "_guard")
+    __slots__ = ()
 
     def __init__(self, gathered_block_tables: Buffer, out: Buffer, *, local_rank: int,
                  peer_block_stride: int, width: Optional[int] = None,
@@ -110,13 +126,9 @@ class PeerTablePlan(Plan):
 
     def _setup(self, args: Dict[str, Any]) -> None:
         g = args["gathered_block_tables"]
-        shape = _shape(g)
-        if len(shape) != 3:
-            raise ValueError("gathered_block_tables must be [dcp_size, num_requests, "
-                             "max_owner_pages], got shape %s" % (shape,))
-        world, rows, cols = shape
-        if world < 1:
-            raise ValueError("gathered_block_tables must contain at least one DCP owner")
+        rank = int32(args["local_rank"], "local_rank")
+        stride = int(args["peer_block_stride"])
+        world, rows, cols = _peer_view(g, rank, stride)
         op = _lib.Topk()
         _lib.topk_init(ctypes.addressof(op))
         op.topk_count = op.topk_stride = op.out_stride = 1  # no rows: the table alone
@@ -128,15 +140,7 @@ class PeerTablePlan(Plan):
         op.peer_tables_owner_stride = _strides(g)[0] if world > 1 else 0
         op.num_reqs = int32(rows, "num_requests")
         op.dcp_world_size = int32(world, "dcp_size")
-        rank = int32(args["local_rank"], "local_rank")
-        if not 0 <= rank < world:
-            raise ValueError("local_rank must be in [0, %d), got %d" % (world, rank))
         op.dcp_rank = rank
-        stride = int(args["peer_block_stride"])
-        if stride < 1:
-            raise ValueError("peer_block_stride must be positive, got %d" % stride)
-        if stride > _INT64_MAX // world:
-            raise ValueError("the rotated peer block-table address space exceeds int64")
         op.peer_blocks = stride
         width = world * cols if args["width"] is None else int(args["width"])
         op.peer_table_width = int32(width, "width")
@@ -153,47 +157,15 @@ class PeerTablePlan(Plan):
                              % (n, ocols, rows, width))
         if args["error_word"] is not None:
             attach(op, TOPK["error_word"], args["error_word"], "error_word")
-        self._args = args
-        self._keep = keep
-        self._op = op
-        self._addr = ctypes.addressof(op)
-        self._ctx = context_for(dev, args["context"], "gathered_block_tables")
-        self._dev = dev
-        self._raw_stream = None if dev[0] == Backend.CPU else torch_state().raw_stream
-        self._guard = dev[0] != Backend.CPU and torch_state().multi_gpu
+        self._hold(args, keep, op, dev, "gathered_block_tables")
 
     def build(self, stream: Any = None) -> None:
         """Builds the table in one launch on ``stream`` (default: torch's
         current stream of the buffers' device). Never synchronises or
         allocates."""
-        if self._raw_stream is None:
-            if stream is not None:
-                stream_handle(stream, self._dev)
-            status = _lib.convert_topk(self._ctx._handle, self._addr, None)
-        else:
-            index = self._dev[1]
-            handle = self._raw_stream(index) if stream is None else stream_handle(stream, self._dev)
-            ts = torch_state()
-            previous = ts.get_device() if self._guard else index
-            try:
-                status = _lib.convert_topk(self._ctx._handle, self._addr, handle)
-            finally:
-                if previous != index:
-                    ts.set_device(previous)
-        if status:
-            raise self._ctx.error(status, "attnmeta_convert_topk")
+        self._launch(stream)
 
     __call__ = build
-
-
-def _new_int32(like: Buffer, shape: Tuple[int, ...], fill: Optional[int] = None) -> Buffer:
-    if _is_torch(like):
-        torch = torch_state().torch
-        if fill is None:
-            return torch.empty(shape, dtype=torch.int32, device=like.device)
-        return torch.full(shape, fill, dtype=torch.int32, device=like.device)
-    np = sys.modules["numpy"]
-    return np.empty(shape, np.int32) if fill is None else np.full(shape, fill, np.int32)
 
 
 def _require_int32(x: Buffer, name: str) -> None:
@@ -222,33 +194,18 @@ def build_rotated_dcp_peer_block_table(
     ``local_rank`` is segment 0 (contract section 6d). ``BLOCK_N`` is
     vLLM's tile width: checked, not needed."""
     _require_int32(gathered_block_tables, "gathered_block_tables")
-    shape = _shape(gathered_block_tables)
-    if len(shape) != 3:
-        raise ValueError("gathered_block_tables must have shape [dcp_size, num_requests, "
-                         "max_owner_pages], got %s." % (shape,))
-    world, rows, cols = shape
-    if world < 1:
-        raise ValueError("gathered_block_tables must contain at least one DCP owner.")
-    if not 0 <= local_rank < world:
-        raise ValueError("local_rank must be in [0, %d), got %d." % (world, local_rank))
-    if peer_block_stride < 1:
-        raise ValueError("peer_block_stride must be positive, got %d." % peer_block_stride)
-    if peer_block_stride > _INT64_MAX // world:
-        raise ValueError("The rotated peer block-table address space exceeds int64.")
+    world, rows, cols = _peer_view(gathered_block_tables, local_rank, peer_block_stride)
     if block_size < 1:
         raise ValueError("block_size must be positive, got %d." % block_size)
     if cp_kv_cache_interleave_size != block_size:
         raise ValueError("Page-sharded DCP peer tables require cp_kv_cache_interleave_size == "
                          "block_size, got %d and %d." % (cp_kv_cache_interleave_size, block_size))
     _check_block_n(BLOCK_N)
-    out = _new_int32(gathered_block_tables, (rows, world * cols))
+    out = _new_like(gathered_block_tables, (rows, world * cols))
     if rows > 0 and world * cols > 0:
         PeerTablePlan(_unit_rows(gathered_block_tables), out, local_rank=local_rank,
                       peer_block_stride=peer_block_stride).build()
     return out
-
-
-Converted = Union[Buffer, Tuple[Buffer, Buffer]]
 
 
 def convert_global_indices_to_dcp_peer_slots(
@@ -304,7 +261,7 @@ def convert_global_indices_to_dcp_peer_slots(
     if shape[1] == 0:
         raise ValueError("token_indices must contain at least one column.")
     if out is None:
-        out = _new_int32(token_indices, shape)
+        out = _new_like(token_indices, shape)
     elif _shape(out) != shape or _dtype_name(out) != "int32":
         raise ValueError("out must match token_indices shape, dtype, and device; got shape=%s, "
                          "dtype=%s." % (_shape(out), _dtype_name(out)))
@@ -314,7 +271,7 @@ def convert_global_indices_to_dcp_peer_slots(
     names = {"valid_counts": "valid_counts", "blocks_per_peer": "blocks_per_peer"}
     if return_valid_counts:
         if valid_counts_out is None:
-            counts = _new_int32(token_indices, (shape[0],), 0)
+            counts = _new_like(token_indices, (shape[0],), 0)
         elif _shape(valid_counts_out) != (shape[0],) or _dtype_name(valid_counts_out) != "int32":
             raise ValueError("valid_counts_out must be a one-dimensional int32 tensor with %d "
                              "entries; got shape=%s, dtype=%s."

@@ -7,7 +7,7 @@ their outputs, like the engines' own)."""
 
 import ctypes
 import sys
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, Union
 
 from . import _compile, _lib
 from ._arrays import dcp_settings, device_str, int32, stream_handle, table, torch_state
@@ -33,7 +33,57 @@ _INT32_MAX = 2**31 - 1
 _DCP_NAMES = ("dcp_size", "dcp_rank", "cp_kv_cache_interleave_size")
 
 
-class TopkPlan(Plan):
+class TopkLaunch(Plan):
+    """What the plans that launch the top-k conversion share (TopkPlan,
+    PeerTablePlan): the operation they hold, checked, and its one launch."""
+
+    __slots__ = ("_op", "_addr", "_dev", "_raw_stream", "_guard")
+    _op: Any
+    _addr: int
+    _dev: Tuple[int, int]
+    _raw_stream: Optional[Callable[[int], Optional[int]]]
+    _guard: bool
+
+    def _hold(self, args: Dict[str, Any], keep: Dict[str, Any], op: Any, dev: Tuple[int, int],
+              first: str) -> None:
+        """Keeps the checked operation over the buffers of ``dev``; ``first``
+        names the buffer a context that does not match is reported for."""
+        self._args = args
+        self._keep = keep
+        self._op = op
+        self._addr = ctypes.addressof(op)
+        self._ctx = context_for(dev, args["context"], first)
+        self._dev = dev
+        if dev[0] == Backend.CPU:
+            self._raw_stream = None
+            self._guard = False
+        else:
+            ts = torch_state()
+            self._raw_stream = ts.raw_stream
+            self._guard = ts.multi_gpu
+
+    def _launch(self, stream: Any) -> None:
+        """attnmeta_convert_topk on ``stream`` (default: torch's current
+        stream of the buffers' device), torch's current device kept."""
+        if self._raw_stream is None:
+            if stream is not None:
+                stream_handle(stream, self._dev)
+            status = _lib.convert_topk(self._ctx._handle, self._addr, None)
+        else:
+            index = self._dev[1]
+            handle = self._raw_stream(index) if stream is None else stream_handle(stream, self._dev)
+            ts = torch_state()
+            previous = ts.get_device() if self._guard else index
+            try:
+                status = _lib.convert_topk(self._ctx._handle, self._addr, handle)
+            finally:
+                if previous != index:
+                    ts.set_device(previous)
+        if status:
+            raise self._ctx.error(status, "attnmeta_convert_topk")
+
+
+class TopkPlan(TopkLaunch):
     """One layer's top-k conversion over persistent, caller-owned buffers.
 
     ``token_indices`` [T, K] int32 (any row stride, unit column stride):
@@ -57,7 +107,7 @@ class TopkPlan(Plan):
     :meth:`convert` (or calling the plan) makes the one launch.
     """
 
-    __slots__ = ("_op", "_addr", "_dev", "_max_tokens", "_rows", "_raw_stream", "_guard")
+    __slots__ = ("_max_tokens", "_rows")
 
     def __init__(
         self,
@@ -185,21 +235,9 @@ class TopkPlan(Plan):
         if words is not None and words < 1:
             raise ValueError("error_word must hold at least one int32")
 
-        self._args = args
-        self._keep = keep
-        self._op = op
-        self._addr = ctypes.addressof(op)
-        self._ctx = context_for(dev, args["context"], "token_indices")
-        self._dev = dev
+        self._hold(args, keep, op, dev, "token_indices")
         self._rows = rows
         self._max_tokens = min(min(n for n, _, _ in limits), _INT32_MAX)
-        if dev[0] == Backend.CPU:
-            self._raw_stream = None
-            self._guard = False
-        else:
-            ts = torch_state()
-            self._raw_stream = ts.raw_stream
-            self._guard = ts.multi_gpu
 
     def convert(self, num_tokens: Optional[int] = None, stream: Any = None) -> None:
         """Converts rows ``[0, num_tokens)`` (default: every row of
@@ -218,22 +256,7 @@ class TopkPlan(Plan):
         op.num_tokens = t
         if t == 0:
             return
-        if self._raw_stream is None:
-            if stream is not None:
-                stream_handle(stream, self._dev)
-            status = _lib.convert_topk(self._ctx._handle, self._addr, None)
-        else:
-            index = self._dev[1]
-            handle = self._raw_stream(index) if stream is None else stream_handle(stream, self._dev)
-            ts = torch_state()
-            previous = ts.get_device() if self._guard else index
-            try:
-                status = _lib.convert_topk(self._ctx._handle, self._addr, handle)
-            finally:
-                if previous != index:
-                    ts.set_device(previous)
-        if status:
-            raise self._ctx.error(status, "attnmeta_convert_topk")
+        self._launch(stream)
 
     __call__ = convert
 

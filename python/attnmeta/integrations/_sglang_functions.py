@@ -7,7 +7,6 @@ is replaced by a wrapper that makes the drop-in's one launch, or hands the
 call to SGLang's function (counted in ``handle.fallbacks``) when the
 drop-in refuses the arguments before writing anything."""
 
-import importlib
 from typing import Any, Callable, Dict, NamedTuple, Optional, Tuple
 
 from .. import _sglang_dropins as dropins
@@ -65,22 +64,6 @@ FUNCTION_TARGETS = {
 }  # type: Dict[str, FunctionTarget]
 
 
-def _find(patch: SglangPatch, label: str, target: FunctionTarget) -> Any:
-    tried = []
-    for name in target.modules:
-        try:
-            module = importlib.import_module(name)
-        except Exception as exc:  # an SGLang module may fail in other ways than ImportError
-            tried.append("cannot import %s: %s: %s" % (name, type(exc).__name__, exc))
-            continue
-        fn = module.__dict__.get(target.function)
-        if fn is not None:
-            return fn
-        tried.append("%s has no %s" % (name, target.function))
-    patch.skipped[label] = "; ".join(tried)
-    return None
-
-
 def _form(target: FunctionTarget, fn: Any) -> Optional[Form]:
     have = params(fn)
     for form in target.forms:
@@ -106,7 +89,7 @@ def _routed(original: Callable[..., Any], dropin: Callable[..., None], patch: Sg
 
 def route_function(patch: SglangPatch, label: str) -> None:
     target = FUNCTION_TARGETS[label]
-    original = _find(patch, label, target)
+    original = patch.find(label, target.modules, target.function)
     if original is None:
         return
     form = _form(target, original)

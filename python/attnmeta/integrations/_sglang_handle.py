@@ -4,8 +4,9 @@ and why, launch and fallback counters, bindings, an undo) for the package
 ``sglang``: restore() also gives SGLang's objects back to the sglang
 modules imported while the patch was in force."""
 
+import importlib
 import threading
-from typing import Optional
+from typing import Any, Optional, Sequence
 
 from ._vllm_handle import VllmPatch, _vllm_modules
 
@@ -26,6 +27,23 @@ class SglangPatch(VllmPatch):
     def __init__(self, sglang_version: str) -> None:
         VllmPatch.__init__(self, sglang_version)
         self.sglang_version = sglang_version
+
+    def find(self, label: str, modules: Sequence[str], name: str) -> Any:
+        """``name`` from the first of ``modules`` that defines it, or None
+        with why in ``skipped[label]``."""
+        tried = []
+        for module_name in modules:
+            try:
+                module = importlib.import_module(module_name)
+            except Exception as exc:  # an SGLang module may fail in other ways than ImportError
+                tried.append("cannot import %s: %s: %s" % (module_name, type(exc).__name__, exc))
+                continue
+            found = module.__dict__.get(name)
+            if found is not None:
+                return found
+            tried.append("%s has no %s" % (module_name, name))
+        self.skipped[label] = "; ".join(tried)
+        return None
 
     def restore(self) -> None:
         """SGLang's own kernels back; safe to call twice."""

@@ -7,7 +7,6 @@ the loaded sglang modules is replaced by a RoutedKernel (the defining
 module, SGLang's re-exports and the backends that imported the name);
 modules imported later take the routed object from the defining module."""
 
-import importlib
 from typing import Any, Callable, Dict, NamedTuple, Optional, Tuple
 
 from .. import _sglang_dropins
@@ -72,24 +71,6 @@ def _why_not(target: Target, kernel: Any) -> Optional[str]:
     return None
 
 
-def _find(patch: SglangPatch, label: str, target: Target) -> Any:
-    """SGLang's kernel from the first defining module that has it, or None
-    with why in ``patch.skipped[label]``."""
-    tried = []
-    for name in DEFINING_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except Exception as exc:  # an SGLang module may fail in other ways than ImportError
-            tried.append("cannot import %s: %s: %s" % (name, type(exc).__name__, exc))
-            continue
-        kernel = module.__dict__.get(target.kernel)
-        if kernel is not None:
-            return kernel
-        tried.append("%s has no %s" % (name, target.kernel))
-    patch.skipped[label] = "; ".join(tried)
-    return None
-
-
 def _route(target: Target) -> Callable[[Dict[str, Any], Tuple[Any, ...]], bool]:
     def route(named: Dict[str, Any], grid: Tuple[Any, ...]) -> bool:
         args = [named.get(name) for name in target.dropin_args]
@@ -106,7 +87,7 @@ def _route(target: Target) -> Callable[[Dict[str, Any], Tuple[Any, ...]], bool]:
 
 def route_target(patch: SglangPatch, label: str) -> None:
     target = TARGETS[label]
-    original = _find(patch, label, target)
+    original = patch.find(label, DEFINING_MODULES, target.kernel)
     if original is None:
         return
     why = _why_not(target, original)
