@@ -485,7 +485,7 @@ static int peer_fits(const attnmeta_topk *op) {
   if (!op->peer_table_out) return 1;
   if (!table_fits(op->num_reqs, op->peer_table_out_stride, op->peer_table_width)) return 0;
   if (op->num_reqs <= 0 || op->peer_tables_cols <= 0 || op->peer_table_width <= 0) return 1;
-  return (__int128)(op->dcp_world_size - 1) * op->peer_tables_owner_stride +
+  return ((__int128)op->dcp_world_size - 1) * op->peer_tables_owner_stride +
              (__int128)(op->num_reqs - 1) * op->peer_tables_stride + op->peer_tables_cols <=
          BUF;
 }
