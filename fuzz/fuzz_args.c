@@ -283,6 +283,40 @@ static void pick_dsv4(fz_reader *rd, attnmeta_step *s) {
   pick_dsv4_0_3(rd, s);
 }
 
+/* Section 5b's members (PCP's logical slots), drawn after every other
+ * member of the step (the committed seeds keep their meaning): the two
+ * int64 arrays (NULL, misaligned), the logical block size (a whole
+ * multiple of a group's ratio with that group's block size made to fit,
+ * or anything at the edges), now and then DCP set back to one rank, and
+ * sometimes a group's slots placed on one of the arrays. 1 when so
+ * placed. */
+static int pick_pcp(fz_reader *rd, attnmeta_step *s) {
+  attnmeta_compressed_group *grp = &s->compressed_groups[fz_range(rd, 0, 3)];
+  s->pcp_logical_slots = (const int64_t *)pick_ptr(rd, in_qsl.data, 8);
+  s->pcp_positions = fz_chance(rd, 7, 8) ? (const int64_t *)pick_ptr(rd, in_seq.data, 8) : NULL;
+  switch (fz_u8(rd) % 4) {
+    case 0: case 1: /* the rule holds for the group drawn, and its block size with it */
+      if (grp->ratio >= 1 && grp->ratio <= 128) {
+        const int32_t bs = (int32_t)fz_range(rd, 1, 64);
+        s->pcp_logical_block_size = grp->ratio * bs;
+        if (fz_chance(rd, 3, 4)) grp->block_size = bs;
+        break;
+      }
+      /* fall through */
+    case 2: s->pcp_logical_block_size = (int32_t)fz_range(rd, -1, 512); break;
+    default: s->pcp_logical_block_size = fz_edge32(rd); break;
+  }
+  if (fz_chance(rd, 1, 2)) s->dcp_world_size = 1, s->dcp_rank = 0;
+  if (grp->slot_mapping && fz_chance(rd, 1, 8)) {
+    const char *on = (const char *)(fz_chance(rd, 1, 2) ? s->pcp_logical_slots : s->pcp_positions);
+    if (!on) return 0;
+    grp->slot_mapping = (int64_t *)(uintptr_t)((uintptr_t)(on + 8 * fz_range(rd, -2, 2)) &
+                                               ~(uintptr_t)7);
+    return 1;
+  }
+  return 0;
+}
+
 /* Every buffer the DSV4 products would touch fits the fixed buffers. */
 static int dsv4_fits(const attnmeta_step *s) {
   int g;
@@ -304,9 +338,11 @@ static int dsv4_fits(const attnmeta_step *s) {
   if (s->c128a_prefill_rows &&
       !table_fits(s->num_tokens, s->c128a_prefill_rows_stride, s->c128a_width))
     return 0;
-  /* the token slots are int64 over in_qsl's BUF + 1 int32 */
+  /* the token slots are int64 over in_qsl's BUF + 1 int32, PCP's over
+   * in_qsl and in_seq */
   if ((s->swa_indices || s->swa_lens) && s->swa_token_slots && 2 * (int64_t)s->num_tokens > BUF)
     return 0;
+  if ((s->pcp_logical_slots || s->pcp_positions) && 2 * (int64_t)s->num_tokens > BUF) return 0;
   return 1;
 }
 
@@ -360,6 +396,9 @@ static void fuzz_build_step(fz_reader *rd) {
   }
 
   aliased = fz_chance(rd, 1, 8) && alias_one(rd, &s);
+  /* drawn after the others: PCP's members, then 0.3.0's struct size */
+  if (fz_chance(rd, 1, 3) && pick_pcp(rd, &s)) aliased = 1;
+  if (fz_chance(rd, 1, 16)) s.struct_size = FZ_STEP_SIZE_0_3;
 
   fz_step_rules(&s, &required, &optional);
   if (aliased) stats.aliased++;
@@ -390,6 +429,65 @@ static void fuzz_build_step(fz_reader *rd) {
   if (caller != &s) free(caller);
   count_call(required, 1, st);
   check_call(st, "attnmeta_build_step", "step", required, optional);
+}
+
+/* The DCP peer views' members (contract 6c, 6d), drawn after the others
+ * (the committed seeds keep their meaning): the segment (0, small, at the
+ * int32 bound of peer slots, at the edges), the rotated table's output,
+ * width and stride, the gathered tables, their stride and owner stride
+ * (0, one table's span, near the byte-offset limits), and sometimes the
+ * output placed on another buffer. 1 when so placed. */
+static int pick_peer(fz_reader *rd, attnmeta_topk *op) {
+  const int64_t W = op->dcp_world_size >= 1 ? op->dcp_world_size : 1;
+  const int64_t sr = op->stride_rows > 0 ? op->stride_rows : op->block_size >= 1 ? op->block_size : 1;
+  switch (fz_u8(rd) % 6) {
+    case 0: op->peer_blocks = 0; break;
+    case 1: case 2: op->peer_blocks = fz_range(rd, 1, 64); break;
+    case 3: op->peer_blocks = (int64_t)INT32_MAX / W / sr + fz_range(rd, 0, 1); break;
+    case 4: op->peer_blocks = INT64_MAX / W + (W > 1 ? fz_range(rd, 0, 1) : 0); break;
+    default: op->peer_blocks = fz_edge64(rd); break;
+  }
+  if (fz_chance(rd, 2, 3)) {
+    const int64_t R = op->num_reqs > 1 ? op->num_reqs : 2;
+    int64_t span;
+    op->peer_table_out = (int32_t *)pick_out(rd, B_GSEQ);
+    op->peer_table_width = fz_chance(rd, 3, 4) ? (int32_t)fz_range(rd, 0, 32) : fz_edge32(rd);
+    op->peer_table_out_stride = pick_stride(rd, op->peer_table_width, op->num_reqs);
+    op->peer_tables = fz_chance(rd, 7, 8) ? (const int32_t *)pick_ptr(rd, in_table.data, 4) : NULL;
+    op->peer_tables_cols = fz_chance(rd, 3, 4) ? (int32_t)fz_range(rd, 0, 16) : fz_edge32(rd);
+    op->peer_tables_stride = pick_stride(rd, op->peer_tables_cols, op->num_reqs);
+    span = op->num_reqs > 0 && op->peer_tables_stride >= 0 && op->peer_tables_stride < INT32_MAX
+               ? (R - 1) * op->peer_tables_stride + op->peer_tables_cols
+               : 0;
+    switch (fz_u8(rd) % 6) {
+      case 0: case 1: op->peer_tables_owner_stride = 0; break;
+      case 2: op->peer_tables_owner_stride = span + fz_range(rd, 0, 3); break;
+      case 3: op->peer_tables_owner_stride = fz_range(rd, 1, 8); break; /* ranks interleaved */
+      case 4: op->peer_tables_owner_stride = W > 1 ? INT64_MAX / 8 / (W - 1) + fz_range(rd, -1, 1)
+                                                   : INT64_MAX / 8 + fz_range(rd, -1, 1);
+              break;
+      default: op->peer_tables_owner_stride = fz_edge64(rd); break;
+    }
+  }
+  if (op->peer_table_out && fz_chance(rd, 1, 8)) {
+    const void *on[] = {op->topk, op->query_start_loc, op->req_id, op->block_table, op->out,
+                        op->valid_count, op->error_word, op->peer_tables};
+    const char *target = (const char *)on[fz_range(rd, 0, 7)];
+    if (!target) return 0;
+    op->peer_table_out = (int32_t *)(uintptr_t)(target + 4 * fz_range(rd, -3, 3));
+    return 1;
+  }
+  return 0;
+}
+
+/* The peer views' buffers fit the fixed buffers. */
+static int peer_fits(const attnmeta_topk *op) {
+  if (!op->peer_table_out) return 1;
+  if (!table_fits(op->num_reqs, op->peer_table_out_stride, op->peer_table_width)) return 0;
+  if (op->num_reqs <= 0 || op->peer_tables_cols <= 0 || op->peer_table_width <= 0) return 1;
+  return ((__int128)op->dcp_world_size - 1) * op->peer_tables_owner_stride +
+             (__int128)(op->num_reqs - 1) * op->peer_tables_stride + op->peer_tables_cols <=
+         BUF;
 }
 
 /* attnmeta_convert_topk: sizes, strides, request sources, pointers and
@@ -447,6 +545,13 @@ static void fuzz_convert_topk(fz_reader *rd) {
     }
   }
 
+  /* drawn after the others: the DCP peer views, then 0.2.0's struct size */
+  if (fz_chance(rd, 1, 3) && pick_peer(rd, &op)) {
+    aliased = 1;
+    stats.aliased++;
+  }
+  if (fz_chance(rd, 1, 16)) op.struct_size = FZ_TOPK_SIZE_0_2;
+
   fz_topk_rules(&op, &required, &optional);
   if (aliased && !required) { /* buffers that share an allocation: not run */
     count_call(0, 0, ATTNMETA_OK);
@@ -456,13 +561,22 @@ static void fuzz_convert_topk(fz_reader *rd) {
          op.num_reqs < BUF && op.num_prefill >= 0 && op.num_prefill <= BUF &&
          table_fits(op.num_tokens, op.topk_stride, op.topk_count) &&
          table_fits(op.num_tokens, op.out_stride, op.topk_count) &&
-         table_fits(op.num_reqs, op.block_table_stride, op.block_table_cols);
+         table_fits(op.num_reqs, op.block_table_stride, op.block_table_cols) &&
+         (op.struct_size == FZ_TOPK_SIZE_0_2 || peer_fits(&op));
   if (!required && !fits) { /* a valid call with buffers smaller than it says */
     count_call(0, 0, ATTNMETA_OK);
     return;
   }
   poison_outputs();
-  st = attnmeta_convert_topk(ctx, &op, NULL);
+  if (op.struct_size == FZ_TOPK_SIZE_0_2) { /* 0.2.0's struct: just its bytes */
+    void *caller = malloc(FZ_TOPK_SIZE_0_2);
+    if (!caller) fz_fail("out of memory");
+    memcpy(caller, &op, FZ_TOPK_SIZE_0_2);
+    st = attnmeta_convert_topk(ctx, (const attnmeta_topk *)caller, NULL);
+    free(caller);
+  } else {
+    st = attnmeta_convert_topk(ctx, &op, NULL);
+  }
   count_call(required, 1, st);
   check_call(st, "attnmeta_convert_topk", "call", required, optional);
 }

@@ -350,7 +350,7 @@ typedef struct fz_buffer {
 
 /* The worst fz_spans_meet over every pair of the present buffers of which
  * at least one is an output. */
-#define FZ_MAX_BUFFERS 40
+#define FZ_MAX_BUFFERS 48
 static int fz_buffers_meet(const fz_buffer *b, int count) {
   fz_span sp[FZ_MAX_BUFFERS];
   int n = 0, i, j, worst = 0;
@@ -383,6 +383,14 @@ int fz_wants_dsv4(const attnmeta_step *s) {
          s->c128a_prefill_rows || s->indexer_lens_out;
 }
 
+/* Whether some compressed group's slot_mapping is wanted. */
+static int fz_wants_group_slots(const attnmeta_step *s) {
+  int g;
+  for (g = 0; g < ATTNMETA_MAX_COMPRESSED_GROUPS; ++g)
+    if (s->compressed_groups[g].slot_mapping) return 1;
+  return 0;
+}
+
 uint32_t fz_overlap_rule(const attnmeta_step *s) {
   const int wants_seq = s->seq_lens_out || s->global_seq_lens_out || s->positions ||
                         s->slot_mapping || fz_wants_dsv4(s);
@@ -403,11 +411,13 @@ uint32_t fz_overlap_rule(const attnmeta_step *s) {
       {s->positions, 1, T * 8, T * 8, 1},
       {s->slot_mapping, 1, C * 8, C * 8, 1},
       {s->error_word, 1, 4, 4, 1}};
-  int n = 13, g;
-  /* the DSV4 products; a table counts only where its rows are read */
+  int n = 13, g, strict, loose;
+  const int pcp = s->pcp_logical_slots && fz_wants_group_slots(s);
+  /* the DSV4 products; a table counts only where its rows are read (not
+   * with PCP's logical slots: those buffers are added to the loose set) */
   for (g = 0; g < ATTNMETA_MAX_COMPRESSED_GROUPS; ++g) {
     const attnmeta_compressed_group *grp = &s->compressed_groups[g];
-    const fz_buffer table = {grp->slot_mapping ? grp->block_table : NULL, R,
+    const fz_buffer table = {grp->slot_mapping && !pcp ? grp->block_table : NULL, R,
                              (__int128)grp->block_table_cols * 4,
                              (__int128)grp->block_table_stride * 4, 0};
     const fz_buffer slots = {grp->slot_mapping, 1, C * 8, C * 8, 1};
@@ -448,7 +458,33 @@ uint32_t fz_overlap_rule(const attnmeta_step *s) {
     b[n++] = c_prefill;
     b[n++] = indexer;
   }
-  return (uint32_t)fz_buffers_meet(b, n);
+  {
+    /* section 5b: the logical slots and positions, read with a group's
+     * slots */
+    const fz_buffer logical = {fz_wants_group_slots(s) ? s->pcp_logical_slots : NULL, 1, T * 8,
+                               T * 8, 0};
+    const fz_buffer positions = {pcp ? s->pcp_positions : NULL, 1, T * 8, T * 8, 0};
+    b[n++] = logical;
+    b[n++] = positions;
+  }
+  strict = fz_buffers_meet(b, n);
+  if (strict == 2) return 2;
+  /* buffers given but not read (PCP's unread group tables, positions with
+   * no logical slots): the library may count them */
+  for (g = 0; g < ATTNMETA_MAX_COMPRESSED_GROUPS; ++g) {
+    const attnmeta_compressed_group *grp = &s->compressed_groups[g];
+    const fz_buffer table = {grp->slot_mapping && pcp ? grp->block_table : NULL, R,
+                             (__int128)grp->block_table_cols * 4,
+                             (__int128)grp->block_table_stride * 4, 0};
+    b[n++] = table;
+  }
+  {
+    const fz_buffer positions = {!pcp && fz_wants_group_slots(s) ? s->pcp_positions : NULL, 1,
+                                 T * 8, T * 8, 0};
+    b[n++] = positions;
+  }
+  loose = fz_buffers_meet(b, n);
+  return (uint32_t)(loose > strict ? 1 : strict);
 }
 
 static void fz_step_rules_of(const attnmeta_step *s, uint32_t *required, uint32_t *optional);
@@ -481,8 +517,21 @@ static int fz_bad_dcp_block(const attnmeta_step *s, int32_t block_size) {
          (s->dcp_world_size > 1 && s->dcp_interleave >= 1 && block_size % s->dcp_interleave != 0);
 }
 
+/* Section 5b's rules (PCP's logical slots), which count only while a
+ * group's slot_mapping is wanted; the per-group block-size rule is with the
+ * groups'. */
+static void fz_pcp_rules(const attnmeta_step *s, uint32_t *req, uint32_t *opt) {
+  const int used = fz_wants_group_slots(s);
+  const uint32_t bad = FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+  if (misaligned(s->pcp_logical_slots, 8)) *(used ? req : opt) |= bad;
+  if (misaligned(s->pcp_positions, 8)) *(used && s->pcp_logical_slots ? req : opt) |= bad;
+  if (!used || !s->pcp_logical_slots) return;
+  if (!s->pcp_positions) *req |= FZ_BIT(ATTNMETA_ERR_NULL_POINTER);
+  if (s->pcp_logical_block_size < 1 || s->dcp_world_size != 1) *req |= bad;
+}
+
 /* The DeepSeek-V3.2/V4 products' host rules (header and contract sections
- * 5, 7, 8); only the products wanted count. */
+ * 5, 5b, 7, 8); only the products wanted count. */
 static void fz_dsv4_rules(const attnmeta_step *s, uint32_t *required, uint32_t *optional) {
   uint32_t req = 0, opt = 0;
   int g;
@@ -494,9 +543,21 @@ static void fz_dsv4_rules(const attnmeta_step *s, uint32_t *required, uint32_t *
       req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
     if (!grp->slot_mapping) continue;
     if (fz_bad_dcp_block(s, grp->block_size)) req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
-    fz_table_rules(grp->block_table, grp->block_table_cols, grp->block_table_stride, s->num_reqs,
-                   &req, &opt);
+    if (s->pcp_logical_slots) { /* section 5b: the table is not read, the block size fixed */
+      uint32_t unread = 0;
+      fz_table_rules(grp->block_table, grp->block_table_cols, grp->block_table_stride,
+                     s->num_reqs, &unread, &unread);
+      opt |= unread;
+      if (s->pcp_logical_block_size >= 1 && grp->ratio >= 1 &&
+          (s->pcp_logical_block_size % grp->ratio != 0 ||
+           grp->block_size != s->pcp_logical_block_size / grp->ratio))
+        req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+    } else {
+      fz_table_rules(grp->block_table, grp->block_table_cols, grp->block_table_stride,
+                     s->num_reqs, &req, &opt);
+    }
   }
+  fz_pcp_rules(s, &req, &opt);
   if (s->swa_indices || s->swa_lens) {
     if (s->swa_mode != ATTNMETA_SWA_CAUSAL && s->swa_mode != ATTNMETA_SWA_NON_CAUSAL)
       req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
@@ -566,12 +627,12 @@ static void fz_step_rules_of(const attnmeta_step *s, uint32_t *required, uint32_
   uint32_t req = 0, opt = 0;
 
   /* the sizes of the releases only: 0.1 (ending at error_word), 0.2 (ending
-   * at launch_flags, padded to the struct's alignment) and 0.3, this
-   * header's */
+   * at launch_flags, padded to the struct's alignment), 0.3 (ending at
+   * c128a_num_decode_tokens, padded) and this header's */
   if (s->struct_size > sizeof *s)
     req |= FZ_BIT(ATTNMETA_ERR_NOT_SUPPORTED);
   else if (s->struct_size != FZ_STEP_SIZE_0_1 && s->struct_size != FZ_STEP_SIZE_0_2 &&
-           s->struct_size != sizeof *s)
+           s->struct_size != FZ_STEP_SIZE_0_3 && s->struct_size != sizeof *s)
     req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
   if (!s->query_start_loc) req |= FZ_BIT(ATTNMETA_ERR_NULL_POINTER);
   if (s->num_reqs < 0 || s->num_tokens < 0 || s->capacity < 0)
@@ -628,10 +689,25 @@ static void fz_step_rules_of(const attnmeta_step *s, uint32_t *required, uint32_
   *optional = opt;
 }
 
+/* Whether the rotated peer table (contract 6d) reads its gathered tables:
+ * rows to build (R >= 1, w >= 1) and pages in them (M >= 1). */
+static int topk_reads_peer_tables(const attnmeta_topk *op) {
+  return op->peer_table_out && op->num_reqs > 0 && op->peer_table_width > 0 &&
+         op->peer_tables_cols > 0;
+}
+
 /* The overlap part of fz_topk_rules: 0 none, 2 an overlap, 1 cannot say. */
 static int topk_overlap(const attnmeta_topk *op) {
   const __int128 T = op->num_tokens, R = op->num_reqs, K = op->topk_count;
-  const fz_buffer b[10] = {
+  const __int128 W = op->dcp_world_size, M = op->peer_tables_cols, w = op->peer_table_width;
+  const __int128 os = op->peer_tables_owner_stride, ps = op->peer_tables_stride;
+  const __int128 span = R > 0 && M > 0 ? (R - 1) * ps + M : 0;
+  /* rank 0's table is read from its first page on (page 0 is rank 0's);
+   * the other ranks' as a whole may be counted */
+  const __int128 rank0_cols = M < (w + W - 1) / W ? M : (w + W - 1) / W;
+  const int reads = topk_reads_peer_tables(op);
+  int strict, loose;
+  fz_buffer b[13] = {
       {op->topk, T, K * 4, (__int128)op->topk_stride * 4, 0},
       {op->query_start_loc, 1, (R + 1) * 4, (R + 1) * 4, 0},
       {op->req_id, 1, T * 4, T * 4, 0},
@@ -642,11 +718,89 @@ static int topk_overlap(const attnmeta_topk *op) {
       {op->token_slot, 1, T * 8, T * 8, 0},
       {op->out, T, K * 4, (__int128)op->out_stride * 4, 1},
       {op->valid_count, 1, T * 4, T * 4, 1},
-      {op->error_word, 1, 4, 4, 1}};
-  return fz_buffers_meet(b, 10);
+      {op->error_word, 1, 4, 4, 1},
+      {op->peer_table_out, R, w * 4, (__int128)op->peer_table_out_stride * 4, 1},
+      {reads ? op->peer_tables : NULL, R, rank0_cols * 4, ps * 4, 0},
+      {NULL, 0, 0, 0, 0}};
+  strict = fz_buffers_meet(b, 12);
+  if (strict == 2 || !op->peer_table_out || !op->peer_tables || span == 0) return strict;
+  /* every rank's whole table, rank o at o * owner_stride */
+  b[11].rows = R;
+  b[11].width = M * 4;
+  b[12].ptr = W > 1 ? (const char *)op->peer_tables + os * 4 : NULL;
+  if (os >= span) {
+    b[12].rows = W - 1;
+    b[12].width = span * 4;
+    b[12].pitch = os * 4;
+  } else {
+    b[12].rows = 1;
+    b[12].width = b[12].pitch = ((W - 2) * os + span) * 4;
+  }
+  loose = fz_buffers_meet(b, 13);
+  return loose > strict ? 1 : strict;
 }
 
-void fz_topk_rules(const attnmeta_topk *op, uint32_t *required, uint32_t *optional) {
+/* The DCP peer views' rules (contract 6c, 6d; the header's members). */
+static void topk_peer_rules(const attnmeta_topk *op, uint32_t *required, uint32_t *optional) {
+  uint32_t req = 0, opt = 0;
+  const __int128 W = op->dcp_world_size, S = op->peer_blocks;
+  const __int128 sr = op->stride_rows > 0 ? op->stride_rows : op->block_size;
+  const int reads = topk_reads_peer_tables(op);
+  if (op->peer_blocks < 0 || op->peer_tables_owner_stride < 0 || op->peer_tables_cols < 0 ||
+      op->peer_table_width < 0)
+    req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+  /* peer slots are int32 when rows are converted (W and sr sound: else
+   * another rule fails already) */
+  if (S >= 1 && op->num_tokens > 0 && W >= 1 && sr >= 1 && W * S * sr > INT32_MAX)
+    req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+  if (misaligned(op->peer_table_out, 4)) req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+  if (misaligned(op->peer_tables, 4))
+    *(reads ? &req : &opt) |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+  if (op->peer_table_out) {
+    if (S < 1) req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+    if (W >= 1 && W * S > INT64_MAX) {
+      req |= FZ_BIT(ATTNMETA_ERR_OVERFLOW);
+      opt |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+    }
+    if (op->peer_table_out_stride < op->peer_table_width) req |= FZ_BIT(ATTNMETA_ERR_STRIDE);
+    rows_rules(op->num_reqs, op->peer_table_out_stride, op->peer_table_width, &req, &opt);
+    /* the gathered tables: their own rules; NULL only when nothing is read */
+    if (op->peer_tables_stride < op->peer_tables_cols)
+      *(op->peer_table_width > 0 ? &req : &opt) |= FZ_BIT(ATTNMETA_ERR_STRIDE);
+    if (!op->peer_tables && reads) req |= FZ_BIT(ATTNMETA_ERR_NULL_POINTER);
+    if (op->peer_tables_stride >= op->peer_tables_cols && op->peer_tables_cols >= 0 &&
+        op->peer_tables_owner_stride >= 0 && W >= 1) {
+      /* the last byte of the last rank's table, and the library's margin */
+      const __int128 R = op->num_reqs, ps = op->peer_tables_stride;
+      const __int128 last = (W - 1) * op->peer_tables_owner_stride +
+                            (R > 0 ? (R - 1) * ps + op->peer_tables_cols : 0);
+      const __int128 margin = (W - 1) * op->peer_tables_owner_stride + R * ps;
+      if (reads && last * 4 > (__int128)INT64_MAX) req |= FZ_BIT(ATTNMETA_ERR_OVERFLOW);
+      else if (margin * 8 > (__int128)INT64_MAX) opt |= FZ_BIT(ATTNMETA_ERR_OVERFLOW);
+    }
+  } else if (op->peer_tables_stride < op->peer_tables_cols) {
+    opt |= FZ_BIT(ATTNMETA_ERR_STRIDE); /* tables no product reads */
+  }
+  *required |= req;
+  *optional |= opt;
+}
+
+static void fz_topk_rules_of(const attnmeta_topk *op, size_t caller_size, uint32_t *required,
+                             uint32_t *optional);
+
+void fz_topk_rules(const attnmeta_topk *caller, uint32_t *required, uint32_t *optional) {
+  attnmeta_topk effective; /* what the library reads: defaults past 0.2.0's size */
+  const attnmeta_topk *op = caller;
+  if (caller->struct_size == FZ_TOPK_SIZE_0_2) {
+    attnmeta_topk_init(&effective);
+    memcpy(&effective, caller, FZ_TOPK_SIZE_0_2);
+    op = &effective;
+  }
+  fz_topk_rules_of(op, caller->struct_size, required, optional);
+}
+
+static void fz_topk_rules_of(const attnmeta_topk *op, size_t caller_size, uint32_t *required,
+                             uint32_t *optional) {
   uint32_t req = 0, opt = 0;
   const int uses_ws = op->prefill_req && op->num_prefill > 0;
   /* an empty array may be NULL: with T = 0 the [T] and [T][K] arrays and
@@ -654,9 +808,10 @@ void fz_topk_rules(const attnmeta_topk *op, uint32_t *required, uint32_t *option
    * section 6) */
   const int no_tokens = op->num_tokens == 0;
   const int no_table = op->num_reqs == 0 || op->block_table_cols == 0;
-  /* new in this release: its present size only */
-  if (op->struct_size > sizeof *op) req |= FZ_BIT(ATTNMETA_ERR_NOT_SUPPORTED);
-  else if (op->struct_size < sizeof *op) req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+  /* 0.2.0's size (kept by 0.3.0) and this header's */
+  if (caller_size > sizeof *op) req |= FZ_BIT(ATTNMETA_ERR_NOT_SUPPORTED);
+  else if (caller_size != sizeof *op && caller_size != FZ_TOPK_SIZE_0_2)
+    req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
   if (op->num_tokens < 0 || op->topk_count < 1 || op->num_reqs < 0 || op->num_prefill < 0 ||
       op->block_size < 1 || op->stride_rows < 0 || op->dcp_world_size < 1 ||
       op->dcp_interleave < 1 || op->dcp_rank < 0 || op->dcp_rank >= op->dcp_world_size ||
@@ -687,6 +842,7 @@ void fz_topk_rules(const attnmeta_topk *op, uint32_t *required, uint32_t *option
     *(op->block_table_cols > 0 ? &req : &opt) |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
   if (misaligned(op->workspace_starts, 4))
     *(uses_ws ? &req : &opt) |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);
+  topk_peer_rules(op, &req, &opt);
   if (!req) { /* sizes sound: which bytes meet */
     const int m = topk_overlap(op);
     if (m == 2) req |= FZ_BIT(ATTNMETA_ERR_INVALID_ARGUMENT);

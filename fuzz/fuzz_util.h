@@ -180,11 +180,22 @@ uint32_t fz_overlap_rule(const attnmeta_step *s);
   ((offsetof(attnmeta_step, launch_flags) + sizeof(uint32_t) + _Alignof(attnmeta_step) - 1) / \
    _Alignof(attnmeta_step) * _Alignof(attnmeta_step))
 
+/* 0.3.0's ended with c128a_num_decode_tokens (padded likewise); the PCP
+ * members came after it. */
+#define FZ_STEP_SIZE_0_3                                                                  \
+  ((offsetof(attnmeta_step, c128a_num_decode_tokens) + sizeof(int32_t) +                    \
+    _Alignof(attnmeta_step) - 1) / _Alignof(attnmeta_step) * _Alignof(attnmeta_step))
+
+/* The size 0.2.0 and 0.3.0 gave attnmeta_topk: ending with error_word (the
+ * DCP peer views came after it). */
+#define FZ_TOPK_SIZE_0_2 (offsetof(attnmeta_topk, error_word) + sizeof(int32_t *))
+
 /* Whether the step wants a DeepSeek-V3.2/V4 product (each reads seq_lens). */
 int fz_wants_dsv4(const attnmeta_step *s);
 
 /* The same for attnmeta_convert_topk (its header comment and the
- * contract's section 6), overlaps included. */
+ * contract's sections 6, 6c and 6d), overlaps included; a struct of
+ * 0.2.0's size is read with the later members at their defaults. */
 void fz_topk_rules(const attnmeta_topk *op, uint32_t *required, uint32_t *optional);
 
 /* The same for attnmeta_build_pool_indices (its header comment and

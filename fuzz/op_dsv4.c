@@ -30,6 +30,14 @@
  * an output placed on an input or another output, seq_lens missing, launch
  * flags): the call must return a status the independent rules model
  * (fz_step_rules) allows, and a refused call writes nothing.
+ *
+ * Drawn after all of that (decode_pcp, when no argument was broken): PCP's
+ * logical slots (section 5b) for the groups' slots, with negative and
+ * INT64-extreme slots and positions; the slots are checked for any
+ * boundaries (no request is read). A quarter of those steps, and every one
+ * with several DCP ranks, break one of 5b's host rules instead (positions
+ * missing, a logical block size below 1 or not ratio x block size, DCP, an
+ * array misaligned, a group's slots over an array).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +83,12 @@ typedef struct scenario {
   int shift; /* rows' misalignment, in int32 */
   uint32_t lanes, groups, grid;
   int vector;
+  int hostile;
+  /* section 5b, drawn after the rest: the groups' slots from PCP's logical
+   * slot mapping */
+  int pcp;
+  int32_t lbs;
+  int64_t *pcp_slots, *pcp_pos; /* [T] each */
 } scenario;
 
 /* Outputs: group slots and lengths, SWA rows and lengths, C128A rows and
@@ -83,7 +97,7 @@ enum {
   B_SLOTS, B_LENS = 4, B_SWA = 8, B_SWA_LENS, B_C128A, B_C128A_LENS, B_ERR, B_INDEXER,
   B_C128A_PREFILL, NBUF
 };
-#define NIN 9 /* qsl, seq_lens, the six tables, the SWA token slots */
+#define NIN 11 /* qsl, seq_lens, the six tables, the SWA token slots, PCP's two arrays */
 
 static int32_t pick_block(fz_reader *rd, int32_t I, int W) {
   static const int32_t sizes[] = {1, 2, 4, 8, 16, 64};
@@ -144,6 +158,7 @@ static void decode(fz_reader *rd, scenario *sc) {
   const int hostile = fz_chance(rd, 1, 4);
   int32_t r, g;
   memset(sc, 0, sizeof *sc);
+  sc->hostile = hostile;
   sc->R = (int32_t)fz_range(rd, 0, fz_chance(rd, 1, 8) ? MAX_R : 12);
   for (r = 0; r < sc->R; r++) {
     const int32_t q = (int32_t)fz_range(rd, 0, 6);
@@ -197,6 +212,49 @@ static void decode(fz_reader *rd, scenario *sc) {
   sc->grid = (uint32_t)fz_range(rd, 1, 3);
   sc->vector = fz_chance(rd, 1, 2);
   decode_0_3(rd, sc, hostile);
+}
+
+static int64_t gcd64(int64_t a, int64_t b) {
+  while (b) {
+    const int64_t r = a % b;
+    a = b;
+    b = r;
+  }
+  return a;
+}
+
+/* Section 5b's inputs, drawn after every other choice (the committed seeds
+ * keep their meaning): a logical block size LBS that every group's ratio
+ * divides (a multiple of their least common multiple, small or up to
+ * INT32_MAX), each group's block size set to LBS / ratio as the host
+ * requires of the groups with slots, the logical slots (negative ones, hostile: the INT64
+ * extremes) and the positions (mostly p + 1 a multiple of a ratio, any
+ * sign; hostile: the INT64 extremes and their neighbours). Only for one
+ * DCP rank: with several the host refuses (a broken argument below). */
+static void decode_pcp(fz_reader *rd, scenario *sc) {
+  int64_t lcm = 1, t;
+  int g;
+  if (!fz_chance(rd, 1, 2)) return;
+  /* every group, slots wanted or not: the reference computes every
+   * group's slots, which fit int64 only under the host's rule */
+  for (g = 0; g < sc->ngroups; g++) lcm = lcm / gcd64(lcm, sc->ratio[g]) * sc->ratio[g];
+  sc->pcp = 1;
+  sc->lbs = (int32_t)(lcm * (fz_chance(rd, 3, 4) ? fz_range(rd, 1, 64) : fz_range(rd, 1, INT32_MAX / lcm)));
+  for (g = 0; g < sc->ngroups; g++) sc->gbs[g] = sc->lbs / sc->ratio[g];
+  sc->pcp_slots = calloc((size_t)(sc->T > 0 ? sc->T : 1), sizeof(int64_t));
+  sc->pcp_pos = calloc((size_t)(sc->T > 0 ? sc->T : 1), sizeof(int64_t));
+  if (!sc->pcp_slots || !sc->pcp_pos) fz_fail("out of memory");
+  for (t = 0; t < sc->T; t++) {
+    const uint64_t u = fz_rand(rd) % 16, v = fz_rand(rd) % 16;
+    const int64_t ratio = sc->ngroups ? sc->ratio[fz_rand(rd) % (uint64_t)sc->ngroups] : 4;
+    sc->pcp_slots[t] = u < 3 ? -fz_rand_range(rd, 1, 3) : fz_rand_range(rd, 0, (int64_t)1 << 40);
+    if (sc->hostile && u == 3) sc->pcp_slots[t] = fz_rand(rd) % 2 ? INT64_MIN : INT64_MAX;
+    sc->pcp_pos[t] = v < 10 ? ratio * fz_rand_range(rd, -4, 1 << 20) - 1 : fz_rand_range(rd, -8, 1 << 20);
+    if (sc->hostile && v >= 14) {
+      static const int64_t edges[] = {INT64_MIN, INT64_MIN + 1, INT64_MAX, INT64_MAX - 1, -1};
+      sc->pcp_pos[t] = edges[fz_rand(rd) % 5];
+    }
+  }
 }
 
 typedef struct outputs {
@@ -280,6 +338,38 @@ static void fill_step(attnmeta_step *s, const scenario *sc, fz_in *in, outputs *
     s->indexer_lens_out = o->b[B_INDEXER].data;
     s->indexer_ratio = sc->ix_ratio;
     s->indexer_mode = sc->ix_mode;
+  }
+  if (sc->pcp) {
+    s->pcp_logical_slots = (const int64_t *)(const void *)in[9].data;
+    s->pcp_positions = (const int64_t *)(const void *)in[10].data;
+    s->pcp_logical_block_size = sc->lbs;
+  }
+}
+
+/* Breaks one of section 5b's host rules: 2 when a group's slots were moved
+ * onto a PCP array, 1 for another rule, 0 when there is no group with
+ * slots (the rules then do not apply). */
+static int break_pcp(fz_reader *rd, attnmeta_step *s) {
+  attnmeta_compressed_group *grp = NULL;
+  int g;
+  for (g = 0; g < ATTNMETA_MAX_COMPRESSED_GROUPS && !grp; g++)
+    if (s->compressed_groups[g].slot_mapping) grp = &s->compressed_groups[g];
+  if (!grp) return 0;
+  switch (fz_range(rd, 0, 7)) {
+    case 0: s->pcp_positions = NULL; return 1;
+    case 1: s->pcp_logical_block_size = fz_chance(rd, 1, 2) ? (int32_t)fz_range(rd, -1, 0) : INT32_MIN; return 1;
+    case 2: /* LBS no longer a multiple of the ratio, or not LBS / ratio */
+      if (grp->ratio > 1 && fz_chance(rd, 1, 2)) s->pcp_logical_block_size += 1;
+      else grp->block_size += grp->block_size < INT32_MAX ? 1 : -1;
+      return 1;
+    case 3: s->dcp_world_size = (int32_t)fz_range(rd, 2, 4); s->dcp_interleave = 1; return 1;
+    case 4: s->pcp_logical_slots = (const int64_t *)(const void *)((const char *)s->pcp_logical_slots + 4); return 1;
+    case 5: s->pcp_positions = (const int64_t *)(const void *)((const char *)s->pcp_positions + 4); return 1;
+    default: /* the group's slots over one of the arrays */
+      grp->slot_mapping = (int64_t *)(uintptr_t)((uintptr_t)(fz_chance(rd, 1, 2) ? s->pcp_logical_slots
+                                                                                 : s->pcp_positions) +
+                                                 8 * (uintptr_t)fz_range(rd, 0, 2));
+      return 2;
   }
 }
 
@@ -477,7 +567,19 @@ void fz_op_dsv4(fz_reader *rd, attnmeta_context *ctx) {
   fz_in_alloc(&in[8], (const int32_t *)(const void *)sc.swa_slots, sc.swa_slots ? 2 * (int64_t)sc.T : 0, 0);
   outputs_alloc(&o, &sc);
   fill_step(&s, &sc, in, &o);
-  if (fz_chance(rd, 1, 4) && (broken = break_host_argument(rd, &s, in)) != 0) {
+  broken = fz_chance(rd, 1, 4) ? break_host_argument(rd, &s, in) : 0;
+  if (!broken) { /* section 5b, drawn after the rest */
+    decode_pcp(rd, &sc);
+    fz_in_alloc(&in[9], (const int32_t *)(const void *)sc.pcp_slots, sc.pcp ? 2 * (int64_t)sc.T : 0, 0);
+    fz_in_alloc(&in[10], (const int32_t *)(const void *)sc.pcp_pos, sc.pcp ? 2 * (int64_t)sc.T : 0, 0);
+    fill_step(&s, &sc, in, &o);
+    if (sc.pcp && sc.W > 1) { /* several ranks: refused once a group's slots are wanted */
+      for (g = 0; g < sc.ngroups; g++) broken |= sc.want_slots[g];
+    } else if (sc.pcp && fz_chance(rd, 1, 4)) {
+      broken = break_pcp(rd, &s);
+    }
+  }
+  if (broken) {
     run_broken(ctx, &s, &o, broken == 2);
     for (i = 0; i < NBUF; i++)
       FZ_CHECK(fz_buf_guards_intact(&o.b[i]), "buffer %d: guard written", i);
@@ -485,6 +587,8 @@ void fz_op_dsv4(fz_reader *rd, attnmeta_context *ctx) {
     for (i = 0; i < NIN; i++) fz_in_free(&in[i]);
     for (i = 0; i < NFAM; i++) free(sc.tab[i].ids);
     free(sc.swa_slots);
+    free(sc.pcp_slots);
+    free(sc.pcp_pos);
     return;
   }
   st = attnmeta_build_step(ctx, &s, NULL);
@@ -525,6 +629,7 @@ void fz_op_dsv4(fz_reader *rd, attnmeta_context *ctx) {
   di.indexer_ratio = sc.indexer ? sc.ix_ratio : 0;
   di.indexer_mode = sc.ix_mode;
   di.swa_token_slots = sc.swa_slots;
+  if (sc.pcp) di.step = &s; /* section 5b's members by their names */
   ref = amr_dsv4_alloc(&ri, &di);
   amr_dsv4_build(&ri, &di, ref);
 
@@ -534,7 +639,8 @@ void fz_op_dsv4(fz_reader *rd, attnmeta_context *ctx) {
     const int64_t *slots = o.b[B_SLOTS + g].data;
     const int32_t *lens = o.b[B_LENS + g].data;
     for (t = 0; sc.want_slots[g] && t < sc.C; t++)
-      if (wf || t >= sc.T) expect_eq("group slot", t, ref->cslots[g][t], slots[t]);
+      if (wf || t >= sc.T || sc.pcp) /* 5b's slots: defined for any boundaries */
+        expect_eq("group slot", t, ref->cslots[g][t], slots[t]);
     for (t = 0; sc.want_lens[g] && t < sc.R; t++) expect_eq("group lens", t, ref->clens[g][t], lens[t]);
   }
   for (t = 0; sc.swa_lens && t < sc.C; t++)
@@ -584,4 +690,6 @@ void fz_op_dsv4(fz_reader *rd, attnmeta_context *ctx) {
   for (i = 0; i < NIN; i++) fz_in_free(&in[i]);
   for (i = 0; i < NFAM; i++) free(sc.tab[i].ids);
   free(sc.swa_slots);
+  free(sc.pcp_slots);
+  free(sc.pcp_pos);
 }

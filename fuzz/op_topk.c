@@ -39,6 +39,15 @@
  *    configurations vary the grid, the vector paths and the lanes asked;
  *  - in the HIP-CPU mode (fuzz_hip_cpu.h) the HIP module's kernels, at the
  *    launch shape the library plans for a GPU, give the same bytes too.
+ *
+ * Drawn after all of that (decode_peer): the DCP peer views. With a
+ * segment S = peer_blocks >= 1 decode entries of every rank become
+ * rank-major peer slots (contract 6c), checked by the same reference; the
+ * rotated peer table (6d) from W gathered tables (ids inside and past S,
+ * padding, INT32 extremes; owner strides of 0, interleaved, apart and far
+ * apart in a sparse mapping, NULL tables where nothing is read) is checked
+ * entry by entry against amr_peer_table, its gap columns poisoned, its
+ * flags in the error word, also with T = 0 (the table alone).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +76,12 @@ typedef struct topk_case {
   int64_t *token_slot;
   int64_t n_topk, n_table, n_out;
   attnmeta_launch_config cfg[2];
+  /* DCP peer views (contract 6c, 6d), drawn after everything above */
+  int64_t S;                      /* peer_blocks: 0 = no peer view */
+  int want_peer_table, peer_tables_null, hostile_peer;
+  int32_t M, w;                   /* pages of each rank's table, of each output row */
+  int64_t pt_stride, pt_owner, pto_stride;
+  int64_t n_peer, n_pto;          /* elements of the gathered tables' span, of the output */
 } topk_case;
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -110,6 +125,65 @@ FZ_NO_COVERAGE static void fill_topk(topk_case *c, fz_reader *rd, int hostile) {
                                       : INT32_MIN + (int64_t)(fz_rand(rd) % 8));
       c->topk[at] = x;
     }
+}
+
+/* The DCP peer views, drawn after every other choice (the committed seeds
+ * keep their meaning): a segment S (small, at the int32 bound of peer
+ * slots W x S x stride_rows, or, for a table alone, up to INT64_MAX / W so
+ * that rotated ids pass INT32_MAX), the owner-local table's ids brought
+ * near [0, S) (some at or past S, some negative), and the rotated table:
+ * M pages a rank, a width of W x M or not, strides with gaps, the ranks'
+ * tables apart, one table for all (owner stride 0), interleaved (an owner
+ * stride below a table's span) or far apart (sparse, up to 2^26 entries),
+ * NULL when nothing is read. */
+static void decode_peer(fz_reader *rd, topk_case *c) {
+  const int64_t W = c->W, sr = c->stride_rows > 0 ? c->stride_rows : c->bs;
+  const int64_t slot_bound = (int64_t)INT32_MAX / W / sr; /* largest S with rows */
+  int64_t i;
+  if (!fz_chance(rd, 1, 2)) return;
+  c->hostile_peer = fz_chance(rd, 1, 4);
+  c->want_peer_table = fz_chance(rd, 1, 2);
+  if (c->T > 0 && slot_bound < 1) { /* no segment fits int32 peer slots */
+    c->want_peer_table = 0;
+    return;
+  }
+  switch (fz_u8(rd) % 4) {
+    case 0: case 1: c->S = fz_range(rd, 1, 64); break;
+    case 2: c->S = c->T > 0 ? fz_range(rd, max64(slot_bound - 2, 1), slot_bound)
+                            : fz_range(rd, 1, INT32_MAX);
+            break;
+    default: c->S = c->T > 0 ? fz_range(rd, 1, slot_bound) : fz_range(rd, 1, INT64_MAX / W); break;
+  }
+  if (c->T > 0 && c->S > slot_bound) c->S = slot_bound;
+  /* ids near the segment: most inside, some at or past it, some negative */
+  if (fz_chance(rd, 3, 4))
+    for (i = 0; i < c->n_table; ++i) {
+      const uint64_t u = fz_rand(rd) % 16;
+      c->table[i] = (int32_t)(u == 0   ? -(int64_t)fz_rand_range(rd, 1, 3)
+                              : u == 1 ? min64(c->S + fz_rand_range(rd, 0, 3), INT32_MAX)
+                                       : fz_rand_range(rd, 0, min64(c->S - 1, INT32_MAX)));
+    }
+  if (!c->want_peer_table) return;
+  c->M = (int32_t)fz_range(rd, 0, fz_chance(rd, 3, 4) ? 8 : 16);
+  c->w = fz_chance(rd, 3, 4) ? (int32_t)(W * c->M) : (int32_t)fz_range(rd, 0, W * c->M + 3);
+  c->pt_stride = pick_stride(rd, c->M);
+  c->pto_stride = pick_stride(rd, c->w);
+  while (c->R > 0 && c->w > 0 && ((int64_t)c->R - 1) * c->pto_stride + c->w > MAX_ELEMS)
+    c->R /= 2; /* fewer requests: their request source stays in bounds */
+  c->n_table = c->R > 0 && c->cols > 0 ? ((int64_t)c->R - 1) * c->table_stride + c->cols : 0;
+  {
+    const int64_t span = c->R > 0 && c->M > 0 ? ((int64_t)c->R - 1) * c->pt_stride + c->M : 0;
+    switch (fz_u8(rd) % 6) {
+      case 0: c->pt_owner = 0; break;
+      case 1: case 2: c->pt_owner = span; break;
+      case 3: c->pt_owner = span + fz_range(rd, 1, 64); break;
+      case 4: c->pt_owner = fz_range(rd, 1, max64(span, 1)); break; /* interleaved */
+      default: c->pt_owner = fz_range(rd, (int64_t)1 << 20, (int64_t)1 << 26); break;
+    }
+    c->n_peer = span > 0 ? (W - 1) * c->pt_owner + span : 0;
+  }
+  c->n_pto = c->R > 0 && c->w > 0 ? ((int64_t)c->R - 1) * c->pto_stride + c->w : 0;
+  c->peer_tables_null = (c->n_peer == 0 || c->w == 0) && fz_chance(rd, 1, 2);
 }
 
 static void decode(fz_reader *rd, topk_case *c) {
@@ -236,6 +310,7 @@ static void decode(fz_reader *rd, topk_case *c) {
     g->vector = (int)fz_range(rd, -1, 1);
     g->lanes = fz_chance(rd, 1, 2) ? 0 : (int)fz_range(rd, 1, 256);
   }
+  decode_peer(rd, c);
 }
 
 static void case_free(topk_case *c) {
@@ -272,11 +347,33 @@ FZ_NO_COVERAGE static int lead_poisoned(const fz_sparse *s) {
 }
 
 typedef struct devices {
-  fz_sparse topk, req, table, prefill, ws, slots;
-  fz_sparse out, count, err;
+  fz_sparse topk, req, table, prefill, ws, slots, peer;
+  fz_sparse out, count, err, pto;
 } devices;
 
-static void inputs_map(devices *d, const topk_case *c) {
+/* The gathered tables: rank o's row r at o * owner stride + r * stride,
+ * written entry by entry into a sparse mapping (ranks far apart cost only
+ * the pages they touch), then read-only. Interleaved ranks overwrite each
+ * other's entries: the reference reads the same bytes. */
+FZ_NO_COVERAGE static void peer_map(fz_sparse *m, topk_case *c, fz_reader *rd) {
+  int64_t o, r, p;
+  if (!fz_sparse_alloc(m, (size_t)c->n_peer * 4)) fz_fail("cannot map %lld peer entries",
+                                                          (long long)c->n_peer);
+  for (o = 0; o < c->W && c->n_peer > 0; ++o)
+    for (r = 0; r < c->R; ++r)
+      for (p = 0; p < c->M; ++p) {
+        const uint64_t u = fz_rand(rd) % 16;
+        int64_t id = u < 2 ? -(int64_t)fz_rand_range(rd, 1, 2)       /* padding */
+                     : u == 2 ? min64(c->S + fz_rand_range(rd, 0, 2), INT32_MAX) /* past S */
+                              : fz_rand_range(rd, 0, min64(c->S - 1, INT32_MAX));
+        if (c->hostile_peer && u == 3) id = fz_rand(rd) % 2 ? INT32_MAX : INT32_MIN;
+        ((int32_t *)(void *)m->data)[o * c->pt_owner + r * c->pt_stride + p] = (int32_t)id;
+      }
+  fz_sparse_freeze(m);
+}
+
+static void inputs_map(devices *d, topk_case *c, fz_reader *rd) {
+  if (c->want_peer_table) peer_map(&d->peer, c, rd);
   in_map(&d->topk, c->topk, c->n_topk * 4);
   if (c->use_qsl) in_map(&d->req, c->qsl, ((int64_t)c->R + 1) * 4);
   else in_map(&d->req, c->req_id, (int64_t)c->T * 4);
@@ -293,12 +390,14 @@ static void outputs_map(devices *d, const topk_case *c) {
   out_map(&d->count, c->want_count ? (int64_t)c->T * 4 : 0);
   out_map(&d->err, 4);
   *(int32_t *)(void *)d->err.data = c->err_init;
+  out_map(&d->pto, c->want_peer_table ? c->n_pto * 4 : 0);
 }
 
 static void outputs_unmap(devices *d) {
   fz_sparse_free(&d->out);
   fz_sparse_free(&d->count);
   fz_sparse_free(&d->err);
+  fz_sparse_free(&d->pto);
 }
 
 static void inputs_unmap(devices *d) {
@@ -308,6 +407,7 @@ static void inputs_unmap(devices *d) {
   fz_sparse_free(&d->prefill);
   fz_sparse_free(&d->ws);
   fz_sparse_free(&d->slots);
+  fz_sparse_free(&d->peer);
 }
 
 /* d's inputs with fresh outputs, mapped into `outs` (unmapped first). */
@@ -318,13 +418,15 @@ static devices fresh_outputs(const devices *d, devices *outs, const topk_case *c
   r.out = outs->out;
   r.count = outs->count;
   r.err = outs->err;
+  r.pto = outs->pto;
   return r;
 }
 
 static int same_outputs(const devices *x, const devices *y) {
   return memcmp(x->out.data, y->out.data, x->out.bytes) == 0 &&
          memcmp(x->count.data, y->count.data, x->count.bytes) == 0 &&
-         memcmp(x->err.data, y->err.data, 4) == 0;
+         memcmp(x->err.data, y->err.data, 4) == 0 &&
+         memcmp(x->pto.data, y->pto.data, x->pto.bytes) == 0;
 }
 
 static void run(attnmeta_context *ctx, const topk_case *c, const devices *d,
@@ -358,6 +460,16 @@ static void run(attnmeta_context *ctx, const topk_case *c, const devices *d,
   op.valid_count = c->want_count ? (int32_t *)(void *)d->count.data : NULL;
   op.compact = c->compact;
   op.error_word = c->want_err ? (int32_t *)(void *)d->err.data : NULL;
+  op.peer_blocks = c->S;
+  if (c->want_peer_table) {
+    op.peer_tables = c->peer_tables_null ? NULL : (const int32_t *)(const void *)d->peer.data;
+    op.peer_tables_stride = c->pt_stride;
+    op.peer_tables_owner_stride = c->pt_owner;
+    op.peer_tables_cols = c->M;
+    op.peer_table_width = c->w;
+    op.peer_table_out = (int32_t *)(void *)d->pto.data;
+    op.peer_table_out_stride = c->pto_stride;
+  }
   st = attnmeta_set_launch_config(ctx, config);
   FZ_CHECK(st == ATTNMETA_OK, "attnmeta_set_launch_config: %s", attnmeta_last_error(ctx));
   st = attnmeta_convert_topk(ctx, &op, NULL);
@@ -366,7 +478,8 @@ static void run(attnmeta_context *ctx, const topk_case *c, const devices *d,
   st = attnmeta_synchronize(ctx, NULL);
   FZ_CHECK(st == ATTNMETA_OK, "attnmeta_synchronize: %s", attnmeta_last_error(ctx));
   attnmeta_set_launch_config(ctx, NULL);
-  FZ_CHECK(lead_poisoned(&d->out) && lead_poisoned(&d->count) && lead_poisoned(&d->err),
+  FZ_CHECK(lead_poisoned(&d->out) && lead_poisoned(&d->count) && lead_poisoned(&d->err) &&
+               lead_poisoned(&d->pto),
            "attnmeta_convert_topk wrote before an output");
 }
 
@@ -374,12 +487,15 @@ static void describe(const topk_case *c) {
   fprintf(stderr,
           "topk: T=%d K=%d R=%d (%s) cols=%d strides topk %lld out %lld table %lld bs=%d "
           "stride_rows=%d W=%d k=%d I=%d prefill %d (P=%d) slots %d count %d compact %d err %d "
-          "(init 0x%x) configs {%d,%d,%d,%d} {%d,%d,%d,%d}\n",
+          "(init 0x%x) configs {%d,%d,%d,%d} {%d,%d,%d,%d} peer_blocks %lld peer table %d "
+          "(M=%d w=%d strides %lld owner %lld out %lld, NULL %d, hostile %d)\n",
           c->T, c->K, c->R, c->use_qsl ? "qsl" : "req_id", c->cols, (long long)c->topk_stride,
           (long long)c->out_stride, (long long)c->table_stride, c->bs, c->stride_rows, c->W, c->k,
           c->I, c->use_prefill, c->P, c->use_slots, c->want_count, c->compact, c->want_err,
           (unsigned)c->err_init, c->cfg[0].block, c->cfg[0].grid, c->cfg[0].vector, c->cfg[0].lanes,
-          c->cfg[1].block, c->cfg[1].grid, c->cfg[1].vector, c->cfg[1].lanes);
+          c->cfg[1].block, c->cfg[1].grid, c->cfg[1].vector, c->cfg[1].lanes, (long long)c->S,
+          c->want_peer_table, c->M, c->w, (long long)c->pt_stride, (long long)c->pt_owner,
+          (long long)c->pto_stride, c->peer_tables_null, c->hostile_peer);
 }
 
 #define TCHECK(c, cond, ...) FZ_CHECK_DESCRIBED(describe(c), cond, __VA_ARGS__)
@@ -407,7 +523,42 @@ static amr_topk_input reference_input(const topk_case *c) {
   in.num_prefill = c->P;
   in.token_slot = c->token_slot;
   in.compact = c->compact;
+  in.peer_blocks = c->S;
   return in;
+}
+
+/* The rotated peer table against the reference (6d): every entry of the
+ * R x w rows, the gap columns poisoned; its flags into *flags. */
+FZ_NO_COVERAGE static void check_peer_table(const topk_case *c, const devices *d, int32_t *flags) {
+  amr_peer_table_input in;
+  const int32_t *got = (const int32_t *)(const void *)d->pto.data;
+  int32_t *ref;
+  int64_t r, j;
+  *flags = 0;
+  if (!c->want_peer_table || c->n_pto == 0) return;
+  memset(&in, 0, sizeof in);
+  in.tables = (const int32_t *)(const void *)d->peer.data;
+  in.row_stride = c->pt_stride;
+  in.owner_stride = c->pt_owner;
+  in.num_reqs = c->R;
+  in.cols = c->M;
+  in.world = c->W;
+  in.rank = c->k;
+  in.segment = c->S;
+  in.width = c->w;
+  ref = xcalloc((int64_t)c->R * c->w, sizeof(int32_t));
+  amr_peer_table(&in, ref, flags);
+  for (r = 0; r < c->R; ++r)
+    for (j = 0; j < c->pto_stride && r * c->pto_stride + j < c->n_pto; ++j) {
+      const int32_t v = got[r * c->pto_stride + j];
+      if (j >= c->w)
+        TCHECK(c, v == FZ_POISON32, "peer_table_out[%lld][%lld] (a gap column) written: %d",
+               (long long)r, (long long)j, v);
+      else
+        TCHECK(c, v == ref[r * c->w + j], "peer_table_out[%lld][%lld] = %d, reference %d",
+               (long long)r, (long long)j, v, ref[r * c->w + j]);
+    }
+  free(ref);
 }
 
 static int monotone(const topk_case *c) {
@@ -497,13 +648,13 @@ FZ_NO_COVERAGE static void check_row_in_range(const topk_case *c, const devices 
 void fz_op_topk(fz_reader *rd, attnmeta_context *ctx) {
   topk_case c;
   devices a, b;
-  int32_t *ref, *count, flags = 0, got;
+  int32_t *ref, *count, flags = 0, got, peer_flags = 0;
   int64_t t;
 
   decode(rd, &c);
   memset(&a, 0, sizeof a);
   memset(&b, 0, sizeof b);
-  inputs_map(&a, &c);
+  inputs_map(&a, &c, rd);
   outputs_map(&a, &c);
   run(ctx, &c, &a, &c.cfg[0]);
 
@@ -514,13 +665,16 @@ void fz_op_topk(fz_reader *rd, attnmeta_context *ctx) {
     if (c.T > 0) amr_topk(&in, ref, count, &flags);
   }
   got = *(const int32_t *)(const void *)a.err.data;
+  check_peer_table(&c, &a, &peer_flags);
   if (c.T == 0) {
-    TCHECK(&c, got == c.err_init, "T = 0 wrote the error word");
+    const int32_t want = c.want_err ? c.err_init | peer_flags : c.err_init;
+    TCHECK(&c, got == want, "T = 0: error word 0x%x, reference 0x%x (the rotated table's)",
+           (unsigned)got, (unsigned)want);
   } else if (monotone(&c)) {
     for (t = 0; t < c.T; ++t) check_row(&c, &a, t, ref + t * c.K, count[t]);
     if (c.want_err)
-      TCHECK(&c, got == (c.err_init | flags), "error word 0x%x, reference 0x%x", (unsigned)got,
-             (unsigned)(c.err_init | flags));
+      TCHECK(&c, got == (c.err_init | flags | peer_flags), "error word 0x%x, reference 0x%x",
+             (unsigned)got, (unsigned)(c.err_init | flags | peer_flags));
   } else {
     const int64_t actual = c.R > 0 ? max64(min64(c.qsl[c.R], c.T), 0) : 0;
     int32_t *row = xcalloc(c.K, sizeof(int32_t)), *none = xcalloc(c.K, sizeof(int32_t));
@@ -534,7 +688,8 @@ void fz_op_topk(fz_reader *rd, attnmeta_context *ctx) {
     free(row);
     free(none);
     if (c.want_err)
-      TCHECK(&c, (got & c.err_init) == c.err_init && !((got & ~c.err_init) & ~TOPK_FLAGS),
+      TCHECK(&c, (got & (c.err_init | peer_flags)) == (c.err_init | peer_flags) &&
+                     !((got & ~c.err_init) & ~TOPK_FLAGS),
              "error word 0x%x from 0x%x: a flag top-k never raises", (unsigned)got,
              (unsigned)c.err_init);
   }

@@ -67,11 +67,12 @@
 
 /* ---- the top-k conversion's products: its rows, the prefill
  * workspace they may map into, and the rotated DCP peer table built in
- * the same launch ---- */
+ * the same launch (a table of no pages reads no gathered table: 6d lets
+ * them be NULL) ---- */
 #define AM_TOPK_PRODUCTS(P, c)                                               \
   P(c, TOPK_ROWS, b->out)                                                    \
   P(c, TOPK_PREFILL, b->prefill_req)                                         \
-  P(c, TOPK_PEER_TABLE, b->peer_table_out)
+  P(c, TOPK_PEER_TABLE, b->peer_table_out && b->peer_table_width > 0)
 
 /* ---- the pool operation's products (SGLang's index buffers): the CSR
  * slot list, its prefix sum, the padded page table; the lengths, the

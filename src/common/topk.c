@@ -96,7 +96,7 @@ static attnmeta_status check_buffers(const am_check_scope *sc, const attnmeta_to
     return am_fail(sc->ctx, ATTNMETA_ERR_NULL_POINTER,
                    "topk.compact is 1 but topk.valid_count is NULL: compaction needs the counts");
   /* the schema checked rank 0's table; the ranks past it lie owner_stride on */
-  if (b->peer_table_out && b->dcp_world_size > 1 &&
+  if ((sc->wanted & AM_P(TOPK_PEER_TABLE)) && b->dcp_world_size > 1 &&
       b->peer_tables_owner_stride >
           (INT64_MAX / 8 - k->R * b->peer_tables_stride) / (b->dcp_world_size - 1))
     return am_fail(sc->ctx, ATTNMETA_ERR_OVERFLOW,
@@ -108,12 +108,15 @@ static attnmeta_status check_buffers(const am_check_scope *sc, const attnmeta_to
 
 /* The bytes of the gathered tables' ranks past rank 0 (the schema adds
  * rank 0's): one run a rank when the ranks do not interleave, else from
- * rank 1's first entry to the last rank's last. */
+ * rank 1's first entry to the last rank's last. None when the rotated
+ * table has no page (its tables are not read, their sizes not checked). */
 static void add_peer_tables(am_extent *list, int *n, const attnmeta_topk *b) {
   const int64_t rows = b->num_reqs, cols = b->peer_tables_cols, os = b->peer_tables_owner_stride;
-  const int64_t span = rows > 0 && cols > 0 ? (rows - 1) * b->peer_tables_stride + cols : 0;
   const int64_t ranks = b->dcp_world_size - 1;
-  if (!b->peer_table_out || !b->peer_tables || ranks < 1 || span == 0 || os == 0) return;
+  int64_t span;
+  if (!(am_topk_products(b) & AM_P(TOPK_PEER_TABLE))) return;
+  span = rows > 0 && cols > 0 ? (rows - 1) * b->peer_tables_stride + cols : 0;
+  if (!b->peer_tables || ranks < 1 || span == 0 || os == 0) return;
   if (os >= span)
     am_extent_add(list, n, "peer_tables", b->peer_tables + os, ranks, span, os, 4, 0);
   else
