@@ -52,8 +52,12 @@ void amr_dsv4_free(amr_dsv4_output *o) {
 static int64_t pcp_slot(const attnmeta_step *s, int64_t t, int64_t n, int64_t bs) {
   const int64_t logical = s->pcp_logical_slots[t], lbs = s->pcp_logical_block_size;
   const int64_t rem = ((s->pcp_positions[t] % n) + n) % n;
+  int64_t base;
   if (logical < 0 || rem != n - 1) return -1;
-  return (logical / lbs) * bs + (logical % lbs) / n;
+  /* a group whose slots are not wanted may have any block size: its value
+   * is never compared, but must not overflow */
+  if (__builtin_mul_overflow(logical / lbs, bs, &base)) return -1;
+  return base + (logical % lbs) / n;
 }
 
 /* Is compressed (or KV) row c this rank's? (Contract: ((c % (bs W)) / I) % W == k.) */
