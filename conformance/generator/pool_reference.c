@@ -5,6 +5,15 @@
 
 #include "attnmeta/attnmeta.h"
 
+/* The low 32 bits of a + b: the sum wraps modulo 2^32 on purpose (clang's
+ * unsigned-overflow check) */
+#if defined(__clang__)
+__attribute__((no_sanitize("unsigned-integer-overflow")))
+#endif
+static int32_t low32_sum(int64_t a, int32_t b) {
+  return (int32_t)((uint32_t)(uint64_t)a + (uint32_t)b);
+}
+
 /* The row's entry at column `col`, or -1 with its flag. */
 static int32_t entry_at(const amr_pool_input *in, int64_t rp, int64_t col, int32_t *flags) {
   if (rp < 0 || rp >= in->pool_rows) {
@@ -134,8 +143,7 @@ void amr_pool_all(const amr_pool_input *in, const amr_pool_outputs *out, int32_t
   if (out->topk_indptr) out->topk_indptr[0] = 0;
   for (b = 0; b < in->num_reqs; ++b) {
     /* the low 32 bits of length + delta, as SGLang's kernels compute them */
-    const uint64_t sum = (uint64_t)in->lengths[b] + (uint64_t)(int64_t)in->length_delta;
-    const int32_t length = (int32_t)(uint32_t)(sum & 0xffffffffu);
+    const int32_t length = low32_sum(in->lengths[b], in->length_delta);
     const int64_t tokens = length < 0 ? 0 : length;
     const int64_t rp = in->req_pool_indices[b];
     const int64_t start_col =

@@ -53,7 +53,7 @@ AM_DEVICE int32_t am_pool_low32(int64_t v) { return (int32_t)(uint32_t)(uint64_t
 /* L = int32(lengths[b] + length_delta), the sum wrapping as SGLang's
  * int64 addition and int32 cast do. */
 AM_DEVICE int32_t am_pool_length(const am_pool_params *p, uint32_t b) {
-  return am_pool_low32((int64_t)((uint64_t)p->lengths[b] + (uint64_t)(int64_t)p->length_delta));
+  return (int32_t)am_wrapping_add((uint32_t)am_pool_low32(p->lengths[b]), (uint32_t)p->length_delta);
 }
 
 /* The rows of request b: query_lens[b] (read as int32; < 0 counts as 0),
