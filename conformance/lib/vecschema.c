@@ -16,6 +16,8 @@
 #define AMVS_EXT_AM_NONE AMVS_ROWS_NONE, NULL, NULL
 #define AMVS_EXT_AM_ARRAY(n) AMVS_ROWS_##n, NULL, NULL
 #define AMVS_EXT_AM_TABLE(n, cols, stride) AMVS_ROWS_##n, #cols, #stride
+/* a grouped table: one group's (format version 5 holds one SWA group) */
+#define AMVS_EXT_AM_GTABLE(n, cols, stride, groups, gstride) AMVS_ROWS_##n, #cols, #stride
 
 #define AMVS_ENTRY_(name, member, group, role, offset, type, extent, products, rule)               \
   {name, #member, group, AMVS_##role, offset, AMVS_SIZE_##role(type), AMVS_EXT_##extent, products, \
