@@ -332,3 +332,55 @@ Test(dsv4_swa_groups, bad_arguments_write_nothing) {
     attnmeta_close(ctx);
   }
 }
+
+/* The contract's example: two groups, window 4, one request at position 9,
+ * block size 4, tables [0, 1, 2] and [5, 6, 7]: length 4, rows 6 7 8 9
+ * and 26 27 28 29. */
+Test(dsv4_swa_groups, the_contracts_example) {
+  static const int32_t qsl[2] = {0, 1}, seq[1] = {10}, tables[6] = {0, 1, 2, 5, 6, 7};
+  static const int32_t want[8] = {6, 7, 8, 9, 26, 27, 28, 29};
+  attnmeta_backend be[AMT_MAX_BACKENDS];
+  const int nb = amt_test_backends(be);
+  int b, j;
+  for (b = 0; b < nb; b++) {
+    attnmeta_context *ctx = amt_open_or_null(be[b]);
+    attnmeta_step s;
+    void *dq, *ds, *dt, *dr, *dl;
+    int32_t rows[8], lens;
+    if (!ctx) continue;
+    dq = upload(ctx, qsl, sizeof qsl);
+    ds = upload(ctx, seq, sizeof seq);
+    dt = upload(ctx, tables, sizeof tables);
+    dr = amt_dev_alloc(ctx, sizeof rows);
+    dl = amt_dev_alloc(ctx, 4);
+    attnmeta_step_init(&s);
+    s.query_start_loc = dq;
+    s.seq_lens = ds;
+    s.num_reqs = s.num_tokens = s.capacity = 1;
+    s.swa_block_table = dt;
+    s.swa_block_table_cols = s.swa_block_table_stride = 3;
+    s.swa_block_size = 4;
+    s.swa_window = s.swa_width = 4;
+    s.swa_indices_stride = 4;
+    s.swa_mode = ATTNMETA_SWA_CAUSAL;
+    s.swa_indices = dr;
+    s.swa_lens = dl;
+    s.swa_groups = 2;
+    s.swa_block_table_group_stride = 3;
+    s.swa_indices_group_stride = 4;
+    cr_assert_eq(attnmeta_build_step(ctx, &s, NULL), ATTNMETA_OK, "%s", attnmeta_last_error(ctx));
+    cr_assert_eq(attnmeta_synchronize(ctx, NULL), ATTNMETA_OK);
+    amt_to_host(ctx, rows, dr, sizeof rows);
+    amt_to_host(ctx, &lens, dl, 4);
+    cr_expect_eq(lens, 4, "%s: length %d", amt_backend_label(be[b]), lens);
+    for (j = 0; j < 8; j++)
+      cr_expect_eq(rows[j], want[j], "%s: entry %d: %d, want %d", amt_backend_label(be[b]), j,
+                   rows[j], want[j]);
+    amt_dev_free(ctx, dq);
+    amt_dev_free(ctx, ds);
+    amt_dev_free(ctx, dt);
+    amt_dev_free(ctx, dr);
+    amt_dev_free(ctx, dl);
+    attnmeta_close(ctx);
+  }
+}
