@@ -270,9 +270,13 @@ typedef struct bad_arg {
   const char *message;
 } bad_arg;
 
-static void spoil(attnmeta_step *s, const char *name) {
+static void spoil(attnmeta_step *s, const char *name, const dev_step *d) {
+  /* the lengths in the second group's rows: only the grouped extent sees it */
+  if (!strcmp(name, "lens_in_second_group"))
+    s->swa_lens = (int32_t *)d->rows + d->rows_stride + 1;
   if (!strcmp(name, "negative_groups")) s->swa_groups = -1;
-  if (!strcmp(name, "table_groups_overlap")) s->swa_block_table_group_stride = 26; /* 2 x 9 + 9 - 1 */
+  /* one short of a group's 2 x 9 + 9 elements */
+  if (!strcmp(name, "table_groups_overlap")) s->swa_block_table_group_stride = 26;
   if (!strcmp(name, "rows_groups_overlap")) s->swa_indices_group_stride = 0;
   if (!strcmp(name, "groups_overflow")) {
     s->swa_groups = 3;
@@ -289,6 +293,7 @@ Test(dsv4_swa_groups, bad_arguments_write_nothing) {
        "swa_indices_group_stride (0) < the 339 elements of one group of swa_indices"},
       {"groups_overflow", ATTNMETA_ERR_OVERFLOW,
        "swa_indices of 3 groups x swa_indices_group_stride"},
+      {"lens_in_second_group", ATTNMETA_ERR_INVALID_ARGUMENT, "overlaps output swa_indices"},
   };
   attnmeta_backend be[AMT_MAX_BACKENDS];
   const int nb = amt_test_backends(be);
@@ -305,7 +310,7 @@ Test(dsv4_swa_groups, bad_arguments_write_nothing) {
       open_step(ctx, k, &d);
       n = rows_elems(k, &d);
       poison_outputs(ctx, k, &d);
-      spoil(&d.s, bad[i].name);
+      spoil(&d.s, bad[i].name, &d);
       st = attnmeta_build_step(ctx, &d.s, NULL);
       cr_expect_eq(st, bad[i].status, "%s: %s", bad[i].name, attnmeta_status_string(st));
       cr_expect(strstr(attnmeta_last_error(ctx), bad[i].message), "%s: message \"%s\"",

@@ -33,8 +33,9 @@ static inline int64_t am_group_span(int64_t rows, int64_t cols, int64_t stride) 
  * table of G >= 2 is G rows of one group's span, the group stride apart. */
 #define AM_ARRAY(n) 1, k->n, k->n
 #define AM_TABLE(n, cols, stride) k->n, b->cols, b->stride
-#define AM_GTABLE(n, cols, stride, groups, gstride)                                 \
-  b->groups > 1 ? (int64_t)b->groups : k->n, b->groups > 1 ? am_group_span(k->n, b->cols, b->stride) : b->cols, \
+#define AM_GTABLE(n, cols, stride, groups, gstride)                     \
+  b->groups > 1 ? (int64_t)b->groups : k->n,                            \
+      b->groups > 1 ? am_group_span(k->n, b->cols, b->stride) : b->cols, \
       b->groups > 1 ? b->gstride : b->stride
 
 /* The extent comes last, as it expands to three arguments. */
