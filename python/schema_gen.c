@@ -18,6 +18,8 @@
 #define AM_NONE "None"
 #define AM_ARRAY(n) "(\"" #n "\",)"
 #define AM_TABLE(n, cols, stride) "(\"" #n "\", \"" #cols "\", \"" #stride "\")"
+#define AM_GTABLE(n, cols, stride, groups, gstride) \
+  "(\"" #n "\", \"" #cols "\", \"" #stride "\", \"" #groups "\", \"" #gstride "\")"
 
 struct member {
   const char *name, *type, *role, *extent;

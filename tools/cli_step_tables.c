@@ -82,6 +82,7 @@ enum { ROWS_NONE, ROWS_R, ROWS_R1, ROWS_T, ROWS_C, ROWS_P, ROWS_ONE };
 #define ROWS_OF_AM_NONE ROWS_NONE
 #define ROWS_OF_AM_ARRAY(n) ROWS_##n
 #define ROWS_OF_AM_TABLE(n, cols, stride) ROWS_##n
+#define ROWS_OF_AM_GTABLE(n, cols, stride, groups, gstride) ROWS_##n
 #define FACTS_(c, type, member, role, extent, products, rule) \
   c##_is_dsv4_##member = ((products) & AM_P_DSV4) != 0, c##_rows_##member = (int)ROWS_OF_##extent,
 enum { AM_STEP_FIELDS(FACTS_, step) AM_GROUP_FIELDS(FACTS_, group) };

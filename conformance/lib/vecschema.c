@@ -16,6 +16,8 @@
 #define AMVS_EXT_AM_NONE AMVS_ROWS_NONE, NULL, NULL
 #define AMVS_EXT_AM_ARRAY(n) AMVS_ROWS_##n, NULL, NULL
 #define AMVS_EXT_AM_TABLE(n, cols, stride) AMVS_ROWS_##n, #cols, #stride
+/* a grouped table: one group's (format version 5 holds one SWA group) */
+#define AMVS_EXT_AM_GTABLE(n, cols, stride, groups, gstride) AMVS_ROWS_##n, #cols, #stride
 
 #define AMVS_ENTRY_(name, member, group, role, offset, type, extent, products, rule)               \
   {name, #member, group, AMVS_##role, offset, AMVS_SIZE_##role(type), AMVS_EXT_##extent, products, \
@@ -177,8 +179,24 @@ void amvs_extent(const amvs_table *t, const void *base, const amvs_member *m, in
   *stride = m->stride ? sibling(t, base, m, m->stride) : 1;
 }
 
+/* The group counts and strides of grouped tables: not the format's (a
+ * vector holds one group). */
+#define AMVS_GROUPED_AM_NONE
+#define AMVS_GROUPED_AM_ARRAY(n)
+#define AMVS_GROUPED_AM_TABLE(n, cols, stride)
+#define AMVS_GROUPED_AM_GTABLE(n, cols, stride, groups, gstride) #groups, #gstride,
+#define AMVS_GROUPED_(c, type, member, role, extent, products, rule) AMVS_GROUPED_##extent
+static const char *const grouped_params[] = {AM_STEP_FIELDS(AMVS_GROUPED_, _) NULL};
+
+static int is_grouped_param(const amvs_member *m) {
+  int i;
+  for (i = 0; grouped_params[i]; i++)
+    if (m->group < 0 && strcmp(m->member, grouped_params[i]) == 0) return 1;
+  return 0;
+}
+
 int amvs_schema_param(const amvs_member *m) {
-  return m->role == AMVS_PARAM && m->products != 0;
+  return m->role == AMVS_PARAM && m->products != 0 && !is_grouped_param(m);
 }
 
 int amvs_schema_input(const amvs_member *m) {

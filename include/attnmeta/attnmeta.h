@@ -260,6 +260,17 @@ typedef struct attnmeta_step {
   /* [R] or NULL: request r's rows start at no position below
    * swa_replay_start[r] (bounded SWA replay); not with the two above */
   const int32_t *swa_replay_start;
+
+  /* ---- appended after 0.3: every SWA group of the step in one launch (section 7) ---- */
+  /* 0 or 1: one group (as before). G >= 2: swa_block_table holds G tables
+   * of R rows, swa_block_table_group_stride elements apart, and swa_indices
+   * G blocks of T rows, swa_indices_group_stride elements apart; group g's
+   * rows read its own table. swa_lens is written once (the same for every
+   * group). Both group strides cover a group's rows: >= (rows - 1) x row
+   * stride + columns. */
+  int64_t swa_block_table_group_stride;
+  int64_t swa_indices_group_stride;
+  int32_t swa_groups;
 } attnmeta_step;
 
 /* attnmeta_step.launch_flags. */

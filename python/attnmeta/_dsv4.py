@@ -7,7 +7,7 @@ product of the step."""
 from typing import Any, Dict, List, Optional
 
 from . import _lib, _schema
-from ._arrays import int32
+from ._arrays import int32, table
 from ._members import DSV4_INPUTS, GROUP, STEP, Attach
 
 __all__ = [
@@ -42,8 +42,12 @@ DSV4_ARGS = dict(
 # The settings declared after 0.3 (those that name the products they
 # serve in the schema) and the inputs the set-up below does not name: each
 # a StepPlan keyword of its member's name, set as given (None: left 0/NULL).
+# A grouped table's group count and stride are not keywords: they come
+# from the buffers' shapes (_grouped below).
+_FROM_SHAPES = frozenset(m for member in STEP.values() if member.groups
+                         for m in (member.groups, member.group_stride))
 _SETTINGS = {name: c_type for name, c_type, role, _, products in _schema.STEP_FIELDS
-             if role == "PARAM" and products}
+             if role == "PARAM" and products and name not in _FROM_SHAPES}
 _HAND_INPUTS = frozenset(("swa_block_table", "c128a_block_table", "swa_token_slots"))
 _BY_NAME_INPUTS = tuple(name for name in DSV4_INPUTS if name not in _HAND_INPUTS)
 DSV4_ARGS.update((name, None) for name in _SETTINGS)
@@ -59,6 +63,34 @@ def _rows(buf: Any) -> Any:
     if shape is not None and len(shape) == 3 and shape[1] == 1:
         buf = buf.reshape(shape[0], shape[2])
     return buf
+
+
+def _grouped(step: Any, attach: Attach, name: str, buf: Any, groups: int, ndim: int) -> int:
+    """Attaches ``buf`` of the grouped table ``name``: with ``groups``
+    0 (not grouped) as it is; else [G, ...] with ``ndim`` dimensions, its
+    first group attached (the checks of a table) and the distance to the
+    second, in elements, set as the group stride (the library checks that
+    it covers a group). Returns the columns."""
+    member = STEP[name]
+    if not groups:
+        return attach(step, member, buf)[1]
+    shape = tuple(getattr(buf, "shape", ()))
+    if len(shape) != ndim or shape[0] != groups:
+        raise ValueError("%s must be [%d groups, ...] with %d dimensions (swa_block_table's "
+                         "groups), got shape %s" % (name, groups, ndim, shape))
+    first = _rows(buf[0]) if ndim == 4 else buf[0]
+    cols = attach(step, member, first)[1]
+    stride = 0
+    if groups > 1:
+        second = _rows(buf[1]) if ndim == 4 else buf[1]
+        gap = (table(second, name, out=member.out)[0] or 0) - (getattr(step, name) or 0)
+        if gap <= 0 or gap % 4:
+            raise ValueError("%s's groups must lie at increasing addresses, a whole number of "
+                             "elements apart (got %d bytes)" % (name, gap))
+        stride = gap // 4
+    setattr(step, member.groups or "", groups)
+    setattr(step, member.group_stride or "", stride)
+    return cols
 
 
 def setup_dsv4(args: Dict[str, Any], step: Any, attach: Attach) -> List[str]:
@@ -100,12 +132,23 @@ def setup_dsv4(args: Dict[str, Any], step: Any, attach: Attach) -> List[str]:
     if swa is not None or swa_lens is not None:
         width = args["swa_width"]
         if swa is not None:
-            cols = attach(step, STEP["swa_indices"], _rows(swa))[1]
-            width = _width(cols, width, "swa_width", "swa_indices")
             bt = args["swa_block_table"]
             if bt is None:
                 raise ValueError("swa_block_table is required for swa_indices")
-            attach(step, STEP["swa_block_table"], bt)
+            # a 3-D table [G, R, cols] holds every group's: the rows are
+            # then [G, T, width] or vLLM's [G, T, 1, width]
+            groups = bt.shape[0] if len(getattr(bt, "shape", ())) == 3 else 0
+            ndim = len(getattr(swa, "shape", ())) if groups else 0
+            if groups and ndim not in (3, 4):
+                raise ValueError("swa_indices must be [G, T, width] or [G, T, 1, width] with a "
+                                 "table of %d groups, got shape %s"
+                                 % (groups, tuple(swa.shape)))
+            if groups:
+                cols = _grouped(step, attach, "swa_indices", swa, groups, ndim)
+            else:
+                cols = attach(step, STEP["swa_indices"], _rows(swa))[1]
+            width = _width(cols, width, "swa_width", "swa_indices")
+            _grouped(step, attach, "swa_block_table", bt, groups, 3)
             step.swa_block_size = int32(args["swa_block_size"], "swa_block_size")
         if swa_lens is not None:
             attach(step, STEP["swa_lens"], swa_lens)

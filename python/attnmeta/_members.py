@@ -21,6 +21,8 @@ class Member(NamedTuple):
     cols: Optional[str]  # a table's member holding its columns; None for a vector
     stride: Optional[str]  # a table's member holding its row stride
     products: FrozenSet[str]
+    groups: Optional[str] = None  # a grouped table's member holding its group count
+    group_stride: Optional[str] = None  # ... and the one holding its group stride
 
 
 def members(fields: Sequence[Tuple[str, str, str, Any, Tuple[str, ...]]]) -> Dict[str, Member]:
@@ -28,10 +30,11 @@ def members(fields: Sequence[Tuple[str, str, str, Any, Tuple[str, ...]]]) -> Dic
     found = {}
     for name, c_type, role, extent, products in fields:
         if role in ("IN", "OUT"):
-            cols, stride = (extent[1], extent[2]) if len(extent) == 3 else (None, None)
+            cols, stride = (extent[1], extent[2]) if len(extent) >= 3 else (None, None)
+            groups, group_stride = (extent[3], extent[4]) if len(extent) == 5 else (None, None)
             dtype = I64 if c_type.replace("const ", "").startswith("int64_t") else I32
             found[name] = Member(name, dtype, role == "OUT", extent[0], cols, stride,
-                                 frozenset(products))
+                                 frozenset(products), groups, group_stride)
     return found
 
 

@@ -35,7 +35,7 @@ STEP_FIELDS = [
     ("slot_mapping", "int64_t *", "OUT", ("C",), ("SLOT_MAPPING",)),
     ("error_word", "int32_t *", "OUT", ("ONE",), ("ALWAYS",)),
     ("compressed_groups", "am_group_array", "GROUPS", None, ()),
-    ("swa_block_table", "const int32_t *", "IN", ("R", "swa_block_table_cols", "swa_block_table_stride"), ("SWA_INDICES",)),
+    ("swa_block_table", "const int32_t *", "IN", ("R", "swa_block_table_cols", "swa_block_table_stride", "swa_groups", "swa_block_table_group_stride"), ("SWA_INDICES",)),
     ("swa_block_table_stride", "int64_t", "PARAM", None, ()),
     ("swa_block_table_cols", "int32_t", "PARAM", None, ()),
     ("swa_block_size", "int32_t", "PARAM", None, ()),
@@ -43,7 +43,7 @@ STEP_FIELDS = [
     ("swa_width", "int32_t", "PARAM", None, ()),
     ("swa_mode", "int32_t", "PARAM", None, ()),
     ("swa_reserved", "int32_t", "PARAM", None, ()),
-    ("swa_indices", "int32_t *", "OUT", ("T", "swa_width", "swa_indices_stride"), ("SWA_INDICES",)),
+    ("swa_indices", "int32_t *", "OUT", ("T", "swa_width", "swa_indices_stride", "swa_groups", "swa_indices_group_stride"), ("SWA_INDICES",)),
     ("swa_indices_stride", "int64_t", "PARAM", None, ()),
     ("swa_lens", "int32_t *", "OUT", ("C",), ("SWA_LENS",)),
     ("c128a_block_table", "const int32_t *", "IN", ("R", "c128a_block_table_cols", "c128a_block_table_stride"), ("C128A_GLOBAL_ROWS",)),
@@ -71,6 +71,9 @@ STEP_FIELDS = [
     ("swa_left_visible", "const int32_t *", "IN", ("T",), ("SWA_INDICES", "SWA_LENS")),
     ("swa_right_visible", "const int32_t *", "IN", ("T",), ("SWA_INDICES", "SWA_LENS")),
     ("swa_replay_start", "const int32_t *", "IN", ("R",), ("SWA_INDICES", "SWA_LENS")),
+    ("swa_block_table_group_stride", "int64_t", "PARAM", None, ("SWA_INDICES",)),
+    ("swa_indices_group_stride", "int64_t", "PARAM", None, ("SWA_INDICES",)),
+    ("swa_groups", "int32_t", "PARAM", None, ("SWA_INDICES",)),
 ]
 
 COMPRESSED_GROUP_FIELDS = [

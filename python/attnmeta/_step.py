@@ -91,7 +91,10 @@ class StepPlan(Plan):
     [>= R] int32 (either output may be left out); ``swa_indices`` [>= T,
     width] (or [T, 1, width]) and ``swa_lens`` [>= C] over
     ``swa_block_table`` with ``swa_block_size``, ``swa_window``,
-    ``swa_width`` (default: the rows' columns) and ``swa_causal``;
+    ``swa_width`` (default: the rows' columns) and ``swa_causal`` (a
+    ``swa_block_table`` [G, R, cols] holds G groups' tables, every group
+    in the launch: then ``swa_indices`` is [G, >= T, width] or
+    [G, >= T, 1, width], and ``swa_lens`` is written once);
     ``c128a_rows`` [>= T, width] and ``c128a_lens`` [>= C] over
     ``c128a_block_table`` with ``c128a_ratio``, ``c128a_block_size``,
     ``c128a_width`` and ``c128a_local`` (request-local indices, no table);

@@ -185,10 +185,19 @@ AM_DEVICE void am_swa_token(const am_step_params *p, uint32_t t, int valid, am_r
     }
   }
   if (w->lens && lane == 0) w->lens[t] = (int32_t)lens;
-  if (w->out)
-    am_wide_row(w->out + (int64_t)t * w->out_stride, (uint32_t)w->width, w->vector, lens, 0,
-                start, am_table_row(w->table, w->stride, s.req), w->cols, w->block_size, lane,
-                lanes, flags);
+  if (w->out) {
+    /* every group's row from its own table; the length is the same for all */
+    const int32_t groups = p->ext.swa_groups > 1 ? p->ext.swa_groups : 1;
+    int32_t g;
+    for (g = 0; g < groups; ++g) {
+      const int32_t *table = w->table ? w->table + g * p->ext.swa_block_table_group_stride
+                                      : w->table;
+      am_wide_row(w->out + g * p->ext.swa_indices_group_stride + (int64_t)t * w->out_stride,
+                  (uint32_t)w->width, w->vector, lens, 0, start,
+                  am_table_row(table, w->stride, s.req), w->cols, w->block_size, lane, lanes,
+                  flags);
+    }
+  }
 }
 
 /* Section 8: the C128A row and length of token t. In mixed mode a decode

@@ -12,7 +12,10 @@
  *             PARAM (a scalar setting), GROUPS (the nested groups);
  *   extent    for IN and OUT, the elements covered:
  *             AM_ARRAY(n), n elements, or AM_TABLE(n, cols, stride), n rows
- *             of member `cols` elements, member `stride` elements apart;
+ *             of member `cols` elements, member `stride` elements apart,
+ *             or AM_GTABLE(n, cols, stride, groups, gstride), member
+ *             `groups` such tables (0 or 1: one), member `gstride` elements
+ *             apart;
  *             n is R (num_reqs), R1 (R + 1), T (num_tokens),
  *             C (capacity), P (num_prefill) or ONE; AM_NONE for the rest;
  *   products  for OUT, the product it belongs to; for IN, the products
@@ -136,7 +139,8 @@ _Static_assert(AM_PRODUCT_COUNT < 31, "a bit per product");
   X(c, int32_t *, error_word, OUT, AM_ARRAY(ONE), AM_P_ALWAYS, "optional")   \
   X(c, am_group_array, compressed_groups, GROUPS, AM_NONE, 0, "")            \
   X(c, const int32_t *, swa_block_table, IN,                                 \
-    AM_TABLE(R, swa_block_table_cols, swa_block_table_stride), AM_P(SWA_INDICES), \
+    AM_GTABLE(R, swa_block_table_cols, swa_block_table_stride, swa_groups,    \
+              swa_block_table_group_stride), AM_P(SWA_INDICES),              \
     "NULL allowed when cols == 0")                                           \
   X(c, int64_t, swa_block_table_stride, PARAM, AM_NONE, 0, ">= swa_block_table_cols") \
   X(c, int32_t, swa_block_table_cols, PARAM, AM_NONE, 0, ">= 0")             \
@@ -145,7 +149,8 @@ _Static_assert(AM_PRODUCT_COUNT < 31, "a bit per product");
   X(c, int32_t, swa_width, PARAM, AM_NONE, 0, ">= swa_window")               \
   X(c, int32_t, swa_mode, PARAM, AM_NONE, 0, "an attnmeta_swa_mode")         \
   X(c, int32_t, swa_reserved, PARAM, AM_NONE, 0, "padding, ignored")         \
-  X(c, int32_t *, swa_indices, OUT, AM_TABLE(T, swa_width, swa_indices_stride), \
+  X(c, int32_t *, swa_indices, OUT,                                          \
+    AM_GTABLE(T, swa_width, swa_indices_stride, swa_groups, swa_indices_group_stride), \
     AM_P(SWA_INDICES), "")                                                   \
   X(c, int64_t, swa_indices_stride, PARAM, AM_NONE, 0, ">= swa_width")       \
   X(c, int32_t *, swa_lens, OUT, AM_ARRAY(C), AM_P(SWA_LENS), "")            \
@@ -186,7 +191,12 @@ _Static_assert(AM_PRODUCT_COUNT < 31, "a bit per product");
   X(c, const int32_t *, swa_right_visible, IN, AM_ARRAY(T), AM_P_SWA_ANY,     \
     "optional; needed with swa_left_visible")                                \
   X(c, const int32_t *, swa_replay_start, IN, AM_ARRAY(R), AM_P_SWA_ANY,      \
-    "optional: each request's lowest window position, causal mode")
+    "optional: each request's lowest window position, causal mode")          \
+  X(c, int64_t, swa_block_table_group_stride, PARAM, AM_NONE, AM_P(SWA_INDICES), \
+    "with swa_groups >= 2: covers a group's table")                          \
+  X(c, int64_t, swa_indices_group_stride, PARAM, AM_NONE, AM_P(SWA_INDICES),  \
+    "with swa_groups >= 2: covers a group's rows")                           \
+  X(c, int32_t, swa_groups, PARAM, AM_NONE, AM_P(SWA_INDICES), ">= 0")
 
 typedef attnmeta_compressed_group am_group_array[ATTNMETA_MAX_COMPRESSED_GROUPS];
 
@@ -247,6 +257,7 @@ typedef attnmeta_compressed_group am_group_array[ATTNMETA_MAX_COMPRESSED_GROUPS]
     b->swa_mode == ATTNMETA_SWA_CAUSAL,                                      \
     "swa_left_visible/swa_right_visible and swa_replay_start are for causal mode only "   \
     "(swa_mode %d)", b->swa_mode)                                            \
+  R(c, AM_P(SWA_INDICES), 1, NOT_NEGATIVE, swa_groups)                        \
   R(c, AM_P_SWA_ANY, b->swa_left_visible != NULL, HOLDS, b->swa_replay_start == NULL, \
     "swa_replay_start and swa_left_visible exclude each other: the engines build "        \
     "bounded-replay rows and in-image rows in different kernels")
@@ -272,7 +283,10 @@ typedef attnmeta_compressed_group am_group_array[ATTNMETA_MAX_COMPRESSED_GROUPS]
   K(c, int32_t, pcp_logical_block_size, AM_P(GROUP_SLOTS))                   \
   K(c, const int32_t *, swa_left_visible, AM_P_SWA_ANY)                      \
   K(c, const int32_t *, swa_right_visible, AM_P_SWA_ANY)                     \
-  K(c, const int32_t *, swa_replay_start, AM_P_SWA_ANY)
+  K(c, const int32_t *, swa_replay_start, AM_P_SWA_ANY)                      \
+  K(c, int64_t, swa_block_table_group_stride, AM_P(SWA_INDICES))             \
+  K(c, int64_t, swa_indices_group_stride, AM_P(SWA_INDICES))                 \
+  K(c, int32_t, swa_groups, AM_P(SWA_INDICES))
 
 /* The groups' indices, for walkers that name each group's buffers. */
 #define AM_EACH_GROUP(G, c) G(c, 0) G(c, 1) G(c, 2) G(c, 3)

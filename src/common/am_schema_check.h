@@ -37,8 +37,11 @@ typedef struct am_check_scope {
 
 /* A buffer's rows, columns and stride from its declared extent, then the
  * names of its columns' and stride's members (NULL for an array). */
-#define AM_CHECK_AM_ARRAY(n) 1, k->n, k->n, NULL, NULL
-#define AM_CHECK_AM_TABLE(n, cols, stride) k->n, b->cols, b->stride, #cols, #stride
+#define AM_CHECK_AM_ARRAY(n) 1, k->n, k->n, NULL, NULL, 1, 0, NULL
+#define AM_CHECK_AM_TABLE(n, cols, stride) k->n, b->cols, b->stride, #cols, #stride, 1, 0, NULL
+/* ... then the groups, their stride and its member's name */
+#define AM_CHECK_AM_GTABLE(n, cols, stride, groups, gstride) \
+  k->n, b->cols, b->stride, #cols, #stride, (int64_t)b->groups, b->gstride, #gstride
 #define AM_CHECK_AM_NONE
 
 static inline int am_misaligned(const void *ptr, size_t align) {
@@ -56,11 +59,33 @@ static inline int am_rows_overflow(int64_t rows, int64_t stride) {
 #define AM_RULE_OPTIONAL(rule) (AM_RULE_STARTS_(rule, "optional") || AM_RULE_STARTS_(rule, "exactly one"))
 #define AM_RULE_REQUIRED(rule) (__builtin_strcmp((rule), "required") == 0)
 
+/* With groups >= 2 (of a grouped table whose rows were checked): the
+ * group stride covers one group's elements, and all groups are addressable
+ * with 64-bit byte offsets. */
+static inline attnmeta_status am_check_groups(const am_check_scope *sc, const char *name,
+                                              int64_t rows, int64_t cols, int64_t stride,
+                                              int64_t groups, int64_t gstride,
+                                              const char *gstride_name) {
+  const int64_t span = am_group_span(rows, cols, stride);
+  if (gstride < span)
+    return am_fail(sc->ctx, ATTNMETA_ERR_STRIDE,
+                   "%s%s (%lld) < the %lld elements of one group of %s%s (%lld rows)", sc->prefix,
+                   gstride_name, (long long)gstride, (long long)span, sc->prefix, name,
+                   (long long)rows);
+  if (am_rows_overflow(groups, gstride))
+    return am_fail(sc->ctx, ATTNMETA_ERR_OVERFLOW,
+                   "%s%s of %lld groups x %s %lld overflows 64-bit byte offsets", sc->prefix, name,
+                   (long long)groups, gstride_name, (long long)gstride);
+  return ATTNMETA_OK;
+}
+
 static inline attnmeta_status am_check_buffer(const am_check_scope *sc, const char *name,
                                               const void *ptr, size_t elem_size, int is_out,
                                               unsigned products, int required, int optional,
                                               int64_t rows, int64_t cols, int64_t stride,
-                                              const char *cols_name, const char *stride_name) {
+                                              const char *cols_name, const char *stride_name,
+                                              int64_t groups, int64_t gstride,
+                                              const char *gstride_name) {
   const char *pre = sc->prefix;
   const int in_use = required || (is_out ? ptr != NULL : (products & sc->wanted) != 0);
   const int empty = (cols_name && cols == 0) || (sc->lenient_empty && (rows == 0 || cols == 0));
@@ -85,6 +110,11 @@ static inline attnmeta_status am_check_buffer(const am_check_scope *sc, const ch
     return am_fail(sc->ctx, ATTNMETA_ERR_OVERFLOW,
                    "%s%s of %lld rows x stride %lld overflows 64-bit byte offsets", pre, name,
                    (long long)rows, (long long)stride);
+  if (in_use && groups > 1) {
+    const attnmeta_status st = am_check_groups(sc, name, rows, cols, stride, groups, gstride,
+                                               gstride_name);
+    if (st != ATTNMETA_OK) return st;
+  }
   if (am_misaligned(ptr, elem_size))
     return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "%s%s (%p) is not %d-byte aligned", pre,
                    name, ptr, (int)elem_size);

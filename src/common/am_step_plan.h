@@ -92,7 +92,8 @@ static inline am_launch_shape am_plan_launch_paths(const attnmeta_launch_config 
    * block (measured on the H200: 128 x 2 x 2560 in 2.53 us instead of 2.86
    * with two batches per lane; 65 columns in 2.54 instead of 2.73). */
   units = p->vector_rows != AM_ROWS_SCALAR ? am_ceil_div(p->cols, 4) : p->cols;
-  p->swa.vector = am_wide_aligned(&p->swa) && cfg->vector != 0;
+  p->swa.vector = am_wide_aligned(&p->swa) && p->ext.swa_indices_group_stride % 4 == 0 &&
+                  cfg->vector != 0;
   p->c128a.vector = am_wide_aligned(&p->c128a) && cfg->vector != 0;
   p->c128a.vector2 = p->c128a.out2 && (uintptr_t)p->c128a.out2 % 16 == 0 &&
                      p->c128a.out2_stride % 4 == 0 && cfg->vector != 0;
