@@ -4,6 +4,7 @@
 
 #include <criterion/criterion.h>
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,6 +100,24 @@ void amt_cpu_close(void) {
 
 int amt_launch_configs(attnmeta_backend kind, const amt_launch **out) {
   return amv_launch_sweep(kind, out);
+}
+
+void amt_step_each_config(attnmeta_context *ctx, attnmeta_backend kind, const char *name,
+                          const attnmeta_step *step, const amt_step_hooks *hooks) {
+  const amt_launch *configs;
+  const int ncfg = amt_launch_configs(kind, &configs);
+  int c;
+  for (c = 0; c < ncfg; c++) {
+    char where[160];
+    attnmeta_status st;
+    snprintf(where, sizeof where, "%s %s %s", amt_backend_label(kind), configs[c].name, name);
+    cr_assert_eq(attnmeta_set_launch_config(ctx, &configs[c].config), ATTNMETA_OK);
+    hooks->poison(hooks->arg);
+    st = attnmeta_build_step(ctx, step, NULL);
+    cr_assert_eq(st, ATTNMETA_OK, "%s: %s", where, attnmeta_last_error(ctx));
+    cr_assert_eq(attnmeta_synchronize(ctx, NULL), ATTNMETA_OK);
+    if (hooks->check(hooks->arg, where)) break;
+  }
 }
 
 void *amt_dev_alloc(attnmeta_context *ctx, size_t bytes) {

@@ -53,6 +53,19 @@ typedef amv_launch amt_launch;
 /* Launch configurations to test on `kind` (the sweep of vecrun.c). */
 int amt_launch_configs(attnmeta_backend kind, const amt_launch **out);
 
+/* A step's run under each launch configuration of `kind`: `poison(arg)`
+ * its outputs, build `step` (which must succeed), synchronize, then
+ * `check(arg, where)` (where names the backend, configuration and `name`);
+ * stops at the first configuration whose check returns non-zero (it has
+ * failed the test). */
+typedef struct amt_step_hooks {
+  void (*poison)(void *arg);
+  int (*check)(void *arg, const char *where);
+  void *arg;
+} amt_step_hooks;
+void amt_step_each_config(attnmeta_context *ctx, attnmeta_backend kind, const char *name,
+                          const attnmeta_step *step, const amt_step_hooks *hooks);
+
 /* Device memory; every failure fails the test with the library's message. */
 void *amt_dev_alloc(attnmeta_context *ctx, size_t bytes);
 void amt_dev_free(attnmeta_context *ctx, void *ptr);

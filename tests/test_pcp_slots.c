@@ -194,16 +194,32 @@ static int expect_group(attnmeta_context *ctx, const pcp_case *k, const dev_step
   return bad;
 }
 
+/* One case's run, for amt_step_each_config. */
+typedef struct run {
+  attnmeta_context *ctx;
+  const pcp_case *k;
+  dev_step *d;
+  const amr_dsv4_output *o;
+} run;
+static void poison_run(void *arg) {
+  run *r = arg;
+  poison_outputs(r->ctx, r->k, r->d);
+}
+static int check_run(void *arg, const char *where) {
+  const run *r = arg;
+  int g;
+  for (g = 0; g < r->k->ngroups; g++)
+    if (expect_group(r->ctx, r->k, r->d, r->o, g, where)) break;
+  return 0; /* every configuration is checked, as before */
+}
+
 Test(pcp_slots, every_backend_matches_the_reference) {
   attnmeta_backend be[AMT_MAX_BACKENDS];
   const int nb = amt_test_backends(be);
-  int b, c, n, g;
+  int b, n;
   for (b = 0; b < nb; b++) {
     attnmeta_context *ctx = amt_open_or_null(be[b]);
-    const amt_launch *configs;
-    int ncfg;
     if (!ctx) continue;
-    ncfg = amt_launch_configs(be[b], &configs);
     for (n = 0; n < (int)(sizeof cases / sizeof cases[0]); n++) {
       const pcp_case *k = &cases[n];
       dev_step d;
@@ -213,18 +229,10 @@ Test(pcp_slots, every_backend_matches_the_reference) {
       amr_dsv4_output *o;
       open_step(ctx, k, &d);
       o = reference(k, &d, &in, &di, &host);
-      for (c = 0; c < ncfg; c++) {
-        char where[160];
-        attnmeta_status st;
-        snprintf(where, sizeof where, "%s %s %s", amt_backend_label(be[b]), configs[c].name,
-                 k->name);
-        cr_assert_eq(attnmeta_set_launch_config(ctx, &configs[c].config), ATTNMETA_OK);
-        poison_outputs(ctx, k, &d);
-        st = attnmeta_build_step(ctx, &d.s, NULL);
-        cr_assert_eq(st, ATTNMETA_OK, "%s: %s", where, attnmeta_last_error(ctx));
-        cr_assert_eq(attnmeta_synchronize(ctx, NULL), ATTNMETA_OK);
-        for (g = 0; g < k->ngroups; g++)
-          if (expect_group(ctx, k, &d, o, g, where)) break;
+      {
+        run r = {ctx, k, &d, o};
+        const amt_step_hooks hooks = {poison_run, check_run, &r};
+        amt_step_each_config(ctx, be[b], k->name, &d.s, &hooks);
       }
       amr_dsv4_free(o);
       close_step(ctx, &d);
