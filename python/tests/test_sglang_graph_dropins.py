@@ -206,9 +206,9 @@ def test_mha_skip_page_table_writes_lengths_only():
     got = mha_buffers(2, 4, False)
     update_trtllm_mha_graph_metadata(
         req_pool_indices=np.array([1, 0]), seq_lens=np.array([9, 1]),
-        req_to_token=np.arange(64, dtype=np.int32).reshape(2, 32), cache_seqlens=got["cache_seqlens"],
-        cu_seqlens_k=got["cu_seqlens_k"], page_table=None, bs=2, seqlen_offset=0, max_seq_pages=4,
-        page_size=8, skip_page_table=True)
+        req_to_token=np.arange(64, dtype=np.int32).reshape(2, 32),
+        cache_seqlens=got["cache_seqlens"], cu_seqlens_k=got["cu_seqlens_k"], page_table=None,
+        bs=2, seqlen_offset=0, max_seq_pages=4, page_size=8, skip_page_table=True)
     assert got["cache_seqlens"].tolist() == [9, 1, STALE, STALE]
     assert got["cu_seqlens_k"].tolist() == [0, 9, 10, STALE, STALE]
 

@@ -88,7 +88,7 @@ FUNCTION_TARGETS.update({
     "fa3_draft_extend_metadata": FunctionTarget("draft_extend_set_metadata", FA3_MODULES, ()),
 })
 
-# Targets left to SGLang, and why (docs/integration-sglang.md, "Not routed").
+# Targets left to SGLang, and why (docs/integration-sglang.md, "What stays SGLang's").
 NOT_BUILT = {
     "fa3_draft_extend_metadata": "draft_extend_set_metadata is left to SGLang: its cu_seqlens_q "
     "(cumsum(extend_seq_lens)) with a page table of one row per request, and swa_out_cache_loc, "
