@@ -763,8 +763,9 @@ int main(int argc, char **argv) {
   std::printf("step floors on %s (L2 %d MB): device us per step, graph of %d steps, median\n",
               prop.name, l2 >> 20, NODES);
   if (!check_only)
-    std::printf("%-16s %9s %9s %9s  %-28s %8s %8s %8s  %s\n", "case", "floor", "cold", "write",
-                "floor kernel (block,lanes,S)", "search", "staged", "per-req", "cold method");
+    std::printf("%-16s %9s %9s %9s %10s  %-28s %8s %8s %8s  %s\n", "case", "floor", "cold", "write",
+                "out bytes", "floor kernel (block,lanes,S)", "search", "staged", "per-req",
+                "cold method");
   timing scan, final_tm;
   scan.target_ms = 4.0f;
   scan.repeats = 5;
@@ -775,7 +776,7 @@ int main(int argc, char **argv) {
     setup(d, c, 8 * set_bytes_of(c) <= (double)(16u << 20) ? 8 : 1);
     const std::vector<shape> shapes = shapes_of(d);
     float best[NMETHODS];
-    shape best_shape[NMETHODS];
+    shape best_shape[NMETHODS] = {};
     for (int m = 0; m < NMETHODS; ++m) {
       best[m] = 1e30f;
       for (const auto &sh : shapes) {
@@ -823,6 +824,8 @@ int main(int argc, char **argv) {
         }
       }
     wbest = write_us(d, wblock, wper, final_tm);
+    size_t out_bytes = 0;
+    for (const auto &o : d.outs) out_bytes += o.bytes;
     release(d);
     std::string how, bad;
     const float cold = best[fm] < 1e30f ? cold_us(c, fm, best_shape[fm], l2, final_tm, &how, &bad) : 0;
@@ -833,8 +836,9 @@ int main(int argc, char **argv) {
     char kernel[64];
     std::snprintf(kernel, sizeof kernel, "%s (%d,%d,%d)", method_names[fm], best_shape[fm].block,
                   best_shape[fm].lanes, 1 << best_shape[fm].slice_shift);
-    std::printf("%-16s %9.3f %9.3f %9.3f  %-28s %8.3f %8.3f %8.3f  %s\n", c.name, best[fm], cold,
-                wbest, kernel, best[SEARCH], best[STAGED], best[PER_REQUEST], how.c_str());
+    std::printf("%-16s %9.3f %9.3f %9.3f %10zu  %-28s %8.3f %8.3f %8.3f  %s\n", c.name, best[fm],
+                cold, wbest, out_bytes, kernel, best[SEARCH], best[STAGED], best[PER_REQUEST],
+                how.c_str());
     std::fflush(stdout);
   }
   if (failures) std::printf("%d kernel(s) FAILED the check\n", failures);
