@@ -68,6 +68,12 @@ static const case_row case_rows[] = {
     {"dsv4_32x2", "DSV4 step 32 x 2, 512", 32, 2, 0, 512, 0, 0, 0, 0, 1, NULL},
     {"dsv4_128x1", "DSV4 step 128 x 1, 512", 128, 1, 0, 512, 0, 0, 0, 0, 1, NULL},
     {"dsv4_64x2+31pad", "DSV4 step 64 x 2 + 31 pad, 512", 64, 2, 31, 512, 0, 0, 0, 0, 1, NULL},
+    /* A whole DeepSeek-V4.1 decode step, every product of the step: the
+     * DSV4 step's, the indexer's compressed lengths, and the SWA rows of
+     * three groups with the token slots and a replay floor. */
+    {"dsv41_1x1", "DSV4.1 step 1 x 1, 512", 1, 1, 0, 512, 0, 0, 0, 0, 2, NULL},
+    {"dsv41_32x2", "DSV4.1 step 32 x 2, 512", 32, 2, 0, 512, 0, 0, 0, 0, 2, NULL},
+    {"dsv41_128x1", "DSV4.1 step 128 x 1, 512", 128, 1, 0, 512, 0, 0, 0, 0, 2, NULL},
 };
 
 /* The cases of the performance targets (same order as the notes). */

@@ -52,7 +52,9 @@ typedef struct bench_case {
    * topk_count, T = num_reqs decode tokens and `cols` blocks a request */
   int topk_count;
   int topk_counts; /* 1: valid_count is built too */
-  int dsv4;        /* 1: a step case with the DeepSeek-V4 products too (cli_bench_dsv4.c) */
+  int dsv4;        /* 1: a step case with the DeepSeek-V4 products too (cli_bench_dsv4.c);
+                      2: with the DeepSeek-V4.1 ones (SWA groups, token slots, replay floor,
+                      the indexer's compressed lengths) */
 } bench_case;
 
 /* Anchors measured on an NVIDIA H200 (CUDA 13.0, torch 2.11, Triton 3.6) and
