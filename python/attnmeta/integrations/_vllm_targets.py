@@ -10,6 +10,7 @@ from typing import Any, Callable, Dict, Tuple
 
 from ._vllm_handle import MARK, VllmPatch, expect, params, rebind_everywhere, wraps
 from ._vllm_kernels import RoutedKernel, row_stride
+from ._vllm_swa_groups import swa_groups
 
 BACKEND_MODULES = ("vllm.v1.attention.backend", "vllm.v1.attention.backends.utils")
 OPS_METADATA = "vllm.v1.attention.ops.metadata"
@@ -456,20 +457,6 @@ def pcp_compressed_slot_mapping(patch: VllmPatch) -> None:
     patch.apply(label)
 
 
-def _boundaries_from(query_start_loc: Any, offset: int) -> Any:
-    """The step's boundaries seen from token ``offset`` on: ``max(qsl -
-    offset, 0)``, so the requests before it are empty and token ``offset +
-    i`` is token ``i`` of the same request at the same position (one small
-    device operation; ``query_start_loc`` itself when offset is 0)."""
-    if offset == 0:
-        return query_start_loc
-    if hasattr(query_start_loc, "clamp"):  # torch
-        return (query_start_loc - offset).clamp(min=0)
-    import numpy as np
-
-    return np.maximum(query_start_loc - offset, 0).astype(query_start_loc.dtype)
-
-
 def swa_rows(patch: VllmPatch) -> None:
     label = "swa_decode"
     module = _module(patch, label, SPARSE_SWA)
@@ -478,7 +465,7 @@ def swa_rows(patch: VllmPatch) -> None:
         return
     if not _takes(patch, label, kernel, "_compute_swa_indices_and_lens_kernel", SWA_ARGS):
         return
-    from .._dsv4_dropins import compute_swa_indices_and_lens
+    from .._dsv4_dropins import _boundaries_from, compute_swa_indices_and_lens
 
     def route(a: Dict[str, Any], grid: Tuple[Any, ...]) -> bool:
         # The decode launch (token_offset 0) and the prefill launch (the
@@ -708,7 +695,8 @@ def c128a_rows(patch: VllmPatch) -> None:
 
 TARGETS = ("token_to_req_indices", "compute_token_to_req_indices", "indexer_decode_varlen",
            "indexer_decode_flat", "indexer_decode_native", "compressed_slot_mapping",
-           "pcp_compressed_slot_mapping", "swa_decode", "c128a_decode", "topk_conversion", "dcp_peer_views")
+           "pcp_compressed_slot_mapping", "swa_decode", "swa_groups", "c128a_decode",
+           "topk_conversion", "dcp_peer_views")
 
 _SINGLE = {
     "token_to_req_indices": token_map_method,
@@ -717,6 +705,7 @@ _SINGLE = {
     "compressed_slot_mapping": compressed_slot_mapping,
     "pcp_compressed_slot_mapping": pcp_compressed_slot_mapping,
     "swa_decode": swa_rows,
+    "swa_groups": swa_groups,
     "c128a_decode": c128a_rows,
     "topk_conversion": topk_conversion,
     "dcp_peer_views": dcp_peer_views,
