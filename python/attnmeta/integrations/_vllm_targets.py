@@ -39,6 +39,13 @@ SWA_ARGS = ("swa_indices_ptr", "swa_indices_stride", "swa_lens_ptr", "window_siz
             "query_start_loc_ptr", "seq_lens_ptr", "token_to_req_indices_ptr",
             "is_valid_token_ptr", "block_table_ptr", "block_table_stride", "block_size",
             "token_offset", "TRITON_BLOCK_SIZE")
+# vLLM's kernel since in-image visibility (the DeepSeek-V4 vision model):
+# the rows' width and each token's in-image counts, used when HAS_IMAGE
+SWA_IMAGE_ARGS = ("swa_indices_ptr", "swa_indices_stride", "swa_lens_ptr", "window_size",
+                  "index_width", "left_visible_ptr", "right_visible_ptr", "query_start_loc_ptr",
+                  "seq_lens_ptr", "token_to_req_indices_ptr", "is_valid_token_ptr",
+                  "block_table_ptr", "block_table_stride", "block_size", "token_offset",
+                  "HAS_IMAGE", "TRITON_BLOCK_SIZE")
 C128A_PARAMS = ("positions", "compress_ratio", "num_decode_tokens", "token_to_req_indices",
                 "block_table", "block_size", "slot_mapping", "global_decode_buffer",
                 "decode_lens_buffer", "prefill_buffer", "max_compressed_tokens")
@@ -463,7 +470,9 @@ def swa_rows(patch: VllmPatch) -> None:
     kernel = _attr(patch, label, module, "_compute_swa_indices_and_lens_kernel")
     if kernel is None:
         return
-    if not _takes(patch, label, kernel, "_compute_swa_indices_and_lens_kernel", SWA_ARGS):
+    names = tuple(getattr(kernel, "arg_names", None) or ())
+    args = SWA_IMAGE_ARGS if names == SWA_IMAGE_ARGS else SWA_ARGS
+    if not _takes(patch, label, kernel, "_compute_swa_indices_and_lens_kernel", args):
         return
     from .._dsv4_dropins import _boundaries_from, compute_swa_indices_and_lens
 
@@ -476,13 +485,20 @@ def swa_rows(patch: VllmPatch) -> None:
                 or row_stride(table) != int(a["block_table_stride"])):
             return False
         n = int(grid[0])
+        image: Dict[str, Any] = {}
+        if args is SWA_IMAGE_ARGS:
+            image["index_width"] = int(a["index_width"])
+            if a["HAS_IMAGE"]:  # the in-image counts of the launch's tokens
+                image["left_visible"] = a["left_visible_ptr"][offset:offset + n]
+                image["right_visible"] = a["right_visible_ptr"][offset:offset + n]
         compute_swa_indices_and_lens(rows, a["swa_lens_ptr"], int(a["window_size"]),
                                      _boundaries_from(a["query_start_loc_ptr"], offset),
                                      a["seq_lens_ptr"], table, int(a["block_size"]), num_tokens=n,
-                                     is_valid_token=a["is_valid_token_ptr"][offset:offset + n])
+                                     is_valid_token=a["is_valid_token_ptr"][offset:offset + n],
+                                     **image)
         return True
 
-    rebind_everywhere(patch, kernel, RoutedKernel(kernel, SWA_ARGS, route, patch, label), label)
+    rebind_everywhere(patch, kernel, RoutedKernel(kernel, args, route, patch, label), label)
     patch.apply(label)
 
 
