@@ -230,9 +230,17 @@ typedef struct dsv4_host {
 #define SLOTS(h, o) ((const int64_t *)(h)->out[o])
 #define INTS(h, o) ((const int32_t *)(h)->out[o])
 
-static int64_t compressed_slot(const int32_t *row, int64_t pos, int ratio, int bs) {
+/* Row c's slot in blocks of bs rows over W DCP ranks (interleave 1): -1
+ * when another rank owns it (contract, "Placement"). */
+static int64_t placed(const int32_t *row, int64_t c, int bs, int W) {
+  const int64_t vb = (int64_t)bs * (W > 1 ? W : 1), vo = c % vb;
+  if (W > 1 && vo % W != DCP_RANK) return -1;
+  return (int64_t)row[c / vb] * bs + (W > 1 ? vo / W : vo);
+}
+
+static int64_t compressed_slot(const int32_t *row, int64_t pos, int ratio, int bs, int W) {
   if ((pos + 1) % ratio != 0) return -1;
-  return (int64_t)row[(pos / ratio) / bs] * bs + (pos / ratio) % bs;
+  return placed(row, pos / ratio, bs, W);
 }
 
 static int fetch(case_run *b, dsv4_host *h, char *why, size_t why_size) {
@@ -263,17 +271,22 @@ static int check_token(case_run *b, const dsv4_host *h, int s, int t, char *why,
   const int valid = t < actual;
   const int32_t *row = b->table_h[s] + (int64_t)r * cols;
   const int64_t pos = valid ? (int64_t)b->seq_h[s][r] - (qsl[r + 1] - qsl[r]) + (t - qsl[r]) : 0;
-  const int64_t want4 = valid ? compressed_slot(row, pos, C4_RATIO, C4_BLOCK) : -1;
-  const int64_t want128 = valid ? compressed_slot(row, pos, C128_RATIO, C128_BLOCK) : -1;
+  const int W = b->bc->dcp_world;
+  const int64_t want4 = valid ? compressed_slot(row, pos, C4_RATIO, C4_BLOCK, W) : -1;
+  const int64_t want128 = valid ? compressed_slot(row, pos, C128_RATIO, C128_BLOCK, W) : -1;
   const int v41 = b->bc->dsv4 == DSV41;
   const int64_t floor_r = v41 ? b->dsv4->floor_h[s][r] : 0;
   const int64_t window_start = pos - SWA_WINDOW + 1 > 0 ? pos - SWA_WINDOW + 1 : 0;
   const int64_t start = window_start > floor_r ? window_start : floor_r;
   const int slotless = v41 && b->dsv4->slots_h[t] < 0;
   const int32_t swa_len = valid && !slotless && pos + 1 > start ? (int32_t)(pos + 1 - start) : 0;
-  const int32_t ixl_len = valid ? (int32_t)((pos + 1) / IXL_RATIO) : 0;
-  const int64_t n128 = (pos + 1) / C128_RATIO;
-  const int32_t c128a_len = valid ? (int32_t)(n128 < C128A_WIDTH ? n128 : C128A_WIDTH) : 0;
+  const int32_t ixl_len = valid ? (int32_t)(bench_dcp_local(pos + 1, W) / IXL_RATIO) : 0;
+  const int64_t n128 = (pos + 1) / C128_RATIO, n = n128 < C128A_WIDTH ? n128 : C128A_WIDTH;
+  int32_t c128a_len = 0;
+  int32_t c128a_want[C128A_WIDTH];
+  for (int64_t c = 0; valid && c < n; ++c) /* this rank's rows, packed to the front */
+    if (W <= 1 || (c % ((int64_t)C128_BLOCK * W)) % W == DCP_RANK)
+      c128a_want[c128a_len++] = (int32_t)placed(row, c, C128_BLOCK, W);
   if (SLOTS(h, C4_SLOTS)[t] != want4 || SLOTS(h, C128_SLOTS)[t] != want128) {
     snprintf(why, why_size, "compressed slot of token %d: ratio 4 %lld (want %lld), ratio 128 "
              "%lld (want %lld)", t, (long long)SLOTS(h, C4_SLOTS)[t], (long long)want4,
@@ -303,7 +316,7 @@ static int check_token(case_run *b, const dsv4_host *h, int s, int t, char *why,
     }
   }
   for (int j = 0; j < C128A_WIDTH; ++j) {
-    const int32_t want = j < c128a_len ? row[j / C128_BLOCK] * C128_BLOCK + j % C128_BLOCK : -1;
+    const int32_t want = j < c128a_len ? c128a_want[j] : -1;
     if (INTS(h, C128A_ROWS)[(int64_t)t * C128A_WIDTH + j] != want) {
       snprintf(why, why_size, "c128a_rows[%d][%d] = %d, want %d", t, j,
                INTS(h, C128A_ROWS)[(int64_t)t * C128A_WIDTH + j], want);
