@@ -293,11 +293,12 @@ def _boundaries_from(query_start_loc: Buffer, offset: int) -> Buffer:
     return np.maximum(query_start_loc - offset, 0).astype(query_start_loc.dtype)
 
 
-def _row_stride(x: Buffer) -> int:
+def _stride(x: Buffer, axis: int) -> int:
+    """Elements between entries along ``axis`` (torch or NumPy)."""
     stride = getattr(x, "stride", None)
     if callable(stride):
-        return int(stride(-2 if x.ndim == 3 else 1))
-    return int(x.strides[-2 if x.ndim == 3 else 1]) // int(x.itemsize)
+        return int(stride(axis))
+    return int(x.strides[axis]) // int(x.itemsize)
 
 
 def batched_swa_indices_and_lens(
@@ -346,12 +347,13 @@ def batched_swa_indices_and_lens(
     if n > int(rows):
         raise ValueError("num_tokens (%d) exceeds the %d rows of a group" % (n, int(rows)))
     width = int(indices_width)
-    if int(indices.shape[-1]) != width or _row_stride(indices[0]) != width:
+    if (int(indices.shape[-1]) != width or _stride(indices, 1) != width
+            or _stride(indices, -1) != 1):
         raise ValueError("indices' rows must be indices_width (%d) wide and dense"
                          % width)
-    if _row_stride(block_tables) != int(block_table_stride):
+    if _stride(block_tables, 1) != int(block_table_stride):
         raise ValueError("block_table_stride (%d) is not the tables' row stride (%d)"
-                         % (int(block_table_stride), _row_stride(block_tables)))
+                         % (int(block_table_stride), _stride(block_tables, 1)))
     del token_to_req_indices  # attnmeta finds each token's request from the boundaries
     window = _at_least(window_size, 1, "window_size")
     bs = _at_least(block_size, 1, "block_size")
