@@ -147,6 +147,11 @@ static int bench_step_setup(case_run *b, attnmeta_context *ctx, const bench_case
     st->decode_lens_out = b->out_d[OUT_DECODE];
     st->req_indices_out = b->out_d[OUT_INDICES];
     st->per_req_lens_out = b->out_d[OUT_PER_REQ];
+    if (bc->dcp_world > 1) {
+      st->dcp_world_size = bc->dcp_world;
+      st->dcp_rank = DCP_RANK;
+      st->dcp_interleave = 1;
+    }
   }
   return 0;
 }
@@ -192,6 +197,7 @@ static int bench_step_check(case_run *b, int s, char *why, size_t why_size) {
     const int64_t qlen = (int64_t)qsl[r + 1] - qsl[r];
     int64_t want_seq = valid ? (int64_t)b->seq_h[s][r] - qlen + (t - qsl[r]) + 1 : 0;
     if (want_seq < 0) want_seq = 0;
+    want_seq = bench_dcp_local(want_seq, b->bc->dcp_world);
     const int32_t want_map = valid ? r : 0;
     const int32_t want_idx = valid ? r : R + (t - actual);
     if (map[t] != want_map) {

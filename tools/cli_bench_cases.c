@@ -36,6 +36,15 @@ typedef struct case_row {
   const int *qlens;
 } case_row;
 
+/* The cases built on rank DCP_RANK of two DCP ranks (interleave 1). */
+static const char *const dcp2_cases[] = {"dsv41_dcp2_32x2"};
+
+static int dcp_world_of(const char *name) {
+  for (size_t i = 0; i < sizeof dcp2_cases / sizeof dcp2_cases[0]; ++i)
+    if (strcmp(dcp2_cases[i], name) == 0) return 2;
+  return 1;
+}
+
 static const int skewed_qlens[] = {0, 257, 1, 0, 3};
 
 static const case_row case_rows[] = {
@@ -68,6 +77,15 @@ static const case_row case_rows[] = {
     {"dsv4_32x2", "DSV4 step 32 x 2, 512", 32, 2, 0, 512, 0, 0, 0, 0, 1, NULL},
     {"dsv4_128x1", "DSV4 step 128 x 1, 512", 128, 1, 0, 512, 0, 0, 0, 0, 1, NULL},
     {"dsv4_64x2+31pad", "DSV4 step 64 x 2 + 31 pad, 512", 64, 2, 31, 512, 0, 0, 0, 0, 1, NULL},
+    /* A whole DeepSeek-V4.1 decode step, every product of the step: the
+     * DSV4 step's, the indexer's compressed lengths, and the SWA rows of
+     * three groups with the token slots and a replay floor. */
+    {"dsv41_1x1", "DSV4.1 step 1 x 1, 512", 1, 1, 0, 512, 0, 0, 0, 0, 2, NULL},
+    {"dsv41_32x2", "DSV4.1 step 32 x 2, 512", 32, 2, 0, 512, 0, 0, 0, 0, 2, NULL},
+    {"dsv41_128x1", "DSV4.1 step 128 x 1, 512", 128, 1, 0, 512, 0, 0, 0, 0, 2, NULL},
+    /* The same step on rank 1 of two DCP ranks: local lengths, only this
+     * rank's compressed slots and C128A rows (the SWA rows are not split). */
+    {"dsv41_dcp2_32x2", "DSV4.1 step 32 x 2, 512, DCP 2", 32, 2, 0, 512, 0, 0, 0, 0, 2, NULL},
 };
 
 /* The cases of the performance targets (same order as the notes). */
@@ -80,7 +98,7 @@ int bench_make_cases(bench_case *c) {
     const case_row *w = &case_rows[i];
     c[i] = (bench_case){w->name,       w->label,      w->R,           {0},
                         w->pad,        w->cols,       w->table_cols,  w->col_offset,
-                        w->topk_count, w->topk_counts, w->dsv4};
+                        w->topk_count, w->topk_counts, w->dsv4,       dcp_world_of(w->name)};
     for (int r = 0; r < w->R; ++r)
       c[i].qlens[r] = w->qlens ? w->qlens[r] : w->q == DRAWN ? (int)(cli_lcg(&seed) % 9u) : w->q;
   }

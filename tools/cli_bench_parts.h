@@ -52,8 +52,16 @@ typedef struct bench_case {
    * topk_count, T = num_reqs decode tokens and `cols` blocks a request */
   int topk_count;
   int topk_counts; /* 1: valid_count is built too */
-  int dsv4;        /* 1: a step case with the DeepSeek-V4 products too (cli_bench_dsv4.c) */
+  int dsv4;        /* 1: a step case with the DeepSeek-V4 products too (cli_bench_dsv4.c);
+                      2: with the DeepSeek-V4.1 ones (SWA groups, token slots, replay floor,
+                      the indexer's compressed lengths) */
+  int dcp_world;   /* > 1: the step is rank DCP_RANK of this many DCP ranks (interleave 1) */
 } bench_case;
+
+#define DCP_RANK 1 /* the rank a DCP case builds */
+/* Rank DCP_RANK's share of a causal length L over W ranks, interleave 1
+ * (contract section 2a); L itself when W <= 1. */
+int64_t bench_dcp_local(int64_t L, int W);
 
 /* Anchors measured on an NVIDIA H200 (CUDA 13.0, torch 2.11, Triton 3.6) and
  * recorded in the design notes' performance targets (performance.md, table

@@ -18,3 +18,11 @@ int bench_req_of(const int32_t *qsl, int R, int t) {
     if (qsl[q + 1] > t) return q;
   return R - 1;
 }
+
+int64_t bench_dcp_local(int64_t L, int W) {
+  int64_t base, rest;
+  if (W <= 1) return L;
+  base = L / W;
+  rest = L - base * W - DCP_RANK;
+  return base + (rest < 0 ? 0 : rest > 1 ? 1 : rest);
+}

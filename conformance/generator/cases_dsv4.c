@@ -174,6 +174,23 @@ const amd_case amd_cases[] = {
     {"swa_vis_replay_hostile", QL(5, 1, 10), SEQ(9, 1 << 30, 10), SWA(7, 9, CAUSAL),
      .swa_floor = 2, .table_cols = 6, .cap_extra = 2},
 
+    /* ---- section 7: every SWA group of a step in one launch ---- */
+    {"swa_grp_g2_decode", QL(1, 1, 1), SEQ(40, 300, 9), SWA(8, 8, CAUSAL), .swa_groups = 2,
+     .cap_extra = 2},
+    {"swa_grp_g3_token_slots", QL(1, 2, 7), SEQ(130, 20, 7), SWA(16, 16, CAUSAL),
+     .swa_groups = 3, .swa_slot_gap = 4, .pad_tokens = 2, .cap_extra = 3},
+    {"swa_grp_g2_replay_floor", QL(1, 1, 10, 12), SEQ(40, 300, 20, 12), SWA(16, 16, CAUSAL),
+     .swa_groups = 2, .swa_floor = 1, .swa_slot_gap = 7, .pad_tokens = 2, .cap_extra = 1},
+    {"swa_grp_g4_noncausal", QL(3, 5, 1), SEQ(300, 9, 70), SWA(8, 24, NONCAUSAL),
+     .swa_groups = 4, .stride_extra = 5, .pad_tokens = 1},
+    {"swa_grp_g3_dsv41_step", QL(1, 1, 1, 2), SEQ(8192, 300, 1000, 17), GROUPS_V4,
+     SWA(128, 128, CAUSAL), C128A(8, GLOBAL), INDEXER(4, DECODE), .swa_groups = 3,
+     .swa_floor = 1, .swa_slot_gap = 3, .stride_extra = 3, .pad_tokens = 2, .cap_extra = 3},
+    {"swa_grp_g2_past_table", QL(1, 2, 1), SEQ(300, 600, 9000), SWA(128, 128, CAUSAL),
+     .swa_groups = 2, .table_cols = 2, .expect_flags = F_OOT},
+    {"swa_grp_g2_r0_padding", .num_reqs = 0, SWA(8, 8, CAUSAL), .swa_groups = 2,
+     .pad_tokens = 3, .cap_extra = 2},
+
     /* ---- hostile data ---- */
     {"hostile_dsv4_seq_negative", QL(2, 1, 3), SEQ(-3, 0, 2), GROUPS_V4, SWA(8, 8, CAUSAL),
      C128A(8, GLOBAL), .pad_tokens = 1, .cap_extra = 1, .expect_flags = F_POSNEG},
@@ -297,6 +314,25 @@ static void fill_swa_floor(amd_batch *b, const amd_case *c) {
   b->extra.swa_replay_start = b->extra_buffers[4] = floor;
 }
 
+/* Section 7's SWA groups: the SWA table (patches applied) as group 0 and
+ * G - 1 more with other ids, stacked a table and 3 elements apart; the
+ * rows' groups T + 1 rows apart. */
+static void fill_swa_groups(amd_batch *b, const amd_case *c) {
+  const int64_t one = (int64_t)b->R * b->cols[AMD_TAB_SWA], gs = one + 3;
+  int64_t g, i;
+  b->swa_stacked_n = (c->swa_groups - 1) * gs + one > 0 ? (c->swa_groups - 1) * gs + one : 1;
+  b->swa_stacked = xcalloc((size_t)b->swa_stacked_n, sizeof(int32_t));
+  for (i = 0; i < b->swa_stacked_n; i++) b->swa_stacked[i] = -7; /* the gaps: never read */
+  for (g = 0; g < c->swa_groups; g++)
+    for (i = 0; i < one; i++) {
+      const int32_t id = b->tables[AMD_TAB_SWA][i];
+      b->swa_stacked[g * gs + i] = id >= 0 && id < 100000000 ? id + (int32_t)g * 250000 : id;
+    }
+  b->extra.swa_groups = c->swa_groups;
+  b->extra.swa_block_table_group_stride = gs;
+  b->extra.swa_indices_group_stride = (int64_t)(b->T + 1) * b->swa_stride;
+}
+
 static void fill_table(amd_batch *b, const amd_case *c, int tab, int32_t cols) {
   int32_t r, k;
   if (c->table_cols > 0) cols = c->table_cols;
@@ -385,6 +421,7 @@ amd_batch *amd_materialize(const amd_case *c) {
   if (c->pcp_lbs > 0) fill_pcp(b, c);
   if (c->swa_image_tokens > 0) fill_swa_visible(b, c);
   if (c->swa_floor > 0) fill_swa_floor(b, c);
+  if (c->swa_width > 0 && c->swa_groups > 1) fill_swa_groups(b, c);
   return b;
 }
 
@@ -394,6 +431,7 @@ void amd_batch_free(amd_batch *b) {
   free(b->qsl);
   free(b->seq_lens);
   free(b->swa_token_slots);
+  free(b->swa_stacked);
   for (k = 0; k < AMD_NUM_TABLES; k++) free(b->tables[k]);
   for (k = 0; k < 6; k++) free(b->extra_buffers[k]);
   free(b);

@@ -69,6 +69,10 @@ typedef struct amd_case {
   /* 1: SWA replay floors (section 7) below, inside and above the windows;
    * 2: extreme floors */
   int32_t swa_floor;
+  /* >= 2: that many SWA groups in one step (section 7): group 0's table is
+   * the SWA table, group g's its ids + g x 250000, stacked 3 elements
+   * apart; the rows' groups one row apart */
+  int32_t swa_groups;
 } amd_case;
 
 extern const amd_case amd_cases[];
@@ -91,6 +95,9 @@ typedef struct amd_batch {
    * walking the schema */
   attnmeta_step extra;
   void *extra_buffers[6]; /* what extra's inputs point at, freed with the batch */
+  /* swa_groups >= 2: the groups' stacked tables (extra's group strides apart) */
+  int32_t *swa_stacked;
+  int64_t swa_stacked_n;
 } amd_batch;
 
 amd_batch *amd_materialize(const amd_case *c);

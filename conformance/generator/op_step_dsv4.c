@@ -21,6 +21,31 @@ static void table_input(amv_values *out, const amd_batch *b, int tab) {
   amg_values32(out, b->tables[tab], n);
 }
 
+/* Section 7's SWA groups: every group's rows, group after group, each the
+ * reference's on its table (their flags into *flags); NULL for one group. */
+static int32_t *swa_group_rows(const amd_batch *b, const amr_input *in, int32_t *flags) {
+  const int64_t G = b->extra.swa_groups, n = (int64_t)b->T * b->d.swa_width;
+  int32_t *rows;
+  int64_t g;
+  if (G < 2) return NULL;
+  rows = malloc((size_t)(G * n > 0 ? G * n : 1) * sizeof(int32_t));
+  if (!rows) {
+    fprintf(stderr, "attnmeta_gen_vectors: out of memory\n");
+    exit(1);
+  }
+  for (g = 0; g < G; g++) {
+    amr_dsv4_input di = b->d;
+    amr_dsv4_output *o;
+    di.swa_table.ids = b->swa_stacked + g * b->extra.swa_block_table_group_stride;
+    o = amr_dsv4_alloc(in, &di);
+    amr_dsv4_build(in, &di, o);
+    if (n > 0) memcpy(rows + g * n, o->swa, (size_t)n * sizeof(int32_t));
+    *flags |= o->swa_flags;
+    amr_dsv4_free(o);
+  }
+  return rows;
+}
+
 /* Version 5: the settings and inputs declared after 0.3, by name from the
  * case's step (amd_batch.extra), each one it gives. */
 static void schema_members(const amd_batch *b, amv_vector *v) {
@@ -81,7 +106,10 @@ int amg_step_dsv4_vector(const amd_case *c, amv_vector *v) {
     s->swa_mode = b->d.swa_mode;
     s->swa_indices_stride = b->swa_stride;
     s->swa_block_table_cols = s->swa_block_table_stride = b->cols[AMD_TAB_SWA];
-    table_input(&v->input[AMV_SWA_BLOCK_TABLE], b, AMD_TAB_SWA);
+    if (b->swa_stacked)
+      amg_values32(&v->input[AMV_SWA_BLOCK_TABLE], b->swa_stacked, b->swa_stacked_n);
+    else
+      table_input(&v->input[AMV_SWA_BLOCK_TABLE], b, AMD_TAB_SWA);
     if (b->swa_token_slots)
       amg_values64(&v->input[AMV_SWA_TOKEN_SLOTS], b->swa_token_slots, b->T);
   }
@@ -137,13 +165,17 @@ int amg_step_dsv4_vector(const amd_case *c, amv_vector *v) {
       seen |= o4->group_flags[g];
     }
     if (b->d.swa_width > 0) {
-      const int64_t n = (int64_t)b->T * b->d.swa_width;
-      amg_expect_values(&rk->expect[AMV_SWA_INDICES], n, n, wf, o4->swa, NULL, 0);
+      int32_t swa_flags = o4->swa_flags;
+      int32_t *grouped = swa_group_rows(b, &in, &swa_flags);
+      const int64_t groups = grouped ? b->extra.swa_groups : 1;
+      const int64_t n = groups * b->T * b->d.swa_width;
+      amg_expect_values(&rk->expect[AMV_SWA_INDICES], n, n, wf, grouped ? grouped : o4->swa,
+                        NULL, 0);
       amg_expect_values(&rk->expect[AMV_SWA_LENS], b->C, b->T, wf, o4->swa_lens, NULL, 0);
-      rk->flags_dsv4[AMV_FAMILY_SWA] = wf ? o4->swa_flags & ATTNMETA_FLAG_POSITION_NEGATIVE : 0;
-      rk->flags_dsv4[AMV_FAMILY_SWA + 1] =
-          wf ? o4->swa_flags & ~ATTNMETA_FLAG_POSITION_NEGATIVE : 0;
-      seen |= o4->swa_flags;
+      rk->flags_dsv4[AMV_FAMILY_SWA] = wf ? swa_flags & ATTNMETA_FLAG_POSITION_NEGATIVE : 0;
+      rk->flags_dsv4[AMV_FAMILY_SWA + 1] = wf ? swa_flags & ~ATTNMETA_FLAG_POSITION_NEGATIVE : 0;
+      seen |= swa_flags;
+      free(grouped);
     }
     if (b->d.c128a_width >= 0) {
       const int64_t n = (int64_t)b->T * b->d.c128a_width;

@@ -59,10 +59,14 @@ const amg_vector_file amg_files[] = {
      {"Errors: hostile device data for the DSV4 products. Negative positions, negative",
       "and huge block ids (slots past INT32_MAX in int32 rows), positions past the",
       "tables, boundaries that are not well formed."}, 2},
+    {"s7_swa_groups.amv",
+     {"Contract section 7: every SWA group of a step in one launch. Two to four groups",
+      "(stacked tables and rows with group strides), token slots, the replay floor,",
+      "non-causal rows, a whole DSV4.1 step, positions past the tables, no requests."}, 5},
 };
 /* Indices into amg_files, in its order. */
 enum { F_S1, F_S2, F_S2A, F_S3, F_S4, F_ERR, F_S5, F_S7, F_S8, F_S9, F_S5A, F_S5B, F_S7V,
-       F_ERR_DSV4, NFILES };
+       F_ERR_DSV4, F_S7G, NFILES };
 const int amg_num_files = NFILES;
 
 static int starts(const char *s, const char *prefix) { return strncmp(s, prefix, strlen(prefix)) == 0; }
@@ -86,6 +90,7 @@ int amg_dsv4_file_of(const char *name) {
   if (starts(name, "ixl_")) return F_S5A;
   if (starts(name, "pcp_")) return F_S5B;
   if (starts(name, "swa_vis_")) return F_S7V;
+  if (starts(name, "swa_grp_")) return F_S7G;
   if (starts(name, "hostile_")) return F_ERR_DSV4;
   if (starts(name, "cmp_")) return F_S5;
   if (starts(name, "swa_")) return F_S7;

@@ -415,24 +415,26 @@ typedef struct vstate {
 } vstate;
 
 /* The elements an expect line of output o holds: its rows of `cols`
- * values, dense. */
+ * values, dense (a grouped table's: every group's, group after group). */
 static int64_t expect_count(const amv_vector *v, int o) {
-  int64_t rows, cols, stride;
+  int64_t rows, cols, stride, groups, gstride;
   amvs_extent(&amvs_step, &v->step, amvs_step_output(o), &rows, &cols, &stride);
-  return rows * cols;
+  amvs_groups(&amvs_step, &v->step, amvs_step_output(o), &groups, &gstride);
+  return groups * rows * cols;
 }
 
 /* The elements input i must hold: an array's, exactly; a table's, at least
  * every row's used columns (*is_table set). */
 static int64_t input_need(const amv_vector *v, int i, int *is_table) {
   const amvs_member *m = amvs_step_input(i);
-  int64_t rows, cols, stride;
+  int64_t rows, cols, stride, groups, gstride;
   amvs_extent(&amvs_step, &v->step, m, &rows, &cols, &stride);
+  amvs_groups(&amvs_step, &v->step, m, &groups, &gstride);
   *is_table = m->cols != NULL;
   if (!*is_table) return rows;
   if (cols == 0) return 0;
   if (rows == 0) return 1;
-  return (rows - 1) * stride + cols;
+  return (groups - 1) * gstride + (rows - 1) * stride + cols; /* the last group's end */
 }
 
 /* The attnmeta_step member param k goes in (NULL: misalign, the format's own). */
@@ -526,6 +528,16 @@ static int check_dsv4_params(lexer *lx, vstate *vs, amv_vector *v) {
           (s->num_tokens + 2) * s->swa_indices_stride > AMV_MAX_ELEMS)
         return fail(lx, "vector %s: swa params out of range (block_size >= 1, 1 <= window <= "
                         "width <= indices_stride, mode 0 or 1, stride >= cols)", v->name);
+      if (s->swa_groups < 0 || s->swa_groups > AMV_MAX_SWA_GROUPS ||
+          (s->swa_groups > 1 &&
+           (s->swa_block_table_group_stride < 0 || s->swa_indices_group_stride < 0 ||
+            s->swa_block_table_group_stride > AMV_MAX_ELEMS ||
+            s->swa_indices_group_stride > AMV_MAX_ELEMS ||
+            (s->swa_groups - 1) * s->swa_indices_group_stride +
+                    (s->num_tokens + 2) * s->swa_indices_stride > AMV_MAX_ELEMS)))
+        return fail(lx, "vector %s: swa_groups in [0, %d] and, with 2 or more, group strides in "
+                        "[0, %lld] whose groups' rows fit in it", v->name, AMV_MAX_SWA_GROUPS,
+                    (long long)AMV_MAX_ELEMS);
     } else if (f == AMV_FAMILY_INDEXER) {
       if (s->indexer_ratio < 1 || s->indexer_mode > 1)
         return fail(lx, "vector %s: indexer params out of range (ratio >= 1, mode 0 or 1)",

@@ -110,6 +110,13 @@ static int64_t row_width(const amv_vector *v, int o, int64_t *stride) {
   return 0;
 }
 
+/* A row output's groups and group stride (1 and 0 unless grouped). */
+static int64_t row_groups(const amv_vector *v, int o, int64_t *gstride) {
+  int64_t groups;
+  amvs_groups(&amvs_step, &v->step, amvs_step_output(o), &groups, gstride);
+  return groups;
+}
+
 static void layout(run *ru) {
   const amv_vector *v = ru->v;
   const unsigned fam = amv_families(v->products);
@@ -126,9 +133,12 @@ static void layout(run *ru) {
     if (!m) {
       g->n = 1;
     } else {
+      int64_t groups, gstride;
       amvs_extent(&amvs_step, &v->step, m, &rows, &cols, &stride);
-      /* a table: two rows past T, which must stay untouched */
-      g->n = m->cols ? (v->step.num_tokens + 2) * stride : rows;
+      groups = row_groups(v, i, &gstride);
+      /* a table: two rows past T, which must stay untouched (after the
+       * last group's; the gaps between groups too) */
+      g->n = m->cols ? (groups - 1) * gstride + (v->step.num_tokens + 2) * stride : rows;
     }
     if (f >= 0 && !((fam >> f) & 1)) g->n = 0; /* not this vector's */
     off = align_up(off, 64);
@@ -152,10 +162,14 @@ static void expect_image(run *ru, unsigned products) {
     const region *g = &ru->reg[o];
     int64_t i;
     if (!(products & (1u << o))) continue;
-    int64_t stride;
+    int64_t stride, gstride;
     const int64_t width = row_width(v, o, &stride);
+    const int64_t group_values = width * v->step.num_tokens; /* a group's dense values */
+    const int64_t groups = row_groups(v, o, &gstride);
     for (i = 0; i < e->n; i++) {
-      const int64_t at = width ? (i / width) * stride + i % width : i;
+      const int64_t g_at = groups > 1 && group_values ? i / group_values : 0;
+      const int64_t j = i - g_at * group_values;
+      const int64_t at = width ? g_at * gstride + (j / width) * stride + j % width : i;
       const size_t off = g->off + (size_t)at * g->es;
       if (e->care && !e->care[i])
         ru->h_care[off] = 0;
@@ -173,11 +187,16 @@ static void where(const run *ru, int g, int64_t e, char *buf, size_t size) {
   } else if (e >= r->n) {
     snprintf(buf, size, "index=%lld (back guard)", (long long)e);
   } else if (g < ru->nout && amvs_step_output(g)->cols) {
-    int64_t stride;
+    int64_t stride, gstride;
     const int64_t width = row_width(v, g, &stride);
-    const int64_t row = e / stride, col = e % stride;
-    snprintf(buf, size, "index=%lld (row %lld col %lld%s)", (long long)e, (long long)row,
-             (long long)col,
+    const int64_t groups = row_groups(v, g, &gstride);
+    const int64_t grp = groups > 1 && gstride > 0 ? (e / gstride < groups ? e / gstride
+                                                                          : groups - 1) : 0;
+    const int64_t row = (e - grp * gstride) / stride, col = (e - grp * gstride) % stride;
+    char in_group[32] = "";
+    if (groups > 1) snprintf(in_group, sizeof in_group, "group %lld ", (long long)grp);
+    snprintf(buf, size, "index=%lld (%srow %lld col %lld%s)", (long long)e, in_group,
+             (long long)row, (long long)col,
              row >= v->step.num_tokens ? ", a row at or past num_tokens"
              : col >= width            ? ", the row-stride gap"
                                        : "");

@@ -13,11 +13,12 @@
 #define AMVS_SIZE_IN(type) sizeof(*(type)0)
 #define AMVS_SIZE_OUT(type) sizeof(*(type)0)
 /* rows, cols, stride of an extent */
-#define AMVS_EXT_AM_NONE AMVS_ROWS_NONE, NULL, NULL
-#define AMVS_EXT_AM_ARRAY(n) AMVS_ROWS_##n, NULL, NULL
-#define AMVS_EXT_AM_TABLE(n, cols, stride) AMVS_ROWS_##n, #cols, #stride
-/* a grouped table: one group's (format version 5 holds one SWA group) */
-#define AMVS_EXT_AM_GTABLE(n, cols, stride, groups, gstride) AMVS_ROWS_##n, #cols, #stride
+#define AMVS_EXT_AM_NONE AMVS_ROWS_NONE, NULL, NULL, NULL, NULL
+#define AMVS_EXT_AM_ARRAY(n) AMVS_ROWS_##n, NULL, NULL, NULL, NULL
+#define AMVS_EXT_AM_TABLE(n, cols, stride) AMVS_ROWS_##n, #cols, #stride, NULL, NULL
+/* a grouped table: one group's rows, and the group count and stride */
+#define AMVS_EXT_AM_GTABLE(n, cols, stride, groups, gstride) \
+  AMVS_ROWS_##n, #cols, #stride, #groups, #gstride
 
 #define AMVS_ENTRY_(name, member, group, role, offset, type, extent, products, rule)               \
   {name, #member, group, AMVS_##role, offset, AMVS_SIZE_##role(type), AMVS_EXT_##extent, products, \
@@ -165,7 +166,8 @@ static int64_t sibling(const amvs_table *t, const void *base, const amvs_member 
 
 void amvs_extent(const amvs_table *t, const void *base, const amvs_member *m, int64_t *rows,
                  int64_t *cols, int64_t *stride) {
-  const amvs_member top = {NULL, NULL, -1, AMVS_PARAM, 0, 0, AMVS_ROWS_NONE, NULL, NULL, 0, ""};
+  const amvs_member top = {NULL, NULL, -1, AMVS_PARAM, 0, 0, AMVS_ROWS_NONE,
+                           NULL, NULL, NULL, NULL, 0, ""};
   switch (m->rows) {
     case AMVS_ROWS_R: *rows = sibling(t, base, &top, "num_reqs"); break;
     case AMVS_ROWS_R1: *rows = sibling(t, base, &top, "num_reqs") + 1; break;
@@ -179,24 +181,15 @@ void amvs_extent(const amvs_table *t, const void *base, const amvs_member *m, in
   *stride = m->stride ? sibling(t, base, m, m->stride) : 1;
 }
 
-/* The group counts and strides of grouped tables: not the format's (a
- * vector holds one group). */
-#define AMVS_GROUPED_AM_NONE
-#define AMVS_GROUPED_AM_ARRAY(n)
-#define AMVS_GROUPED_AM_TABLE(n, cols, stride)
-#define AMVS_GROUPED_AM_GTABLE(n, cols, stride, groups, gstride) #groups, #gstride,
-#define AMVS_GROUPED_(c, type, member, role, extent, products, rule) AMVS_GROUPED_##extent
-static const char *const grouped_params[] = {AM_STEP_FIELDS(AMVS_GROUPED_, _) NULL};
-
-static int is_grouped_param(const amvs_member *m) {
-  int i;
-  for (i = 0; grouped_params[i]; i++)
-    if (m->group < 0 && strcmp(m->member, grouped_params[i]) == 0) return 1;
-  return 0;
+void amvs_groups(const amvs_table *t, const void *base, const amvs_member *m, int64_t *groups,
+                 int64_t *gstride) {
+  const int64_t g = m->groups ? sibling(t, base, m, m->groups) : 1;
+  *groups = g > 1 ? g : 1;
+  *gstride = *groups > 1 ? sibling(t, base, m, m->gstride) : 0;
 }
 
 int amvs_schema_param(const amvs_member *m) {
-  return m->role == AMVS_PARAM && m->products != 0 && !is_grouped_param(m);
+  return m->role == AMVS_PARAM && m->products != 0;
 }
 
 int amvs_schema_input(const amvs_member *m) {

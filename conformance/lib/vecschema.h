@@ -35,6 +35,7 @@ typedef struct amvs_member {
   size_t size;        /* a PARAM's size; one element's for IN and OUT */
   int rows;           /* amvs_rows */
   const char *cols, *stride; /* a table's members (beside it); NULL for an array */
+  const char *groups, *gstride; /* a grouped table's group count and stride; else NULL */
   unsigned products;
   const char *rule; /* the schema's range rule ("" where none) */
 } amvs_member;
@@ -67,6 +68,11 @@ void *amvs_slot(void *base, const amvs_member *m);
  * column, stride 1). */
 void amvs_extent(const amvs_table *t, const void *base, const amvs_member *m, int64_t *rows,
                  int64_t *cols, int64_t *stride);
+
+/* A grouped table's group count (>= 1: a count below 2 is one group) and
+ * group stride in elements (0 for one group); 1 and 0 for other members. */
+void amvs_groups(const amvs_table *t, const void *base, const amvs_member *m, int64_t *groups,
+                 int64_t *gstride);
 
 /* 1 for a setting of the step declared after 0.3: one that names the
  * products it serves (version 5 of the format reads and writes it by

@@ -13,6 +13,7 @@ from ._names import call_named
 from ._step import StepPlan
 
 __all__ = [
+    "batched_swa_indices_and_lens",
     "c128a_row_width",
     "compute_c128a_indices_and_lens",
     "compute_swa_indices_and_lens",
@@ -276,6 +277,97 @@ def compute_swa_indices_and_lens(
             swa_left_visible=left_visible, swa_right_visible=right_visible,
             swa_replay_start=replay_start)
     return swa_indices[:n], swa_lens[:n]
+
+
+def _boundaries_from(query_start_loc: Buffer, offset: int) -> Buffer:
+    """The step's boundaries seen from token ``offset`` on: ``max(qsl -
+    offset, 0)``, so the requests before it are empty and token ``offset +
+    i`` is token ``i`` of the same request at the same position (one small
+    device operation; ``query_start_loc`` itself when offset is 0)."""
+    if offset == 0:
+        return query_start_loc
+    if hasattr(query_start_loc, "clamp"):  # torch
+        return (query_start_loc - offset).clamp(min=0)
+    import numpy as np
+
+    return np.maximum(query_start_loc - offset, 0).astype(query_start_loc.dtype)
+
+
+def _stride(x: Buffer, axis: int) -> int:
+    """Elements between entries along ``axis`` (torch or NumPy)."""
+    stride = getattr(x, "stride", None)
+    if callable(stride):
+        return int(stride(axis))
+    return int(x.strides[axis]) // int(x.itemsize)
+
+
+def batched_swa_indices_and_lens(
+    block_tables: Buffer,
+    indices: Buffer,
+    indices_width: int,
+    lens: Buffer,
+    rows: int,
+    window_size: int,
+    query_start_loc: Buffer,
+    seq_lens: Buffer,
+    token_to_req_indices: Optional[Buffer],
+    is_valid_token: Buffer,
+    block_table_stride: int,
+    block_size: int,
+    replay_start: Buffer,
+    token_offset: int,
+    num_tokens: int,
+) -> Tuple[Buffer, Buffer]:
+    """vLLM's batched DeepSeek-V4.1 SWA rows (``_batched_swa_indices_and_lens_kernel``
+    over a grid of ``(num_tokens, G)``), every group in one launch (contract
+    section 7, SWA groups): the window rows of tokens ``token_offset ..
+    token_offset + num_tokens - 1`` into ``indices`` [G, rows, width] (or
+    [G, rows, 1, width]) at row ``t - token_offset`` of each group, and their
+    lengths into ``lens`` [G, rows] (the same in every group: written once,
+    then copied to the other groups, one device operation).
+
+    The kernel's arguments, with one change: vLLM passes ``table_ptrs``, a
+    device array of the G tables' addresses; here ``block_tables`` is the G
+    tables as one array [G, R, cols] (any group stride; an engine whose
+    tables are views of one allocation has it as a strided view). The rows'
+    stride must be ``indices_width`` and the tables' ``block_table_stride``,
+    as vLLM's kernel addresses them. ``replay_start`` (int32 [>= R]) raises
+    each request's window start; ``is_valid_token[t]`` false gives length 0
+    and a row of -1. ``token_to_req_indices`` is not read: each token's
+    request comes from ``query_start_loc``. Returns ``(indices[:, :n],
+    lens[:, :n])``."""
+    n = _at_least(num_tokens, 0, "num_tokens")
+    offset = _at_least(token_offset, 0, "token_offset")
+    groups = int(block_tables.shape[0]) if getattr(block_tables, "ndim", 0) == 3 else 0
+    if groups < 1:
+        raise ValueError("block_tables must be [G, R, cols] with G >= 1")
+    if tuple(indices.shape[:2]) != (groups, int(rows)) or tuple(lens.shape) != (groups, int(rows)):
+        raise ValueError("indices must be [G, rows, (1,) width] and lens [G, rows] (G = %d, "
+                         "rows = %d)" % (groups, int(rows)))
+    if n > int(rows):
+        raise ValueError("num_tokens (%d) exceeds the %d rows of a group" % (n, int(rows)))
+    width = int(indices_width)
+    if (int(indices.shape[-1]) != width or _stride(indices, 1) != width
+            or _stride(indices, -1) != 1):
+        raise ValueError("indices' rows must be indices_width (%d) wide and dense"
+                         % width)
+    if _stride(block_tables, 1) != int(block_table_stride):
+        raise ValueError("block_table_stride (%d) is not the tables' row stride (%d)"
+                         % (int(block_table_stride), _stride(block_tables, 1)))
+    del token_to_req_indices  # attnmeta finds each token's request from the boundaries
+    window = _at_least(window_size, 1, "window_size")
+    bs = _at_least(block_size, 1, "block_size")
+    slots = _valid_as_slots(is_valid_token[offset:offset + n])
+    qsl = _boundaries_from(query_start_loc, offset)
+    names = dict(_SWA_NAMES, swa_block_table="block_tables", swa_width="indices_width",
+                 swa_indices="indices", swa_lens="lens")
+    _launch(names, n, qsl, seq_lens, block_tables[0], swa_indices=indices[:, :n],
+            swa_lens=lens[0, :n], swa_block_table=block_tables, swa_block_size=bs,
+            swa_window=window, swa_width=width, swa_causal=True,
+            swa_token_slots=slots, swa_replay_start=replay_start)
+    if groups > 1 and n > 0:
+        lens[1:, :n] = lens[0:1, :n]  # the lengths do not depend on the table
+    return indices[:, :n], lens[:, :n]
 
 
 def _valid_as_slots(is_valid: Buffer) -> Buffer:

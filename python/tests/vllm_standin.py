@@ -209,11 +209,14 @@ def make_modules(xp, version="0.7.2.dev0+g1234abcd", **options):
     source checkout's fallback version by default."""
     import vllm_standin_dsv4
     import vllm_standin_indexer
+    import vllm_standin_swa_groups
 
-    modules = _package(vllm_standin_indexer.MODULES + vllm_standin_dsv4.MODULES)
+    modules = _package(vllm_standin_indexer.MODULES + vllm_standin_dsv4.MODULES
+                       + vllm_standin_swa_groups.MODULES)
     modules["vllm"].__version__ = version
     vllm_standin_indexer.fill(modules, xp, **options)
     vllm_standin_dsv4.fill(modules, xp, **options)
+    vllm_standin_swa_groups.fill(modules, xp, **options)
     return modules
 
 

@@ -22,32 +22,91 @@ _SWA_ARGS = ("swa_indices_ptr", "swa_indices_stride", "swa_lens_ptr", "window_si
              "token_offset", "TRITON_BLOCK_SIZE")
 
 
-def _swa_body(grid, swa_indices, swa_indices_stride, swa_lens, window_size, query_start_loc,
-              seq_lens, token_to_req_indices, is_valid_token, block_table, block_table_stride,
-              block_size, token_offset, TRITON_BLOCK_SIZE):
+_SWA_IMAGE_ARGS = ("swa_indices_ptr", "swa_indices_stride", "swa_lens_ptr", "window_size",
+                   "index_width", "left_visible_ptr", "right_visible_ptr",
+                   "query_start_loc_ptr", "seq_lens_ptr", "token_to_req_indices_ptr",
+                   "is_valid_token_ptr", "block_table_ptr", "block_table_stride", "block_size",
+                   "token_offset", "HAS_IMAGE", "TRITON_BLOCK_SIZE")
+
+
+def _swa_rows(grid, swa_indices, swa_lens, window_size, width, left, right, query_start_loc,
+              seq_lens, token_to_req_indices, is_valid_token, block_table, block_size,
+              token_offset):
     rows = swa_indices.reshape(swa_indices.shape[0], -1)
     for pid in range(grid[0]):
         token = pid + token_offset
         if not is_valid_token[token]:
             swa_lens[pid] = 0
-            rows[pid, :window_size] = -1  # the newest kernel clears the row too
+            rows[pid, :width] = -1  # the newest kernel clears the row too
             continue
         req = int(token_to_req_indices[token])
         start, end = int(query_start_loc[req]), int(query_start_loc[req + 1])
         pos = int(seq_lens[req]) - (end - start) + token - start
-        first = max(pos - window_size + 1, 0)
-        length = pos + 1 - first
+        lv = int(left[token]) if left is not None else 0
+        rv = int(right[token]) if right is not None else 0
+        first = max(pos - (window_size - 1) - max(lv - (window_size - 1), 0), 0)
+        length = pos + rv + 1 - first
         swa_lens[pid] = length
-        q = first + np.arange(window_size)
-        inside = np.arange(window_size) < length
-        slots = np.full(window_size, -1, dtype=np.int64)
+        q = first + np.arange(width)
+        inside = np.arange(width) < length
+        slots = np.full(width, -1, dtype=np.int64)
         slots[inside] = block_table[req, q[inside] // block_size] * block_size + q[inside] % block_size
-        rows[pid, :window_size] = slots
+        rows[pid, :width] = slots
 
 
-def _fill_sparse_swa(m, xp, **_):
-    m._compute_swa_indices_and_lens_kernel = Kernel(
-        "_compute_swa_indices_and_lens_kernel", _swa_body, _SWA_ARGS)
+def _swa_body(grid, swa_indices, swa_indices_stride, swa_lens, window_size, query_start_loc,
+              seq_lens, token_to_req_indices, is_valid_token, block_table, block_table_stride,
+              block_size, token_offset, TRITON_BLOCK_SIZE):
+    _swa_rows(grid, swa_indices, swa_lens, window_size, window_size, None, None,
+              query_start_loc, seq_lens, token_to_req_indices, is_valid_token, block_table,
+              block_size, token_offset)
+
+
+def _swa_image_body(grid, swa_indices, swa_indices_stride, swa_lens, window_size, index_width,
+                    left_visible, right_visible, query_start_loc, seq_lens,
+                    token_to_req_indices, is_valid_token, block_table, block_table_stride,
+                    block_size, token_offset, HAS_IMAGE, TRITON_BLOCK_SIZE):
+    _swa_rows(grid, swa_indices, swa_lens, window_size, index_width,
+              left_visible if HAS_IMAGE else None, right_visible if HAS_IMAGE else None,
+              query_start_loc, seq_lens, token_to_req_indices, is_valid_token, block_table,
+              block_size, token_offset)
+
+
+_VISIBILITY_ARGS = ("left_visible_ptr", "right_visible_ptr", "span_indptr_ptr",
+                    "span_starts_ptr", "span_ends_ptr", "query_start_loc_ptr", "seq_lens_ptr",
+                    "token_to_req_indices_ptr", "max_image_tokens", "token_offset")
+
+
+def _visibility_body(grid, left, right, indptr, starts, ends, query_start_loc, seq_lens,
+                     token_to_req_indices, max_image_tokens, token_offset):
+    for pid in range(grid[0]):
+        token = pid + token_offset
+        req = int(token_to_req_indices[token])
+        start, end = int(query_start_loc[req]), int(query_start_loc[req + 1])
+        pos = int(seq_lens[req]) - (end - start) + token - start
+        lv = rv = 0
+        for i in range(int(indptr[req]), int(indptr[req + 1])):
+            if int(starts[i]) <= pos <= int(ends[i]):
+                lv = min(pos - int(starts[i]), max_image_tokens - 1)
+                rv = min(int(ends[i]) - pos, max_image_tokens)
+        left[token], right[token] = lv, rv
+
+
+def _fill_sparse_swa(m, xp, swa_image=False, **_):
+    """swa_image: vLLM's kernel since in-image visibility (index_width, the
+    counts and HAS_IMAGE) and its visibility kernel; the builder takes
+    max_image_tokens and, for prefill requests with image spans in
+    common_attn_metadata.mm_req_doc_ranges, launches the prefill rows with
+    HAS_IMAGE (both parts' rows window + max_image_tokens wide: the
+    stand-in's layout)."""
+    if swa_image:
+        m._compute_swa_indices_and_lens_kernel = Kernel(
+            "_compute_swa_indices_and_lens_kernel", _swa_image_body, _SWA_IMAGE_ARGS)
+        m._compute_image_visibility_kernel = Kernel(
+            "_compute_image_visibility_kernel", _visibility_body, _VISIBILITY_ARGS)
+    else:
+        m._compute_swa_indices_and_lens_kernel = Kernel(
+            "_compute_swa_indices_and_lens_kernel", _swa_body, _SWA_ARGS)
 
     class DeepseekSparseSWAMetadata:
         def __init__(self, **kw):
@@ -55,16 +114,51 @@ def _fill_sparse_swa(m, xp, **_):
 
     class DeepseekSparseSWAMetadataBuilder:
         def __init__(self, max_tokens, window_size, block_size=64, num_speculative_tokens=0,
-                     poison=-9):
+                     poison=-9, max_image_tokens=0):
             self.window_size = window_size
             self.block_size = block_size
+            self.max_image_tokens = max_image_tokens
+            self.width = window_size + max_image_tokens
             self.decode_threshold = 1 + num_speculative_tokens
             self.token_to_req_indices = xp.full((max_tokens,), poison)
-            self.decode_swa_indices = xp.full((max_tokens, 1, window_size), poison)
+            self.decode_swa_indices = xp.full((max_tokens, 1, self.width), poison)
             self.decode_swa_lens = xp.full((max_tokens,), poison)
-            self.prefill_swa_indices = xp.full((max_tokens, 1, window_size), poison)
+            self.prefill_swa_indices = xp.full((max_tokens, 1, self.width), poison)
             self.prefill_swa_lens = xp.full((max_tokens,), poison)
             self.is_valid_token = xp.zeros((max_tokens,), np.bool_)
+            self.left_visible = xp.zeros((max_tokens,))
+            self.right_visible = xp.zeros((max_tokens,))
+
+        def _image_counts(self, c, num_decodes, num_decode_tokens, num_prefill_tokens,
+                          token_to_req):
+            """The visibility kernel over the prefill tokens; False when no
+            prefill request has an image span."""
+            ranges = getattr(c, "mm_req_doc_ranges", None) or {}
+            indptr, starts, ends = [0], [], []
+            for req in range(c.num_reqs):
+                for lo, hi in (ranges.get(req, ()) if req >= num_decodes else ()):
+                    starts.append(lo)
+                    ends.append(hi)
+                indptr.append(len(starts))
+            if not starts or not num_prefill_tokens:
+                return False
+            m._compute_image_visibility_kernel[(num_prefill_tokens,)](
+                self.left_visible, self.right_visible, xp.i32(indptr), xp.i32(starts),
+                xp.i32(ends), c.query_start_loc, c.seq_lens, token_to_req,
+                self.max_image_tokens, token_offset=num_decode_tokens)
+            return True
+
+        def _launch(self, rows, lens, c, token_to_req, is_valid, table, offset, n, image):
+            kernel = m._compute_swa_indices_and_lens_kernel[(n,)]
+            if not swa_image:
+                kernel(rows, stride0(rows), lens, self.window_size, c.query_start_loc,
+                       c.seq_lens, token_to_req, is_valid, table, stride0(table),
+                       self.block_size, token_offset=offset, TRITON_BLOCK_SIZE=1024)
+                return
+            left, right = (self.left_visible, self.right_visible) if image else (lens, lens)
+            kernel(rows, stride0(rows), lens, self.window_size, self.width, left, right,
+                   c.query_start_loc, c.seq_lens, token_to_req, is_valid, table, stride0(table),
+                   self.block_size, token_offset=offset, HAS_IMAGE=image, TRITON_BLOCK_SIZE=1024)
 
         def build(self, common_prefix_len, common_attn_metadata, fast_build=False):
             from vllm.v1.attention.backends.utils import split_decodes_and_prefills
@@ -83,18 +177,14 @@ def _fill_sparse_swa(m, xp, **_):
             table = c.block_table_tensor
             if num_decode_tokens > 0:
                 xp.fill(self.decode_swa_lens[num_decode_tokens:], 0)
-                m._compute_swa_indices_and_lens_kernel[(num_decode_tokens,)](
-                    self.decode_swa_indices, stride0(self.decode_swa_indices),
-                    self.decode_swa_lens, self.window_size, c.query_start_loc, c.seq_lens,
-                    token_to_req, is_valid, table, stride0(table), self.block_size,
-                    token_offset=0, TRITON_BLOCK_SIZE=1024)
+                self._launch(self.decode_swa_indices, self.decode_swa_lens, c, token_to_req,
+                             is_valid, table, 0, num_decode_tokens, False)
             if num_prefill_tokens > 0:
-                m._compute_swa_indices_and_lens_kernel[(num_prefill_tokens,)](
-                    self.prefill_swa_indices[:num_prefill_tokens],
-                    stride0(self.prefill_swa_indices), self.prefill_swa_lens[:num_prefill_tokens],
-                    self.window_size, c.query_start_loc, c.seq_lens, token_to_req, is_valid,
-                    table, stride0(table), self.block_size, token_offset=num_decode_tokens,
-                    TRITON_BLOCK_SIZE=1024)
+                image = swa_image and self._image_counts(
+                    c, num_decodes, num_decode_tokens, num_prefill_tokens, token_to_req)
+                self._launch(self.prefill_swa_indices[:num_prefill_tokens],
+                             self.prefill_swa_lens[:num_prefill_tokens], c, token_to_req,
+                             is_valid, table, num_decode_tokens, num_prefill_tokens, image)
             return DeepseekSparseSWAMetadata(
                 token_to_req_indices=token_to_req, is_valid_token=is_valid,
                 decode_swa_indices=self.decode_swa_indices[:num_decode_tokens],

@@ -10,6 +10,7 @@ from typing import Any, Callable, Dict, Tuple
 
 from ._vllm_handle import MARK, VllmPatch, expect, params, rebind_everywhere, wraps
 from ._vllm_kernels import RoutedKernel, row_stride
+from ._vllm_swa_groups import swa_groups
 
 BACKEND_MODULES = ("vllm.v1.attention.backend", "vllm.v1.attention.backends.utils")
 OPS_METADATA = "vllm.v1.attention.ops.metadata"
@@ -38,6 +39,13 @@ SWA_ARGS = ("swa_indices_ptr", "swa_indices_stride", "swa_lens_ptr", "window_siz
             "query_start_loc_ptr", "seq_lens_ptr", "token_to_req_indices_ptr",
             "is_valid_token_ptr", "block_table_ptr", "block_table_stride", "block_size",
             "token_offset", "TRITON_BLOCK_SIZE")
+# vLLM's kernel since in-image visibility (the DeepSeek-V4 vision model):
+# the rows' width and each token's in-image counts, used when HAS_IMAGE
+SWA_IMAGE_ARGS = ("swa_indices_ptr", "swa_indices_stride", "swa_lens_ptr", "window_size",
+                  "index_width", "left_visible_ptr", "right_visible_ptr", "query_start_loc_ptr",
+                  "seq_lens_ptr", "token_to_req_indices_ptr", "is_valid_token_ptr",
+                  "block_table_ptr", "block_table_stride", "block_size", "token_offset",
+                  "HAS_IMAGE", "TRITON_BLOCK_SIZE")
 C128A_PARAMS = ("positions", "compress_ratio", "num_decode_tokens", "token_to_req_indices",
                 "block_table", "block_size", "slot_mapping", "global_decode_buffer",
                 "decode_lens_buffer", "prefill_buffer", "max_compressed_tokens")
@@ -456,29 +464,17 @@ def pcp_compressed_slot_mapping(patch: VllmPatch) -> None:
     patch.apply(label)
 
 
-def _boundaries_from(query_start_loc: Any, offset: int) -> Any:
-    """The step's boundaries seen from token ``offset`` on: ``max(qsl -
-    offset, 0)``, so the requests before it are empty and token ``offset +
-    i`` is token ``i`` of the same request at the same position (one small
-    device operation; ``query_start_loc`` itself when offset is 0)."""
-    if offset == 0:
-        return query_start_loc
-    if hasattr(query_start_loc, "clamp"):  # torch
-        return (query_start_loc - offset).clamp(min=0)
-    import numpy as np
-
-    return np.maximum(query_start_loc - offset, 0).astype(query_start_loc.dtype)
-
-
 def swa_rows(patch: VllmPatch) -> None:
     label = "swa_decode"
     module = _module(patch, label, SPARSE_SWA)
     kernel = _attr(patch, label, module, "_compute_swa_indices_and_lens_kernel")
     if kernel is None:
         return
-    if not _takes(patch, label, kernel, "_compute_swa_indices_and_lens_kernel", SWA_ARGS):
+    names = tuple(getattr(kernel, "arg_names", None) or ())
+    args = SWA_IMAGE_ARGS if names == SWA_IMAGE_ARGS else SWA_ARGS
+    if not _takes(patch, label, kernel, "_compute_swa_indices_and_lens_kernel", args):
         return
-    from .._dsv4_dropins import compute_swa_indices_and_lens
+    from .._dsv4_dropins import _boundaries_from, compute_swa_indices_and_lens
 
     def route(a: Dict[str, Any], grid: Tuple[Any, ...]) -> bool:
         # The decode launch (token_offset 0) and the prefill launch (the
@@ -489,13 +485,20 @@ def swa_rows(patch: VllmPatch) -> None:
                 or row_stride(table) != int(a["block_table_stride"])):
             return False
         n = int(grid[0])
+        image: Dict[str, Any] = {}
+        if args is SWA_IMAGE_ARGS:
+            image["index_width"] = int(a["index_width"])
+            if a["HAS_IMAGE"]:  # the in-image counts of the launch's tokens
+                image["left_visible"] = a["left_visible_ptr"][offset:offset + n]
+                image["right_visible"] = a["right_visible_ptr"][offset:offset + n]
         compute_swa_indices_and_lens(rows, a["swa_lens_ptr"], int(a["window_size"]),
                                      _boundaries_from(a["query_start_loc_ptr"], offset),
                                      a["seq_lens_ptr"], table, int(a["block_size"]), num_tokens=n,
-                                     is_valid_token=a["is_valid_token_ptr"][offset:offset + n])
+                                     is_valid_token=a["is_valid_token_ptr"][offset:offset + n],
+                                     **image)
         return True
 
-    rebind_everywhere(patch, kernel, RoutedKernel(kernel, SWA_ARGS, route, patch, label), label)
+    rebind_everywhere(patch, kernel, RoutedKernel(kernel, args, route, patch, label), label)
     patch.apply(label)
 
 
@@ -708,7 +711,8 @@ def c128a_rows(patch: VllmPatch) -> None:
 
 TARGETS = ("token_to_req_indices", "compute_token_to_req_indices", "indexer_decode_varlen",
            "indexer_decode_flat", "indexer_decode_native", "compressed_slot_mapping",
-           "pcp_compressed_slot_mapping", "swa_decode", "c128a_decode", "topk_conversion", "dcp_peer_views")
+           "pcp_compressed_slot_mapping", "swa_decode", "swa_groups", "c128a_decode",
+           "topk_conversion", "dcp_peer_views")
 
 _SINGLE = {
     "token_to_req_indices": token_map_method,
@@ -717,6 +721,7 @@ _SINGLE = {
     "compressed_slot_mapping": compressed_slot_mapping,
     "pcp_compressed_slot_mapping": pcp_compressed_slot_mapping,
     "swa_decode": swa_rows,
+    "swa_groups": swa_groups,
     "c128a_decode": c128a_rows,
     "topk_conversion": topk_conversion,
     "dcp_peer_views": dcp_peer_views,

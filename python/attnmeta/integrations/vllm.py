@@ -29,6 +29,11 @@ launches into the same buffers (so CUDA graphs keep their addresses):
 ``swa_decode``
     the decode and prefill launches of
     ``sparse_swa._compute_swa_indices_and_lens_kernel``;
+``swa_groups``
+    ``SWAWindowMetadata._launch`` of vLLM's batched DeepSeek-V4.1 SWA
+    builder (a loaded ``vllm.*.swa_metadata`` module): every SWA group's
+    rows in one launch, when the groups' tables are views of one buffer
+    at equal spacing (else vLLM's kernel runs, counted in fallbacks);
 ``c128a_decode``
     ``flashmla_sparse.build_c128a_topk_metadata``: the global C128A rows
     and lengths of the decode tokens and, in a step with prefill tokens,
@@ -80,7 +85,7 @@ _GROUPS = {
     "token_to_req_indices": ("token_to_req_indices", "compute_token_to_req_indices"),
     "indexer_decode": ("indexer_decode_varlen", "indexer_decode_flat", "indexer_decode_native"),
     "dsv4": ("compressed_slot_mapping", "pcp_compressed_slot_mapping", "swa_decode",
-             "c128a_decode", "topk_conversion", "dcp_peer_views"),
+             "swa_groups", "c128a_decode", "topk_conversion", "dcp_peer_views"),
 }
 
 def active_patch() -> Optional[VllmPatch]:

@@ -34,6 +34,7 @@ extern "C" {
 #define AMV_VERSION_SCHEMA 5
 #define AMV_NAME_MAX 64                   /* vector names: at most 63 characters */
 #define AMV_MAX_ELEMS ((int64_t)1 << 26)  /* largest buffer a vector may declare */
+#define AMV_MAX_SWA_GROUPS 64              /* most SWA groups a vector may stack (version 5) */
 #define AMV_WRAP 100                      /* the writer's line width */
 
 /* Outputs, in the order of the bits of amv_vector.products: the OUT
