@@ -19,6 +19,10 @@
 #   python    python/run_gpu_tests.sh (torch, CUDA graphs, torch.compile)
 #   sglang    bench/sglang_compare.py (SGLang's decode builds against their
 #             Triton re-implementations) and `attnmeta pool`'s decode step
+#   dsv41     `attnmeta bench`'s DeepSeek-V4.1 step cases (every product of
+#             the step in one launch) next to the DSV4 step cases
+#   floor     bench/floor_bench.sh: the floor kernels of the part-1 and DSV4
+#             steps and `attnmeta bench` over the same cases, side by side
 #
 # ATTNMETA_EXTRAS lists the steps to run (default: build fused readme
 # standin ab); build runs whenever another step does.
@@ -112,6 +116,12 @@ sglang() {
     done
 }
 
+dsv41() {
+  "$build/bin/attnmeta" bench --backend cuda --case dsv41_1x1 --case dsv41_32x2 \
+    --case dsv41_128x1 --case dsv41_dcp2_32x2 --case dsv4_1x1 --case dsv4_32x2 \
+    --case dsv4_128x1 --json "$out/dsv41_bench.json"
+}
+
 wanted() { [[ " ${ATTNMETA_EXTRAS:-build fused readme standin ab} " == *" $1 "* ]]; }
 
 step build 300 build_tree
@@ -121,6 +131,8 @@ wanted standin && step standin 120 standin
 wanted cuda && step cuda 200 cuda
 wanted python && step python 180 bash python/run_gpu_tests.sh "$build" "$out"
 wanted sglang && step sglang 150 sglang
+wanted dsv41 && step dsv41 120 dsv41
+wanted floor && step floor 300 bash bench/floor_bench.sh "$out/floor" "$build"
 if [ -n "$old" ] && wanted ab; then
   step ab 420 bash bench/ab_bench.sh "$out/ab" "$old" "$root" 2
   tail -n 40 "$out/ab/ab.log" >"$out/ab.log" 2>/dev/null
