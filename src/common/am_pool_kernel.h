@@ -336,14 +336,15 @@ AM_DEVICE void am_pool_body(const am_pool_params *p, am_thread t) {
   AM_SHARED_ARRAY(int64_t, scan, 4 * AM_POOL_SCAN_SLOTS);
   const uint32_t num_reqs = (uint32_t)p->num_reqs;
   const uint32_t chunks = p->row_chunks > 1 ? (uint32_t)p->row_chunks : 1;
-  /* the host keeps num_reqs x row_chunks <= 2^31 */
-  const uint64_t items = (uint64_t)num_reqs * chunks;
-  const uint64_t stride = (uint64_t)t.groups * t.grid_dim;
+  /* the host keeps num_reqs x row_chunks <= 2^31 and grid x block <= 2^31:
+   * an item below 2^31 plus the stride stays below 2^32 */
+  const uint32_t items = num_reqs * chunks;
+  const uint32_t stride = t.groups * t.grid_dim;
   const uint32_t slots = t.block_dim < AM_POOL_SCAN_SLOTS ? t.block_dim : AM_POOL_SCAN_SLOTS;
   const int tops = p->kv_indices && !p->kv_indptr_out; /* kv_indptr places the rows */
   const int scan_needed =
       p->kv_indptr_out || p->topk_indptr || p->query_lens || p->query_indptr_out || tops;
-  uint64_t first = (uint64_t)t.block * t.groups; /* the block's first item of this pass */
+  uint32_t first = t.block * t.groups; /* the block's first item of this pass */
   /* the requests [0, summed) joined in `base` (block-uniform) */
   uint32_t summed = 0;
   am_pool_prefix base = am_pool_none();
@@ -354,11 +355,11 @@ AM_DEVICE void am_pool_body(const am_pool_params *p, am_thread t) {
     if (p->query_indptr_out) p->query_indptr_out[0] = 0;
   }
   for (; first < items; first += stride) {
-    const uint64_t item = first + t.group;
-    const uint64_t last = (first + t.groups < items ? first + t.groups : items) - 1;
+    const uint32_t item = first + t.group;
+    const uint32_t last = (first + t.groups < items ? first + t.groups : items) - 1;
     /* the requests of this pass's items: [w0, w1), w0 >= summed */
-    const uint32_t w0 = (uint32_t)(first / chunks), w1 = (uint32_t)(last / chunks) + 1;
-    const uint32_t b = (uint32_t)(item / chunks);
+    const uint32_t w0 = first / chunks, w1 = last / chunks + 1;
+    const uint32_t b = item / chunks;
     am_pool_prefix pre = am_pool_none();
     if (scan_needed) {
       uint32_t r0;
@@ -383,7 +384,7 @@ AM_DEVICE void am_pool_body(const am_pool_params *p, am_thread t) {
       }
       summed = w1 - 1;
     }
-    if (item < items) am_pool_item(p, t, b, (uint32_t)(item % chunks), chunks, pre, &flags);
+    if (item < items) am_pool_item(p, t, b, item % chunks, chunks, pre, &flags);
   }
   if (flags && p->error_word) AM_ATOMIC_OR(p->error_word, flags);
 }
