@@ -28,8 +28,8 @@
  *    included: what the operation does not write stays poisoned) and the
  *    error word equal the reference's, whatever the data;
  *  - the second launch configuration, the kernel body run for an emulated
- *    GPU launch (lanes x groups threads a block, several blocks, every
- *    thread in turn) and, in the HIP-CPU mode (fuzz_hip_cpu.h), the HIP
+ *    launch (several one-thread blocks, each request row cut into a decoded
+ *    number of slices) and, in the HIP-CPU mode (fuzz_hip_cpu.h), the HIP
  *    module at the shape the library plans give the same bytes.
  */
 #include <stdio.h>
@@ -326,18 +326,21 @@ static void run(attnmeta_context *ctx, const pool_case *c, const inputs *in, fz_
   attnmeta_set_launch_config(ctx, NULL);
 }
 
-/* The kernel body at the emulated GPU launch, every thread in turn, with
- * the parameters pool.c launches (am_pool_translate.h). */
+/* The kernel body at an emulated launch, with the parameters pool.c
+ * launches (am_pool_translate.h) but a decoded split of the rows
+ * (row_chunks, 1 to 70 slices a row) and grid. One thread a block: the
+ * threads of a block sum the lengths together through block-shared memory
+ * and barriers, which the host build of the body cannot run in turn; the
+ * HIP-CPU mode runs multi-thread blocks. */
 static void emulate(const pool_case *c, const inputs *in, fz_buf *o) {
   attnmeta_pool op;
   am_pool_params p;
-  uint32_t block, t;
+  uint32_t block, grid = c->grid * c->groups;
   fill_op(&op, c, in, o);
   p = am_pool_params_of(&op);
   if (op.num_reqs == 0 && !op.kv_indptr_out) return; /* the library launches nothing */
-  for (block = 0; block < c->grid; ++block)
-    for (t = 0; t < c->lanes * c->groups; ++t)
-      am_pool_body(&p, am_make_thread(block, c->grid, t % c->lanes, c->lanes, t / c->lanes, c->groups));
+  p.row_chunks = (int32_t)c->lanes;
+  for (block = 0; block < grid; ++block) am_pool_body(&p, am_make_thread(block, grid, 0, 1, 0, 1));
 }
 
 static void check_same(const pool_case *c, const fz_buf *a, const fz_buf *b, const char *what) {

@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 
+#include "harness.h"
 #include "pool_reference.h"
 
 #define POOL_POISON ((int32_t)0x5A5A5A5A)
@@ -76,5 +77,9 @@ void pool_expect_reference(const pool_case *c, const pool_want want[POOL_OUTPUTS
 /* The case everywhere (all launch configurations unless `few`: then the
  * automatic one and one forced grid); returns the reference's flags. */
 int32_t pool_run_everywhere(const pool_case *c, int few);
+
+/* The case on every backend at each of the n launch configurations (the
+ * CPU backend: those of blocks of 0 or 1 threads), the error word checked. */
+void pool_run_configs(const pool_case *c, const amt_launch *configs, int n);
 
 #endif /* ATTNMETA_TESTS_POOL_RUN_H */

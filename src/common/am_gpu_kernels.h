@@ -83,7 +83,7 @@ AM_STEP_KERNELS(AM_GPU_STEP_ENTRY)
 AM_TOPK_KERNELS(AM_GPU_TOPK_ENTRY)
 #undef AM_GPU_TOPK_ENTRY
 
-/* The pool operation's one kernel (no block-shared memory). */
+/* The pool operation's one kernel (its block-shared scan is a static array: no dynamic shared memory). */
 AM_KERNEL void AM_MAX_BLOCK_THREADS(AM_GPU_MAX_BLOCK_THREADS) am_pool_kernel(am_pool_params params) {
   am_pool_body(&params, AM_THREAD_HERE());
 }

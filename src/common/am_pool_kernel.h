@@ -5,28 +5,29 @@
  * request pool req_to_token. Written once in the dialect; CUDA, HIP and the
  * CPU backend run this code.
  *
- * Work split: a group of `lanes` threads (the block's x dimension) owns one
- * request row b; its lanes copy the row's slots (kv_indices) and pages
- * (page_table) at stride `lanes`. Groups take rows b = g, g + G, ... with G
- * the groups of the grid, in increasing order.
+ * Work split: a work item is one column slice of one request row: request
+ * b's row is cut into C = row_chunks slices (the planner's choice, the same
+ * C for every request), item b * C + c its slice c. A group of `lanes`
+ * threads (the block's x dimension) owns an item and copies the slice's
+ * slots (kv_indices) and pages or tokens (page_table, swa_page_table,
+ * token_table, for every table row of the request) at stride `lanes`; the
+ * item of slice 0 also writes the request's scalars (kv_indptr_out,
+ * query_indptr_out, cache_seqlens, expanded_lens, topk_lens, topk_indptr)
+ * and raises the request's own flags. The groups of a block take
+ * consecutive items, blocks take the next ones grid-stride.
  *
  * kv_indptr_out needs every row's start, the sum of max(lengths, 0) of the
- * rows before it, in the same launch without a grid-wide barrier. Each
- * thread keeps that sum itself: it adds the lengths between one of its rows
- * and the next, so a thread reads each of the B lengths at most once (B
- * loads a thread, the lanes of a group reading the same addresses), with
- * no barrier and no block-shared memory, for any B and any launch shape. A
- * block-wide scan would read fewer lengths a thread for large B; this form
- * is the one whose cost per thread is bounded by B and whose answer cannot
- * depend on the shape. Sums run in 64 bits. The other scans are kept the
- * same way: the rows of the requests before (query_indptr_out, and the
- * first row of a request with query_lens) and the clipped lengths of those
- * rows (topk_indptr, O(rows) arithmetic a thread).
- *
- * Per-row outputs (expanded_lens, topk_lens) and the tables (page_table,
- * swa_page_table, token_table) have rows_per_req or query_lens[b] rows a
- * request, each table row a copy of the request's entries; the request's
- * group writes them all, rows at or past num_rows dropped.
+ * rows before it, in the same launch without a grid-wide barrier. The
+ * threads of a block compute it together: on each pass of the grid-stride
+ * loop they sum the requests between the block's last pass and this one
+ * (strided over the block), then scan the requests of this pass's items in
+ * block-shared memory, so a block reads each length O(1) times in all.
+ * The other scans ride along: the rows of the requests before
+ * (query_indptr_out, and the first row of a request with query_lens), the
+ * clipped lengths of those rows (topk_indptr) and, where kv_indptr places
+ * the rows, the largest kv_indptr entry before a row. Sums run in 64 bits.
+ * Every thread reaches every barrier: the passes, scans and their steps
+ * are block-uniform. The answer depends on neither C nor the launch shape.
  */
 #ifndef ATTNMETA_AM_POOL_KERNEL_H
 #define ATTNMETA_AM_POOL_KERNEL_H
@@ -133,122 +134,257 @@ AM_DEVICE int32_t am_pool_page(const am_pool_params *p, int in_pool, const int32
 }
 
 /* How many entries a table row gets: all `width` of them (fill_to_width),
- * or the live `n` kept inside the width (a flag when it is not). */
+ * or the live `n` kept inside the width (a flag from the request's lead
+ * thread when it is not). */
 AM_DEVICE int64_t am_pool_row_entries(const am_pool_params *p, int64_t n, int64_t width,
-                                      int lane, int32_t *flags) {
+                                      int lead, int32_t *flags) {
   if (p->fill_to_width) return width;
   if (n > width) {
-    if (lane == 0) *flags |= AM_POOL_FLAG_COLUMN_OUTSIDE;
+    if (lead) *flags |= AM_POOL_FLAG_COLUMN_OUTSIDE;
     return width;
   }
   return n;
 }
 
+/* Slice c of `chunks` of the entries [lo, hi): [*from, *to), slices of a
+ * multiple of 32 entries (whole 128-byte lines), the last ones empty when
+ * there are few entries. */
+AM_DEVICE void am_pool_slice(int64_t lo, int64_t hi, uint32_t c, uint32_t chunks, int64_t *from,
+                             int64_t *to) {
+  const int64_t n = hi > lo ? hi - lo : 0;
+  const int64_t span = ((n + chunks - 1) / chunks + 31) / 32 * 32;
+  *from = lo + am_min64(n, (int64_t)c * span);
+  *to = lo + am_min64(n, (int64_t)(c + 1) * span);
+}
+
+/* Threads of a block that take part in the prefix sums (the block-shared
+ * scan holds one entry of each sum a thread). */
+#define AM_POOL_SCAN_SLOTS 256
+
+/* What the requests before a request add up to: the sum of their lengths
+ * (max(L, 0)), of their rows, of their rows' clipped lengths, and the
+ * largest of their kv_indptr entries (INT64_MIN for none). */
+typedef struct am_pool_prefix {
+  int64_t sum, rows, clipped, top;
+} am_pool_prefix;
+
+AM_DEVICE am_pool_prefix am_pool_none(void) {
+  am_pool_prefix z;
+  z.sum = 0;
+  z.rows = 0;
+  z.clipped = 0;
+  z.top = INT64_MIN;
+  return z;
+}
+
+AM_DEVICE am_pool_prefix am_pool_join(am_pool_prefix a, am_pool_prefix b) {
+  a.sum += b.sum;
+  a.rows += b.rows;
+  a.clipped += b.clipped;
+  a.top = am_max64(a.top, b.top);
+  return a;
+}
+
+/* Request r's own terms; `top` only where kv_indptr places the rows. */
+AM_DEVICE am_pool_prefix am_pool_term(const am_pool_params *p, uint32_t r, int tops) {
+  const int32_t l = am_pool_length(p, r);
+  am_pool_prefix v;
+  v.sum = l > 0 ? l : 0;
+  v.rows = am_pool_rows(p, r);
+  v.clipped = p->topk_indptr ? am_pool_clip_sum(p, v.sum, v.rows) : 0;
+  v.top = tops ? p->kv_indptr[r] : INT64_MIN;
+  return v;
+}
+
+AM_DEVICE void am_pool_post(int64_t *scan, uint32_t slot, am_pool_prefix v) {
+  scan[slot] = v.sum;
+  scan[AM_POOL_SCAN_SLOTS + slot] = v.rows;
+  scan[2 * AM_POOL_SCAN_SLOTS + slot] = v.clipped;
+  scan[3 * AM_POOL_SCAN_SLOTS + slot] = v.top;
+}
+
+AM_DEVICE am_pool_prefix am_pool_read(const int64_t *scan, uint32_t slot) {
+  am_pool_prefix v;
+  v.sum = scan[slot];
+  v.rows = scan[AM_POOL_SCAN_SLOTS + slot];
+  v.clipped = scan[2 * AM_POOL_SCAN_SLOTS + slot];
+  v.top = scan[3 * AM_POOL_SCAN_SLOTS + slot];
+  return v;
+}
+
+/* The inclusive scan of the threads' `v` over slots [0, used), in
+ * block-shared `scan` (thread k < used posts slot k): afterwards slot k
+ * holds the join of slots 0..k. Doubling steps, each a read and a write
+ * between barriers; `used` (<= AM_POOL_SCAN_SLOTS) is block-uniform, and
+ * every thread of the block must call this. The first barrier lets every
+ * read of the previous scan finish before this one writes. */
+AM_DEVICE void am_pool_scan(int64_t *scan, am_thread t, uint32_t used, am_pool_prefix v) {
+  const int mine = t.thread < used;
+  uint32_t d;
+  AM_BARRIER();
+  if (mine) am_pool_post(scan, t.thread, v);
+  for (d = 1; d < used; d <<= 1) {
+    const int takes = mine && t.thread >= d;
+    am_pool_prefix x = am_pool_none();
+    AM_BARRIER();
+    if (takes) x = am_pool_read(scan, t.thread - d);
+    AM_BARRIER();
+    if (takes) {
+      v = am_pool_join(x, v);
+      am_pool_post(scan, t.thread, v);
+    }
+  }
+  AM_BARRIER();
+}
+
+/* The join of slots [0, k) of a finished scan. */
+AM_DEVICE am_pool_prefix am_pool_before(const int64_t *scan, uint32_t k) {
+  return k == 0 ? am_pool_none() : am_pool_read(scan, k - 1);
+}
+
+/* Item `item` (request b, slice c): its scalars (slice 0), its slice of
+ * kv_indices and of every table row. `pre` joins the requests before b. */
+AM_DEVICE void am_pool_item(const am_pool_params *p, am_thread t, uint32_t b, uint32_t c,
+                            uint32_t chunks, am_pool_prefix pre, int32_t *flags_out) {
+  const int64_t rp = p->req_pool_indices[b];
+  const int32_t len = am_pool_length(p, b);
+  const int64_t n = len > 0 ? len : 0;
+  /* the tokens the tables read */
+  const int64_t tokens = p->length_cap > 0 && n > p->length_cap ? p->length_cap : n;
+  const int in_pool = rp >= 0 && rp < p->pool_rows;
+  const int32_t *row = in_pool && p->req_to_token ? p->req_to_token + rp * p->pool_stride : 0;
+  /* columns s + j, j < 2^31 + page_size: no 64-bit sum overflows */
+  const int64_t s = p->kv_start_idx ? am_pool_low32(p->kv_start_idx[b]) : 0;
+  const int64_t q = am_pool_rows(p, b);
+  /* the request's own flags and scalars: one thread of slice 0 */
+  const int lead = c == 0 && t.lane == 0;
+  const int64_t sum = pre.sum;
+  int32_t flags = 0;
+  int64_t e0, live, j, from, to; /* the request's first row; its rows inside [0, T) */
+  if (len < 0 && lead) flags |= AM_POOL_FLAG_LENGTH_NEGATIVE;
+  if (p->query_lens && am_pool_low32(p->query_lens[b]) < 0 && lead)
+    flags |= AM_POOL_FLAG_LENGTH_NEGATIVE;
+  e0 = p->query_lens ? pre.rows : (int64_t)b * q;
+  live = am_max64(am_min64(q, (int64_t)p->num_rows - e0), 0);
+  if (live < q && lead) flags |= AM_POOL_FLAG_OUTSIDE_CAPACITY;
+  if (lead) {
+    int64_t run = pre.clipped; /* the clipped lengths of the rows before e0 + j */
+    if (p->kv_indptr_out) p->kv_indptr_out[b + 1] = am_pool_sum32(sum + n, &flags);
+    if (p->query_indptr_out) p->query_indptr_out[b + 1] = am_pool_sum32(pre.rows + q, &flags);
+    if (p->cache_seqlens) p->cache_seqlens[b] = (int32_t)n;
+    for (j = 0; j < live; ++j) {
+      const int64_t x = am_pool_expanded(n, q, j), k = am_pool_clip(p, x);
+      if (p->expanded_lens) p->expanded_lens[e0 + j] = (int32_t)x;
+      if (p->topk_lens) p->topk_lens[e0 + j] = (int32_t)k;
+      run += k;
+      if (p->topk_indptr) p->topk_indptr[e0 + j + 1] = am_pool_sum32(run, &flags);
+    }
+  }
+  if (p->kv_indices) {
+    int64_t start, lim, lo, hi, at;
+    if (p->kv_indptr_out) {
+      start = sum;
+      lim = am_min64(sum + n, INT32_MAX); /* past it the stored kv_indptr_out cannot say */
+      lo = sum;
+    } else {
+      /* A row writes inside [max(kv_indptr[0..b]), kv_indptr[b + 1]):
+       * the rows' places never meet, whatever kv_indptr holds, so no
+       * entry depends on the order the rows are written in. */
+      const int64_t next = p->kv_indptr[b + 1];
+      start = p->kv_indptr[b];
+      lo = am_max64(pre.top, start);
+      lim = am_min64(start + n, next);
+      if (n > 0 && (lo > start || lim < start + n) && lead) flags |= AM_POOL_FLAG_INDPTR_SHORT;
+    }
+    if (lo < lim && (lo < 0 || lim > p->capacity) && lead) flags |= AM_POOL_FLAG_OUTSIDE_CAPACITY;
+    hi = am_min64(lim, p->capacity);
+    lo = am_max64(lo, 0);
+    am_pool_slice(lo, hi, c, chunks, &from, &to);
+    for (at = from + t.lane; at < to; at += t.lanes)
+      p->kv_indices[at] = am_pool_entry(p, in_pool, row, s + (at - start), &flags);
+  }
+  /* the tables: every row of the request gets the request's entries */
+  if (p->page_table || p->swa_page_table) {
+    const int64_t ps = p->page_size;
+    const int64_t pages = am_pool_row_entries(p, (tokens + ps - 1) / ps, p->page_width, lead,
+                                              &flags);
+    am_pool_slice(0, pages, c, chunks, &from, &to);
+    for (j = 0; j < live; ++j) {
+      int32_t *out = p->page_table ? p->page_table + (e0 + j) * p->page_stride : 0;
+      int32_t *swa = p->swa_page_table ? p->swa_page_table + (e0 + j) * p->swa_stride : 0;
+      int64_t pg;
+      for (pg = from + t.lane; pg < to; pg += t.lanes) {
+        if (out) out[pg] = am_pool_page(p, in_pool, row, s + pg * ps, 0, &flags);
+        if (swa) swa[pg] = am_pool_page(p, in_pool, row, s + pg * ps, 1, &flags);
+      }
+    }
+  }
+  if (p->token_table) {
+    const int64_t cols = am_pool_row_entries(p, tokens, p->token_width, lead, &flags);
+    am_pool_slice(0, cols, c, chunks, &from, &to);
+    for (j = 0; j < live; ++j) {
+      int32_t *out = p->token_table + (e0 + j) * p->token_stride;
+      int64_t k;
+      for (k = from + t.lane; k < to; k += t.lanes)
+        out[k] = am_pool_entry(p, in_pool, row, s + k, &flags);
+    }
+  }
+  *flags_out |= flags;
+}
+
 AM_DEVICE void am_pool_body(const am_pool_params *p, am_thread t) {
-  const uint32_t groups = t.groups * t.grid_dim;
+  AM_SHARED_ARRAY(int64_t, scan, 4 * AM_POOL_SCAN_SLOTS);
   const uint32_t num_reqs = (uint32_t)p->num_reqs;
-  const int scan = p->kv_indptr_out || p->topk_indptr || p->query_lens || p->query_indptr_out;
-  uint32_t b = t.block * t.groups + t.group;
-  /* requests whose lengths `sum`, clipped lengths `clipped` and rows
-   * `rows` are summed: [0, summed) */
+  const uint32_t chunks = p->row_chunks > 1 ? (uint32_t)p->row_chunks : 1;
+  /* the host keeps num_reqs x row_chunks <= 2^31 and grid x block <= 2^31:
+   * an item below 2^31 plus the stride stays below 2^32 */
+  const uint32_t items = num_reqs * chunks;
+  const uint32_t stride = t.groups * t.grid_dim;
+  const uint32_t slots = t.block_dim < AM_POOL_SCAN_SLOTS ? t.block_dim : AM_POOL_SCAN_SLOTS;
+  const int tops = p->kv_indices && !p->kv_indptr_out; /* kv_indptr places the rows */
+  const int scan_needed =
+      p->kv_indptr_out || p->topk_indptr || p->query_lens || p->query_indptr_out || tops;
+  uint32_t first = t.block * t.groups; /* the block's first item of this pass */
+  /* the requests [0, summed) joined in `base` (block-uniform) */
   uint32_t summed = 0;
-  int64_t sum = 0, clipped = 0, rows = 0;
-  uint32_t maxed = 0; /* entries of kv_indptr that `top` is the largest of: [0, maxed) */
-  int64_t top = INT64_MIN;
+  am_pool_prefix base = am_pool_none();
   int32_t flags = 0;
   if (t.block == 0 && t.thread == 0) {
     if (p->kv_indptr_out) p->kv_indptr_out[0] = 0;
     if (p->topk_indptr) p->topk_indptr[0] = 0;
     if (p->query_indptr_out) p->query_indptr_out[0] = 0;
   }
-  for (; b < num_reqs; b += groups) {
-    const int64_t rp = p->req_pool_indices[b];
-    const int32_t len = am_pool_length(p, b);
-    const int64_t n = len > 0 ? len : 0;
-    /* the tokens the tables read */
-    const int64_t tokens = p->length_cap > 0 && n > p->length_cap ? p->length_cap : n;
-    const int in_pool = rp >= 0 && rp < p->pool_rows;
-    const int32_t *row = in_pool && p->req_to_token ? p->req_to_token + rp * p->pool_stride : 0;
-    /* columns s + j, j < 2^31 + page_size: no 64-bit sum overflows */
-    const int64_t s = p->kv_start_idx ? am_pool_low32(p->kv_start_idx[b]) : 0;
-    const int64_t q = am_pool_rows(p, b);
-    int64_t e0, live, j; /* the request's first row; its rows inside [0, T) */
-    if (len < 0 && t.lane == 0) flags |= AM_POOL_FLAG_LENGTH_NEGATIVE;
-    if (p->query_lens && am_pool_low32(p->query_lens[b]) < 0 && t.lane == 0)
-      flags |= AM_POOL_FLAG_LENGTH_NEGATIVE;
-    if (scan) {
-      for (; summed < b; ++summed) {
-        const int32_t l = am_pool_length(p, summed);
-        const int64_t m = l > 0 ? l : 0, r = am_pool_rows(p, summed);
-        sum += m;
-        rows += r;
-        if (p->topk_indptr) clipped += am_pool_clip_sum(p, m, r);
+  for (; first < items; first += stride) {
+    const uint32_t item = first + t.group;
+    const uint32_t last = (first + t.groups < items ? first + t.groups : items) - 1;
+    /* the requests of this pass's items: [w0, w1), w0 >= summed */
+    const uint32_t w0 = first / chunks, w1 = last / chunks + 1;
+    const uint32_t b = item / chunks;
+    am_pool_prefix pre = am_pool_none();
+    if (scan_needed) {
+      uint32_t r0;
+      if (summed < w0) { /* the requests since the last pass, strided over the block */
+        am_pool_prefix part = am_pool_none();
+        uint32_t r;
+        if (t.thread < slots)
+          for (r = summed + t.thread; r < w0; r += slots) part = am_pool_join(part, am_pool_term(p, r, tops));
+        am_pool_scan(scan, t, w0 - summed < slots ? w0 - summed : slots, part);
+        base = am_pool_join(base, am_pool_read(scan, (w0 - summed < slots ? w0 - summed : slots) - 1));
+        summed = w0;
       }
-    }
-    e0 = p->query_lens ? rows : (int64_t)b * q;
-    live = am_max64(am_min64(q, (int64_t)p->num_rows - e0), 0);
-    if (live < q && t.lane == 0) flags |= AM_POOL_FLAG_OUTSIDE_CAPACITY;
-    if (t.lane == 0) {
-      int64_t run = clipped; /* the clipped lengths of the rows before e0 + j */
-      if (p->kv_indptr_out) p->kv_indptr_out[b + 1] = am_pool_sum32(sum + n, &flags);
-      if (p->query_indptr_out) p->query_indptr_out[b + 1] = am_pool_sum32(rows + q, &flags);
-      if (p->cache_seqlens) p->cache_seqlens[b] = (int32_t)n;
-      for (j = 0; j < live; ++j) {
-        const int64_t x = am_pool_expanded(n, q, j), k = am_pool_clip(p, x);
-        if (p->expanded_lens) p->expanded_lens[e0 + j] = (int32_t)x;
-        if (p->topk_lens) p->topk_lens[e0 + j] = (int32_t)k;
-        run += k;
-        if (p->topk_indptr) p->topk_indptr[e0 + j + 1] = am_pool_sum32(run, &flags);
+      /* this pass's requests, `slots` at a time; the last one may go on in
+       * the next pass, so `base` stops before it */
+      for (r0 = w0; r0 < w1; r0 += slots) {
+        const uint32_t used = w1 - r0 < slots ? w1 - r0 : slots;
+        const uint32_t r = r0 + t.thread;
+        am_pool_scan(scan, t, used, t.thread < used ? am_pool_term(p, r, tops) : am_pool_none());
+        if (item < items && b >= r0 && b - r0 < used)
+          pre = am_pool_join(base, am_pool_before(scan, b - r0));
+        base = am_pool_join(base, am_pool_before(scan, used == w1 - r0 ? used - 1 : used));
       }
+      summed = w1 - 1;
     }
-    if (p->kv_indices) {
-      int64_t start, lim, lo, hi, at;
-      if (p->kv_indptr_out) {
-        start = sum;
-        lim = am_min64(sum + n, INT32_MAX); /* past it the stored kv_indptr_out cannot say */
-        lo = sum;
-      } else {
-        /* A row writes inside [max(kv_indptr[0..b]), kv_indptr[b + 1]):
-         * the rows' places never meet, whatever kv_indptr holds, so no
-         * entry depends on the order the rows are written in. */
-        const int64_t next = p->kv_indptr[b + 1];
-        for (; maxed <= b; ++maxed) top = am_max64(top, p->kv_indptr[maxed]);
-        start = p->kv_indptr[b];
-        lo = top;
-        lim = am_min64(start + n, next);
-        if (n > 0 && (lo > start || lim < start + n) && t.lane == 0)
-          flags |= AM_POOL_FLAG_INDPTR_SHORT;
-      }
-      if (lo < lim && (lo < 0 || lim > p->capacity) && t.lane == 0)
-        flags |= AM_POOL_FLAG_OUTSIDE_CAPACITY;
-      hi = am_min64(lim, p->capacity);
-      lo = am_max64(lo, 0);
-      for (at = lo + t.lane; at < hi; at += t.lanes)
-        p->kv_indices[at] = am_pool_entry(p, in_pool, row, s + (at - start), &flags);
-    }
-    /* the tables: every row of the request gets the request's entries */
-    if (p->page_table || p->swa_page_table) {
-      const int64_t ps = p->page_size;
-      const int64_t pages = am_pool_row_entries(p, (tokens + ps - 1) / ps, p->page_width,
-                                                t.lane, &flags);
-      for (j = 0; j < live; ++j) {
-        int32_t *out = p->page_table ? p->page_table + (e0 + j) * p->page_stride : 0;
-        int32_t *swa = p->swa_page_table ? p->swa_page_table + (e0 + j) * p->swa_stride : 0;
-        int64_t pg;
-        for (pg = t.lane; pg < pages; pg += t.lanes) {
-          if (out) out[pg] = am_pool_page(p, in_pool, row, s + pg * ps, 0, &flags);
-          if (swa) swa[pg] = am_pool_page(p, in_pool, row, s + pg * ps, 1, &flags);
-        }
-      }
-    }
-    if (p->token_table) {
-      const int64_t cols = am_pool_row_entries(p, tokens, p->token_width, t.lane, &flags);
-      for (j = 0; j < live; ++j) {
-        int32_t *out = p->token_table + (e0 + j) * p->token_stride;
-        int64_t c;
-        for (c = t.lane; c < cols; c += t.lanes) out[c] = am_pool_entry(p, in_pool, row, s + c, &flags);
-      }
-    }
+    if (item < items) am_pool_item(p, t, b, item % chunks, chunks, pre, &flags);
   }
   if (flags && p->error_word) AM_ATOMIC_OR(p->error_word, flags);
 }

@@ -52,7 +52,8 @@ typedef struct am_pool_params {
   int32_t length_cap;              /* > 0, or 0 for none */
   int32_t fill_to_width;           /* 0 or 1 */
   int32_t num_rows;                /* T */
-  int32_t reserved;
+  int32_t row_chunks;              /* C >= 1 work items a request, each a slice of its row
+                                      (0 reads as 1); B x C <= 2^31 */
 } am_pool_params;
 
 #endif /* ATTNMETA_AM_POOL_PARAMS_H */

@@ -89,15 +89,17 @@ static int cpu_launch_topk(void *state, const am_topk_params *params, const am_l
 
 static int cpu_launch_pool(void *state, const am_pool_params *params, const am_launch_shape *shape,
                            void *stream, char *msg, size_t msg_size) {
-  int64_t block, grid;
+  int64_t block, grid, items;
   const int status = cpu_one_thread(shape, msg, msg_size);
   (void)state;
   (void)stream;
   if (status != ATTNMETA_OK) return status;
-  /* As for top-k: a block takes the request rows block, block + grid, ...,
-   * so a forced grid runs only the blocks with a row (block 0 at least, for
-   * kv_indptr_out[0]); the answer does not depend on the grid. */
-  grid = shape->grid < params->num_reqs ? shape->grid : params->num_reqs;
+  /* As for top-k: a block takes the work items (a slice of a request row
+   * each) block, block + grid, ..., so a forced grid runs only the blocks
+   * with an item (block 0 at least, for kv_indptr_out[0]); the answer does
+   * not depend on the grid. */
+  items = (int64_t)params->num_reqs * (params->row_chunks > 1 ? params->row_chunks : 1);
+  grid = shape->grid < items ? shape->grid : items;
   if (grid < 1) grid = 1;
   for (block = 0; block < grid; ++block)
     am_pool_body(params, am_make_thread((uint32_t)block, (uint32_t)grid, 0, 1, 0, 1));

@@ -16,14 +16,18 @@
 #include "am_schema_check.h"
 #include "am_sized_struct.h"
 
-/* GPU blocks: AM_POOL_GPU_LANES lanes a request row (a row's slots are
- * copied at that stride), AM_POOL_GPU_GROUPS rows a block; with few rows,
- * more lanes a row (up to a block of AM_POOL_GPU_MAX_LANES), so that about
- * AM_POOL_GPU_THREADS threads copy the long rows of a small batch. */
+/* GPU blocks: AM_POOL_GPU_LANES lanes a work item (a slice of a request
+ * row, its entries copied at that stride), AM_POOL_GPU_GROUPS items a
+ * block. Rows are cut into slices of about AM_POOL_GPU_SLICE entries;
+ * where that leaves fewer items than the processors' blocks hold, into
+ * more, down to AM_POOL_GPU_MIN_SLICE entries (one a lane), so that one
+ * long row is copied by many processors rather than one. */
 #define AM_POOL_GPU_LANES 64
 #define AM_POOL_GPU_GROUPS 4
-#define AM_POOL_GPU_MAX_LANES 1024
-#define AM_POOL_GPU_THREADS 65536
+#define AM_POOL_GPU_SLICE 256
+#define AM_POOL_GPU_MIN_SLICE 64
+/* The kernel cuts slices of whole multiples of this many entries. */
+#define AM_POOL_SLICE_GRAIN 32
 
 static const attnmeta_pool pool_defaults = {
     .struct_size = sizeof(attnmeta_pool),
@@ -123,29 +127,71 @@ static attnmeta_status check_pool(attnmeta_context *ctx, const attnmeta_pool *op
   return check_overlaps(ctx, op, &counts, scope.wanted);
 }
 
-/* A group of lanes a request row, groups filling the block, a grid
- * covering the rows (bounded on the GPUs, one block on the CPU). The
- * kernel is correct for any shape; the launch configuration's block,
- * grid and lanes are honoured. */
-static am_launch_shape plan_launch(const attnmeta_context *ctx, const am_pool_params *p) {
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* The most entries a request's row may give one table row or kv_indices
+ * (the lengths are device data: kv_indices' rows are taken at their mean,
+ * the capacity over the requests). */
+static int64_t widest_row(const am_pool_params *p) {
+  int64_t w = 0;
+  if ((p->page_table || p->swa_page_table) && p->page_width > w) w = p->page_width;
+  if (p->token_table && p->token_width > w) w = p->token_width;
+  if (p->kv_indices && p->num_reqs > 0 && ceil_div(p->capacity, p->num_reqs) > w)
+    w = ceil_div(p->capacity, p->num_reqs);
+  return w;
+}
+
+/* Slices a request row (row_chunks): a forced grid of more blocks than the
+ * requests fill gives the spare blocks slices; else one on the CPU, and on
+ * the GPUs slices of AM_POOL_GPU_SLICE entries, more where the items would
+ * leave processors idle. At most one a AM_POOL_SLICE_GRAIN entries of the
+ * widest row, and B x C <= 2^31. */
+static int64_t plan_chunks(const attnmeta_context *ctx, int is_cpu, int64_t forced_grid,
+                           int64_t groups, const am_pool_params *p) {
+  const int64_t reqs = p->num_reqs, widest = widest_row(p);
+  int64_t c;
+  if (reqs < 1) return 1;
+  if (forced_grid > 0) {
+    c = ceil_div(forced_grid * groups, reqs);
+  } else if (is_cpu) {
+    c = 1;
+  } else {
+    const int64_t fill = (int64_t)ctx->processors * groups;
+    c = ceil_div(widest, AM_POOL_GPU_SLICE);
+    if (reqs * c < fill)
+      c = min64(ceil_div(widest, AM_POOL_GPU_MIN_SLICE), ceil_div(fill, reqs));
+  }
+  c = min64(c, max64(ceil_div(widest, AM_POOL_SLICE_GRAIN), 1));
+  c = min64(c, AM_MAX_GRID_THREADS / reqs);
+  return c > 1 ? c : 1;
+}
+
+/* A group of lanes a work item, groups filling the block, a grid covering
+ * the items (bounded on the GPUs, one block on the CPU). The kernel is
+ * correct for any shape and any row_chunks; the launch configuration's
+ * block, grid and lanes are honoured. */
+static am_launch_shape plan_launch(const attnmeta_context *ctx, am_pool_params *p) {
   const attnmeta_launch_config *cfg = &ctx->config;
   const int is_cpu = ctx->kind == ATTNMETA_BACKEND_CPU;
   am_launch_shape shape;
-  int64_t lanes, block;
+  int64_t lanes, block, chunks, grid;
   memset(&shape, 0, sizeof shape);
   if (cfg->block > 0) block = cfg->block;
   else block = is_cpu ? 1 : AM_POOL_GPU_LANES * AM_POOL_GPU_GROUPS;
   lanes = cfg->lanes > 0 ? cfg->lanes : (is_cpu ? 1 : AM_POOL_GPU_LANES);
-  if (!is_cpu && cfg->block <= 0 && cfg->lanes <= 0) {
-    while (lanes < AM_POOL_GPU_MAX_LANES && lanes * p->num_reqs < AM_POOL_GPU_THREADS) lanes *= 2;
-    if (lanes > block) block = lanes;
-  }
   lanes = lanes < block ? lanes : block;
   shape.lanes = lanes;
   shape.groups = block / lanes;
   shape.shared_bytes = 0;
+  /* a forced grid, as bounded, decides the slices */
+  grid = am_op_grid(ctx, is_cpu, cfg->grid, shape.lanes * shape.groups, shape.groups,
+                    p->num_reqs);
+  chunks = plan_chunks(ctx, is_cpu, cfg->grid > 0 ? grid : 0, shape.groups, p);
+  p->row_chunks = (int32_t)chunks;
   shape.grid = am_op_grid(ctx, is_cpu, cfg->grid, shape.lanes * shape.groups, shape.groups,
-                          p->num_reqs);
+                          p->num_reqs * chunks);
   return shape;
 }
 
