@@ -21,6 +21,8 @@
 #             Triton re-implementations) and `attnmeta pool`'s decode step
 #   dsv41     `attnmeta bench`'s DeepSeek-V4.1 step cases (every product of
 #             the step in one launch) next to the DSV4 step cases
+#   sanitize  compute-sanitizer over the Criterion tests of ATTNMETA_SANITIZE_FILTER
+#             (default the pool suites): memcheck, racecheck and synccheck
 #   floor     bench/floor_bench.sh: the floor kernels of the part-1 and DSV4
 #             steps and `attnmeta bench` over the same cases, side by side
 #
@@ -122,6 +124,17 @@ dsv41() {
     --case dsv4_128x1 --json "$out/dsv41_bench.json"
 }
 
+sanitize() {
+  local tool
+  for tool in memcheck racecheck synccheck; do
+    ATTNMETA_TEST_BACKENDS=cuda ATTNMETA_TEST_REQUIRE_BACKENDS=cuda compute-sanitizer \
+      --tool "$tool" --error-exitcode 1 --require-cuda-init=no --target-processes all "$build/tests/attnmeta_tests" -j1 \
+      --filter "${ATTNMETA_SANITIZE_FILTER:-pool*/*}" >"$out/sanitize-$tool.log" 2>&1 ||
+      { tail -n 20 "$out/sanitize-$tool.log"; return 1; }
+    echo "$tool: $(grep -E 'ERROR SUMMARY|Tested:' "$out/sanitize-$tool.log" | tr '\n' ' ')"
+  done
+}
+
 wanted() { [[ " ${ATTNMETA_EXTRAS:-build fused readme standin ab} " == *" $1 "* ]]; }
 
 step build 300 build_tree
@@ -131,6 +144,7 @@ wanted standin && step standin 120 standin
 wanted cuda && step cuda 200 cuda
 wanted python && step python 180 bash python/run_gpu_tests.sh "$build" "$out"
 wanted sglang && step sglang 150 sglang
+wanted sanitize && step sanitize 240 sanitize
 wanted dsv41 && step dsv41 120 dsv41
 wanted floor && step floor 300 bash bench/floor_bench.sh "$out/floor" "$build"
 if [ -n "$old" ] && wanted ab; then
