@@ -144,7 +144,10 @@ AM_DEVICE int64_t am_pool_row_entries(const am_pool_params *p, int64_t n, int64_
   return n;
 }
 
+#include "am_pool_draft_kernel.h"
+
 AM_DEVICE void am_pool_body(const am_pool_params *p, am_thread t) {
+  if (p->draft_steps > 0) { am_pool_draft_body(p, t); return; } /* built alone */
   const uint32_t groups = t.groups * t.grid_dim;
   const uint32_t num_reqs = (uint32_t)p->num_reqs;
   const int scan = p->kv_indptr_out || p->topk_indptr || p->query_lens || p->query_indptr_out;
