@@ -7,10 +7,18 @@
 #define F_ROW 1024
 #define F_SCAN 2048
 
+/* The low 32 bits of a + b: the sum wraps modulo 2^32 on purpose (clang's
+ * unsigned-overflow check) */
+#if defined(__clang__)
+__attribute__((no_sanitize("unsigned-integer-overflow")))
+#endif
+static int32_t low32_sum(int64_t a, int32_t b) {
+  return (int32_t)((uint32_t)(uint64_t)a + (uint32_t)b);
+}
+
 /* int32(lengths[b] + delta) on the low 32 bits, wrapping. */
 static int64_t length_of(const amr_draft_input *in, int32_t b, int32_t *flags) {
-  const uint32_t sum = (uint32_t)(uint64_t)in->lengths[b] + (uint32_t)in->length_delta;
-  const int32_t len = (int32_t)sum;
+  const int32_t len = low32_sum(in->lengths[b], in->length_delta);
   if (len < 0) {
     *flags |= F_NEGATIVE;
     return 0;
