@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "am_pool_kernel.h" /* the kernel body, for the emulated GPU launches */
+#include "am_pool_translate.h"
 #include "attnmeta/attnmeta.h"
 #include "harness.h"
 #include "op_inputs.h"
@@ -117,6 +119,61 @@ static void run_one(attnmeta_context *ctx, const char *label, const draft_case *
   free(got_p);
 }
 
+/* GPU launches emulated on the host, every thread in turn: lanes x groups
+ * threads a block, several blocks (the CPU backend runs one thread a
+ * block, whatever the configuration). */
+static const struct {
+  uint32_t lanes, groups, grid;
+} emulated[] = {{8, 4, 3}, {3, 5, 2}, {32, 1, 1}, {1, 7, 4}, {64, 2, 5}};
+
+static void run_emulated(const draft_case *c) {
+  const amr_draft_input *in = &c->in;
+  const int64_t ni = indices_elems(in), np = indptr_elems(in);
+  size_t e;
+  for (e = 0; e < sizeof emulated / sizeof emulated[0]; e++) {
+    int32_t *ref_i, *ref_p, *got_i = poisoned(ni), *got_p = poisoned(np), err = 0;
+    const int32_t ref_flags = draft_reference(c, &ref_i, &ref_p);
+    char label[160];
+    attnmeta_pool op;
+    am_pool_params p;
+    uint32_t block, t;
+    int reports;
+    amt_pool_table(&op, in->req_to_token, in->pool_rows, in->pool_cols, in->pool_stride);
+    amt_pool_reqs(&op, in->req_pool_indices, in->lengths, in->num_reqs);
+    op.page_size = in->page_size;
+    op.length_delta = in->length_delta;
+    op.draft_steps = in->steps;
+    op.draft_topk = in->topk;
+    op.draft_positions = in->positions;
+    if (c->want & DRAFT_WANT_INDICES) {
+      op.draft_kv_indices = got_i + GUARD;
+      op.draft_kv_indices_width = in->width;
+      op.draft_kv_indices_stride = in->indices_stride;
+    }
+    if (c->want & DRAFT_WANT_INDPTR) {
+      op.draft_kv_indptr = got_p + GUARD;
+      op.draft_kv_indptr_stride = in->indptr_stride;
+    }
+    op.error_word = &err;
+    p = am_pool_params_of(&op);
+    for (block = 0; block < emulated[e].grid; ++block)
+      for (t = 0; t < emulated[e].lanes * emulated[e].groups; ++t)
+        am_pool_body(&p, am_make_thread(block, emulated[e].grid, t % emulated[e].lanes,
+                                        emulated[e].lanes, t / emulated[e].lanes,
+                                        emulated[e].groups));
+    snprintf(label, sizeof label, "%s emulated lanes=%u groups=%u grid=%u", c->name,
+             emulated[e].lanes, emulated[e].groups, emulated[e].grid);
+    reports = compare(got_i, ref_i, ni, label, "draft_kv_indices", 0);
+    compare(got_p, ref_p, np, label, "draft_kv_indptr", reports);
+    cr_expect(err == ref_flags, "%s: error word 0x%x, reference 0x%x", label, (unsigned)err,
+              (unsigned)ref_flags);
+    free(ref_i);
+    free(ref_p);
+    free(got_i);
+    free(got_p);
+  }
+}
+
 int32_t draft_run_everywhere(const draft_case *c) {
   attnmeta_backend kinds[AMT_MAX_BACKENDS];
   const int nk = amt_test_backends(kinds);
@@ -127,6 +184,7 @@ int32_t draft_run_everywhere(const draft_case *c) {
   int k, ran = 0;
   free(ref_i);
   free(ref_p);
+  run_emulated(c);
   for (k = 0; k < nk; k++) {
     attnmeta_context *ctx = amt_open_or_null(kinds[k]);
     const amt_launch *sweep;
