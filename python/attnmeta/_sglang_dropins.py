@@ -340,6 +340,10 @@ def _generate_draft_decode_kv_indices(
                                ("num_tokens_upper", num_tokens_upper, tokens)):
         if int(value) < least:  # SGLang's kernel would read only part of its rows
             raise ValueError("%s (%d) is below the %d it bounds" % (name, int(value), least))
+    rows, row_stride = table(req_to_token, "req_to_token")[2::2]
+    if rows > 1 and int(pool_len) != row_stride:
+        raise ValueError("pool_len (%d) is not req_to_token's row stride (%d)"
+                         % (int(pool_len), row_stride))
     call = _Call(b, req_to_token, pool_len)
     call.op.req_pool_indices = call.vector(req_pool_indices, "req_pool_indices", I64, b)
     call.op.lengths = call.vector(paged_kernel_lens, "paged_kernel_lens", I64, b)

@@ -183,6 +183,10 @@ def test_dropin_refusals():
     with pytest.raises(ValueError, match="kv_indices_stride"):
         generate_draft_decode_kv_indices[(2, 2, 2)](*args)
     args = _args(pool)
+    args[6] = 15
+    with pytest.raises(ValueError, match="pool_len"):
+        generate_draft_decode_kv_indices[(2, 2, 2)](*args)
+    args = _args(pool)
     args[9] = 1
     with pytest.raises(ValueError, match="bs_upper"):
         generate_draft_decode_kv_indices[(2, 2, 2)](*args)
