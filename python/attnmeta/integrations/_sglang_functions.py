@@ -10,6 +10,7 @@ drop-in refuses the arguments before writing anything."""
 from typing import Any, Callable, Dict, NamedTuple, Optional, Tuple
 
 from .. import _sglang_dropins as dropins
+from .. import _sglang_graph_dropins as graph_dropins
 from ._sglang_handle import PACKAGE, SglangPatch
 from ._vllm_handle import params, rebind_everywhere, wraps
 
@@ -28,6 +29,8 @@ class FunctionTarget(NamedTuple):
 FA3_MODULES = ("sglang.kernels.ops.attention.metadata",
                "sglang.srt.layers.attention.flashattention_backend")
 DSA_MODULES = ("sglang.kernels.ops.attention.dsa_metadata",)
+TRTLLM_MLA_MODULES = ("sglang.kernels.ops.kvcache.trtllm_mla_graph_metadata",)
+TRTLLM_MHA_MODULES = ("sglang.kernels.ops.kvcache.trtllm_mha_graph_metadata",)
 
 FUNCTION_TARGETS = {
     "fa3_decode_metadata": FunctionTarget("normal_decode_set_metadata", FA3_MODULES, (
@@ -63,6 +66,35 @@ FUNCTION_TARGETS = {
     )),
 }  # type: Dict[str, FunctionTarget]
 
+# The TRT-LLM backends' fused CUDA-graph updates (keyword-only functions).
+_MHA_ARGS = ("req_pool_indices", "seq_lens", "req_to_token", "cache_seqlens", "cu_seqlens_k",
+             "page_table", "bs", "seqlen_offset", "max_seq_pages", "page_size", "swa_mapping",
+             "swa_page_table", "out_cache_loc", "swa_out_cache_loc", "cu_seqlens_q", "qlens",
+             "q_stride", "q_mode")
+FUNCTION_TARGETS.update({
+    "trtllm_mla_graph_metadata": FunctionTarget(
+        "update_trtllm_mla_graph_metadata", TRTLLM_MLA_MODULES, (
+            Form(("req_pool_indices", "seq_lens", "req_to_token", "block_kv_indices", "bs",
+                  "seqlen_offset", "page_size", "seq_lens_k"),
+                 graph_dropins.update_trtllm_mla_graph_metadata),
+        )),
+    "trtllm_mha_graph_metadata": FunctionTarget(
+        "update_trtllm_mha_graph_metadata", TRTLLM_MHA_MODULES, (
+            Form(_MHA_ARGS + ("skip_page_table",), graph_dropins.update_trtllm_mha_graph_metadata),
+            Form(_MHA_ARGS, graph_dropins.update_trtllm_mha_graph_metadata_full_width),
+        )),
+    # FA3's draft-extend: its per-request page table with cu_seqlens_q =
+    # cumsum(extend_seq_lens) is no product of one pool launch (NOT_BUILT)
+    "fa3_draft_extend_metadata": FunctionTarget("draft_extend_set_metadata", FA3_MODULES, ()),
+})
+
+# Targets left to SGLang, and why (docs/integration-sglang.md, "What stays SGLang's").
+NOT_BUILT = {
+    "fa3_draft_extend_metadata": "draft_extend_set_metadata is left to SGLang: its cu_seqlens_q "
+    "(cumsum(extend_seq_lens)) with a page table of one row per request, and swa_out_cache_loc, "
+    "are no products of the pool operation",
+}  # type: Dict[str, str]
+
 
 def _form(target: FunctionTarget, fn: Any) -> Optional[Form]:
     have = params(fn)
@@ -88,6 +120,9 @@ def _routed(original: Callable[..., Any], dropin: Callable[..., None], patch: Sg
 
 
 def route_function(patch: SglangPatch, label: str) -> None:
+    if label in NOT_BUILT:
+        patch.skipped[label] = NOT_BUILT[label]
+        return
     target = FUNCTION_TARGETS[label]
     original = patch.find(label, target.modules, target.function)
     if original is None:

@@ -31,6 +31,14 @@ same buffers (so CUDA graphs keep their addresses):
     the DSA lengths, their clips and prefix sums and the two page tables
     (plain functions: a wrapper makes the drop-in's one launch, or calls
     SGLang's function when the drop-in refuses the arguments).
+``trtllm_mla_graph_metadata``, ``trtllm_mha_graph_metadata``
+    ``update_trtllm_mla_graph_metadata`` and ``update_trtllm_mha_graph_metadata``,
+    the TRT-LLM backends' fused CUDA-graph updates (lengths, cumulative
+    lengths, page tables); the MHA update's ``swa_out_cache_loc`` and
+    ``q_mode`` 1/2 forms call SGLang's function;
+``fa3_draft_extend_metadata``
+    FA3's ``draft_extend_set_metadata``, left to SGLang (``handle.skipped``
+    says why).
 
 Each kernel is found in its defining module
 (``sglang.kernels.ops.kvcache.kv_indices``, or
