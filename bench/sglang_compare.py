@@ -12,7 +12,11 @@ process, on the same inputs (contract sections 10, 12, 13):
   dsa          DSA's decode metadata (lengths, their top-k clip and prefix
                sums, page_table_1 or not, the real page table): the fused
                kernel re-implemented, and SGLang's torch path (the one ROCm
-               takes), against attnmeta.fused_dsa_decode_metadata.
+               takes), against attnmeta.fused_dsa_decode_metadata;
+  draft        EAGLE's multi-step draft decode lists (section 14; 5 steps,
+               top-k 1 and 4, pages of 1 and 64): SGLang's kernel
+               re-implemented against attnmeta.generate_draft_decode_kv_indices
+               (not in the default builds: --builds draft).
 
 Cases: bs in {1, 8, 64, 256} requests of ctx/2 to ctx tokens, ctx in
 {4096, 32768}, page sizes 1 and 64 (FA3), 64 (DSA, top-k 2048). Inputs
@@ -24,7 +28,7 @@ median), host us to issue a build eagerly, and GPU operations per build
 (torch.profiler).
 
 Usage: python3 bench/sglang_compare.py [--json FILE] [--quick] [--library PATH]
-           [--builds flashinfer,fa3,dsa] [--bs 1,8] [--ctx 4096]
+           [--builds flashinfer,fa3,dsa,draft] [--bs 1,8] [--ctx 4096]
 """
 
 import argparse
@@ -136,6 +140,36 @@ def dsa_case(torch, am, tr, bs, ctx, ps, with_table_1):
     return impls
 
 
+def draft_case(torch, am, tr, bs, ctx, topk, ps, steps=5):
+    gen = torch.Generator().manual_seed(bs * 43 + ctx + topk + ps)
+    # room for every branch's draft pages past the longest row
+    r2t = torch.randint(0, 1 << 22, (bs + 1, ctx + topk * (steps + 2 * ps) + 8), generator=gen,
+                        dtype=torch.int32)
+    r2t[0] = 0
+    rpi = (torch.randperm(bs, generator=gen).to(torch.int64) + 1).cuda()
+    seq = torch.randint(ctx // 2, ctx + 1, (bs,), generator=gen, dtype=torch.int64).cuda()
+    r2t = r2t.cuda()
+    pos = seq.repeat_interleave(topk)
+    width = topk * int(seq.sum()) + steps * bs * topk
+    lists = [torch.full((steps, width), STALE, dtype=torch.int32, device="cuda") for _ in range(2)]
+    ptrs = [torch.zeros((steps, bs * topk + 1), dtype=torch.int32, device="cuda") for _ in range(2)]
+
+    def np2(n):
+        return 1 << (int(n) - 1).bit_length() if n > 1 else 1
+
+    impls = dict(
+        attnmeta=lambda i: am.generate_draft_decode_kv_indices[(steps, bs, topk)](
+            rpi, r2t, seq, lists[0], ptrs[0], pos, r2t.stride(0), width, ptrs[0].shape[1],
+            np2(bs), np2(steps), np2(bs * topk), ps),
+        triton=lambda i: tr.draft_decode(rpi, r2t, seq, lists[1], ptrs[1], pos, steps, bs, topk,
+                                         ps))
+    impls["attnmeta"](0)
+    impls["triton"](0)
+    torch.cuda.synchronize()
+    check(torch, "draft", [("kv_indices", lists[0], lists[1]), ("kv_indptr", ptrs[0], ptrs[1])])
+    return impls
+
+
 def measure(torch, impls, args):
     out = {}
     for name, step in impls.items():
@@ -177,6 +211,11 @@ def main():
                 for t1 in (True, False):
                     cases.append(("dsa", dict(page_size=64, page_table_1=t1),
                                   lambda t1=t1: dsa_case(torch, am, tr, bs, ctx, 64, t1)))
+            if "draft" in builds:
+                for topk, ps in ((1, 1), (4, 1), (4, 64)):
+                    cases.append(("draft", dict(topk=topk, page_size=ps, steps=5),
+                                  lambda topk=topk, ps=ps: draft_case(torch, am, tr, bs, ctx,
+                                                                      topk, ps)))
             for build, extra, make in cases:
                 row = dict(build=build, bs=bs, ctx=ctx, **extra)
                 try:

@@ -14,7 +14,12 @@ design, the baselines of bench/sglang_compare.py:
   dsa_decode      DSA's fused decode metadata (fused_dsa_decode_metadata):
                   the same split, with the lengths clipped to the top-k and
                   their prefix sum, page_table_1 and the real page table
-                  (1 launch).
+                  (1 launch);
+  draft_decode    EAGLE's multi-step draft decode lists
+                  (generate_draft_decode_kv_indices, contract section 14):
+                  a program per (step, request, branch) copying its list in
+                  blocks and writing its kv_indptr entry from the positions
+                  before it (1 launch).
 
 No bounds are checked, as in SGLang: the benchmark's inputs are in bounds.
 Imported only where Triton is installed.
@@ -126,3 +131,44 @@ def dsa_decode_unfused(torch, seq_lens, rpi, r2t, cache, cu, page_table_1, dsa_l
     if page_table_1 is not None:
         page_table_1[:bs, :max_len] = rows
     real[:bs, :rows[:, ::ps].shape[1]] = rows[:, ::ps] // ps
+
+
+@triton.jit
+def _draft_decode(rpi_ptr, r2t_ptr, r2t_stride, len_ptr, out_ptr, out_stride, ip_ptr, ip_stride,
+                  pos_ptr, PS: tl.constexpr, REQS_P2: tl.constexpr, STEPS_P2: tl.constexpr,
+                  TOKENS_P2: tl.constexpr, BLOCK: tl.constexpr):
+    step, b, k = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    steps, topk = tl.num_programs(0), tl.num_programs(2)
+    m = step + 1  # draft slots of this step
+    reqs = tl.arange(0, REQS_P2)
+    before = tl.sum(tl.load(len_ptr + reqs, mask=reqs < b, other=0))
+    n = tl.load(len_ptr + b)
+    row = r2t_ptr + tl.load(rpi_ptr + b) * r2t_stride
+    dst = out_ptr + step * out_stride + before * topk + b * m * topk + k * (n + m)
+    for start in range(0, n.to(tl.int32), BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        live = cols < n
+        tl.store(dst + cols, tl.load(row + cols, mask=live, other=0), mask=live)
+    if PS == 1:
+        first = n + k * steps
+    else:  # each branch's own pages from the partial page's start
+        partial = n % PS
+        paged = n - partial + k * ((partial + steps + PS - 1) // PS) * PS + partial
+        first = tl.where(topk == 1, n + k * steps, paged)
+    j = tl.arange(0, STEPS_P2)
+    tl.store(dst + n + j, tl.load(row + first + j, mask=j < m, other=0), mask=j < m)
+    e = b * topk + k + 1  # this program's kv_indptr entry
+    tokens = tl.arange(0, TOKENS_P2)
+    before_e = tl.sum(tl.load(pos_ptr + tokens, mask=tokens < e, other=0))
+    tl.store(ip_ptr + step * ip_stride + e, (before_e + e * m).to(tl.int32))
+    if (b == 0) & (k == 0):
+        tl.store(ip_ptr + step * ip_stride, 0)
+
+
+def draft_decode(rpi, r2t, seq_lens, kv_indices, kv_indptr, positions, steps, bs, topk, ps):
+    """EAGLE's draft decode lists for every step in one launch."""
+    _draft_decode[(steps, bs, topk)](
+        rpi, r2t, r2t.stride(0), seq_lens, kv_indices, kv_indices.stride(0), kv_indptr,
+        kv_indptr.stride(0), positions, PS=ps, REQS_P2=triton.next_power_of_2(bs),
+        STEPS_P2=triton.next_power_of_2(steps), TOKENS_P2=triton.next_power_of_2(bs * topk),
+        BLOCK=128)

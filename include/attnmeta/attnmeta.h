@@ -433,6 +433,18 @@ typedef struct attnmeta_pool {
   int32_t *query_indptr_out;        /* [B + 1] 0, then the prefix sums of q_b */
   int32_t num_rows;                 /* T >= 0 when query_lens is given */
   int32_t reserved3;                /* padding, ignored */
+  /* EAGLE's multi-step draft decode (docs/contract.md section 14; SGLang's
+   * generate_draft_decode_kv_indices): for each step i < S, branch k < K of
+   * request b: its L tokens, then i + 1 draft slots; built alone (no other
+   * output with draft_steps >= 1); lengths as above, kv_start_idx unused */
+  int32_t draft_steps;              /* S in [0, 1024]; 0: no draft lists */
+  int32_t draft_topk;               /* K in [1, 1024] with draft_steps */
+  const int64_t *draft_positions;   /* [B * K] (read as int32; < 0 = 0): draft_kv_indptr's */
+  int32_t *draft_kv_indices;        /* [S][draft_kv_indices_stride]: each step's slot list */
+  int64_t draft_kv_indices_width;   /* W >= 0: entries of a step row that may be written */
+  int64_t draft_kv_indices_stride;  /* >= W */
+  int32_t *draft_kv_indptr;         /* [S][draft_kv_indptr_stride]: B * K + 1 entries a step */
+  int64_t draft_kv_indptr_stride;   /* >= B * K + 1 */
 } attnmeta_pool;
 
 /* ---- version ---- */

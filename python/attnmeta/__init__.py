@@ -65,6 +65,7 @@ from ._sglang_dropins import (
     fused_dsa_decode_metadata,
     fused_dsa_draft_extend_metadata,
     fused_dsa_target_verify_metadata,
+    generate_draft_decode_kv_indices,
     normal_decode_set_metadata,
 )
 from ._step import (
@@ -109,6 +110,7 @@ __all__ = [
     "fused_dsa_decode_metadata",
     "fused_dsa_draft_extend_metadata",
     "fused_dsa_target_verify_metadata",
+    "generate_draft_decode_kv_indices",
     "get_compressed_slot_mapping",
     "get_pcp_compressed_slot_mapping",
     "get_context",

@@ -165,6 +165,14 @@ POOL_FIELDS = [
     ("query_indptr_out", "int32_t *", "OUT", ("R1",), ("POOL_LENS",)),
     ("num_rows", "int32_t", "PARAM", None, ()),
     ("reserved3", "int32_t", "PARAM", None, ()),
+    ("draft_steps", "int32_t", "PARAM", None, ("POOL_DRAFT",)),
+    ("draft_topk", "int32_t", "PARAM", None, ("POOL_DRAFT",)),
+    ("draft_positions", "const int64_t *", "IN", ("DK",), ("POOL_DRAFT",)),
+    ("draft_kv_indices", "int32_t *", "OUT", ("S", "draft_kv_indices_width", "draft_kv_indices_stride"), ("POOL_DRAFT",)),
+    ("draft_kv_indices_width", "int64_t", "PARAM", None, ("POOL_DRAFT",)),
+    ("draft_kv_indices_stride", "int64_t", "PARAM", None, ("POOL_DRAFT",)),
+    ("draft_kv_indptr", "int32_t *", "OUT", ("DP",), ("POOL_DRAFT",)),
+    ("draft_kv_indptr_stride", "int64_t", "PARAM", None, ("POOL_DRAFT",)),
 ]
 
 # The DeepSeek-V3.2/V4 products (contract sections 5, 7, 8).

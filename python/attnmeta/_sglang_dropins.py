@@ -14,6 +14,10 @@ int64, one more device operation each. Bad data has attnmeta's defined
 answers (-1 entries for pool rows and columns outside the pool) instead of
 SGLang's out-of-bounds reads.
 
+``generate_draft_decode_kv_indices`` (EAGLE's multi-step draft decode
+lists, docs/contract.md section 14) takes SGLang's whole grid
+``(steps, bs, topk)``.
+
 The plain functions of contract sections 12 and 13
 (``normal_decode_set_metadata``, ``fused_dsa_decode_metadata``,
 ``fused_dsa_target_verify_metadata``, ``fused_dsa_draft_extend_metadata``) take SGLang's keyword signatures and
@@ -39,6 +43,7 @@ __all__ = [
     "fused_dsa_decode_metadata",
     "fused_dsa_draft_extend_metadata",
     "fused_dsa_target_verify_metadata",
+    "generate_draft_decode_kv_indices",
     "normal_decode_set_metadata",
     "normal_decode_set_metadata_strided",
 ]
@@ -258,9 +263,113 @@ def _create_kv_indptr_and_indices(
     call.run()
 
 
+class _GridSubscripted(_Subscripted):
+    """``fn[grid](...)``: runs ``fn(grid, ...)`` with the whole grid, a tuple
+    of ints (SGLang's ``(steps, bs, topk)``)."""
+
+    __slots__ = ()
+
+    def __getitem__(self, grid: Any) -> Callable[..., None]:
+        if callable(grid) or not isinstance(grid, (tuple, list)):
+            raise TypeError("%s: give the grid as a tuple (steps, bs, topk)" % self.__name__)
+        dims = tuple(int32(g, "grid[%d]" % i) for i, g in enumerate(grid))
+        if any(d < 0 for d in dims):
+            raise ValueError("grid %r has a negative dimension" % (dims,))
+
+        def launch(*args: Any, **kw: Any) -> None:
+            self._fn(dims, *args, **kw)
+
+        return launch
+
+
+def _draft_table(call: _Call, buf: Buffer, name: str, stride: Any, rows: int,
+                 least_cols: int) -> Tuple[int, int, int]:
+    """(pointer, columns, row stride) of a [>= rows][>= least_cols] int32 output."""
+    if _dtype_name(buf) == "int64":
+        raise NotImplementedError("int64 %s (SGLang's ENTRY_PAGE_SIZE > 1 path) is not built "
+                                  "yet: give an int32 buffer" % name)
+    ptr, d, n_rows, cols, row_stride = table(buf, name, out=True)
+    call._check_dev(d, name)
+    if n_rows > 1 and int(stride) != row_stride:
+        raise ValueError("%s_stride (%d) is not %s's row stride (%d)"
+                         % (name, int(stride), name, row_stride))
+    if n_rows < rows:
+        raise ValueError("%s has %d rows, fewer than the %d steps" % (name, n_rows, rows))
+    if cols < least_cols:
+        raise ValueError("%s has %d columns, fewer than the %d needed" % (name, cols, least_cols))
+    call.keep.append(buf)
+    return ptr, cols, row_stride
+
+
+def _generate_draft_decode_kv_indices(
+    grid: Tuple[int, ...],
+    req_pool_indices: Buffer,
+    req_to_token: Buffer,
+    paged_kernel_lens: Buffer,
+    kv_indices: Buffer,
+    kv_indptr: Buffer,
+    positions: Buffer,
+    pool_len: int,
+    kv_indices_stride: int,
+    kv_indptr_stride: int,
+    bs_upper: int,
+    iter_upper: int,
+    num_tokens_upper: int,
+    page_size: int,
+    ENTRY_PAGE_SIZE: int = 1,
+) -> None:
+    """SGLang's EAGLE draft decode lists for ``grid = (steps, bs, topk)``:
+    for step ``i``, request ``b < bs`` and branch ``k < topk``, row
+    ``kv_indices[i]`` gets the request's ``paged_kernel_lens[b]`` tokens and
+    ``i + 1`` draft slots (pages of ``page_size``) at SGLang's offsets, and
+    ``kv_indptr[i][e] = sum(positions[:e]) + e * (i + 1)`` for ``e <=
+    bs * topk`` (``kv_indptr[i][0] = 0``). One launch; lists past
+    ``kv_indices``' width are dropped."""
+    if len(grid) != 3:
+        raise ValueError("grid %r: SGLang launches (steps, bs, topk)" % (grid,))
+    if int(ENTRY_PAGE_SIZE) != 1:
+        raise NotImplementedError("ENTRY_PAGE_SIZE = %s: only 1 is built yet" % ENTRY_PAGE_SIZE)
+    steps, b, topk = grid
+    if steps == 0 or b == 0 or topk == 0:
+        return  # SGLang's kernel runs no program
+    tokens = b * topk
+    ps = int32(page_size, "page_size")
+    if ps < 1:
+        raise ValueError("page_size (%d) must be >= 1" % ps)
+    for name, value, least in (("bs_upper", bs_upper, b), ("iter_upper", iter_upper, steps),
+                               ("num_tokens_upper", num_tokens_upper, tokens)):
+        if int(value) < least:  # SGLang's kernel would read only part of its rows
+            raise ValueError("%s (%d) is below the %d it bounds" % (name, int(value), least))
+    rows, row_stride = table(req_to_token, "req_to_token")[2::2]
+    if rows > 1 and int(pool_len) != row_stride:
+        raise ValueError("pool_len (%d) is not req_to_token's row stride (%d)"
+                         % (int(pool_len), row_stride))
+    call = _Call(b, req_to_token, pool_len)
+    call.op.req_pool_indices = call.vector(req_pool_indices, "req_pool_indices", I64, b)
+    call.op.lengths = call.vector(paged_kernel_lens, "paged_kernel_lens", I64, b)
+    call.op.draft_positions = call.vector(positions, "positions", I64, tokens)
+    call.op.page_size = ps
+    call.op.draft_steps = steps
+    call.op.draft_topk = topk
+    ptr, cols, stride = _draft_table(call, kv_indices, "kv_indices", kv_indices_stride, steps, 0)
+    call.op.draft_kv_indices = ptr or None
+    call.op.draft_kv_indices_width = cols
+    call.op.draft_kv_indices_stride = stride
+    ptr, cols, stride = _draft_table(call, kv_indptr, "kv_indptr", kv_indptr_stride, steps,
+                                     tokens + 1)
+    call.op.draft_kv_indptr = ptr
+    call.op.draft_kv_indptr_stride = stride
+    ctx = context_for(call.dev, None, "req_to_token")
+    status = _lib.build_pool_indices(ctx._handle, ctypes.addressof(call.op),
+                                     stream_handle(None, call.dev))
+    if status:
+        raise ctx.error(status, "attnmeta_build_pool_indices")
+
+
 create_flashinfer_kv_indices_triton = _Subscripted(_create_flashinfer_kv_indices_triton)
 create_flashmla_kv_indices_triton = _Subscripted(_create_flashmla_kv_indices_triton)
 create_kv_indptr_and_indices = _Subscripted(_create_kv_indptr_and_indices)
+generate_draft_decode_kv_indices = _GridSubscripted(_generate_draft_decode_kv_indices)
 
 
 # ---- plain functions (contract sections 12 and 13): SGLang's keyword

@@ -4,7 +4,8 @@ routes, written from reading SGLang's code: the kernels' defining module
 (sglang.kernels.ops.kvcache.kv_indices) with their names and parameters,
 the re-export in sglang.srt.layers.attention.utils, and backends that
 import the names at import time (from either module) and launch them
-inline as ``kernel[grid](...)`` after their torch cumulative sums.
+inline as ``kernel[grid](...)`` after their torch cumulative sums; EAGLE's
+draft decode kernel in sglang_standin_draft.py.
 
 The kernels are NumPy functions behind vllm_standin.Kernel objects, which
 count their launches in vllm_standin.LAUNCHES (by kernel name, torch
@@ -19,6 +20,7 @@ import sys
 
 import numpy as np
 
+import sglang_standin_draft
 import vllm_standin
 from vllm_standin import cdiv
 
@@ -29,6 +31,7 @@ TRITON = "sglang.srt.layers.attention.triton_backend"
 FLASHMLA = "sglang.srt.layers.attention.flashmla_backend"
 FORWARD_BATCH = "sglang.srt.model_executor.forward_batch_info"
 MODULES = [KV_INDICES, UTILS, FLASHINFER, TRITON, FLASHMLA, FORWARD_BATCH]
+MODULES += sglang_standin_draft.MODULES  # EAGLE's draft decode kernel and its re-export
 
 SLOT_LIST_ARGS = ["req_to_token_ptr", "req_pool_indices_ptr", "page_kernel_lens_ptr",
                   "kv_indptr", "kv_start_idx", "kv_indices_ptr", "req_to_token_ptr_stride",
@@ -207,6 +210,7 @@ def make_modules(xp, version="0.5.6.dev0", utils_defines=False):
     _fill_triton(modules[TRITON], xp)
     _fill_flashmla(modules[FLASHMLA])
     _fill_forward_batch(modules[FORWARD_BATCH])
+    sglang_standin_draft.fill(modules)
     return modules
 
 

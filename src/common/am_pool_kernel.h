@@ -332,7 +332,10 @@ AM_DEVICE void am_pool_item(const am_pool_params *p, am_thread t, uint32_t b, ui
   *flags_out |= flags;
 }
 
+#include "am_pool_draft_kernel.h"
+
 AM_DEVICE void am_pool_body(const am_pool_params *p, am_thread t) {
+  if (p->draft_steps > 0) { am_pool_draft_body(p, t); return; } /* built alone */
   AM_SHARED_ARRAY(int64_t, scan, 4 * AM_POOL_SCAN_SLOTS);
   const uint32_t num_reqs = (uint32_t)p->num_reqs;
   const uint32_t chunks = p->row_chunks > 1 ? (uint32_t)p->row_chunks : 1;

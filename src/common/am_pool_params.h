@@ -54,6 +54,15 @@ typedef struct am_pool_params {
   int32_t num_rows;                /* T */
   int32_t row_chunks;              /* C >= 1 work items a request, each a slice of its row
                                       (0 reads as 1); B x C <= 2^31 */
+  /* EAGLE's draft decode lists (am_pool_draft_kernel.h), built alone */
+  const int64_t *draft_positions;  /* [B * K], read as int32; NULL without draft_indptr */
+  int32_t *draft_indices;          /* [S][draft_indices_stride] or NULL */
+  int64_t draft_width;             /* W: entries of a step row that may be written */
+  int64_t draft_indices_stride;
+  int32_t *draft_indptr;           /* [S][draft_indptr_stride], B * K + 1 a step, or NULL */
+  int64_t draft_indptr_stride;
+  int32_t draft_steps;             /* S in [0, 1024]; 0: not built */
+  int32_t draft_topk;              /* K in [1, 1024] */
 } am_pool_params;
 
 #endif /* ATTNMETA_AM_POOL_PARAMS_H */

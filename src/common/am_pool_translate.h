@@ -54,6 +54,16 @@ static inline am_pool_params am_pool_params_of(const attnmeta_pool *op) {
   p.query_lens = op->query_lens;
   p.query_indptr_out = op->query_indptr_out;
   p.num_rows = op->query_lens ? op->num_rows : (int32_t)((int64_t)op->num_reqs * p.rows_per_req);
+  if (op->draft_steps > 0 && (op->draft_kv_indices || op->draft_kv_indptr)) {
+    p.draft_positions = op->draft_kv_indptr ? op->draft_positions : NULL;
+    p.draft_indices = op->draft_kv_indices;
+    p.draft_width = op->draft_kv_indices ? op->draft_kv_indices_width : 0;
+    p.draft_indices_stride = op->draft_kv_indices_stride;
+    p.draft_indptr = op->draft_kv_indptr;
+    p.draft_indptr_stride = op->draft_kv_indptr_stride;
+    p.draft_steps = op->draft_steps;
+    p.draft_topk = op->draft_topk;
+  }
   return p;
 }
 

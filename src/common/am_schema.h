@@ -80,7 +80,7 @@
 /* ---- the pool operation's products (SGLang's index buffers): the CSR
  * slot list, its prefix sum, the padded page table; the lengths, the
  * top-k lengths and their prefix sum, the token table, the SWA page
- * table ---- */
+ * table; EAGLE's draft decode lists, built alone ---- */
 #define AM_POOL_PRODUCTS(P, c)                                               \
   P(c, POOL_INDICES, b->kv_indices)                                          \
   P(c, POOL_INDPTR, b->kv_indptr_out)                                        \
@@ -88,7 +88,8 @@
   P(c, POOL_LENS, b->cache_seqlens || b->expanded_lens || b->query_indptr_out) \
   P(c, POOL_TOPK, b->topk_lens || b->topk_indptr)                            \
   P(c, POOL_TOKENS, b->token_table)                                          \
-  P(c, POOL_SWA_PAGES, b->swa_page_table)
+  P(c, POOL_SWA_PAGES, b->swa_page_table)                                    \
+  P(c, POOL_DRAFT, b->draft_kv_indices || b->draft_kv_indptr)
 
 #define AM_PRODUCT_BIT_(c, name, wanted) AM_PBIT_##name,
 enum am_product_bit {
@@ -336,7 +337,9 @@ _Static_assert(ATTNMETA_MAX_COMPRESSED_GROUPS == 4, "AM_EACH_GROUP names every g
 
 /* ---- attnmeta_pool (counts: R = num_reqs, R1 = R + 1, P = pool_rows,
  * C = kv_indices_capacity, T = num_rows with query_lens, else
- * R * max(rows_per_req, 1), T1 = T + 1) ---- */
+ * R * max(rows_per_req, 1), T1 = T + 1; the draft lists: S = draft_steps,
+ * DK = R * draft_topk, DP = (S - 1) * draft_kv_indptr_stride + DK + 1 for
+ * S >= 1, else 0: the span of the step rows of draft_kv_indptr) ---- */
 #define AM_POOL_FIELDS(X, c)                                                 \
   X(c, size_t, struct_size, PARAM, AM_NONE, 0, "the caller's sizeof")        \
   X(c, const int32_t *, req_to_token, IN, AM_TABLE(P, pool_cols, req_to_token_stride), \
@@ -386,7 +389,19 @@ _Static_assert(ATTNMETA_MAX_COMPRESSED_GROUPS == 4, "AM_EACH_GROUP names every g
     AM_P(POOL_SWA_PAGES), "optional; rows_per_req <= 1 with it")              \
   X(c, int32_t *, query_indptr_out, OUT, AM_ARRAY(R1), AM_P(POOL_LENS), "")  \
   X(c, int32_t, num_rows, PARAM, AM_NONE, 0, ">= 0")                         \
-  X(c, int32_t, reserved3, PARAM, AM_NONE, 0, "padding, ignored")
+  X(c, int32_t, reserved3, PARAM, AM_NONE, 0, "padding, ignored")             \
+  X(c, int32_t, draft_steps, PARAM, AM_NONE, AM_P(POOL_DRAFT), "0 to 1024")    \
+  X(c, int32_t, draft_topk, PARAM, AM_NONE, AM_P(POOL_DRAFT), "1 to 1024 with draft_steps") \
+  X(c, const int64_t *, draft_positions, IN, AM_ARRAY(DK), AM_P(POOL_DRAFT),   \
+    "optional; needed by draft_kv_indptr")                                    \
+  X(c, int32_t *, draft_kv_indices, OUT,                                       \
+    AM_TABLE(S, draft_kv_indices_width, draft_kv_indices_stride), AM_P(POOL_DRAFT), "") \
+  X(c, int64_t, draft_kv_indices_width, PARAM, AM_NONE, AM_P(POOL_DRAFT), ">= 0") \
+  X(c, int64_t, draft_kv_indices_stride, PARAM, AM_NONE, AM_P(POOL_DRAFT),     \
+    ">= draft_kv_indices_width")                                              \
+  X(c, int32_t *, draft_kv_indptr, OUT, AM_ARRAY(DP), AM_P(POOL_DRAFT),        \
+    "draft_steps rows of B * K + 1, draft_kv_indptr_stride apart")            \
+  X(c, int64_t, draft_kv_indptr_stride, PARAM, AM_NONE, AM_P(POOL_DRAFT), ">= B * K + 1")
 
 /* 1 for the roles that are device buffers. */
 #define AM_IS_BUFFER_IN 1

@@ -45,7 +45,7 @@ attnmeta_status attnmeta_pool_init_size(attnmeta_pool *op, size_t size) {
 /* The counts the pool's extents are made of (am_counts' and T1 = T + 1,
  * the rows of topk_indptr). */
 typedef struct pool_counts {
-  int64_t R, R1, T, C, P, ONE, T1;
+  int64_t R, R1, T, C, P, ONE, T1, S, DK, DP;
 } pool_counts;
 
 #define POOL_FLOOR_(c, type, member, role, extent, products, rule) AM_CHECK_FLOOR_##role(member, rule)
@@ -67,8 +67,8 @@ static attnmeta_status check_buffers(const am_check_scope *sc, const attnmeta_po
   if (!(sc->wanted & ~AM_P_ALWAYS))
     return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
                    "pool: no output given (kv_indices, kv_indptr_out, page_table, cache_seqlens, "
-                   "expanded_lens, query_indptr_out, topk_lens, topk_indptr, token_table or "
-                   "swa_page_table)");
+                   "expanded_lens, query_indptr_out, topk_lens, topk_indptr, token_table, "
+                   "swa_page_table, draft_kv_indices or draft_kv_indptr)");
   if (b->fill_to_width != 0 && b->fill_to_width != 1)
     return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "pool.fill_to_width (%d) must be 0 or 1",
                    b->fill_to_width);
@@ -113,14 +113,70 @@ static attnmeta_status check_overlaps(attnmeta_context *ctx, const attnmeta_pool
   return am_check_extents(ctx, list, count);
 }
 
+/* The draft lists' settings (docs/contract.md section 14), before their
+ * extents are counted: they are built alone, in their own launch shape. */
+#define POOL_DRAFT_MAX 1024
+#define POOL_DRAFT_MAX_WIDTH ((int64_t)1 << 40)
+static attnmeta_status check_draft(attnmeta_context *ctx, const attnmeta_pool *b) {
+  const unsigned others = am_pool_products(b) & ~(AM_P(POOL_DRAFT) | AM_P_ALWAYS);
+  const int64_t tokens = (int64_t)b->num_reqs * b->draft_topk;
+  if (b->draft_steps < 0 || b->draft_steps > POOL_DRAFT_MAX)
+    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "pool.draft_steps (%d) must be in [0, %d]",
+                   b->draft_steps, POOL_DRAFT_MAX);
+  if (!b->draft_kv_indices && !b->draft_kv_indptr) return ATTNMETA_OK;
+  if (b->draft_steps == 0)
+    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                   "pool.draft_kv_indices or pool.draft_kv_indptr is given with draft_steps 0: "
+                   "give draft_steps >= 1");
+  if (others)
+    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                   "pool: the draft lists (draft_kv_indices, draft_kv_indptr) are built alone, in "
+                   "their own launch; give the other outputs in another call");
+  if (b->draft_topk < 1 || b->draft_topk > POOL_DRAFT_MAX)
+    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "pool.draft_topk (%d) must be in [1, %d]",
+                   b->draft_topk, POOL_DRAFT_MAX);
+  if (b->kv_start_idx)
+    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                   "pool.kv_start_idx is not read by the draft lists (they read every row from "
+                   "column 0): give NULL");
+  if (tokens + 1 > INT32_MAX)
+    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                   "pool: num_reqs x draft_topk (%lld) draft tokens exceed INT32_MAX - 1",
+                   (long long)tokens);
+  if (b->draft_kv_indices && b->draft_kv_indices_width > POOL_DRAFT_MAX_WIDTH)
+    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                   "pool.draft_kv_indices_width (%lld) exceeds 2^40 entries",
+                   (long long)b->draft_kv_indices_width);
+  if (b->draft_kv_indptr) {
+    if (b->draft_kv_indptr_stride < tokens + 1)
+      return am_fail(ctx, ATTNMETA_ERR_STRIDE,
+                     "pool.draft_kv_indptr_stride (%lld) < num_reqs x draft_topk + 1 (%lld)",
+                     (long long)b->draft_kv_indptr_stride, (long long)tokens + 1);
+    if (b->draft_kv_indptr_stride > (INT64_MAX / 8) / POOL_DRAFT_MAX)
+      return am_fail(ctx, ATTNMETA_ERR_OVERFLOW,
+                     "pool.draft_kv_indptr_stride (%lld) overflows 64-bit byte offsets",
+                     (long long)b->draft_kv_indptr_stride);
+    if (!b->draft_positions && tokens > 0)
+      return am_fail(ctx, ATTNMETA_ERR_NULL_POINTER,
+                     "pool.draft_positions is NULL but pool.draft_kv_indptr reads it");
+  }
+  return ATTNMETA_OK;
+}
+
 static attnmeta_status check_pool(attnmeta_context *ctx, const attnmeta_pool *op) {
   const int64_t rows = op->query_lens ? op->num_rows
                                       : (int64_t)op->num_reqs *
                                             (op->rows_per_req > 1 ? op->rows_per_req : 1);
+  attnmeta_status st = check_draft(ctx, op);
+  const int64_t steps = st == ATTNMETA_OK ? op->draft_steps : 0;
+  const int64_t tokens = steps > 0 ? (int64_t)op->num_reqs * op->draft_topk : 0;
   const pool_counts counts = {op->num_reqs, (int64_t)op->num_reqs + 1, rows,
-                            op->kv_indices_capacity, op->pool_rows, 1, rows + 1};
+                              op->kv_indices_capacity, op->pool_rows, 1, rows + 1, steps, tokens,
+                              steps > 0 ? (steps - 1) * op->draft_kv_indptr_stride + tokens + 1
+                                        : 0};
   const am_check_scope scope = {ctx, "pool.", am_pool_products(op), 1};
-  attnmeta_status st = check_sizes(&scope, op);
+  if (st != ATTNMETA_OK) return st;
+  st = check_sizes(&scope, op);
   if (st != ATTNMETA_OK) return st;
   st = check_buffers(&scope, op, &counts);
   if (st != ATTNMETA_OK) return st;
@@ -212,7 +268,8 @@ attnmeta_status attnmeta_build_pool_indices(attnmeta_context *ctx, const attnmet
     return am_fail_module_predates(
         ctx, "pool", offsetof(am_backend_table, launch_pool) + sizeof ctx->table->launch_pool);
   /* nothing to write: no row, and no leading 0 of a prefix sum */
-  if (op->num_reqs == 0 && !op->kv_indptr_out && !op->topk_indptr && !op->query_indptr_out)
+  if (op->num_reqs == 0 && !op->kv_indptr_out && !op->topk_indptr && !op->query_indptr_out &&
+      !op->draft_kv_indptr)
     return am_succeed(ctx);
   params = am_pool_params_of(op);
   shape = plan_launch(ctx, &params);

@@ -18,12 +18,20 @@ from ._vllm_kernels import RoutedKernel
 KV_INDICES = "sglang.kernels.ops.kvcache.kv_indices"
 ATTENTION_UTILS = "sglang.srt.layers.attention.utils"
 DEFINING_MODULES = (KV_INDICES, ATTENTION_UTILS)
+# EAGLE's draft decode kernel: its newest home, the older ones (spec_utils
+# re-exports it; eagle_utils' older form takes other arguments and is left alone)
+DRAFT_MODULES = ("sglang.kernels.ops.speculative.cache_locs",
+                 "sglang.srt.speculative.triton_ops.cache_locs",
+                 "sglang.srt.speculative.spec_utils", "sglang.srt.speculative.eagle_utils")
 
 SLOT_LIST_ARGS = ("req_to_token_ptr", "req_pool_indices_ptr", "page_kernel_lens_ptr",
                   "kv_indptr", "kv_start_idx", "kv_indices_ptr", "req_to_token_ptr_stride")
 PAGE_TABLE_ARGS = ("req_to_token_ptr", "req_pool_indices_ptr", "page_kernel_lens_ptr",
                    "kv_start_idx", "kv_indices_ptr", "req_to_token_ptr_stride",
                    "kv_indices_ptr_stride")
+DRAFT_ARGS = ("req_pool_indices", "req_to_token", "paged_kernel_lens", "kv_indices", "kv_indptr",
+              "positions", "pool_len", "kv_indices_stride", "kv_indptr_stride", "bs_upper",
+              "iter_upper", "num_tokens_upper", "page_size")
 CHUNKED_ARGS = ("req_to_token_ptr", "req_pool_indices_ptr", "chunk_start_idx_ptr",
                 "chunk_seq_lens_ptr", "chunk_cu_seq_lens_ptr", "chunk_kv_indices_ptr",
                 "req_to_token_ptr_stride")
@@ -35,6 +43,7 @@ class Target(NamedTuple):
     constexprs: Tuple[str, ...]  # parameters it may take after them (passed on by name)
     dropin: Any  # the drop-in, launched as dropin[grid](...)
     dropin_args: Tuple[str, ...]  # the kernel's parameters in the drop-in's order
+    modules: Tuple[str, ...] = DEFINING_MODULES  # where SGLang defines it, newest first
 
 
 TARGETS = {
@@ -55,6 +64,10 @@ TARGETS = {
         ("req_to_token_ptr", "req_pool_indices_ptr", "chunk_seq_lens_ptr",
          "chunk_cu_seq_lens_ptr", "chunk_start_idx_ptr", "chunk_kv_indices_ptr",
          "req_to_token_ptr_stride")),
+    # EAGLE's multi-step draft decode lists (FlashInfer, Triton, aiter, TRTLLM draft backends)
+    "draft_decode_kv_indices": Target(
+        "generate_draft_decode_kv_indices", DRAFT_ARGS, ("ENTRY_PAGE_SIZE",),
+        _sglang_dropins.generate_draft_decode_kv_indices, DRAFT_ARGS, DRAFT_MODULES),
 }  # type: Dict[str, Target]
 
 
@@ -87,7 +100,7 @@ def _route(target: Target) -> Callable[[Dict[str, Any], Tuple[Any, ...]], bool]:
 
 def route_target(patch: SglangPatch, label: str) -> None:
     target = TARGETS[label]
-    original = patch.find(label, DEFINING_MODULES, target.kernel)
+    original = patch.find(label, target.modules, target.kernel)
     if original is None:
         return
     why = _why_not(target, original)

@@ -17,6 +17,11 @@ same buffers (so CUDA graphs keep their addresses):
     ``create_chunked_prefix_cache_kv_indices``, MLA's chunked prefix (the
     slot list with the chunk's start and offsets); off unless asked for,
     as its int32 starts and lengths are copied to int64 first;
+``draft_decode_kv_indices``
+    ``generate_draft_decode_kv_indices``, EAGLE's multi-step draft decode
+    lists (each step's slot list and indptr; grid ``(steps, bs, topk)``),
+    defined in ``sglang.kernels.ops.speculative.cache_locs`` (older:
+    ``sglang.srt.speculative.triton_ops.cache_locs``, ``spec_utils``);
 ``fa3_decode_metadata``
     ``normal_decode_set_metadata``, FA3's lengths, their prefix sum and
     page tables (newest form, and the older one with ``strided_indices``);

@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "draft_run.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "am_pool_kernel.h" /* the kernel body, for the emulated GPU launches */
+#include "am_pool_translate.h"
+#include "attnmeta/attnmeta.h"
+#include "harness.h"
+#include "op_inputs.h"
+
+#define GUARD 40
+#define PRESET_BIT (1 << 30)
+#define MAX_REPORTS 8
+
+/* GPU shapes on top of the shared sweep: groups not dividing the rows,
+ * lanes not dividing a list, a lane a row, few large blocks. */
+static const amt_launch draft_gpu_configs[] = {
+    {"block32_lanes8_grid1", {32, 1, -1, -1, 8}},
+    {"block256_lanes3", {256, 0, -1, -1, 3}},
+    {"block1024_lanes256_grid2", {1024, 2, -1, -1, 256}},
+    {"block64_lanes1", {64, 0, -1, -1, 1}},
+};
+
+static int64_t indices_elems(const amr_draft_input *in) {
+  return (int64_t)in->steps * in->indices_stride;
+}
+static int64_t indptr_elems(const amr_draft_input *in) {
+  return (int64_t)in->steps * in->indptr_stride;
+}
+
+static int32_t *poisoned(int64_t n) {
+  int32_t *a = malloc((size_t)(n + 2 * GUARD) * 4);
+  cr_assert(a, "out of host memory");
+  amt_fill32(a, n + 2 * GUARD, DRAFT_POISON);
+  return a;
+}
+
+int32_t draft_reference(const draft_case *c, int32_t **indices, int32_t **indptr) {
+  int32_t flags;
+  *indices = poisoned(indices_elems(&c->in));
+  *indptr = poisoned(indptr_elems(&c->in));
+  amr_draft_lists(&c->in, c->want & DRAFT_WANT_INDICES ? *indices + GUARD : NULL,
+                  c->want & DRAFT_WANT_INDPTR ? *indptr + GUARD : NULL, &flags);
+  return flags;
+}
+
+static int compare(const int32_t *got, const int32_t *ref, int64_t n, const char *label,
+                   const char *what, int reports) {
+  int64_t i;
+  for (i = 0; i < n + 2 * GUARD; i++) {
+    if (got[i] == ref[i]) continue;
+    if (reports++ < MAX_REPORTS)
+      cr_expect_fail("%s: %s[%lld]%s = %d, reference %d", label, what, (long long)(i - GUARD),
+                     i < GUARD || i >= GUARD + n ? " (guard)" : "", got[i], ref[i]);
+  }
+  return reports;
+}
+
+typedef struct device_inputs {
+  void *pool, *rpi, *lens, *pos;
+} device_inputs;
+
+static void run_one(attnmeta_context *ctx, const char *label, const draft_case *c,
+                    const device_inputs *d, int error_word) {
+  const amr_draft_input *in = &c->in;
+  const int64_t ni = indices_elems(in), np = indptr_elems(in);
+  int32_t *ref_i, *ref_p, *got_i = poisoned(ni), *got_p = poisoned(np);
+  const int32_t ref_flags = draft_reference(c, &ref_i, &ref_p);
+  int32_t *dev_i = amt_dev_alloc(ctx, (size_t)(ni + 2 * GUARD) * 4);
+  int32_t *dev_p = amt_dev_alloc(ctx, (size_t)(np + 2 * GUARD) * 4);
+  int32_t *d_err = NULL, err = PRESET_BIT;
+  attnmeta_pool op;
+  attnmeta_status st;
+  int reports;
+  amt_to_dev(ctx, dev_i, got_i, (size_t)(ni + 2 * GUARD) * 4);
+  amt_to_dev(ctx, dev_p, got_p, (size_t)(np + 2 * GUARD) * 4);
+  if (error_word) {
+    d_err = amt_dev_alloc(ctx, 4);
+    amt_to_dev(ctx, d_err, &err, 4);
+  }
+  amt_pool_table(&op, d->pool, in->pool_rows, in->pool_cols, in->pool_stride);
+  amt_pool_reqs(&op, d->rpi, d->lens, in->num_reqs);
+  op.page_size = in->page_size;
+  op.length_delta = in->length_delta;
+  op.draft_steps = in->steps;
+  op.draft_topk = in->topk;
+  op.draft_positions = d->pos;
+  if (c->want & DRAFT_WANT_INDICES) {
+    op.draft_kv_indices = dev_i + GUARD;
+    op.draft_kv_indices_width = in->width;
+    op.draft_kv_indices_stride = in->indices_stride;
+  }
+  if (c->want & DRAFT_WANT_INDPTR) {
+    op.draft_kv_indptr = dev_p + GUARD;
+    op.draft_kv_indptr_stride = in->indptr_stride;
+  }
+  op.error_word = d_err;
+  st = attnmeta_build_pool_indices(ctx, &op, NULL);
+  cr_assert(st == ATTNMETA_OK, "%s: attnmeta_build_pool_indices: %s (%s)", label,
+            attnmeta_status_string(st), attnmeta_last_error(ctx));
+  amt_to_host(ctx, got_i, dev_i, (size_t)(ni + 2 * GUARD) * 4);
+  amt_to_host(ctx, got_p, dev_p, (size_t)(np + 2 * GUARD) * 4);
+  reports = compare(got_i, ref_i, ni, label, "draft_kv_indices", 0);
+  compare(got_p, ref_p, np, label, "draft_kv_indptr", reports);
+  if (d_err) {
+    amt_to_host(ctx, &err, d_err, 4);
+    cr_expect(err == (ref_flags | PRESET_BIT), "%s: error word 0x%x, reference 0x%x", label,
+              (unsigned)err, (unsigned)(ref_flags | PRESET_BIT));
+    amt_dev_free(ctx, d_err);
+  }
+  amt_dev_free(ctx, dev_i);
+  amt_dev_free(ctx, dev_p);
+  free(ref_i);
+  free(ref_p);
+  free(got_i);
+  free(got_p);
+}
+
+/* GPU launches emulated on the host, every thread in turn: lanes x groups
+ * threads a block, several blocks (the CPU backend runs one thread a
+ * block, whatever the configuration). */
+static const struct {
+  uint32_t lanes, groups, grid;
+} emulated[] = {{8, 4, 3}, {3, 5, 2}, {32, 1, 1}, {1, 7, 4}, {64, 2, 5}};
+
+static void run_emulated(const draft_case *c) {
+  const amr_draft_input *in = &c->in;
+  const int64_t ni = indices_elems(in), np = indptr_elems(in);
+  size_t e;
+  for (e = 0; e < sizeof emulated / sizeof emulated[0]; e++) {
+    int32_t *ref_i, *ref_p, *got_i = poisoned(ni), *got_p = poisoned(np), err = 0;
+    const int32_t ref_flags = draft_reference(c, &ref_i, &ref_p);
+    char label[160];
+    attnmeta_pool op;
+    am_pool_params p;
+    uint32_t block, t;
+    int reports;
+    amt_pool_table(&op, in->req_to_token, in->pool_rows, in->pool_cols, in->pool_stride);
+    amt_pool_reqs(&op, in->req_pool_indices, in->lengths, in->num_reqs);
+    op.page_size = in->page_size;
+    op.length_delta = in->length_delta;
+    op.draft_steps = in->steps;
+    op.draft_topk = in->topk;
+    op.draft_positions = in->positions;
+    if (c->want & DRAFT_WANT_INDICES) {
+      op.draft_kv_indices = got_i + GUARD;
+      op.draft_kv_indices_width = in->width;
+      op.draft_kv_indices_stride = in->indices_stride;
+    }
+    if (c->want & DRAFT_WANT_INDPTR) {
+      op.draft_kv_indptr = got_p + GUARD;
+      op.draft_kv_indptr_stride = in->indptr_stride;
+    }
+    op.error_word = &err;
+    p = am_pool_params_of(&op);
+    for (block = 0; block < emulated[e].grid; ++block)
+      for (t = 0; t < emulated[e].lanes * emulated[e].groups; ++t)
+        am_pool_body(&p, am_make_thread(block, emulated[e].grid, t % emulated[e].lanes,
+                                        emulated[e].lanes, t / emulated[e].lanes,
+                                        emulated[e].groups));
+    snprintf(label, sizeof label, "%s emulated lanes=%u groups=%u grid=%u", c->name,
+             emulated[e].lanes, emulated[e].groups, emulated[e].grid);
+    reports = compare(got_i, ref_i, ni, label, "draft_kv_indices", 0);
+    compare(got_p, ref_p, np, label, "draft_kv_indptr", reports);
+    cr_expect(err == ref_flags, "%s: error word 0x%x, reference 0x%x", label, (unsigned)err,
+              (unsigned)ref_flags);
+    free(ref_i);
+    free(ref_p);
+    free(got_i);
+    free(got_p);
+  }
+}
+
+int32_t draft_run_everywhere(const draft_case *c) {
+  attnmeta_backend kinds[AMT_MAX_BACKENDS];
+  const int nk = amt_test_backends(kinds);
+  const int extra = (int)(sizeof draft_gpu_configs / sizeof draft_gpu_configs[0]);
+  const amr_draft_input *in = &c->in;
+  int32_t *ref_i, *ref_p;
+  const int32_t flags = draft_reference(c, &ref_i, &ref_p);
+  int k, ran = 0;
+  free(ref_i);
+  free(ref_p);
+  run_emulated(c);
+  for (k = 0; k < nk; k++) {
+    attnmeta_context *ctx = amt_open_or_null(kinds[k]);
+    const amt_launch *sweep;
+    device_inputs d;
+    int ns, i;
+    if (!ctx) continue;
+    ns = amt_launch_configs(kinds[k], &sweep);
+    d.pool = amt_upload(ctx, in->req_to_token, (size_t)in->pool_rows * (size_t)in->pool_stride * 4);
+    d.rpi = amt_upload(ctx, in->req_pool_indices, (size_t)in->num_reqs * 8);
+    d.lens = amt_upload(ctx, in->lengths, (size_t)in->num_reqs * 8);
+    d.pos = amt_upload(ctx, in->positions, (size_t)in->num_reqs * (size_t)in->topk * 8);
+    for (i = 0; i < ns + extra; i++) {
+      const amt_launch *l = i < ns ? &sweep[i] : &draft_gpu_configs[i - ns];
+      char label[256];
+      attnmeta_status st;
+      if (i >= ns && kinds[k] == ATTNMETA_BACKEND_CPU) break;
+      st = attnmeta_set_launch_config(ctx, &l->config);
+      cr_assert(st == ATTNMETA_OK, "set_launch_config %s: %s", l->name, attnmeta_last_error(ctx));
+      snprintf(label, sizeof label, "%s backend=%s config=%s", c->name,
+               amt_backend_label(kinds[k]), l->name);
+      run_one(ctx, label, c, &d, 1);
+      if (i == 0) run_one(ctx, label, c, &d, 0); /* no error word */
+      ran++;
+    }
+    if (d.pool) amt_dev_free(ctx, d.pool);
+    if (d.rpi) amt_dev_free(ctx, d.rpi);
+    if (d.lens) amt_dev_free(ctx, d.lens);
+    if (d.pos) amt_dev_free(ctx, d.pos);
+    attnmeta_close(ctx);
+  }
+  cr_assert(ran > 0, "%s: no backend ran", c->name);
+  return flags;
+}
