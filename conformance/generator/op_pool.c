@@ -38,7 +38,7 @@ const amg_vector_file amg_pool_files[] = {
     {"errors_pool.amv",
      {"Errors: hostile device data for the pool operation, a flag each. Pool rows outside",
       "the pool, columns outside a row, negative entries and lengths, wrapping lengths and",
-      "starts, prefix sums past INT32_MAX, hostile kv_indptr, bad SWA maps, every flag."},
+      "starts, prefix sums past INT32_MAX, hostile kv_indptr, bad SWA maps, five at once."},
      AMV_VERSION_POOL},
 };
 const int amg_num_pool_files = (int)(sizeof amg_pool_files / sizeof amg_pool_files[0]);
