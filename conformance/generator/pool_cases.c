@@ -411,6 +411,11 @@ static void dsa_token_width_short(amp_case *c) {
   tokens(c, 64, 65);
   pages(c, 2, 4);
 }
+static void dsa_zero_widths(amp_case *c) {
+  dsa_base(c, 52);
+  tokens(c, 0, 0); /* tables of no columns: every entry past the width */
+  pages(c, 0, 0);
+}
 static void dsa_swa(amp_case *c) {
   c->span = 20;
   dsa_base(c, 50);
@@ -618,7 +623,8 @@ static const entry table[] = {
     E(dsa_decode),             E(dsa_verify_n3),            E(dsa_draft_extend),
     E(dsa_draft_extend_rows_past), E(dsa_draft_extend_empty), E(dsa_topk_pool),
     E(dsa_graph_padding),      E(dsa_b0),                   E(dsa_length_cap),
-    E(dsa_token_width_short),  E(dsa_swa),                  E(dsa_random),
+    E(dsa_token_width_short),  E(dsa_zero_widths),          E(dsa_swa),
+    E(dsa_random),
     E(err_pool_row_negative),  E(err_pool_row_past),        E(err_column_past),
     E(err_column_negative),    E(err_kv_start_idx_wraps),   E(err_negative_entry),
     E(err_length_negative),    E(err_length_delta_negative), E(err_length_wraps),

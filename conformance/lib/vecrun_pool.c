@@ -115,12 +115,14 @@ static void compare_output(prun *r, int o) {
   int64_t rows, cols, stride, i, wrong = 0, first = -1, first_want = 0, first_got = 0;
   char where[128] = "";
   amv_pool_output_shape(r->p, o, &rows, &cols, &stride);
+  if (!m->cols) stride = 1;
   for (i = 0; i < r->elems[o]; i++) {
     const int64_t at = i - GUARD;
-    const int64_t row = at >= 0 ? at / stride : -1, col = at >= 0 ? at % stride : -1;
+    const int inside = at >= 0 && at < rows * stride;
+    const int64_t row = inside ? at / stride : (at < 0 ? -1 : rows), col = inside ? at % stride : -1;
     const int64_t got = amvs_load(r->h_out[o] + i * (int64_t)es, es);
     int64_t want = poison;
-    if (at >= 0 && row < rows && col < cols) {
+    if (inside && col < cols) {
       const int64_t k = row * cols + col;
       const int care = e->care ? e->care[k] : 1;
       if (care == 0) continue;
