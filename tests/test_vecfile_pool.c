@@ -265,3 +265,53 @@ Test(vectors_pool, cover_pool_cases) {
   amv_free_list(paths, nf);
   free(found);
 }
+
+/* The text of the file at path (malloc-ed, its length in *len). */
+static char *slurp(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  char *text;
+  long size;
+  cr_assert(f != NULL, "cannot open %s", path);
+  fseek(f, 0, SEEK_END);
+  size = ftell(f);
+  rewind(f);
+  text = malloc((size_t)size + 1);
+  cr_assert(text && fread(text, 1, (size_t)size, f) == (size_t)size);
+  fclose(f);
+  text[size] = '\0';
+  *len = (size_t)size;
+  return text;
+}
+
+/* Every committed pool vector read and written back gives its own bytes. */
+Test(vectors_pool, committed_files_round_trip) {
+  char **paths, err[512];
+  const int nf = amv_list_files(ATTNMETA_VECTOR_DIR, &paths, err, sizeof err);
+  int f, checked = 0;
+  cr_assert(nf > 0, "%s", err);
+  for (f = 0; f < nf; f++) {
+    amv_file af;
+    size_t len;
+    char *text = slurp(paths[f], &len), *at;
+    int i;
+    cr_assert_eq(amv_load(paths[f], NULL, &af, err, sizeof err), 0, "%s", err);
+    at = strstr(text, "\nvector ");
+    for (i = 0; i < af.nvectors; i++) {
+      size_t wlen, hlen;
+      char *w;
+      if (af.vectors[i].op != AMV_OP_POOL) continue;
+      w = amt_written(&af.vectors[i], AMV_VERSION_POOL, &wlen);
+      hlen = strlen("attnmeta-vectors 6\n");
+      cr_assert(at != NULL, "%s: vector %s not found", paths[f], af.vectors[i].name);
+      cr_expect(strncmp(at + 1, w + hlen, wlen - hlen) == 0, "%s: vector %s is not written back as read",
+                paths[f], af.vectors[i].name);
+      at = strstr(at + 1 + (wlen - hlen) - 1, "\nvector ");
+      checked++;
+      free(w);
+    }
+    amv_file_free(&af);
+    free(text);
+  }
+  cr_expect(checked == amp_num_cases(), "%d pool vectors checked, %d cases", checked, amp_num_cases());
+  amv_free_list(paths, nf);
+}

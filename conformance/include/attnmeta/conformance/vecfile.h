@@ -9,7 +9,8 @@
  * A vector is one attnmeta_build_step operation: its sizes, options and
  * input buffer contents, and for each DCP rank it names the outputs the
  * naive reference expects (values the contract leaves unspecified are
- * "unchecked") and the error-word flags.
+ * "unchecked") and the error-word flags. Version 3 adds top-k vectors
+ * (vecfile_topk.h), version 6 pool vectors (vecfile_pool.h).
  */
 #ifndef ATTNMETA_CONFORMANCE_VECFILE_H
 #define ATTNMETA_CONFORMANCE_VECFILE_H
