@@ -1107,9 +1107,9 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
         continue;
       }
       if (!tok_is(&op, "step")) {
-        fail(lx, "unknown op '%.*s' (format version %d knows 'step'%s%s)", (int)op.n, op.s,
-             version, version >= AMV_VERSION_TOPK ? ", 'topk'" : "",
-             version >= AMV_VERSION_POOL ? " and 'pool'" : "");
+        fail(lx, "unknown op '%.*s' (format version %d knows 'step'%s)", (int)op.n, op.s,
+             version, version >= AMV_VERSION_POOL ? ", 'topk' and 'pool'"
+                      : version >= AMV_VERSION_TOPK ? " and 'topk'" : "");
         goto out;
       }
       vs.state = S_PARAMS;
