@@ -28,7 +28,7 @@ const amg_vector_file amg_pool_files[] = {
     {"s12_pool_fa3.amv",
      {"Contract section 12: FA3 and TRT-LLM MHA page tables with cache_seqlens and",
       "cu_seqlens_k (kv_indptr_out): decode, target verify (length_delta), the older",
-      "full-width generation, length_cap, the SWA table, 64 seeded requests, no rows."},
+      "full-width generation, length_cap, the SWA table, 64 and 1024 seeded requests, no rows."},
      AMV_VERSION_POOL},
     {"s13_pool_dsa.amv",
      {"Contract section 13: DSA decode, target-verify and draft-extend metadata. Rows per",

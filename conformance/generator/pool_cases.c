@@ -340,6 +340,15 @@ static void fa3_random_b64(amp_case *c) {
   pages(c, 300, 300);
   c->want = FA3_OUTS;
 }
+/* more requests than any launch has groups: each group takes many, and
+ * the scan before a request sums hundreds of rows */
+static void fa3_large_b1024(amp_case *c) {
+  c->span = 4000;
+  pool(c, 1024, 16, 16, 4, 39);
+  random_reqs(c, 1024, 16, 390);
+  pages(c, 4, 4);
+  c->want = FA3_OUTS;
+}
 static void fa3_b0(amp_case *c) {
   pool(c, 2, 16, 16, 1, 38);
   reqs(c, 0, I64(c, 0), I64(c, 0));
@@ -619,7 +628,7 @@ static const entry table[] = {
     E(pages_random),
     E(fa3_decode_ps1),         E(fa3_decode_ps16),          E(fa3_verify_delta3),
     E(fa3_fill_to_width),      E(fa3_trtllm_ps32_cap),      E(fa3_swa),
-    E(fa3_random_b64),         E(fa3_b0),
+    E(fa3_random_b64),         E(fa3_large_b1024),          E(fa3_b0),
     E(dsa_decode),             E(dsa_verify_n3),            E(dsa_draft_extend),
     E(dsa_draft_extend_rows_past), E(dsa_draft_extend_empty), E(dsa_topk_pool),
     E(dsa_graph_padding),      E(dsa_b0),                   E(dsa_length_cap),
