@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "attnmeta/conformance/vecfile.h"
+#include "attnmeta/conformance/vecfile_pool.h"
 #include "attnmeta/conformance/vecfile_topk.h"
 #include "fuzz_util.h"
 
@@ -54,6 +55,11 @@ static int64_t touch_vector(const amv_vector *vec, uint64_t *sum) {
       n += touch(&vec->topk->ranks[r].out, sum);
       n += touch(&vec->topk->ranks[r].count, sum);
     }
+  }
+  if (vec->op == AMV_OP_POOL) {
+    FZ_CHECK(vec->pool != NULL, "a pool vector without its record");
+    for (i = 0; i < AMV_POOL_MAX_INPUTS; ++i) n += touch(&vec->pool->input[i], sum);
+    for (i = 0; i < AMV_POOL_MAX_OUTPUTS; ++i) n += touch(&vec->pool->expect[i], sum);
   }
   return n;
 }

@@ -18,6 +18,7 @@
 #include "am_topk_params.h"
 #include "am_topk_kernel.h"
 #include "attnmeta/conformance/vecfile.h"
+#include "attnmeta/conformance/vecfile_pool.h"
 #include "attnmeta/conformance/vecfile_topk.h"
 #include "attnmeta/conformance/vecrun.h"
 

@@ -206,7 +206,7 @@ Test(vectors, parser_version2) {
 Test(vectors, parser_rejects_malformed) {
   static const amt_malformed bad[] = {
       {"attnmeta-vectors 1\n", "", 1, "first line"},
-      {"attnmeta-vectors 1\n", "attnmeta-vectors 6\n", 1, "version 6 not supported"},
+      {"attnmeta-vectors 1\n", "attnmeta-vectors 7\n", 1, "version 7 not supported"},
       {"op step\n", "op topk\n", 5, "unknown op 'topk' (format version 1 knows 'step')"},
       {"attnmeta-vectors 1\n", "attnmeta-vectors 0\n", 1, "version 0 not supported"},
       {"param misalign 0\n", "param misalign 0\nparam swa_window 8\n", 17, "version-2 param"},

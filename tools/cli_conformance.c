@@ -377,7 +377,7 @@ int cli_conformance(int argc, char **argv) {
         fprintf(json,
                 ", \"result\": \"%s\", \"ranks\": %d, \"launches\": %lld, \"failures\": %lld, "
                 "\"seconds\": %.3f",
-                word, vec->op == AMV_OP_TOPK ? vec->topk->nranks : vec->nranks, (long long)out.launches, (long long)rep->failures,
+                word, vec->op == AMV_OP_TOPK ? vec->topk->nranks : vec->op == AMV_OP_POOL ? 1 : vec->nranks, (long long)out.launches, (long long)rep->failures,
                 now_s() - t0);
         if (out.result == AMV_SKIP) {
           fprintf(json, ", \"reason\": ");

@@ -3,6 +3,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "attnmeta/conformance/vecfile.h"
 #include "attnmeta/conformance/vecfile_topk.h"
+#include "attnmeta/conformance/vecfile_pool.h"
+#include "vecfile_lexer.h"
 #include "vecschema.h"
 
 #include <dirent.h>
@@ -59,15 +61,7 @@ static char *xstrdup(const char *s) {
 
 /* ------------------------------------------------------------------ lexer */
 
-typedef struct lexer {
-  const char *p, *end; /* the rest of the text */
-  const char *ls, *le; /* the current line, without its line end */
-  int line;
-  const char *label;
-  char *err;
-  size_t errsize;
-  int64_t values; /* declared so far, over every buffer of every vector */
-} lexer;
+typedef amvl_lexer lexer;
 
 /* The values of one file's buffers together, repeat counts expanded: one
  * buffer's largest size. A buffer's count is charged when it is declared,
@@ -76,10 +70,7 @@ typedef struct lexer {
  * take gigabytes. */
 #define AMV_MAX_FILE_VALUES AMV_MAX_ELEMS
 
-typedef struct tok {
-  const char *s;
-  size_t n;
-} tok;
+typedef amvl_tok tok;
 
 static int fail(lexer *lx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(lexer *lx, const char *fmt, ...) {
@@ -268,6 +259,9 @@ static int parse_values(lexer *lx, const char **cur, int64_t count, int allow_un
       if (left == 1 && t.s[0] == '?') {
         unchecked = 1;
         a = 0;
+      } else if (left == 1 && t.s[0] == '_' && allow_unchecked == 2) {
+        unchecked = AMV_UNTOUCHED;
+        a = 0;
       } else if (parse_int(t.s, left, &a)) {
         return fail(lx, "%s: bad value '%.*s'", what, (int)t.n, t.s);
       }
@@ -287,6 +281,9 @@ static int parse_values(lexer *lx, const char **cur, int64_t count, int allow_un
     } else if (tok_is(&t, "?")) {
       unchecked = 1;
       a = b = 0;
+    } else if (tok_is(&t, "_") && allow_unchecked == 2) {
+      unchecked = AMV_UNTOUCHED;
+      a = b = 0;
     } else {
       if (parse_int(t.s, t.n, &a)) return fail(lx, "%s: bad value '%.*s'", what, (int)t.n, t.s);
       b = a;
@@ -305,7 +302,7 @@ static int parse_values(lexer *lx, const char **cur, int64_t count, int allow_un
     if (keep) {
       int64_t *dst = out->v + filled;
       if (unchecked) {
-        memset(out->care + filled, 0, (size_t)reps);
+        memset(out->care + filled, unchecked == AMV_UNTOUCHED ? AMV_UNTOUCHED : 0, (size_t)reps);
         memset(dst, 0, (size_t)reps * sizeof *dst);
       } else if (a == b) {
         for (i = 0; i < reps; i++) dst[i] = a;
@@ -318,6 +315,37 @@ static int parse_values(lexer *lx, const char **cur, int64_t count, int allow_un
     filled += reps;
   }
 }
+
+/* The lexer for the readers of other ops (vecfile_lexer.h). */
+int amvl_fail(lexer *lx, const char *fmt, ...) {
+  char what[384];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  return fail(lx, "%s", what);
+}
+int amvl_next_line(lexer *lx) { return next_line(lx); }
+int amvl_skip_line(const lexer *lx) {
+  return lx->le == lx->ls || blank(lx->ls, lx->le) || lx->ls[0] == '#';
+}
+int amvl_check_line(lexer *lx) {
+  if (check_bytes(lx)) return -1;
+  if (is_space(lx->ls[0])) return fail(lx, "continuation line outside a value list");
+  return 0;
+}
+int amvl_get_tok(const char **cur, const char *le, tok *t) { return get_tok(cur, le, t); }
+int amvl_tok_is(const tok *t, const char *word) { return tok_is(t, word); }
+int amvl_parse_int(const char *s, size_t n, int64_t *out) { return parse_int(s, n, out); }
+int amvl_parse_hex(const tok *t, int32_t *out) { return parse_hex(t, out); }
+int amvl_name_and_count(lexer *lx, const char **cur, const char *keyword, tok *name, tok *cnt) {
+  return name_and_count(lx, cur, keyword, name, cnt);
+}
+int amvl_parse_values(lexer *lx, const char **cur, int64_t count, int allow_unchecked, int64_t lo,
+                      int64_t hi, const char *what, int keep, amv_values *out) {
+  return parse_values(lx, cur, count, allow_unchecked, lo, hi, what, keep, out);
+}
+void amvl_values_free(amv_values *v) { values_free(v); }
 
 /* ---------------------------------------------------------------- parser */
 
@@ -616,6 +644,9 @@ void amv_vector_free(amv_vector *v) {
   amv_topk_free(v->topk);
   free(v->topk);
   v->topk = NULL;
+  amv_pool_free(v->pool);
+  free(v->pool);
+  v->pool = NULL;
   for (i = 0; i < amv_num_inputs(); i++) values_free(&v->input[i]);
   for (i = 0; i < v->nranks; i++)
     for (o = 0; o < amv_num_outputs(); o++) values_free(&v->ranks[i].expect[o]);
@@ -1079,9 +1110,18 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
         if (keep && only && only != HEADERS) break;
         continue;
       }
+      if (tok_is(&op, "pool") && version >= AMV_VERSION_POOL) {
+        /* the whole vector, through its 'end' line (vecfile_pool.c) */
+        if (amvl_parse_pool(lx, &cur, keep)) goto out;
+        vs.state = S_OUTSIDE;
+        if (store_vector(lx, only, keep, out, &cur, &have, &cap)) goto out;
+        if (keep && only && only != HEADERS) break;
+        continue;
+      }
       if (!tok_is(&op, "step")) {
         fail(lx, "unknown op '%.*s' (format version %d knows 'step'%s)", (int)op.n, op.s,
-             version, version >= AMV_VERSION_TOPK ? " and 'topk'" : "");
+             version, version >= AMV_VERSION_POOL ? ", 'topk' and 'pool'"
+                      : version >= AMV_VERSION_TOPK ? " and 'topk'" : "");
         goto out;
       }
       vs.state = S_PARAMS;
@@ -1527,13 +1567,14 @@ static int64_t token_at(const amv_values *vals, int64_t i, char *buf, size_t siz
   const int64_t *v = vals->v;
   const unsigned char *care = vals->care;
   int64_t e = 1, a = 1, d = 1;
-  if (care && !care[i]) {
-    while (i + e < vals->n && !care[i + e]) e++;
-    if (e == 1) snprintf(buf, size, "?");
-    else snprintf(buf, size, "?*%lld", (long long)e);
+  if (care && care[i] != 1) {
+    const char *mark = care[i] == AMV_UNTOUCHED ? "_" : "?";
+    while (i + e < vals->n && care[i + e] == care[i]) e++;
+    if (e == 1) snprintf(buf, size, "%s", mark);
+    else snprintf(buf, size, "%s*%lld", mark, (long long)e);
     return e;
   }
-#define CHECKED(j) (!care || care[j])
+#define CHECKED(j) (!care || care[j] == 1)
   while (i + e < vals->n && CHECKED(i + e) && v[i + e] == v[i]) e++;
   while (i + a < vals->n && CHECKED(i + a) && v[i + a - 1] < INT64_MAX && v[i + a] == v[i + a - 1] + 1)
     a++;
@@ -1627,6 +1668,10 @@ void amv_write_vector(FILE *f, const amv_vector *v) {
   int i, o;
   if (v->op == AMV_OP_TOPK) {
     write_topk(f, v);
+    return;
+  }
+  if (v->op == AMV_OP_POOL) {
+    amvl_write_pool(f, v);
     return;
   }
   fprintf(f, "vector %s\nop step\n", v->name);

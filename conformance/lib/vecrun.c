@@ -455,6 +455,10 @@ void amv_run_vector(const amv_runner *opts, const amv_vector *v, amv_outcome *ou
     amv_run_topk(opts, v, out);
     return;
   }
+  if (v->op == AMV_OP_POOL) { /* vecrun_pool.c */
+    amv_run_pool(opts, v, out);
+    return;
+  }
 
   memset(out, 0, sizeof *out);
   out->result = AMV_PASS;

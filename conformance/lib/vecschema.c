@@ -6,6 +6,7 @@
 
 #include "am_schema.h"
 #include "attnmeta/conformance/vecfile.h"
+#include "attnmeta/conformance/vecfile_pool.h"
 #include "attnmeta/conformance/vecfile_topk.h"
 
 /* A member's size by its role: a buffer's is one element's. */
@@ -49,8 +50,10 @@
 
 static const amvs_member step_members[] = {AM_STEP_FIELDS(AMVS_ROW_, attnmeta_step)};
 static const amvs_member topk_members[] = {AM_TOPK_FIELDS(AMVS_ROW_, attnmeta_topk)};
+static const amvs_member pool_members[] = {AM_POOL_FIELDS(AMVS_ROW_, attnmeta_pool)};
 const amvs_table amvs_step = {step_members, (int)(sizeof step_members / sizeof step_members[0])};
 const amvs_table amvs_topk = {topk_members, (int)(sizeof topk_members / sizeof topk_members[0])};
+const amvs_table amvs_pool = {pool_members, (int)(sizeof pool_members / sizeof pool_members[0])};
 
 /* The outputs: OUT members but the error word (read whenever the step runs). */
 #define AMVS_IS_OUT_PARAM 0
@@ -69,6 +72,12 @@ enum {
   STEP_INPUTS = 0 AM_STEP_FIELDS(AMVS_COUNT_IN_, 1) AM_GROUP_FIELDS(AMVS_COUNT_IN_, AMV_GROUPS)
 };
 enum { TOPK_INPUTS = 0 AM_TOPK_FIELDS(AMVS_COUNT_IN_, 1) };
+enum { POOL_INPUTS = 0 AM_POOL_FIELDS(AMVS_COUNT_IN_, 1),
+       POOL_OUTPUTS = 0 AM_POOL_FIELDS(AMVS_COUNT_OUT_, 1) };
+_Static_assert((int)POOL_INPUTS <= AMV_POOL_MAX_INPUTS && (int)POOL_OUTPUTS <= AMV_POOL_MAX_OUTPUTS,
+               "amv_pool holds every input and output");
+_Static_assert(sizeof pool_members / sizeof pool_members[0] <= AMVS_MAX_MEMBERS,
+               "a table of at most AMVS_MAX_MEMBERS members");
 _Static_assert((int)TOPK_INPUTS == (int)AMV_TOPK_NUM_INPUTS, "amv_topk.input holds every input");
 _Static_assert((int)STEP_OUTPUTS <= AMV_MAX_OUTPUTS, "amv_rank.expect holds every output");
 _Static_assert((int)AMV_NUM_OUTPUTS <= (int)STEP_OUTPUTS &&
@@ -228,4 +237,58 @@ void amvs_copy_params(const amvs_table *t, void *dst, const void *src, unsigned 
     if (m->role != AMVS_PARAM || strcmp(m->member, "struct_size") == 0) continue;
     if (f < 0 || ((families >> f) & 1)) amvs_set(dst, m, amvs_get(src, m));
   }
+}
+
+/* ---- the pool operation ---- */
+
+const amvs_member *amvs_pool_input(int i) { return nth(&amvs_pool, is_input, i); }
+const amvs_member *amvs_pool_output(int o) { return nth(&amvs_pool, is_output, o); }
+int amvs_pool_num_inputs(void) { return POOL_INPUTS; }
+int amvs_pool_num_outputs(void) { return POOL_OUTPUTS; }
+
+static int pool_index_of(int (*pick)(const amvs_member *), const char *name, size_t len) {
+  int k, i = 0;
+  for (k = 0; k < amvs_pool.n; k++) {
+    const amvs_member *m = &pool_members[k];
+    if (!pick(m)) continue;
+    if (strlen(m->name) == len && memcmp(m->name, name, len) == 0) return i;
+    i++;
+  }
+  return -1;
+}
+
+int amvs_pool_input_named(const char *name, size_t len) { return pool_index_of(is_input, name, len); }
+int amvs_pool_output_named(const char *name, size_t len) {
+  return pool_index_of(is_output, name, len);
+}
+
+int amvs_pool_format_param(const amvs_member *m) {
+  return m->role == AMVS_PARAM && strcmp(m->member, "struct_size") != 0 &&
+         strncmp(m->rule, "padding", 7) != 0;
+}
+
+void amvs_pool_extent(const attnmeta_pool *op, int query_lens, const amvs_member *m, int64_t *rows,
+                      int64_t *cols, int64_t *stride) {
+  const int64_t R = op->num_reqs,
+                T = query_lens ? op->num_rows : R * (op->rows_per_req > 1 ? op->rows_per_req : 1);
+  switch (m->rows) {
+    case AMVS_ROWS_R: *rows = R; break;
+    case AMVS_ROWS_R1: *rows = R + 1; break;
+    case AMVS_ROWS_T: *rows = T; break;
+    case AMVS_ROWS_T1: *rows = T + 1; break;
+    case AMVS_ROWS_C: *rows = op->kv_indices_capacity; break;
+    case AMVS_ROWS_P: *rows = op->pool_rows; break;
+    case AMVS_ROWS_ONE: *rows = 1; break;
+    /* the draft lists (am_schema.h) */
+    case AMVS_ROWS_S: *rows = op->draft_steps; break;
+    case AMVS_ROWS_DK: *rows = R * op->draft_topk; break;
+    case AMVS_ROWS_DP:
+      *rows = op->draft_steps >= 1
+                  ? (op->draft_steps - 1) * op->draft_kv_indptr_stride + R * op->draft_topk + 1
+                  : 0;
+      break;
+    default: *rows = 0;
+  }
+  *cols = m->cols ? sibling(&amvs_pool, op, m, m->cols) : 1;
+  *stride = m->stride ? sibling(&amvs_pool, op, m, m->stride) : 1;
 }

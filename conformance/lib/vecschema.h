@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * The members of attnmeta_step and attnmeta_topk as the vector kit sees
+ * The members of attnmeta_step, attnmeta_topk and attnmeta_pool as the vector kit sees
  * them, walked from the schema (src/common/am_schema.h): one flat table per
  * operation, the step's compressed groups expanded member by member and
  * group by group ("group0.slot_mapping" ... "group3.slot_mapping"), which
@@ -24,7 +24,7 @@
 enum amvs_role { AMVS_PARAM, AMVS_IN, AMVS_OUT, AMVS_GROUPS };
 /* An extent's rows (am_schema.h's n). */
 enum amvs_rows { AMVS_ROWS_NONE, AMVS_ROWS_R, AMVS_ROWS_R1, AMVS_ROWS_T, AMVS_ROWS_C, AMVS_ROWS_P,
-                 AMVS_ROWS_ONE };
+                 AMVS_ROWS_ONE, AMVS_ROWS_T1, AMVS_ROWS_S, AMVS_ROWS_DK, AMVS_ROWS_DP };
 
 typedef struct amvs_member {
   const char *name;   /* the format's key: the member's, "group<g>." first for a group's */
@@ -47,6 +47,8 @@ typedef struct amvs_table {
 
 extern const amvs_table amvs_step; /* attnmeta_step */
 extern const amvs_table amvs_topk; /* attnmeta_topk */
+extern const amvs_table amvs_pool; /* attnmeta_pool */
+#define AMVS_MAX_MEMBERS 256 /* members of one table, at most */
 
 /* The member of that name, NULL when there is none. */
 const amvs_member *amvs_find(const amvs_table *t, const char *name);
@@ -102,5 +104,23 @@ int amvs_family(const amvs_member *m);
 /* The schema's products (am_schema.h's bits) of the outputs in `outputs`
  * (bits of amv_vector.products). */
 unsigned amvs_step_products(unsigned outputs);
+
+/* The pool operation's (format version 6, by name): its i-th input (IN
+ * member) and o-th output (OUT member but the error word), NULL past the
+ * last, and how many there are. */
+const amvs_member *amvs_pool_input(int i);
+const amvs_member *amvs_pool_output(int o);
+int amvs_pool_num_inputs(void);
+int amvs_pool_num_outputs(void);
+/* The index of the pool input / output named name[0, len), -1 for none. */
+int amvs_pool_input_named(const char *name, size_t len);
+int amvs_pool_output_named(const char *name, size_t len);
+/* 1 for a pool param of the format: a PARAM but struct_size and padding. */
+int amvs_pool_format_param(const amvs_member *m);
+/* A pool buffer's rows, columns and stride for the params in *op (its
+ * pointers unused); `query_lens`: whether that input is given, which makes
+ * T num_rows (else num_reqs * max(rows_per_req, 1)). */
+void amvs_pool_extent(const attnmeta_pool *op, int query_lens, const amvs_member *m, int64_t *rows,
+                      int64_t *cols, int64_t *stride);
 
 #endif /* ATTNMETA_CONFORMANCE_VECSCHEMA_H */

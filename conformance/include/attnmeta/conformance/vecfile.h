@@ -9,7 +9,8 @@
  * A vector is one attnmeta_build_step operation: its sizes, options and
  * input buffer contents, and for each DCP rank it names the outputs the
  * naive reference expects (values the contract leaves unspecified are
- * "unchecked") and the error-word flags.
+ * "unchecked") and the error-word flags. Version 3 adds top-k vectors
+ * (vecfile_topk.h), version 6 pool vectors (vecfile_pool.h).
  */
 #ifndef ATTNMETA_CONFORMANCE_VECFILE_H
 #define ATTNMETA_CONFORMANCE_VECFILE_H
@@ -25,13 +26,14 @@ extern "C" {
 #endif
 
 #define AMV_MAGIC "attnmeta-vectors"
-#define AMV_VERSION 5    /* the newest format version this reader and writer know */
+#define AMV_VERSION 6    /* the newest format version this reader and writer know */
 #define AMV_VERSION_MIN 1 /* the oldest one it still reads (and writes) */
 #define AMV_VERSION_TOPK 3 /* version 3 adds "op topk" (spec/attnmeta-vectors-v3.md) */
 #define AMV_VERSION_INDEXER 4 /* version 4 adds the indexer's lengths (spec/attnmeta-vectors-v4.md) */
 /* version 5 adds the step's settings and inputs declared after 0.3, each by
  * its schema name (spec/attnmeta-vectors-v5.md) */
 #define AMV_VERSION_SCHEMA 5
+#define AMV_VERSION_POOL 6 /* version 6 adds "op pool" (spec/attnmeta-vectors-v6.md) */
 #define AMV_NAME_MAX 64                   /* vector names: at most 63 characters */
 #define AMV_MAX_ELEMS ((int64_t)1 << 26)  /* largest buffer a vector may declare */
 #define AMV_MAX_SWA_GROUPS 64              /* most SWA groups a vector may stack (version 5) */
@@ -139,9 +141,10 @@ typedef struct amv_rank {
 } amv_rank;
 
 /* The operation of a vector. */
-enum amv_op { AMV_OP_STEP, AMV_OP_TOPK };
+enum amv_op { AMV_OP_STEP, AMV_OP_TOPK, AMV_OP_POOL };
 
 struct amv_topk; /* vecfile_topk.h */
+struct amv_pool; /* vecfile_pool.h */
 
 typedef struct amv_vector {
   char name[AMV_NAME_MAX];
@@ -163,6 +166,7 @@ typedef struct amv_vector {
   amv_rank *ranks;
   int op;                 /* amv_op; the fields above are those of op step */
   struct amv_topk *topk;  /* op topk: its sizes, inputs and ranks (vecfile_topk.h) */
+  struct amv_pool *pool;  /* op pool: its params, inputs and outputs (vecfile_pool.h) */
 } amv_vector;
 
 typedef struct amv_file {

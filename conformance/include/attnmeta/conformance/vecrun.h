@@ -79,6 +79,13 @@ void amv_run_vector(const amv_runner *runner, const amv_vector *vector, amv_outc
  * must survive) and without one; `out` and `valid_count` lie between
  * poisoned guard zones, the row-stride gaps of `out` must stay poisoned. */
 void amv_run_topk(const amv_runner *runner, const amv_vector *vector, amv_outcome *outcome);
+/* The engine of "op pool" vectors (attnmeta_build_pool_indices), which
+ * amv_run_vector calls for them. Each launch config runs every output of
+ * the vector in one launch twice: with an error word starting with bit 30
+ * set (which must survive) and without one; each output lies between
+ * poisoned guard zones, its row-stride gaps and the elements the vector
+ * marks untouched must stay poisoned. */
+void amv_run_pool(const amv_runner *runner, const amv_vector *vector, amv_outcome *outcome);
 
 #ifdef __cplusplus
 }
