@@ -400,3 +400,26 @@ Test(pool_metadata, no_rows) {
   c.want = WANT_EVERY & ~WANT_INDICES;
   cr_expect(pool_run_everywhere(&c, 0) == 0);
 }
+
+/* A request of INT32_MAX query rows (hostile query_lens) with the clipped
+ * lengths' prefix sum wanted: the rows before the next request are summed
+ * in closed form, not row by row (2^31 steps a thread), and the answer is
+ * the reference's: rows past num_rows dropped, the sums saturated. */
+static const int64_t huge_rpi[3] = {1, 2, 0}, huge_len[3] = {5, 1000, 7};
+static const int64_t huge_q[3] = {1, INT32_MAX, 2};
+
+Test(pool_metadata, huge_query_lens_summed_in_closed_form, .timeout = 60) {
+  pool_case c = small_case("huge_query_lens", huge_rpi, huge_len, 3);
+  int topk_pool;
+  c.in.query_lens = huge_q;
+  c.in.num_rows = 4;
+  c.in.topk = 4;
+  c.want = WANT_INDPTR | WANT_LENS | WANT_EXPANDED | WANT_TOPK_LENS | WANT_TOPK_INDPTR |
+           WANT_QUERY_INDPTR;
+  for (topk_pool = 0; topk_pool <= 3; topk_pool += 3) {
+    c.in.topk_pool = topk_pool;
+    cr_expect(pool_run_everywhere(&c, 0) ==
+                  (ATTNMETA_FLAG_TOTAL_OUT_OF_RANGE | ATTNMETA_FLAG_SCAN_OVERFLOW),
+              "topk_pool %d", topk_pool);
+  }
+}

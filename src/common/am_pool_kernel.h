@@ -84,10 +84,25 @@ AM_DEVICE int64_t am_pool_clip(const am_pool_params *p, int64_t x) {
   return x < k ? x : k;
 }
 
-/* The clipped lengths of the q rows of a request of n tokens, summed. */
+/* Sum of x mod Q over x in [0, m), m >= 0. */
+AM_DEVICE int64_t am_pool_mod_sum(int64_t m, int64_t Q) {
+  const int64_t r = m % Q;
+  return m / Q * (Q * (Q - 1) / 2) + r * (r - 1) / 2;
+}
+
+/* The clipped lengths of the q rows of a request of n tokens, summed: the
+ * rows see x = n - q + 1 .. n tokens (those <= 0 clip to 0). In closed
+ * form, since q comes from device data (up to INT32_MAX rows): with Q =
+ * max(topk_pool, 1), a row of x < X0 = (K / Q + 1) * Q keeps x, a row of
+ * x >= X0 keeps K + x mod Q (am_pool_clip). All terms fit in 64 bits. */
 AM_DEVICE int64_t am_pool_clip_sum(const am_pool_params *p, int64_t n, int64_t q) {
-  int64_t sum = 0, j;
-  for (j = 0; j < q; ++j) sum += am_pool_clip(p, am_pool_expanded(n, q, j));
+  const int64_t Q = p->topk_pool > 1 ? p->topk_pool : 1, K = p->topk;
+  const int64_t x0 = (K / Q + 1) * Q, lo = am_max64(n - q + 1, 1);
+  const int64_t mid = am_min64(n, x0 - 1), hi_lo = am_max64(lo, x0);
+  int64_t sum = 0;
+  if (mid >= lo) sum += (lo + mid) * (mid - lo + 1) / 2;
+  if (n >= hi_lo)
+    sum += K * (n - hi_lo + 1) + am_pool_mod_sum(n + 1, Q) - am_pool_mod_sum(hi_lo, Q);
   return sum;
 }
 
