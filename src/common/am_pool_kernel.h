@@ -145,7 +145,11 @@ AM_DEVICE int32_t am_pool_page(const am_pool_params *p, int in_pool, const int32
     else if (w / p->page_size > INT32_MAX) bad = AM_POOL_FLAG_SLOT_OUTSIDE;
   }
   *flags |= bad;
-  return bad ? -1 : (int32_t)(w / p->page_size);
+  if (bad) return -1;
+  /* a 32-bit division where the slot fits (every pool entry does): a
+   * 64-bit one is a long instruction sequence on the GPUs */
+  if (w <= INT32_MAX) return (int32_t)((uint32_t)w / (uint32_t)p->page_size);
+  return (int32_t)(w / p->page_size);
 }
 
 /* How many entries a table row gets: all `width` of them (fill_to_width),

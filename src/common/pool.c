@@ -26,6 +26,10 @@
 #define AM_POOL_GPU_GROUPS 4
 #define AM_POOL_GPU_SLICE 256
 #define AM_POOL_GPU_MIN_SLICE 64
+/* Long rows of a large batch: no more slices than about this many items a
+ * block slot of the device, so that each item's share of the block's scan
+ * and request loads is spread over more entries. */
+#define AM_POOL_GPU_WAVES 4
 /* The kernel cuts slices of whole multiples of this many entries. */
 #define AM_POOL_SLICE_GRAIN 32
 
@@ -201,8 +205,9 @@ static int64_t widest_row(const am_pool_params *p) {
 
 /* Slices a request row (row_chunks): a forced grid of more blocks than the
  * requests fill gives the spare blocks slices; else one on the CPU, and on
- * the GPUs slices of AM_POOL_GPU_SLICE entries, more where the items would
- * leave processors idle. At most one a AM_POOL_SLICE_GRAIN entries of the
+ * the GPUs slices of AM_POOL_GPU_SLICE entries or more (no more items than
+ * AM_POOL_GPU_WAVES a block slot), more where the items would leave
+ * processors idle. At most one a AM_POOL_SLICE_GRAIN entries of the
  * widest row, and B x C <= 2^31. */
 static int64_t plan_chunks(const attnmeta_context *ctx, int is_cpu, int64_t forced_grid,
                            int64_t groups, const am_pool_params *p) {
@@ -215,7 +220,7 @@ static int64_t plan_chunks(const attnmeta_context *ctx, int is_cpu, int64_t forc
     c = 1;
   } else {
     const int64_t fill = (int64_t)ctx->processors * groups;
-    c = ceil_div(widest, AM_POOL_GPU_SLICE);
+    c = min64(ceil_div(widest, AM_POOL_GPU_SLICE), ceil_div(fill * AM_POOL_GPU_WAVES, reqs));
     if (reqs * c < fill)
       c = min64(ceil_div(widest, AM_POOL_GPU_MIN_SLICE), ceil_div(fill, reqs));
   }
