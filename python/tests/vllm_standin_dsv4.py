@@ -155,8 +155,12 @@ def _fill_sparse_swa(m, xp, swa_image=False, **_):
                        c.seq_lens, token_to_req, is_valid, table, stride0(table),
                        self.block_size, token_offset=offset, TRITON_BLOCK_SIZE=1024)
                 return
-            left, right = (self.left_visible, self.right_visible) if image else (lens, lens)
-            kernel(rows, stride0(rows), lens, self.window_size, self.width, left, right,
+            # without HAS_IMAGE the counts are not read; distinct buffers all
+            # the same, since the stand-in's kernel writes every torch
+            # argument back from its host copy (an alias of lens would undo
+            # the lengths)
+            kernel(rows, stride0(rows), lens, self.window_size, self.width, self.left_visible,
+                   self.right_visible,
                    c.query_start_loc, c.seq_lens, token_to_req, is_valid, table, stride0(table),
                    self.block_size, token_offset=offset, HAS_IMAGE=image, TRITON_BLOCK_SIZE=1024)
 

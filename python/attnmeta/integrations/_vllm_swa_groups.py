@@ -41,6 +41,8 @@ def _root(x: Any) -> Any:
     """The allocation a table is a view of (torch: its storage's address)."""
     if hasattr(x, "untyped_storage"):
         return int(x.untyped_storage().data_ptr())
+    if hasattr(x, "storage") and hasattr(x, "data_ptr"):  # torch before 2.0
+        return int(x.storage().data_ptr())
     while getattr(x, "base", None) is not None:
         x = x.base
     return id(x)
