@@ -261,49 +261,28 @@ AM_DEVICE am_pool_prefix am_pool_before(const int64_t *scan, uint32_t k) {
   return k == 0 ? am_pool_none() : am_pool_read(scan, k - 1);
 }
 
-/* What an item reads of its request b: loaded before the block's scan, so
- * that these loads and the scan's overlap instead of following it. */
-typedef struct am_pool_request {
-  int64_t rp;      /* req_pool_indices[b] */
-  int32_t len;     /* am_pool_length */
-  int32_t qraw;    /* query_lens[b] as int32, or 0 */
-  int64_t s;       /* the first column: kv_start_idx[b] as int32, or 0 */
-  int64_t q;       /* am_pool_rows */
-} am_pool_request;
-
-AM_DEVICE am_pool_request am_pool_request_of(const am_pool_params *p, uint32_t b) {
-  am_pool_request r;
-  r.rp = p->req_pool_indices[b];
-  r.len = am_pool_length(p, b);
-  r.qraw = p->query_lens ? am_pool_low32(p->query_lens[b]) : 0;
-  r.s = p->kv_start_idx ? am_pool_low32(p->kv_start_idx[b]) : 0;
-  r.q = p->query_lens ? (r.qraw > 0 ? r.qraw : 0) : p->rows_per_req;
-  return r;
-}
-
-/* Item (request b, slice c): its scalars (slice 0), its slice of
- * kv_indices and of every table row. `pre` joins the requests before b;
- * `r` is what b's item read of it. */
+/* Item `item` (request b, slice c): its scalars (slice 0), its slice of
+ * kv_indices and of every table row. `pre` joins the requests before b. */
 AM_DEVICE void am_pool_item(const am_pool_params *p, am_thread t, uint32_t b, uint32_t c,
-                            uint32_t chunks, am_pool_request r, am_pool_prefix pre,
-                            int32_t *flags_out) {
-  const int64_t rp = r.rp;
-  const int32_t len = r.len;
+                            uint32_t chunks, am_pool_prefix pre, int32_t *flags_out) {
+  const int64_t rp = p->req_pool_indices[b];
+  const int32_t len = am_pool_length(p, b);
   const int64_t n = len > 0 ? len : 0;
   /* the tokens the tables read */
   const int64_t tokens = p->length_cap > 0 && n > p->length_cap ? p->length_cap : n;
   const int in_pool = rp >= 0 && rp < p->pool_rows;
   const int32_t *row = in_pool && p->req_to_token ? p->req_to_token + rp * p->pool_stride : 0;
   /* columns s + j, j < 2^31 + page_size: no 64-bit sum overflows */
-  const int64_t s = r.s;
-  const int64_t q = r.q;
+  const int64_t s = p->kv_start_idx ? am_pool_low32(p->kv_start_idx[b]) : 0;
+  const int64_t q = am_pool_rows(p, b);
   /* the request's own flags and scalars: one thread of slice 0 */
   const int lead = c == 0 && t.lane == 0;
   const int64_t sum = pre.sum;
   int32_t flags = 0;
   int64_t e0, live, j, from, to; /* the request's first row; its rows inside [0, T) */
   if (len < 0 && lead) flags |= AM_POOL_FLAG_LENGTH_NEGATIVE;
-  if (p->query_lens && r.qraw < 0 && lead) flags |= AM_POOL_FLAG_LENGTH_NEGATIVE;
+  if (p->query_lens && am_pool_low32(p->query_lens[b]) < 0 && lead)
+    flags |= AM_POOL_FLAG_LENGTH_NEGATIVE;
   e0 = p->query_lens ? pre.rows : (int64_t)b * q;
   live = am_max64(am_min64(q, (int64_t)p->num_rows - e0), 0);
   if (live < q && lead) flags |= AM_POOL_FLAG_OUTSIDE_CAPACITY;
@@ -404,8 +383,6 @@ AM_DEVICE void am_pool_body(const am_pool_params *p, am_thread t) {
     const uint32_t w0 = first / chunks, w1 = last / chunks + 1;
     const uint32_t b = item / chunks;
     am_pool_prefix pre = am_pool_none();
-    am_pool_request req = {0, 0, 0, 0, 0};
-    if (item < items) req = am_pool_request_of(p, b);
     if (scan_needed) {
       uint32_t r0;
       if (summed < w0) { /* the requests since the last pass, strided over the block */
@@ -429,7 +406,7 @@ AM_DEVICE void am_pool_body(const am_pool_params *p, am_thread t) {
       }
       summed = w1 - 1;
     }
-    if (item < items) am_pool_item(p, t, b, item % chunks, chunks, req, pre, &flags);
+    if (item < items) am_pool_item(p, t, b, item % chunks, chunks, pre, &flags);
   }
   if (flags && p->error_word) AM_ATOMIC_OR(p->error_word, flags);
 }
