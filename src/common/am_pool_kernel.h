@@ -171,7 +171,11 @@ AM_DEVICE int64_t am_pool_row_entries(const am_pool_params *p, int64_t n, int64_
 AM_DEVICE void am_pool_slice(int64_t lo, int64_t hi, uint32_t c, uint32_t chunks, int64_t *from,
                              int64_t *to) {
   const int64_t n = hi > lo ? hi - lo : 0;
-  const int64_t span = ((n + chunks - 1) / chunks + 31) / 32 * 32;
+  /* 32-bit division where the sum fits (always, for the rows the host
+   * checks): a 64-bit one is a long instruction sequence on the GPUs */
+  const int64_t up = n + chunks - 1;
+  const int64_t share = up <= UINT32_MAX ? (int64_t)((uint32_t)up / chunks) : up / chunks;
+  const int64_t span = (share + 31) / 32 * 32;
   *from = lo + am_min64(n, (int64_t)c * span);
   *to = lo + am_min64(n, (int64_t)(c + 1) * span);
 }
@@ -325,8 +329,9 @@ AM_DEVICE void am_pool_item(const am_pool_params *p, am_thread t, uint32_t b, ui
   /* the tables: every row of the request gets the request's entries */
   if (p->page_table || p->swa_page_table) {
     const int64_t ps = p->page_size;
-    const int64_t pages = am_pool_row_entries(p, (tokens + ps - 1) / ps, p->page_width, lead,
-                                              &flags);
+    /* tokens <= INT32_MAX and ps <= INT32_MAX: the sum fits 32 bits unsigned */
+    const int64_t pages = am_pool_row_entries(p, (uint32_t)(tokens + ps - 1) / (uint32_t)ps,
+                                              p->page_width, lead, &flags);
     am_pool_slice(0, pages, c, chunks, &from, &to);
     for (j = 0; j < live; ++j) {
       int32_t *out = p->page_table ? p->page_table + (e0 + j) * p->page_stride : 0;
