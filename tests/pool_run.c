@@ -163,6 +163,9 @@ static void run_one(attnmeta_context *ctx, const char *label, const pool_case *c
   op.swa_page_table_stride = in->swa_stride;
   op.query_lens = d->query_lens;
   op.num_rows = in->query_lens ? in->num_rows : 0;
+  op.dcp_world_size = in->dcp_world;
+  op.dcp_rank = in->dcp_rank;
+  op.dcp_interleave = in->dcp_interleave;
   op.error_word = d_err;
   st = attnmeta_build_pool_indices(ctx, &op, NULL);
   cr_assert(st == ATTNMETA_OK, "%s: attnmeta_build_pool_indices: %s (%s)", label,

@@ -35,6 +35,11 @@ const amg_vector_file amg_pool_files[] = {
       "request, query_lens with num_rows (rows past it dropped), top-k pools, graph padding",
       "rows, no rows, length_cap, narrow token tables, the SWA table, seeded requests."},
      AMV_VERSION_POOL},
+    {"s15_pool_dcp.amv",
+     {"Contract section 15: the DCP form. SGLang's Triton DCP slot lists (each rank, start",
+      "columns), worlds 2 to 8, a given kv_indptr, the MLA page table of pages of 64, the",
+      "interleave of a page (16) and of 3, token tables, hostile entries and rows under DCP."},
+     AMV_VERSION_POOL},
     {"errors_pool.amv",
      {"Errors: hostile device data for the pool operation, a flag each. Pool rows outside",
       "the pool, columns outside a row, negative entries and lengths, wrapping lengths and",
@@ -50,7 +55,8 @@ int amg_pool_file_of(const char *name) {
   if (starts(name, "pages_")) return 1;
   if (starts(name, "fa3_")) return 2;
   if (starts(name, "dsa_")) return 3;
-  return 4;
+  if (starts(name, "dcp_")) return 4;
+  return 5;
 }
 
 /* Input `name` given with n values from src32 or src64. */
@@ -103,6 +109,9 @@ static void set_params(attnmeta_pool *op, const amr_pool_input *in) {
   op->swa_map_len = in->swa_map_len;
   op->swa_page_table_stride = in->swa_stride;
   op->num_rows = in->query_lens ? in->num_rows : 0;
+  op->dcp_world_size = in->dcp_world;
+  op->dcp_rank = in->dcp_rank;
+  op->dcp_interleave = in->dcp_interleave;
 }
 
 static int set_inputs(amv_pool *p, const amr_pool_input *in) {

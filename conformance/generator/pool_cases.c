@@ -609,6 +609,104 @@ static void err_every_flag(amp_case *c) {
             "topk_indptr token_table swa_page_table query_indptr_out";
 }
 
+/* ---- section 15: the DCP form (rank k of W keeps (x / I) % W == k) ---- */
+
+/* Rank k's count of the positions of [s, s + L) (SGLang's get_dcp_lens),
+ * for the lengths given as global ones: they become the rank's. */
+static int64_t dcp_kept_before(int64_t x, int64_t W, int64_t k, int64_t I) {
+  const int64_t cycle = W * I, m = ((x % cycle) + cycle) % cycle, r = m - k * I;
+  return (x - m) / cycle * I + (r < 0 ? 0 : r > I ? I : r);
+}
+static void dcp(amp_case *c, int32_t W, int32_t k, int32_t I) {
+  int64_t *len = (int64_t *)c->in.lengths;
+  int32_t b;
+  c->in.dcp_world = W;
+  c->in.dcp_rank = k;
+  c->in.dcp_interleave = I;
+  for (b = 0; b < c->in.num_reqs; b++) {
+    const int64_t s = c->in.kv_start_idx ? c->in.kv_start_idx[b] : 0;
+    len[b] = dcp_kept_before(s + len[b], W, k, I > 1 ? I : 1) - dcp_kept_before(s, W, k, I > 1 ? I : 1);
+  }
+}
+
+/* SGLang's Triton DCP test: an arange pool of 2 x 16, global lengths 7 and
+ * 6 from columns 1 and 2, W = 2 (each rank a case). */
+static void dcp_triton_slots(amp_case *c, int32_t k) {
+  int32_t *t = own(c, 32, 4), i;
+  if (!t) return;
+  for (i = 0; i < 32; i++) t[i] = i;
+  c->in.req_to_token = t;
+  c->in.pool_stride = 16;
+  c->in.pool_rows = 2;
+  c->in.pool_cols = 16;
+  reqs(c, 2, I64(c, 0, 1), I64(c, 7, 6));
+  c->in.kv_start_idx = I64(c, 1, 2);
+  dcp(c, 2, k, 1);
+  c->in.capacity = total_tokens(c);
+  c->want = "kv_indices kv_indptr_out cache_seqlens";
+}
+static void dcp_triton_slots_rank0(amp_case *c) { dcp_triton_slots(c, 0); }
+static void dcp_triton_slots_rank1(amp_case *c) { dcp_triton_slots(c, 1); }
+static void dcp_slots_w4_rank3(amp_case *c) {
+  pool(c, 12, 300, 304, 1, 81);
+  random_reqs(c, 16, 300, 810);
+  dcp(c, 4, 3, 1);
+  c->in.capacity = total_tokens(c);
+  c->want = "kv_indices kv_indptr_out";
+}
+static void dcp_slots_kv_indptr_given(amp_case *c) {
+  pool(c, 6, 64, 64, 1, 82);
+  reqs(c, 3, I64(c, 5, 0, 2), I64(c, 64, 9, 30));
+  c->in.kv_start_idx = I64(c, 0, 5, 33);
+  dcp(c, 3, 2, 1);
+  c->in.kv_indptr = I32(c, 0, 21, 24, 34);
+  c->in.capacity = 34;
+  c->want = "kv_indices";
+}
+/* create_mla_kv_page_table_for_dcp: FlashMLA's pages of 64, W = 4. */
+static void dcp_mla_pages_ps64(amp_case *c) {
+  pool(c, 5, 2048, 2048, 64, 83);
+  reqs(c, 4, I64(c, 4, 0, 3, 1), I64(c, 1, 257, 2048, 1000));
+  dcp(c, 4, 2, 1);
+  pages(c, 8, 8);
+  c->want = "page_table cache_seqlens kv_indptr_out";
+}
+/* The interleave of a page (NPU DSA: interleave_size = page size 16). */
+static void dcp_interleave_ps16(amp_case *c) {
+  pool(c, 4, 256, 256, 16, 84);
+  reqs(c, 3, I64(c, 1, 2, 3), I64(c, 17, 100, 256));
+  dcp(c, 2, 1, 16);
+  c->in.capacity = total_tokens(c);
+  pages(c, 8, 8);
+  tokens(c, 128, 130);
+  c->want = "kv_indices kv_indptr_out page_table token_table cache_seqlens";
+}
+static void dcp_interleave3_w8(amp_case *c) {
+  pool(c, 6, 200, 200, 1, 85);
+  random_reqs(c, 9, 190, 850);
+  c->in.kv_start_idx = I64(c, 0, 1, 2, 3, 4, 5, 6, 7, 8);
+  dcp(c, 8, 5, 3);
+  c->in.capacity = total_tokens(c);
+  tokens(c, 40, 40);
+  c->want = "kv_indices kv_indptr_out token_table";
+}
+/* Hostile data under DCP: negative entries (-1, flag 64), a row outside
+ * the pool (1024), a count past the row (32). */
+static void dcp_err_hostile(amp_case *c) {
+  int32_t *t = pool(c, 3, 48, 48, 16, 86);
+  if (t) {
+    t[1 * 48 + 3] = -16;
+    t[2 * 48 + 2] = -1;
+  }
+  reqs(c, 3, I64(c, 1, 2, 7), I64(c, 12, 30, 4));
+  c->in.dcp_world = 4;
+  c->in.dcp_rank = 3;
+  c->in.capacity = total_tokens(c);
+  pages(c, 4, 4);
+  c->in.page_size = 4;
+  c->want = "kv_indices kv_indptr_out page_table";
+}
+
 typedef struct entry {
   const char *name;
   void (*make)(amp_case *c);
@@ -641,6 +739,9 @@ static const entry table[] = {
     E(err_kv_indptr_short_place), E(err_kv_indptr_negative), E(err_kv_indptr_past_capacity),
     E(err_swa_slot_past_map),  E(err_swa_negative_map),     E(err_swa_page_huge),
     E(err_query_lens_negative), E(err_every_flag),
+    E(dcp_triton_slots_rank0), E(dcp_triton_slots_rank1),   E(dcp_slots_w4_rank3),
+    E(dcp_slots_kv_indptr_given), E(dcp_mla_pages_ps64),    E(dcp_interleave_ps16),
+    E(dcp_interleave3_w8),     E(dcp_err_hostile),
 };
 #undef E
 

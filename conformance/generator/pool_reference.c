@@ -27,6 +27,66 @@ static int32_t entry_at(const amr_pool_input *in, int64_t rp, int64_t col, int32
   return in->req_to_token[rp * in->pool_stride + col];
 }
 
+/* ---- section 15, DCP ---- */
+static int dcp_on(const amr_pool_input *in) { return in->dcp_world > 1; }
+static int64_t dcp_run(const amr_pool_input *in) {
+  return in->dcp_interleave > 1 ? in->dcp_interleave : 1;
+}
+
+/* Whether the rank keeps position x: x's run floor(x / I), mod W, is k. */
+static int dcp_keeps(const amr_pool_input *in, int64_t x) {
+  const int64_t run = dcp_run(in);
+  int64_t q = x / run, owner;
+  if (x % run != 0 && x < 0) --q; /* floor */
+  owner = q % in->dcp_world;
+  if (owner < 0) owner += in->dcp_world;
+  return owner == in->dcp_rank;
+}
+
+/* A row's columns, walked one position at a time from its start column:
+ * `kept` of the positions in [start, at) are the rank's. */
+typedef struct dcp_walk {
+  int64_t at, kept;
+} dcp_walk;
+
+/* The column of the row's entry j (j never decreasing along a walk): the
+ * j-th position the rank keeps from the start on. Without DCP, start + j.
+ * Once the walk is past the pool's columns the answer is outside too, so
+ * it stops there. */
+static int64_t walk_column(const amr_pool_input *in, dcp_walk *w, int64_t start, int64_t j) {
+  if (!dcp_on(in)) return start + j;
+  for (;;) {
+    if (w->at >= in->pool_cols) return w->at;
+    if (dcp_keeps(in, w->at)) {
+      if (w->kept == j) return w->at;
+      ++w->kept;
+    }
+    ++w->at;
+  }
+}
+
+/* The slot the outputs hold for pool entry v: v, or under DCP the
+ * rank-local slot (v div (W I)) I + v mod I, -1 with flag 64 for v < 0.
+ * `f` holds the entry's own flag (then v is -1 already). */
+static int32_t slot_of(const amr_pool_input *in, int32_t v, int32_t *f) {
+  const int64_t run = dcp_run(in);
+  if (!dcp_on(in) || *f) return v;
+  if (v < 0) {
+    *f |= ATTNMETA_FLAG_BLOCK_ID_NEGATIVE;
+    return -1;
+  }
+  return (int32_t)(v / (in->dcp_world * run) * run + v % run);
+}
+
+/* Entry j of the row at a walk, as kv_indices and token_table hold it. */
+static int32_t walked_slot(const amr_pool_input *in, dcp_walk *w, int64_t rp, int64_t start,
+                           int64_t j, int32_t *flags) {
+  int32_t f = 0;
+  const int32_t v = slot_of(in, entry_at(in, rp, walk_column(in, w, start, j), &f), &f);
+  *flags |= f;
+  return v;
+}
+
 /* A page of the SWA page table from its first token's slot v (a valid
  * slot, or -1 with its flag already raised). */
 static int32_t swa_page(const amr_pool_input *in, int32_t v, int32_t *f) {
@@ -99,8 +159,9 @@ static void rows_of(const amr_pool_input *in, const amr_pool_outputs *out, int32
       if (*clipped > INT32_MAX) *flags |= ATTNMETA_FLAG_SCAN_OVERFLOW;
       out->topk_indptr[e + 1] = *clipped > INT32_MAX ? INT32_MAX : (int32_t)*clipped;
     }
+    dcp_walk pw = {start_col, 0}, tw = {start_col, 0};
     for (p = 0; p < pages; ++p) {
-      int32_t f = 0, v = entry_at(in, rp, start_col + p * in->page_size, &f);
+      int32_t f = 0, v = entry_at(in, rp, walk_column(in, &pw, start_col, p * in->page_size), &f);
       if (out->swa_page_table) {
         int32_t g = f;
         out->swa_page_table[e * in->swa_stride + p] = swa_page(in, v, &g);
@@ -108,13 +169,14 @@ static void rows_of(const amr_pool_input *in, const amr_pool_outputs *out, int32
       }
       if (out->page_table) {
         if (f == 0 && v < 0) f = ATTNMETA_FLAG_BLOCK_ID_NEGATIVE;
+        v = slot_of(in, v, &f);
         out->page_table[e * in->page_stride + p] = f ? -1 : v / in->page_size;
         *flags |= f;
       }
     }
     if (out->token_table)
       for (c = 0; c < cols; ++c)
-        out->token_table[e * in->token_stride + c] = entry_at(in, rp, start_col + c, flags);
+        out->token_table[e * in->token_stride + c] = walked_slot(in, &tw, rp, start_col, c, flags);
   }
 }
 
@@ -173,6 +235,7 @@ void amr_pool_all(const amr_pool_input *in, const amr_pool_outputs *out, int32_t
     }
     if (kv_indices) {
       int64_t floor = INT64_MIN; /* the largest of kv_indptr[0..b] */
+      dcp_walk w = {start_col, 0};
       int32_t k;
       if (in->kv_indptr)
         for (k = 0; k <= b; ++k)
@@ -203,7 +266,7 @@ void amr_pool_all(const amr_pool_input *in, const amr_pool_outputs *out, int32_t
           *flags |= ATTNMETA_FLAG_TOTAL_OUT_OF_RANGE;
           continue;
         }
-        kv_indices[at] = entry_at(in, rp, start_col + j, flags);
+        kv_indices[at] = walked_slot(in, &w, rp, start_col, j, flags);
       }
     }
     total += tokens;

@@ -37,6 +37,9 @@ typedef struct amr_pool_input {
   int64_t swa_stride;              /* rows of page_width pages */
   const int64_t *query_lens;       /* [B] or NULL: rows_per_req rows a request */
   int32_t num_rows;                /* T with query_lens */
+  /* section 15, DCP: rank dcp_rank of dcp_world keeps the positions x with
+   * floor(x / I) mod W = k (I = dcp_interleave); world 0 or 1: off */
+  int32_t dcp_world, dcp_rank, dcp_interleave;
 } amr_pool_input;
 
 /* The outputs, each NULL when not built. */

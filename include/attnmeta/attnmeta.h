@@ -445,6 +445,18 @@ typedef struct attnmeta_pool {
   int64_t draft_kv_indices_stride;  /* >= W */
   int32_t *draft_kv_indptr;         /* [S][draft_kv_indptr_stride]: B * K + 1 entries a step */
   int64_t draft_kv_indptr_stride;   /* >= B * K + 1 */
+  /* Decode context parallel (docs/contract.md section 15; SGLang's
+   * create_triton_kv_indices_for_dcp_triton, create_mla_kv_page_table_for_dcp):
+   * rank k of W keeps the positions x of a row with (x / I) % W == k. The
+   * lengths are then the rank's own counts (SGLang's get_dcp_lens); entry j
+   * of kv_indices, token_table or page p * page_size of page_table reads the
+   * j-th kept position from kv_start_idx on, and writes its slot v as the
+   * rank-local slot (v / (W * I)) * I + v % I (v < 0: -1, flag 64). Not with
+   * swa_page_table or the draft lists. */
+  int32_t dcp_world_size;           /* W in [0, 65536] (0 or 1: off) */
+  int32_t dcp_rank;                 /* k in [0, W) */
+  int32_t dcp_interleave;           /* I in [0, 65536] (0: 1): positions a run */
+  int32_t reserved4;                /* padding, ignored */
 } attnmeta_pool;
 
 /* ---- version ---- */

@@ -173,6 +173,10 @@ POOL_FIELDS = [
     ("draft_kv_indices_stride", "int64_t", "PARAM", None, ("POOL_DRAFT",)),
     ("draft_kv_indptr", "int32_t *", "OUT", ("DP",), ("POOL_DRAFT",)),
     ("draft_kv_indptr_stride", "int64_t", "PARAM", None, ("POOL_DRAFT",)),
+    ("dcp_world_size", "int32_t", "PARAM", None, ()),
+    ("dcp_rank", "int32_t", "PARAM", None, ()),
+    ("dcp_interleave", "int32_t", "PARAM", None, ()),
+    ("reserved4", "int32_t", "PARAM", None, ()),
 ]
 
 # The DeepSeek-V3.2/V4 products (contract sections 5, 7, 8).

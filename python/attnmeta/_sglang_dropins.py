@@ -14,6 +14,10 @@ int64, one more device operation each. Bad data has attnmeta's defined
 answers (-1 entries for pool rows and columns outside the pool) instead of
 SGLang's out-of-bounds reads.
 
+``create_triton_kv_indices_for_dcp_triton`` and
+``create_mla_kv_page_table_for_dcp`` are the DCP forms (docs/contract.md
+section 15): one rank's share of the slot list and of the MLA page table.
+
 ``generate_draft_decode_kv_indices`` (EAGLE's multi-step draft decode
 lists, docs/contract.md section 14) takes SGLang's whole grid
 ``(steps, bs, topk)``.
@@ -40,6 +44,8 @@ __all__ = [
     "create_flashinfer_kv_indices_triton",
     "create_flashmla_kv_indices_triton",
     "create_kv_indptr_and_indices",
+    "create_mla_kv_page_table_for_dcp",
+    "create_triton_kv_indices_for_dcp_triton",
     "fused_dsa_decode_metadata",
     "fused_dsa_draft_extend_metadata",
     "fused_dsa_target_verify_metadata",
@@ -86,6 +92,19 @@ class _Subscripted:
 
 def _dtype_name(x: Any) -> str:
     return str(getattr(x, "dtype", "")).replace("torch.", "")
+
+
+def _as_int32(x: Buffer) -> Buffer:
+    """x itself unless int64, else an int32 copy (an int64 kv_indptr)."""
+    if _dtype_name(x) != "int64":
+        return x
+    if hasattr(x, "to") and hasattr(x, "device"):  # torch
+        import torch
+
+        return x.to(torch.int32)
+    if hasattr(x, "astype"):
+        return x.astype("int32")
+    return x
 
 
 def _as_int64(x: Buffer) -> Buffer:
@@ -223,22 +242,30 @@ def _create_flashmla_kv_indices_triton(
     del NUM_PAGE_PER_BLOCK, ignored
     call = _Call(b, req_to_token, req_to_token_ptr_stride)
     call.rows(req_pool_indices, page_kernel_lens, kv_start_idx)
-    ps = int32(PAGED_SIZE, "PAGED_SIZE")
+    _padded_table(call, kv_indices, ("kv_indices", "kv_indices_ptr_stride"),
+                  kv_indices_ptr_stride, (PAGED_SIZE, "PAGED_SIZE"))
+    call.run()
+
+
+def _padded_table(call: _Call, buf: Buffer, names: Tuple[str, str], stride: Any,
+                  page_size: Tuple[Any, str]) -> None:
+    """The page table output of B rows (SGLang's names of the buffer and of
+    its row stride, and of the page size)."""
+    ps = int32(page_size[0], page_size[1])
     if ps < 1:
-        raise ValueError("PAGED_SIZE (%d) must be >= 1" % ps)
-    ptr, d, rows, cols, row_stride = table(kv_indices, "kv_indices", out=True)
-    call._check_dev(d, "kv_indices")
-    if rows > 1 and int(kv_indices_ptr_stride) != row_stride:
-        raise ValueError("kv_indices_ptr_stride (%d) is not kv_indices' row stride (%d)"
-                         % (int(kv_indices_ptr_stride), row_stride))
-    if rows < b:
-        raise ValueError("kv_indices has %d rows, fewer than grid[0] = %d" % (rows, b))
-    call.keep.append(kv_indices)
+        raise ValueError("%s (%d) must be >= 1" % (page_size[1], ps))
+    ptr, d, rows, cols, row_stride = table(buf, names[0], out=True)
+    call._check_dev(d, names[0])
+    if rows > 1 and int(stride) != row_stride:
+        raise ValueError("%s (%d) is not %s' row stride (%d)"
+                         % (names[1], int(stride), names[0], row_stride))
+    if rows < call.b:
+        raise ValueError("%s has %d rows, fewer than grid[0] = %d" % (names[0], rows, call.b))
+    call.keep.append(buf)
     call.op.page_table = ptr or None
     call.op.page_table_stride = row_stride
-    call.op.page_table_width = int32(cols, "kv_indices columns")
+    call.op.page_table_width = int32(cols, names[0] + " columns")
     call.op.page_size = ps
-    call.run()
 
 
 def _create_kv_indptr_and_indices(
@@ -260,6 +287,70 @@ def _create_kv_indptr_and_indices(
     call.rows(req_pool_indices, page_kernel_lens, kv_start_idx)
     call.op.kv_indptr_out = call.vector(kv_indptr, "kv_indptr", I32, b + 1, out=True)
     call.slots(kv_indices)
+    call.run()
+
+
+def _dcp(call: _Call, size: Any, rank: Any) -> None:
+    """Rank ``rank`` of ``size`` (SGLang's DCP kernels deal out single
+    positions: interleave 1)."""
+    w, k = int32(size, "dcp_size"), int32(rank, "dcp_rank")
+    if w < 1 or not 0 <= k < w:
+        raise ValueError("dcp_rank (%d) must be in [0, dcp_size = %d)" % (k, w))
+    call.op.dcp_world_size = w
+    call.op.dcp_rank = k
+    call.op.dcp_interleave = 1
+
+
+def _create_triton_kv_indices_for_dcp_triton(
+    b: int,
+    req_to_token_ptr: Buffer,
+    req_pool_indices_ptr: Buffer,
+    dcp_kernel_lens_ptr: Buffer,
+    kv_indptr: Buffer,
+    kv_start_idx: Optional[Buffer],
+    kv_indices_ptr: Buffer,
+    req_to_token_ptr_stride: int,
+    dcp_size: int,
+    dcp_rank: int,
+) -> None:
+    """SGLang's DCP slot list of rank ``dcp_rank`` of ``dcp_size``: row b
+    gets ``dcp_kernel_lens[b]`` entries (get_dcp_lens' counts), entry j the
+    slot at the j-th column ``c >= kv_start_idx[b]`` with ``c % dcp_size ==
+    dcp_rank``, divided by ``dcp_size``, at ``kv_indptr[b] + j``. kv_indptr
+    (int32, or int64 copied to int32) is read; ``kv_indices`` is int32 (int64
+    is not built yet); a negative pool entry gives -1."""
+    call = _Call(b, req_to_token_ptr, req_to_token_ptr_stride)
+    call.rows(req_pool_indices_ptr, dcp_kernel_lens_ptr, kv_start_idx)
+    _dcp(call, dcp_size, dcp_rank)
+    call.op.kv_indptr = call.vector(_as_int32(kv_indptr), "kv_indptr", I32, b + 1)
+    call.slots(kv_indices_ptr)
+    call.run()
+
+
+def _create_mla_kv_page_table_for_dcp(
+    b: int,
+    req_to_token_ptr: Buffer,
+    req_pool_indices_ptr: Buffer,
+    local_seq_lens_ptr: Buffer,
+    block_kv_indices_ptr: Buffer,
+    req_to_token_stride: int,
+    block_table_stride: int,
+    PHYSICAL_PAGE_SIZE: int,
+    DCP_SIZE: int,
+    DCP_RANK: int,
+    PAGES_PER_BLOCK: Optional[int] = None,
+) -> None:
+    """SGLang's MLA page table of rank ``DCP_RANK`` of ``DCP_SIZE``: row b,
+    page ``p < cdiv(local_seq_lens[b], PHYSICAL_PAGE_SIZE)`` holds
+    ``req_to_token[req_pool_indices[b], DCP_RANK + p * PHYSICAL_PAGE_SIZE *
+    DCP_SIZE] // DCP_SIZE // PHYSICAL_PAGE_SIZE``, kept inside the row's
+    width (2-D ``block_kv_indices``, row stride ``block_table_stride``)."""
+    del PAGES_PER_BLOCK
+    call = _Call(b, req_to_token_ptr, req_to_token_stride)
+    call.rows(req_pool_indices_ptr, local_seq_lens_ptr, None)
+    _dcp(call, DCP_SIZE, DCP_RANK)
+    _padded_table(call, block_kv_indices_ptr, ("block_kv_indices", "block_table_stride"),
+                  block_table_stride, (PHYSICAL_PAGE_SIZE, "PHYSICAL_PAGE_SIZE"))
     call.run()
 
 
@@ -370,6 +461,8 @@ create_flashinfer_kv_indices_triton = _Subscripted(_create_flashinfer_kv_indices
 create_flashmla_kv_indices_triton = _Subscripted(_create_flashmla_kv_indices_triton)
 create_kv_indptr_and_indices = _Subscripted(_create_kv_indptr_and_indices)
 generate_draft_decode_kv_indices = _GridSubscripted(_generate_draft_decode_kv_indices)
+create_triton_kv_indices_for_dcp_triton = _Subscripted(_create_triton_kv_indices_for_dcp_triton)
+create_mla_kv_page_table_for_dcp = _Subscripted(_create_mla_kv_page_table_for_dcp)
 
 
 # ---- plain functions (contract sections 12 and 13): SGLang's keyword

@@ -5,7 +5,8 @@ routes, written from reading SGLang's code: the kernels' defining module
 the re-export in sglang.srt.layers.attention.utils, and backends that
 import the names at import time (from either module) and launch them
 inline as ``kernel[grid](...)`` after their torch cumulative sums; EAGLE's
-draft decode kernel in sglang_standin_draft.py.
+draft decode kernel in sglang_standin_draft.py, the DCP kernels in
+sglang_standin_dcp.py.
 
 The kernels are NumPy functions behind vllm_standin.Kernel objects, which
 count their launches in vllm_standin.LAUNCHES (by kernel name, torch
@@ -20,6 +21,7 @@ import sys
 
 import numpy as np
 
+import sglang_standin_dcp
 import sglang_standin_draft
 import vllm_standin
 from vllm_standin import cdiv
@@ -32,6 +34,7 @@ FLASHMLA = "sglang.srt.layers.attention.flashmla_backend"
 FORWARD_BATCH = "sglang.srt.model_executor.forward_batch_info"
 MODULES = [KV_INDICES, UTILS, FLASHINFER, TRITON, FLASHMLA, FORWARD_BATCH]
 MODULES += sglang_standin_draft.MODULES  # EAGLE's draft decode kernel and its re-export
+MODULES += sglang_standin_dcp.MODULES  # the DCP kernels, get_dcp_lens, TRTLLM MLA's backend
 
 SLOT_LIST_ARGS = ["req_to_token_ptr", "req_pool_indices_ptr", "page_kernel_lens_ptr",
                   "kv_indptr", "kv_start_idx", "kv_indices_ptr", "req_to_token_ptr_stride",
@@ -211,6 +214,7 @@ def make_modules(xp, version="0.5.6.dev0", utils_defines=False):
     _fill_flashmla(modules[FLASHMLA])
     _fill_forward_batch(modules[FORWARD_BATCH])
     sglang_standin_draft.fill(modules)
+    sglang_standin_dcp.fill(modules)
     return modules
 
 

@@ -358,7 +358,8 @@ def test_changed_code_is_left_alone(sglang_mod, monkeypatch):
     monkeypatch.delattr(mods[standin.KV_INDICES], "create_chunked_prefix_cache_kv_indices")
     monkeypatch.delattr(mods[standin.FORWARD_BATCH], "create_chunked_prefix_cache_kv_indices")
     with sglang_mod.patch_sglang(chunked_prefix_kv_indices=True) as patch:
-        assert patch.applied == ["flashinfer_kv_indices", "draft_decode_kv_indices"]
+        assert patch.applied == ["flashinfer_kv_indices", "draft_decode_kv_indices",
+                                 "dcp_kv_indices", "dcp_mla_page_table"]
         assert "takes (" in patch.skipped["flashmla_kv_indices"]
         assert "PAGE_STRIDE" in patch.skipped["flashmla_kv_indices"]
         assert ("has no create_chunked_prefix_cache_kv_indices"
@@ -372,14 +373,16 @@ def test_only_what_is_asked(sglang_mod, monkeypatch):
     original = mods[standin.FLASHMLA].create_flashmla_kv_indices_triton
     with sglang_mod.patch_sglang(flashinfer_kv_indices=False,
                                  chunked_prefix_kv_indices=False) as patch:
-        assert patch.applied == ["flashmla_kv_indices", "draft_decode_kv_indices"]
+        assert patch.applied == ["flashmla_kv_indices", "draft_decode_kv_indices",
+                                 "dcp_kv_indices", "dcp_mla_page_table"]
         assert patch.skipped["flashinfer_kv_indices"] == "turned off by the caller"
         assert mods[standin.FLASHMLA].create_flashmla_kv_indices_triton is not original
     assert mods[standin.FLASHMLA].create_flashmla_kv_indices_triton is original
     chunked = mods[standin.FORWARD_BATCH].create_chunked_prefix_cache_kv_indices
     with sglang_mod.patch_sglang() as patch:  # the defaults
         assert patch.applied == ["flashinfer_kv_indices", "flashmla_kv_indices",
-                                 "draft_decode_kv_indices"]
+                                 "draft_decode_kv_indices", "dcp_kv_indices",
+                                 "dcp_mla_page_table"]
         assert "off by default" in patch.skipped["chunked_prefix_kv_indices"]
         assert mods[standin.FORWARD_BATCH].create_chunked_prefix_cache_kv_indices is chunked
     with pytest.raises(TypeError, match="unknown target"):

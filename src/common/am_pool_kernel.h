@@ -131,6 +131,8 @@ AM_DEVICE int32_t am_pool_entry(const am_pool_params *p, int in_pool, const int3
   return row[col];
 }
 
+#include "am_pool_dcp.h"
+
 /* Page pg of a row: its first token's slot v, as a page (v / ps) or
  * through the full-to-SWA map (S[v] / ps); -1 with a flag for a bad slot. */
 AM_DEVICE int32_t am_pool_page(const am_pool_params *p, int in_pool, const int32_t *row,
@@ -139,6 +141,7 @@ AM_DEVICE int32_t am_pool_page(const am_pool_params *p, int in_pool, const int32
   const int32_t v = am_pool_entry(p, in_pool, row, col, &bad);
   int64_t w = v;
   if (!bad && v < 0) bad = AM_POOL_FLAG_ENTRY_NEGATIVE;
+  if (!bad && p->dcp_world > 1) w = am_pool_dcp_local(p, v); /* never with swa */
   if (!bad && swa) {
     if (v >= p->swa_map_len) bad = AM_POOL_FLAG_COLUMN_OUTSIDE;
     else if ((w = p->full_to_swa[v]) < 0) bad = AM_POOL_FLAG_ENTRY_NEGATIVE;
@@ -324,7 +327,7 @@ AM_DEVICE void am_pool_item(const am_pool_params *p, am_thread t, uint32_t b, ui
     lo = am_max64(lo, 0);
     am_pool_slice(lo, hi, c, chunks, &from, &to);
     for (at = from + t.lane; at < to; at += t.lanes)
-      p->kv_indices[at] = am_pool_entry(p, in_pool, row, s + (at - start), &flags);
+      p->kv_indices[at] = am_pool_dcp_slot(p, in_pool, row, s, at - start, &flags);
   }
   /* the tables: every row of the request gets the request's entries */
   if (p->page_table || p->swa_page_table) {
@@ -338,8 +341,9 @@ AM_DEVICE void am_pool_item(const am_pool_params *p, am_thread t, uint32_t b, ui
       int32_t *swa = p->swa_page_table ? p->swa_page_table + (e0 + j) * p->swa_stride : 0;
       int64_t pg;
       for (pg = from + t.lane; pg < to; pg += t.lanes) {
-        if (out) out[pg] = am_pool_page(p, in_pool, row, s + pg * ps, 0, &flags);
-        if (swa) swa[pg] = am_pool_page(p, in_pool, row, s + pg * ps, 1, &flags);
+        const int64_t col = am_pool_dcp_column(p, s, pg * ps);
+        if (out) out[pg] = am_pool_page(p, in_pool, row, col, 0, &flags);
+        if (swa) swa[pg] = am_pool_page(p, in_pool, row, col, 1, &flags);
       }
     }
   }
@@ -350,7 +354,7 @@ AM_DEVICE void am_pool_item(const am_pool_params *p, am_thread t, uint32_t b, ui
       int32_t *out = p->token_table + (e0 + j) * p->token_stride;
       int64_t k;
       for (k = from + t.lane; k < to; k += t.lanes)
-        out[k] = am_pool_entry(p, in_pool, row, s + k, &flags);
+        out[k] = am_pool_dcp_slot(p, in_pool, row, s, k, &flags);
     }
   }
   *flags_out |= flags;

@@ -63,6 +63,10 @@ typedef struct am_pool_params {
   int64_t draft_indptr_stride;
   int32_t draft_steps;             /* S in [0, 1024]; 0: not built */
   int32_t draft_topk;              /* K in [1, 1024] */
+  /* decode context parallel (am_pool_dcp.h): off where dcp_world is 1 */
+  int32_t dcp_world;               /* W in [1, 65536] */
+  int32_t dcp_rank;                /* k in [0, W) */
+  int32_t dcp_interleave;          /* I in [1, 65536] */
 } am_pool_params;
 
 #endif /* ATTNMETA_AM_POOL_PARAMS_H */

@@ -54,6 +54,9 @@ static inline am_pool_params am_pool_params_of(const attnmeta_pool *op) {
   p.query_lens = op->query_lens;
   p.query_indptr_out = op->query_indptr_out;
   p.num_rows = op->query_lens ? op->num_rows : (int32_t)((int64_t)op->num_reqs * p.rows_per_req);
+  p.dcp_world = op->dcp_world_size > 1 ? op->dcp_world_size : 1;
+  p.dcp_rank = p.dcp_world > 1 ? op->dcp_rank : 0;
+  p.dcp_interleave = p.dcp_world > 1 && op->dcp_interleave > 1 ? op->dcp_interleave : 1;
   if (op->draft_steps > 0 && (op->draft_kv_indices || op->draft_kv_indptr)) {
     p.draft_positions = op->draft_kv_indptr ? op->draft_positions : NULL;
     p.draft_indices = op->draft_kv_indices;

@@ -401,7 +401,11 @@ _Static_assert(ATTNMETA_MAX_COMPRESSED_GROUPS == 4, "AM_EACH_GROUP names every g
     ">= draft_kv_indices_width")                                              \
   X(c, int32_t *, draft_kv_indptr, OUT, AM_ARRAY(DP), AM_P(POOL_DRAFT),        \
     "draft_steps rows of B * K + 1, draft_kv_indptr_stride apart")            \
-  X(c, int64_t, draft_kv_indptr_stride, PARAM, AM_NONE, AM_P(POOL_DRAFT), ">= B * K + 1")
+  X(c, int64_t, draft_kv_indptr_stride, PARAM, AM_NONE, AM_P(POOL_DRAFT), ">= B * K + 1") \
+  X(c, int32_t, dcp_world_size, PARAM, AM_NONE, 0, ">= 0")                   \
+  X(c, int32_t, dcp_rank, PARAM, AM_NONE, 0, ">= 0")                         \
+  X(c, int32_t, dcp_interleave, PARAM, AM_NONE, 0, ">= 0")                   \
+  X(c, int32_t, reserved4, PARAM, AM_NONE, 0, "padding, ignored")
 
 /* 1 for the roles that are device buffers. */
 #define AM_IS_BUFFER_IN 1

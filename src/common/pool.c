@@ -167,6 +167,39 @@ static attnmeta_status check_draft(attnmeta_context *ctx, const attnmeta_pool *b
   return ATTNMETA_OK;
 }
 
+/* The DCP form's settings (docs/contract.md section 15): a world of W
+ * ranks, this one k, runs of I positions; W of 0 or 1 is off. */
+#define POOL_DCP_MAX 65536
+static attnmeta_status check_dcp(attnmeta_context *ctx, const attnmeta_pool *b) {
+  const int32_t world = b->dcp_world_size;
+  if (world < 0 || world > POOL_DCP_MAX)
+    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                   "pool.dcp_world_size (%d) must be in [0, %d] (0 or 1: no DCP)", world,
+                   POOL_DCP_MAX);
+  if (b->dcp_interleave < 0 || b->dcp_interleave > POOL_DCP_MAX)
+    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                   "pool.dcp_interleave (%d) must be in [0, %d] (0: 1)", b->dcp_interleave,
+                   POOL_DCP_MAX);
+  if (world <= 1) {
+    if (b->dcp_rank != 0)
+      return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                     "pool.dcp_rank (%d) is given without dcp_world_size > 1", b->dcp_rank);
+    return ATTNMETA_OK;
+  }
+  if (b->dcp_rank < 0 || b->dcp_rank >= world)
+    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                   "pool.dcp_rank (%d) must be in [0, dcp_world_size = %d)", b->dcp_rank, world);
+  if (b->swa_page_table || b->swa_map_len > 0)
+    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                   "pool: swa_page_table (full_to_swa) does not combine with DCP "
+                   "(dcp_world_size %d): its map is of global slots",
+                   world);
+  if (b->draft_kv_indices || b->draft_kv_indptr)
+    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                   "pool: the draft lists do not combine with DCP (dcp_world_size %d)", world);
+  return ATTNMETA_OK;
+}
+
 static attnmeta_status check_pool(attnmeta_context *ctx, const attnmeta_pool *op) {
   const int64_t rows = op->query_lens ? op->num_rows
                                       : (int64_t)op->num_reqs *
@@ -179,6 +212,8 @@ static attnmeta_status check_pool(attnmeta_context *ctx, const attnmeta_pool *op
                               steps > 0 ? (steps - 1) * op->draft_kv_indptr_stride + tokens + 1
                                         : 0};
   const am_check_scope scope = {ctx, "pool.", am_pool_products(op), 1};
+  if (st != ATTNMETA_OK) return st;
+  st = check_dcp(ctx, op);
   if (st != ATTNMETA_OK) return st;
   st = check_sizes(&scope, op);
   if (st != ATTNMETA_OK) return st;

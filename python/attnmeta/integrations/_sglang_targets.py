@@ -32,6 +32,14 @@ PAGE_TABLE_ARGS = ("req_to_token_ptr", "req_pool_indices_ptr", "page_kernel_lens
 DRAFT_ARGS = ("req_pool_indices", "req_to_token", "paged_kernel_lens", "kv_indices", "kv_indptr",
               "positions", "pool_len", "kv_indices_stride", "kv_indptr_stride", "bs_upper",
               "iter_upper", "num_tokens_upper", "page_size")
+# decode context parallel (DCP): one rank's slot list and MLA page table
+DCP_MODULES = ("sglang.kernels.ops.attention.dcp_kernels",)
+DCP_SLOT_LIST_ARGS = ("req_to_token_ptr", "req_pool_indices_ptr", "dcp_kernel_lens_ptr",
+                      "kv_indptr", "kv_start_idx", "kv_indices_ptr", "req_to_token_ptr_stride",
+                      "dcp_size", "dcp_rank")
+DCP_PAGE_TABLE_ARGS = ("req_to_token_ptr", "req_pool_indices_ptr", "local_seq_lens_ptr",
+                       "block_kv_indices_ptr", "req_to_token_stride", "block_table_stride",
+                       "PHYSICAL_PAGE_SIZE", "DCP_SIZE", "DCP_RANK")
 CHUNKED_ARGS = ("req_to_token_ptr", "req_pool_indices_ptr", "chunk_start_idx_ptr",
                 "chunk_seq_lens_ptr", "chunk_cu_seq_lens_ptr", "chunk_kv_indices_ptr",
                 "req_to_token_ptr_stride")
@@ -68,6 +76,14 @@ TARGETS = {
     "draft_decode_kv_indices": Target(
         "generate_draft_decode_kv_indices", DRAFT_ARGS, ("ENTRY_PAGE_SIZE",),
         _sglang_dropins.generate_draft_decode_kv_indices, DRAFT_ARGS, DRAFT_MODULES),
+    # DCP: the rank's slot list (FlashInfer, Triton) and MLA page table (TRTLLM, TokenSpeed,
+    # aiter, Ascend MLA)
+    "dcp_kv_indices": Target(
+        "create_triton_kv_indices_for_dcp_triton", DCP_SLOT_LIST_ARGS, (),
+        _sglang_dropins.create_triton_kv_indices_for_dcp_triton, DCP_SLOT_LIST_ARGS, DCP_MODULES),
+    "dcp_mla_page_table": Target(
+        "create_mla_kv_page_table_for_dcp", DCP_PAGE_TABLE_ARGS, ("PAGES_PER_BLOCK",),
+        _sglang_dropins.create_mla_kv_page_table_for_dcp, DCP_PAGE_TABLE_ARGS, DCP_MODULES),
 }  # type: Dict[str, Target]
 
 
