@@ -43,9 +43,11 @@ AM_DEVICE int64_t am_pool_dcp_kept_at(const am_pool_params *p, int64_t m) {
  * overflow (a full-width page row may ask for 2^62 entries). */
 #define AM_POOL_DCP_FAR ((int64_t)1 << 33)
 
-/* The column entry j >= 0 of a row read from column s reads. */
-AM_DEVICE int64_t am_pool_dcp_column(const am_pool_params *p, int64_t s, int64_t j) {
-  if (p->dcp_world == 1) return s + j;
+/* The column entry j >= 0 of a row read from column s reads. `dcp`:
+ * dcp_world > 1, passed as a constant by the kernel's two forms of an
+ * item (am_pool_item), so the plain form has no DCP test an entry. */
+AM_DEVICE int64_t am_pool_dcp_column(const am_pool_params *p, int dcp, int64_t s, int64_t j) {
+  if (!dcp) return s + j;
   if (j > AM_POOL_DCP_FAR) return INT64_MAX;
   return am_pool_dcp_kept_at(p, am_pool_dcp_kept_before(p, s) + j);
 }
@@ -59,12 +61,12 @@ AM_DEVICE int32_t am_pool_dcp_local(const am_pool_params *p, int32_t v) {
 /* Entry j of a row read from column s, as kv_indices and token_table hold
  * it: the pool entry (am_pool_entry), under DCP the rank-local slot, a
  * negative entry -1 with a flag. */
-AM_DEVICE int32_t am_pool_dcp_slot(const am_pool_params *p, int in_pool, const int32_t *row,
-                                   int64_t s, int64_t j, int32_t *flags) {
+AM_DEVICE int32_t am_pool_dcp_slot(const am_pool_params *p, int dcp, int in_pool,
+                                   const int32_t *row, int64_t s, int64_t j, int32_t *flags) {
   int32_t bad = 0;
-  const int32_t v = am_pool_entry(p, in_pool, row, am_pool_dcp_column(p, s, j), &bad);
+  const int32_t v = am_pool_entry(p, in_pool, row, am_pool_dcp_column(p, dcp, s, j), &bad);
   *flags |= bad;
-  if (p->dcp_world == 1 || bad) return v;
+  if (!dcp || bad) return v;
   if (v < 0) {
     *flags |= AM_POOL_FLAG_ENTRY_NEGATIVE;
     return -1;

@@ -135,13 +135,13 @@ AM_DEVICE int32_t am_pool_entry(const am_pool_params *p, int in_pool, const int3
 
 /* Page pg of a row: its first token's slot v, as a page (v / ps) or
  * through the full-to-SWA map (S[v] / ps); -1 with a flag for a bad slot. */
-AM_DEVICE int32_t am_pool_page(const am_pool_params *p, int in_pool, const int32_t *row,
+AM_DEVICE int32_t am_pool_page(const am_pool_params *p, int dcp, int in_pool, const int32_t *row,
                                int64_t col, int swa, int32_t *flags) {
   int32_t bad = 0;
   const int32_t v = am_pool_entry(p, in_pool, row, col, &bad);
   int64_t w = v;
   if (!bad && v < 0) bad = AM_POOL_FLAG_ENTRY_NEGATIVE;
-  if (!bad && p->dcp_world > 1) w = am_pool_dcp_local(p, v); /* never with swa */
+  if (!bad && dcp) w = am_pool_dcp_local(p, v); /* never with swa */
   if (!bad && swa) {
     if (v >= p->swa_map_len) bad = AM_POOL_FLAG_COLUMN_OUTSIDE;
     else if ((w = p->full_to_swa[v]) < 0) bad = AM_POOL_FLAG_ENTRY_NEGATIVE;
@@ -269,9 +269,10 @@ AM_DEVICE am_pool_prefix am_pool_before(const int64_t *scan, uint32_t k) {
 }
 
 /* Item `item` (request b, slice c): its scalars (slice 0), its slice of
- * kv_indices and of every table row. `pre` joins the requests before b. */
-AM_DEVICE void am_pool_item(const am_pool_params *p, am_thread t, uint32_t b, uint32_t c,
-                            uint32_t chunks, am_pool_prefix pre, int32_t *flags_out) {
+ * kv_indices and of every table row. `pre` joins the requests before b;
+ * `dcp` (dcp_world > 1) is a constant at each call. */
+AM_DEVICE void am_pool_item(const am_pool_params *p, int dcp, am_thread t, uint32_t b,
+                            uint32_t c, uint32_t chunks, am_pool_prefix pre, int32_t *flags_out) {
   const int64_t rp = p->req_pool_indices[b];
   const int32_t len = am_pool_length(p, b);
   const int64_t n = len > 0 ? len : 0;
@@ -327,7 +328,7 @@ AM_DEVICE void am_pool_item(const am_pool_params *p, am_thread t, uint32_t b, ui
     lo = am_max64(lo, 0);
     am_pool_slice(lo, hi, c, chunks, &from, &to);
     for (at = from + t.lane; at < to; at += t.lanes)
-      p->kv_indices[at] = am_pool_dcp_slot(p, in_pool, row, s, at - start, &flags);
+      p->kv_indices[at] = am_pool_dcp_slot(p, dcp, in_pool, row, s, at - start, &flags);
   }
   /* the tables: every row of the request gets the request's entries */
   if (p->page_table || p->swa_page_table) {
@@ -341,9 +342,9 @@ AM_DEVICE void am_pool_item(const am_pool_params *p, am_thread t, uint32_t b, ui
       int32_t *swa = p->swa_page_table ? p->swa_page_table + (e0 + j) * p->swa_stride : 0;
       int64_t pg;
       for (pg = from + t.lane; pg < to; pg += t.lanes) {
-        const int64_t col = am_pool_dcp_column(p, s, pg * ps);
-        if (out) out[pg] = am_pool_page(p, in_pool, row, col, 0, &flags);
-        if (swa) swa[pg] = am_pool_page(p, in_pool, row, col, 1, &flags);
+        const int64_t col = am_pool_dcp_column(p, dcp, s, pg * ps);
+        if (out) out[pg] = am_pool_page(p, dcp, in_pool, row, col, 0, &flags);
+        if (swa) swa[pg] = am_pool_page(p, dcp, in_pool, row, col, 1, &flags);
       }
     }
   }
@@ -354,7 +355,7 @@ AM_DEVICE void am_pool_item(const am_pool_params *p, am_thread t, uint32_t b, ui
       int32_t *out = p->token_table + (e0 + j) * p->token_stride;
       int64_t k;
       for (k = from + t.lane; k < to; k += t.lanes)
-        out[k] = am_pool_dcp_slot(p, in_pool, row, s, k, &flags);
+        out[k] = am_pool_dcp_slot(p, dcp, in_pool, row, s, k, &flags);
     }
   }
   *flags_out |= flags;
@@ -415,7 +416,10 @@ AM_DEVICE void am_pool_body(const am_pool_params *p, am_thread t) {
       }
       summed = w1 - 1;
     }
-    if (item < items) am_pool_item(p, t, b, item % chunks, chunks, pre, &flags);
+    if (item < items) {
+      if (p->dcp_world > 1) am_pool_item(p, 1, t, b, item % chunks, chunks, pre, &flags);
+      else am_pool_item(p, 0, t, b, item % chunks, chunks, pre, &flags);
+    }
   }
   if (flags && p->error_word) AM_ATOMIC_OR(p->error_word, flags);
 }
