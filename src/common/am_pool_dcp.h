@@ -8,12 +8,13 @@
  * of a row reads the j-th kept position at or after the row's start
  * column, and its slot v is written as the rank-local slot
  * (v / (W I)) I + v % I. With W = 1 every function is the identity of the
- * plain pool operation. Included by am_pool_kernel.h after am_pool_entry.
+ * plain pool operation.
  */
 #ifndef ATTNMETA_AM_POOL_DCP_H
 #define ATTNMETA_AM_POOL_DCP_H
 
 #include "am_dialect.h"
+#include "am_pool_entries.h"
 #include "am_pool_params.h"
 
 /* Floor division and its remainder by d >= 1 (start columns may be

@@ -2,8 +2,7 @@
 /*
  * EAGLE's multi-step draft decode lists (docs/contract.md section 14;
  * SGLang's generate_draft_decode_kv_indices), the pool operation's launch
- * when draft_steps >= 1. Included by am_pool_kernel.h after its helpers;
- * written once in the dialect.
+ * when draft_steps >= 1. Written once in the dialect.
  *
  * Work split: as the pool's, a group of lanes owns request rows b = g,
  * g + G, ...; for each step i and branch k it copies the row's L tokens
@@ -15,6 +14,10 @@
  */
 #ifndef ATTNMETA_AM_POOL_DRAFT_KERNEL_H
 #define ATTNMETA_AM_POOL_DRAFT_KERNEL_H
+
+#include "am_dialect.h"
+#include "am_pool_entries.h"
+#include "am_pool_params.h"
 
 /* The sum of the lengths before a row is kept at most this: a row placed
  * past it lies past any accepted width (draft_kv_indices_width <= 2^40),
