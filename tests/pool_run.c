@@ -102,7 +102,9 @@ static void reference_members(amr_pool_outputs *o, int32_t **at[POOL_OUTPUTS]) {
 
 static void sizes_of(const amr_pool_input *in, int64_t n[POOL_OUTPUTS]) {
   const int64_t B = in->num_reqs,
-                T = in->query_lens ? in->num_rows : B * (in->rows_per_req > 1 ? in->rows_per_req : 1);
+                T = in->query_rows   ? B
+                    : in->query_lens ? in->num_rows
+                                     : B * (in->rows_per_req > 1 ? in->rows_per_req : 1);
   n[0] = in->capacity;
   n[1] = B + 1;
   n[2] = T * in->page_stride;
@@ -162,7 +164,8 @@ static void run_one(attnmeta_context *ctx, const char *label, const pool_case *c
   op.swa_map_len = in->swa_map_len;
   op.swa_page_table_stride = in->swa_stride;
   op.query_lens = d->query_lens;
-  op.num_rows = in->query_lens ? in->num_rows : 0;
+  op.num_rows = in->query_lens && !in->query_rows ? in->num_rows : 0;
+  op.query_rows = in->query_rows;
   op.dcp_world_size = in->dcp_world;
   op.dcp_rank = in->dcp_rank;
   op.dcp_interleave = in->dcp_interleave;

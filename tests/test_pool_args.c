@@ -383,7 +383,31 @@ static const refusal draft_extend_rows[] = {
     {"num_rows alone", {I32(num_rows, 2)}, ATTNMETA_ERR_INVALID_ARGUMENT, "query_lens"},
     {"num_rows < 0", {PTR(query_lens, draft_q), I32(num_rows, -1)}, ATTNMETA_ERR_INVALID_ARGUMENT,
      "num_rows"},
+    {"query_rows 2", {I32(query_rows, 2)}, ATTNMETA_ERR_INVALID_ARGUMENT, "query_rows"},
+    {"query_rows with topk_lens", {PTR(query_lens, draft_q), I32(query_rows, 1)},
+     ATTNMETA_ERR_INVALID_ARGUMENT, "topk_lens"},
 };
+
+/* query_rows 1 sizes the tables by num_reqs: num_rows is refused, and
+ * nothing is written. */
+Test(pool_args, query_rows_refuses_num_rows) {
+  attnmeta_pool op;
+  reset_metadata(&op);
+  op.topk_lens = NULL;
+  op.topk_indptr = NULL;
+  op.query_lens = draft_q;
+  op.query_rows = 1;
+  op.length_delta = 1; /* lengths {4, 6} */
+  op.num_rows = 2;
+  cr_expect(attnmeta_build_pool_indices(amt_cpu, &op, NULL) == ATTNMETA_ERR_INVALID_ARGUMENT);
+  cr_expect(strstr(attnmeta_last_error(amt_cpu), "num_rows") != NULL, "%s",
+            attnmeta_last_error(amt_cpu));
+  cr_expect(lens_out[0] == POISON && tokens[0][0] == POISON);
+  op.num_rows = 0;
+  cr_expect(attnmeta_build_pool_indices(amt_cpu, &op, NULL) == ATTNMETA_OK, "%s",
+            attnmeta_last_error(amt_cpu));
+  cr_expect(lens_out[0] == 4 && lens_out[1] == 6 && tokens[1][5] == 35);
+}
 
 Test(pool_args, draft_extend_rows_checked) {
   attnmeta_pool op;

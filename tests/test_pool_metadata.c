@@ -174,6 +174,49 @@ Test(pool_metadata, worked_draft_extend) {
   cr_expect(pool_run_everywhere(&c, 0) == ATTNMETA_FLAG_TOTAL_OUT_OF_RANGE);
 }
 
+/* ---- FA3's draft_extend_set_metadata (query_rows 1): the requests above,
+ * one page-table row each, pages of 2 in a table 4 wide: request 0 (pool
+ * row 1, 5 tokens) columns 0, 2, 4: 50 51 52; request 1 (pool row 0, 1
+ * token): 0; request 2 (pool row 2, 7 tokens): 100 101 102 103. SWA through
+ * S[v] = v + 1000: 550 551 552 | 500 | 600 601 602 603. cu_seqlens_q sums
+ * query_lens {0, 2, 5, 6}; with rows_per_req 4 instead (TRT-LLM MHA's
+ * q_mode 2, q_stride 4) {0, 4, 8, 12}. */
+Test(pool_metadata, worked_draft_extend_one_row_per_request) {
+  static const int32_t pages[12] = {50, 51, 52, P_, 0, P_, P_, P_, 100, 101, 102, 103};
+  static const int32_t swa[12] = {550, 551, 552, P_, 500, P_, P_, P_, 600, 601, 602, 603};
+  static const int32_t cu_q[4] = {0, 2, 5, 6}, cu_k[4] = {0, 5, 6, 13}, lens[3] = {5, 1, 7};
+  static const int32_t strided_q[4] = {0, 4, 8, 12};
+  pool_case c = small_case("worked_draft_extend_one_row", wde_rpi, wde_len, 3);
+  int i;
+  for (i = 0; i < 300; i++) w12_swa[i] = i + 1000;
+  c.in.query_lens = wde_q;
+  c.in.query_rows = 1;
+  c.in.page_size = 2;
+  c.in.page_width = 4;
+  c.in.page_stride = 4;
+  c.in.swa_stride = 4;
+  c.in.full_to_swa = w12_swa;
+  c.in.swa_map_len = 300;
+  c.want = WANT_INDPTR | WANT_LENS | WANT_PAGES | WANT_SWA | WANT_QUERY_INDPTR;
+  {
+    const pool_want want[POOL_OUTPUTS] = {
+        [OUT_PAGES] = {pages, 12}, [OUT_SWA] = {swa, 12}, [OUT_QUERY_INDPTR] = {cu_q, 4},
+        [OUT_INDPTR] = {cu_k, 4},  [OUT_LENS] = {lens, 3}};
+    pool_expect_reference(&c, want);
+  }
+  cr_expect(pool_run_everywhere(&c, 0) == 0);
+  c.name = "q_mode_2_one_row";
+  c.in.query_lens = NULL;
+  c.in.rows_per_req = 4;
+  {
+    const pool_want want[POOL_OUTPUTS] = {
+        [OUT_PAGES] = {pages, 12}, [OUT_SWA] = {swa, 12}, [OUT_QUERY_INDPTR] = {strided_q, 4},
+        [OUT_INDPTR] = {cu_k, 4},  [OUT_LENS] = {lens, 3}};
+    pool_expect_reference(&c, want);
+  }
+  cr_expect(pool_run_everywhere(&c, 0) == 0);
+}
+
 /* ---- SGLang's test_normal_decode_set_metadata: seq_lens in [max/2, max],
  * max_seq_pages = cdiv(max(seq_lens) + delta, ps), pool rows arange(B) of
  * 2 max random slots, a table max_seq_pages + 10 wide; its reference
@@ -286,7 +329,7 @@ Test(pool_metadata, graph_padding_rows) {
 
 /* Random requests over a small pool with every kind of hostile entry and
  * every product subset. */
-static int32_t random_case(int seed) {
+static int32_t random_case(int seed, int query_rows) {
   const int32_t P = (int32_t)rng_in(1, 5), Wr = (int32_t)rng_in(0, 30);
   const int64_t stride = Wr + rng_in(0, 3), map = rng_in(0, 60);
   const int32_t B = (int32_t)rng_in(0, 24);
@@ -351,6 +394,10 @@ static int32_t random_case(int seed) {
     if (c.in.num_rows < 0) c.in.num_rows = 0;
   }
   c.want = (int)rng_in(1, WANT_EVERY) & ~WANT_INDICES;
+  if (query_rows) { /* one table row a request: no per-query-row output */
+    c.in.query_rows = 1;
+    c.want &= ~(WANT_EXPANDED | WANT_TOPK_LENS | WANT_TOPK_INDPTR);
+  }
   if (!c.want) c.want = WANT_LENS;
   if (c.want & WANT_INDPTR && seed % 2) { /* the slot list, placed by the scan */
     c.want |= WANT_INDICES;
@@ -375,7 +422,21 @@ Test(pool_metadata, random_hostile, .timeout = 600) {
   int seed;
   for (seed = 1; seed <= 80; seed++) {
     rng_state = 0x8BB84B93962EACC9ull ^ (uint64_t)seed;
-    met |= random_case(seed) & every;
+    met |= random_case(seed, 0) & every;
+  }
+  cr_expect(met == every, "flags met 0x%x of 0x%x", (unsigned)met, (unsigned)every);
+}
+
+/* The same random requests with one table row per request (query_rows). */
+Test(pool_metadata, random_hostile_query_rows, .timeout = 600) {
+  const int32_t every = ATTNMETA_FLAG_SEQ_LEN_NEGATIVE | ATTNMETA_FLAG_BLOCK_OUT_OF_TABLE |
+                        ATTNMETA_FLAG_BLOCK_ID_NEGATIVE | ATTNMETA_FLAG_SLOT_OUT_OF_RANGE |
+                        ATTNMETA_FLAG_POOL_INDEX_OUT_OF_RANGE;
+  int32_t met = 0;
+  int seed;
+  for (seed = 1; seed <= 80; seed++) {
+    rng_state = 0x5DEECE66DB1A2C3Full ^ (uint64_t)seed;
+    met |= random_case(seed, 1) & every;
   }
   cr_expect(met == every, "flags met 0x%x of 0x%x", (unsigned)met, (unsigned)every);
 }

@@ -198,6 +198,7 @@ void amr_pool_all(const amr_pool_input *in, const amr_pool_outputs *out, int32_t
   amr_pool_input fixed = *in; /* num_rows: T */
   const int32_t per_req = in->rows_per_req > 1 ? in->rows_per_req : 1;
   if (!in->query_lens) fixed.num_rows = in->num_reqs * per_req;
+  if (in->query_rows) fixed.num_rows = in->num_reqs;
   in = &fixed;
   *flags = 0;
   if (out->query_indptr) out->query_indptr[0] = 0;
@@ -219,7 +220,10 @@ void amr_pool_all(const amr_pool_input *in, const amr_pool_outputs *out, int32_t
       rows = q < 0 ? 0 : q;
     }
     if (out->cache_seqlens) out->cache_seqlens[b] = (int32_t)tokens;
-    rows_of(in, out, b, tokens, rows, rows_before, rp, start_col, &clipped, flags);
+    if (in->query_rows) /* the request's one table row, seeing all its tokens */
+      rows_of(in, out, b, tokens, 1, b, rp, start_col, &clipped, flags);
+    else
+      rows_of(in, out, b, tokens, rows, rows_before, rp, start_col, &clipped, flags);
     rows_before += rows;
     if (out->query_indptr) {
       if (rows_before > INT32_MAX) *flags |= ATTNMETA_FLAG_SCAN_OVERFLOW;

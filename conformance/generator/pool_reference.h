@@ -40,6 +40,9 @@ typedef struct amr_pool_input {
   /* section 15, DCP: rank dcp_rank of dcp_world keeps the positions x with
    * floor(x / I) mod W = k (I = dcp_interleave); world 0 or 1: off */
   int32_t dcp_world, dcp_rank, dcp_interleave;
+  /* 1: one table row per request (T = B), the query rows only counted in
+   * query_indptr; 0: a table row per query row */
+  int32_t query_rows;
 } amr_pool_input;
 
 /* The outputs, each NULL when not built. */

@@ -457,6 +457,13 @@ typedef struct attnmeta_pool {
   int32_t dcp_rank;                 /* k in [0, W) */
   int32_t dcp_interleave;           /* I in [0, 65536] (0: 1): positions a run */
   int32_t reserved4;                /* padding, ignored */
+  /* 0: a table row per query row (above); 1: one table row per request
+   * (T = B) while query_indptr_out still sums the query rows (query_lens,
+   * or rows_per_req a request): SGLang's FA3 draft_extend_set_metadata,
+   * TRT-LLM MHA's q_mode 1 and 2. Not with expanded_lens, topk_lens,
+   * topk_indptr, num_rows. */
+  int32_t query_rows;               /* 0 or 1 */
+  int32_t reserved5;                /* padding, ignored */
 } attnmeta_pool;
 
 /* ---- version ---- */

@@ -177,6 +177,8 @@ POOL_FIELDS = [
     ("dcp_rank", "int32_t", "PARAM", None, ()),
     ("dcp_interleave", "int32_t", "PARAM", None, ()),
     ("reserved4", "int32_t", "PARAM", None, ()),
+    ("query_rows", "int32_t", "PARAM", None, ()),
+    ("reserved5", "int32_t", "PARAM", None, ()),
 ]
 
 # The DeepSeek-V3.2/V4 products (contract sections 5, 7, 8).

@@ -237,9 +237,10 @@ AM_DEVICE void am_pool_item(const am_pool_params *p, int dcp, am_thread t, uint3
   if (len < 0 && lead) flags |= AM_POOL_FLAG_LENGTH_NEGATIVE;
   if (p->query_lens && am_pool_low32(p->query_lens[b]) < 0 && lead)
     flags |= AM_POOL_FLAG_LENGTH_NEGATIVE;
-  e0 = p->query_lens ? pre.rows : (int64_t)b * q;
-  live = am_max64(am_min64(q, (int64_t)p->num_rows - e0), 0);
-  if (live < q && lead) flags |= AM_POOL_FLAG_OUTSIDE_CAPACITY;
+  /* query_rows: one table row per request, q still counted by query_indptr_out */
+  e0 = p->query_rows ? (int64_t)b : p->query_lens ? pre.rows : (int64_t)b * q;
+  live = p->query_rows ? 1 : am_max64(am_min64(q, (int64_t)p->num_rows - e0), 0);
+  if (live < q && !p->query_rows && lead) flags |= AM_POOL_FLAG_OUTSIDE_CAPACITY;
   if (lead) {
     int64_t run = pre.clipped; /* the clipped lengths of the rows before e0 + j */
     if (p->kv_indptr_out) p->kv_indptr_out[b + 1] = am_pool_sum32(sum + n, &flags);

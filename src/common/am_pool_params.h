@@ -67,6 +67,7 @@ typedef struct am_pool_params {
   int32_t dcp_world;               /* W in [1, 65536] */
   int32_t dcp_rank;                /* k in [0, W) */
   int32_t dcp_interleave;          /* I in [1, 65536] */
+  int32_t query_rows;              /* 1: one table row a request (T = B), 0: one a query row */
 } am_pool_params;
 
 #endif /* ATTNMETA_AM_POOL_PARAMS_H */

@@ -53,7 +53,9 @@ static inline am_pool_params am_pool_params_of(const attnmeta_pool *op) {
   p.fill_to_width = op->fill_to_width;
   p.query_lens = op->query_lens;
   p.query_indptr_out = op->query_indptr_out;
-  p.num_rows = op->query_lens ? op->num_rows : (int32_t)((int64_t)op->num_reqs * p.rows_per_req);
+  p.query_rows = op->query_rows;
+  p.num_rows = op->query_rows ? op->num_reqs
+               : op->query_lens ? op->num_rows : (int32_t)((int64_t)op->num_reqs * p.rows_per_req);
   p.dcp_world = op->dcp_world_size > 1 ? op->dcp_world_size : 1;
   p.dcp_rank = p.dcp_world > 1 ? op->dcp_rank : 0;
   p.dcp_interleave = p.dcp_world > 1 && op->dcp_interleave > 1 ? op->dcp_interleave : 1;

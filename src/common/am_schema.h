@@ -336,7 +336,7 @@ _Static_assert(ATTNMETA_MAX_COMPRESSED_GROUPS == 4, "AM_EACH_GROUP names every g
   X(c, int64_t, peer_table_out_stride, PARAM, AM_NONE, 0, ">= peer_table_width")
 
 /* ---- attnmeta_pool (counts: R = num_reqs, R1 = R + 1, P = pool_rows,
- * C = kv_indices_capacity, T = num_rows with query_lens, else
+ * C = kv_indices_capacity, T = R with query_rows, num_rows with query_lens, else
  * R * max(rows_per_req, 1), T1 = T + 1; the draft lists: S = draft_steps,
  * DK = R * draft_topk, DP = (S - 1) * draft_kv_indptr_stride + DK + 1 for
  * S >= 1, else 0: the span of the step rows of draft_kv_indptr) ---- */
@@ -405,7 +405,9 @@ _Static_assert(ATTNMETA_MAX_COMPRESSED_GROUPS == 4, "AM_EACH_GROUP names every g
   X(c, int32_t, dcp_world_size, PARAM, AM_NONE, 0, ">= 0")                   \
   X(c, int32_t, dcp_rank, PARAM, AM_NONE, 0, ">= 0")                         \
   X(c, int32_t, dcp_interleave, PARAM, AM_NONE, 0, ">= 0")                   \
-  X(c, int32_t, reserved4, PARAM, AM_NONE, 0, "padding, ignored")
+  X(c, int32_t, reserved4, PARAM, AM_NONE, 0, "padding, ignored")         \
+  X(c, int32_t, query_rows, PARAM, AM_NONE, 0, "0 or 1")                     \
+  X(c, int32_t, reserved5, PARAM, AM_NONE, 0, "padding, ignored")
 
 /* 1 for the roles that are device buffers. */
 #define AM_IS_BUFFER_IN 1

@@ -83,9 +83,18 @@ static attnmeta_status check_buffers(const am_check_scope *sc, const attnmeta_po
     return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
                    "pool.query_lens and pool.rows_per_req (%d) are both given: give one",
                    b->rows_per_req);
-  if (!b->query_lens && b->num_rows != 0)
+  if (b->query_rows != 0 && b->query_rows != 1)
     return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
-                   "pool.num_rows (%d) is given without pool.query_lens", b->num_rows);
+                   "pool.query_rows (%d) must be 0 (a table row per query row) or 1 (one per "
+                   "request)", b->query_rows);
+  if (b->query_rows && (b->expanded_lens || b->topk_lens || b->topk_indptr))
+    return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                   "pool.query_rows 1 (one table row per request) does not combine with "
+                   "expanded_lens, topk_lens or topk_indptr (a row per query row)");
+  if ((!b->query_lens || b->query_rows) && b->num_rows != 0)
+    return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                   "pool.num_rows (%d) is given without pool.query_lens, or with query_rows 1 "
+                   "(its tables have num_reqs rows)", b->num_rows);
   if (k->T > INT32_MAX)
     return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
                    "pool: num_reqs x rows_per_req (%lld) rows exceed INT32_MAX", (long long)k->T);
@@ -201,7 +210,8 @@ static attnmeta_status check_dcp(attnmeta_context *ctx, const attnmeta_pool *b) 
 }
 
 static attnmeta_status check_pool(attnmeta_context *ctx, const attnmeta_pool *op) {
-  const int64_t rows = op->query_lens ? op->num_rows
+  const int64_t rows = op->query_rows == 1 ? op->num_reqs
+                       : op->query_lens ? op->num_rows
                                       : (int64_t)op->num_reqs *
                                             (op->rows_per_req > 1 ? op->rows_per_req : 1);
   attnmeta_status st = check_draft(ctx, op);
