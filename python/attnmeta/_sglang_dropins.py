@@ -23,7 +23,8 @@ lists, docs/contract.md section 14) takes SGLang's whole grid
 ``(steps, bs, topk)``.
 
 The plain functions of contract sections 12 and 13
-(``normal_decode_set_metadata``, ``fused_dsa_decode_metadata``,
+(``normal_decode_set_metadata``, FA3's ``draft_extend_set_metadata``,
+``fused_dsa_decode_metadata``,
 ``fused_dsa_target_verify_metadata``, ``fused_dsa_draft_extend_metadata``) take SGLang's keyword signatures and
 write in place, each one launch.
 
@@ -46,6 +47,7 @@ __all__ = [
     "create_kv_indptr_and_indices",
     "create_mla_kv_page_table_for_dcp",
     "create_triton_kv_indices_for_dcp_triton",
+    "draft_extend_set_metadata",
     "fused_dsa_decode_metadata",
     "fused_dsa_draft_extend_metadata",
     "fused_dsa_target_verify_metadata",
@@ -596,6 +598,50 @@ def _rows_of(x: Buffer, name: str) -> int:
     if not shape:
         raise ValueError("%s must be a 1-D tensor or array" % name)
     return int32(shape[0], name + " rows")
+
+
+def draft_extend_set_metadata(
+    cache_seqlens_int32: Buffer,
+    cu_seqlens_k: Buffer,
+    cu_seqlens_q: Buffer,
+    page_table: Buffer,
+    req_to_token: Buffer,
+    req_pool_indices: Buffer,
+    seq_lens: Buffer,
+    extend_seq_lens: Buffer,
+    page_size: int,
+    full_to_swa_index_mapping: Optional[Buffer] = None,
+    swa_page_table: Optional[Buffer] = None,
+    out_cache_loc: Optional[Buffer] = None,
+    swa_out_cache_loc: Optional[Buffer] = None,
+) -> None:
+    """SGLang's FA3 draft-extend metadata in one launch, for ``B =
+    len(cache_seqlens_int32)`` requests: ``cache_seqlens_int32 = seq_lens``,
+    ``cu_seqlens_k`` and ``cu_seqlens_q`` the prefix sums of ``seq_lens`` and
+    ``extend_seq_lens`` with a leading 0, and one page-table row a request,
+    ``page_table[b][p] = req_to_token[rpi[b], p * page_size] // page_size``
+    for ``p < min(cdiv(seq_lens[b], page_size), page_table columns)`` (the
+    live prefix). ``B == 0`` writes nothing. Refused (NotImplementedError):
+    the SWA pools (``full_to_swa_index_mapping``), whose
+    ``swa_out_cache_loc`` is no product of the pool operation."""
+    del out_cache_loc, swa_out_cache_loc, swa_page_table
+    if full_to_swa_index_mapping is not None:
+        raise NotImplementedError("draft_extend_set_metadata with an SWA pool (swa_out_cache_loc: "
+                                  "out_cache_loc through the SWA map) is not built yet")
+    ps = int32(page_size, "page_size")
+    if ps < 1 or ps & (ps - 1):
+        raise ValueError("page_size must be a power of two, got %d" % ps)
+    b = _rows_of(cache_seqlens_int32, "cache_seqlens_int32")
+    if b == 0:
+        return
+    call = _lengths_call(b, req_to_token, req_pool_indices, seq_lens, 0)
+    call.op.cache_seqlens = call.vector(cache_seqlens_int32, "cache_seqlens_int32", I32, b, out=True)
+    call.op.kv_indptr_out = call.vector(cu_seqlens_k, "cu_seqlens_k", I32, b + 1, out=True)
+    call.op.query_indptr_out = call.vector(cu_seqlens_q, "cu_seqlens_q", I32, b + 1, out=True)
+    call.op.query_lens = call.vector(extend_seq_lens, "extend_seq_lens", I64, b)
+    call.op.query_rows = 1
+    _decode_tables(call, page_table, None, None, ps)
+    call.run()
 
 
 def _dsa(b: int, per_req: int, seq_lens: Buffer, req_pool_indices: Buffer, req_to_token: Buffer,

@@ -16,12 +16,14 @@ INT32_MAX; table entries stay inside the row (SGLang's spill into the next
 row); pool rows, columns and SWA slots outside their tables give -1.
 ``cu_seqlens_k[0]`` is written 0 (SGLang leaves it: its buffers hold 0).
 
+``q_mode`` 1 and 2 write ``cu_seqlens_q[1:]`` in the same launch (the pool
+operation's ``query_rows = 1``: one table row a request): the prefix sums
+of ``qlens`` (a negative one counts as 0), or ``(b + 1) * q_stride``;
+``cu_seqlens_q[0]`` is written 0.
+
 Refused (NotImplementedError, nothing written; the SGLang patch then runs
 SGLang's function): ``swa_out_cache_loc`` (the translation of
-``out_cache_loc`` through the SWA map is no product of the pool operation)
-and ``q_mode`` 1 or 2 (``cu_seqlens_q`` of a per-request page table: the
-pool operation sums ``query_lens`` only when its tables have a row per query
-row)."""
+``out_cache_loc`` through the SWA map is no product of the pool operation)."""
 
 from typing import Any, Optional
 
@@ -37,6 +39,8 @@ __all__ = [
 ]
 
 Q_MODE_NONE = 0  # SGLang's: cu_seqlens_q preset by the caller (decode, target verify)
+Q_MODE_LENS = 1  # cu_seqlens_q[b + 1] = qlens[0] + ... + qlens[b]
+Q_MODE_STRIDE = 2  # cu_seqlens_q[b + 1] = (b + 1) * q_stride
 
 
 def _rows(bs: int) -> int:
@@ -84,13 +88,33 @@ def update_trtllm_mla_graph_metadata(
     call.run()
 
 
-def _refuse_unbuilt(swa_out_cache_loc: Any, q_mode: Any) -> None:
+def _refuse_unbuilt(swa_out_cache_loc: Any) -> None:
     if swa_out_cache_loc is not None:
         raise NotImplementedError("swa_out_cache_loc (out_cache_loc through the SWA map) is not "
                                   "built yet")
-    if int(q_mode) != Q_MODE_NONE:
-        raise NotImplementedError("q_mode %d (cu_seqlens_q with a per-request page table) is "
-                                  "not built yet" % int(q_mode))
+
+
+def _query_sums(call: _Call, q_mode: Any, cu_seqlens_q: Optional[Buffer], qlens: Optional[Buffer],
+                q_stride: Any) -> None:
+    """cu_seqlens_q by q_mode, next to the per-request tables."""
+    mode = int(q_mode)
+    if mode == Q_MODE_NONE:
+        return
+    if mode not in (Q_MODE_LENS, Q_MODE_STRIDE):
+        raise ValueError("q_mode (%d) must be 0, 1 or 2" % mode)
+    if cu_seqlens_q is None:
+        raise ValueError("q_mode %d without cu_seqlens_q" % mode)
+    call.op.query_indptr_out = call.vector(cu_seqlens_q, "cu_seqlens_q", I32, call.b + 1, out=True)
+    call.op.query_rows = 1
+    if mode == Q_MODE_LENS:
+        if qlens is None:
+            raise ValueError("q_mode 1 without qlens")
+        call.op.query_lens = call.vector(qlens, "qlens", I64, call.b)
+        return
+    stride = int32(q_stride, "q_stride")
+    if stride < 1:  # rows_per_req 0 would read as 1
+        raise ValueError("q_stride (%d) must be >= 1 with q_mode 2" % stride)
+    call.op.rows_per_req = stride
 
 
 def _swa(call: _Call, swa_mapping: Optional[Buffer], swa_page_table: Buffer) -> None:
@@ -113,8 +137,10 @@ def _swa(call: _Call, swa_mapping: Optional[Buffer], swa_page_table: Buffer) -> 
 def _mha(b: int, req_pool_indices: Buffer, seq_lens: Buffer, req_to_token: Buffer,
          cache_seqlens: Buffer, cu_seqlens_k: Buffer, page_table: Optional[Buffer],
          seqlen_offset: int, max_seq_pages: int, page_size: int, swa_mapping: Optional[Buffer],
-         swa_page_table: Optional[Buffer], full_width: bool) -> None:
+         swa_page_table: Optional[Buffer], full_width: bool, q_mode: Any,
+         cu_seqlens_q: Optional[Buffer], qlens: Optional[Buffer], q_stride: Any) -> None:
     call = _lengths_call(b, req_to_token, req_pool_indices, seq_lens, seqlen_offset)
+    _query_sums(call, q_mode, cu_seqlens_q, qlens, q_stride)
     call.op.cache_seqlens = call.vector(cache_seqlens, "cache_seqlens", I32, b, out=True)
     call.op.kv_indptr_out = call.vector(cu_seqlens_k, "cu_seqlens_k", I32, b + 1, out=True)
     pages = int(max_seq_pages)
@@ -168,17 +194,18 @@ def update_trtllm_mha_graph_metadata(
     for ``p < min(cdiv(L, page_size), max_seq_pages)`` (the live prefix),
     ``swa_page_table`` likewise through ``swa_mapping`` (-1 for a negative
     slot or mapping entry); ``skip_page_table`` writes the lengths only.
-    ``out_cache_loc``, ``cu_seqlens_q``, ``qlens`` and ``q_stride`` are
-    unused with ``q_mode = 0`` and no ``swa_out_cache_loc``, as in SGLang."""
-    del out_cache_loc, cu_seqlens_q, qlens, q_stride
+    ``cu_seqlens_q`` by ``q_mode`` (module docstring); ``out_cache_loc``
+    is unused without ``swa_out_cache_loc``, as in SGLang."""
+    del out_cache_loc
     b = _rows(bs)
     if b == 0:
         return
-    _refuse_unbuilt(swa_out_cache_loc, q_mode)
+    _refuse_unbuilt(swa_out_cache_loc)
     if skip_page_table:
         page_table, swa_page_table, max_seq_pages = None, None, 0
     _mha(b, req_pool_indices, seq_lens, req_to_token, cache_seqlens, cu_seqlens_k, page_table,
-         seqlen_offset, max_seq_pages, page_size, swa_mapping, swa_page_table, False)
+         seqlen_offset, max_seq_pages, page_size, swa_mapping, swa_page_table, False, q_mode,
+         cu_seqlens_q, qlens, q_stride)
 
 
 def update_trtllm_mha_graph_metadata_full_width(
@@ -205,10 +232,11 @@ def update_trtllm_mha_graph_metadata_full_width(
     """SGLang's first form of the TRT-LLM MHA graph update (no
     ``skip_page_table``): as the newest, but every row's first
     ``max_seq_pages`` pages are written whatever its length."""
-    del out_cache_loc, cu_seqlens_q, qlens, q_stride
+    del out_cache_loc
     b = _rows(bs)
     if b == 0:
         return
-    _refuse_unbuilt(swa_out_cache_loc, q_mode)
+    _refuse_unbuilt(swa_out_cache_loc)
     _mha(b, req_pool_indices, seq_lens, req_to_token, cache_seqlens, cu_seqlens_k, page_table,
-         seqlen_offset, max_seq_pages, page_size, swa_mapping, swa_page_table, True)
+         seqlen_offset, max_seq_pages, page_size, swa_mapping, swa_page_table, True, q_mode,
+         cu_seqlens_q, qlens, q_stride)

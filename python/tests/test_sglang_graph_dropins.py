@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import sglang_graph_standin as sg
+from attnmeta._sglang_dropins import draft_extend_set_metadata
 from attnmeta._sglang_graph_dropins import (
     update_trtllm_mha_graph_metadata,
     update_trtllm_mha_graph_metadata_full_width,
@@ -258,8 +259,6 @@ def test_mha_sentinels_of_the_swa_table():
 @pytest.mark.parametrize("extra,why", [
     (dict(swa_out_cache_loc=np.zeros(3, np.int64), out_cache_loc=np.zeros(2, np.int64)),
      "swa_out_cache_loc"),
-    (dict(q_mode=1, qlens=np.ones(2, np.int32), cu_seqlens_q=np.zeros(3, np.int32)), "q_mode 1"),
-    (dict(q_mode=2, q_stride=4, cu_seqlens_q=np.zeros(3, np.int32)), "q_mode 2"),
 ])
 def test_mha_refuses_what_the_pool_operation_lacks(extra, why):
     got = mha_buffers(2, 4, False)
@@ -278,6 +277,10 @@ def test_mha_refuses_what_the_pool_operation_lacks(extra, why):
     (dict(page_size=0), "page_size"),
     (dict(bs=-1), "bs"),
     (dict(page_table=np.zeros((1, 4), np.int32)), "fewer than the 2 needed"),
+    (dict(q_mode=2, q_stride=0, cu_seqlens_q=np.zeros(3, np.int32)), "q_stride"),
+    (dict(q_mode=1, cu_seqlens_q=np.zeros(3, np.int32)), "qlens"),
+    (dict(q_mode=3, cu_seqlens_q=np.zeros(3, np.int32)), "q_mode"),
+    (dict(q_mode=1, qlens=np.ones(2, np.int32)), "cu_seqlens_q"),
 ])
 def test_mha_bad_arguments_write_nothing(change, why):
     got = mha_buffers(2, 4, False)
@@ -310,3 +313,72 @@ def test_first_form_refuses_a_width_past_the_table():
             page_size=2, cache_seqlens=got["cache_seqlens"], cu_seqlens_k=got["cu_seqlens_k"],
             page_table=got["page_table"])
     assert (got["page_table"] == STALE).all()
+
+
+@pytest.mark.parametrize("q_mode", [1, 2])
+@pytest.mark.parametrize("bs", [1, 3, 17])
+@pytest.mark.parametrize("full_width", [False, True])
+def test_mha_q_modes_like_sglang(q_mode, bs, full_width):
+    """cu_seqlens_q of q_mode 1 (cumsum(qlens)) and 2 ((b + 1) * q_stride)
+    next to the per-request page tables, in the same launch."""
+    r2t, rpi, seq, mapping = mha_inputs(bs, 4321 + bs)
+    qlens = np.random.default_rng(bs).integers(0, 7, bs + GUARD).astype(np.int32)
+    pairs = ((update_trtllm_mha_graph_metadata_full_width, sg.update_trtllm_mha_graph_metadata_first)
+             if full_width else (update_trtllm_mha_graph_metadata, sg.update_trtllm_mha_graph_metadata))
+    runs = []
+    for fn in pairs:
+        out = mha_buffers(bs, 16, True)
+        out["cu_seqlens_q"] = np.concatenate([[0], np.full(bs + GUARD, STALE)]).astype(np.int32)
+        fn(**out, req_pool_indices=padded(rpi), seq_lens=padded(seq), req_to_token=r2t, bs=bs,
+           seqlen_offset=1, max_seq_pages=16, page_size=MHA_PAGE, swa_mapping=mapping,
+           qlens=qlens, q_stride=4, q_mode=q_mode)
+        runs.append(out)
+    for name in runs[0]:
+        np.testing.assert_array_equal(runs[0][name], runs[1][name], err_msg=name)
+    assert (runs[0]["cu_seqlens_q"][bs + 1:] == STALE).all()
+
+
+def draft_extend_inputs(bs, page_size, seed):
+    rng = np.random.default_rng(seed)
+    r2t = rng.integers(0, 1 << 20, (bs + 4, 40 * page_size)).astype(np.int32)
+    r2t[0] = 0
+    rpi = rng.permutation(bs + 4)[:bs].astype(np.int64)
+    seq = rng.integers(1, 40 * page_size, bs).astype(np.int64)
+    ext = rng.integers(1, 5, bs).astype(np.int32)
+    return r2t, rpi, seq, ext
+
+
+def run_draft_extend(fn, r2t, rpi, seq, ext, page_size, width):
+    bs = len(rpi)
+    out = [np.full(bs, STALE, np.int32), np.full(bs + 1 + GUARD, STALE, np.int32),
+           np.full(bs + 1 + GUARD, STALE, np.int32), np.full((bs + GUARD, width), STALE, np.int32)]
+    fn(out[0], out[1], out[2], out[3], r2t, rpi, seq, ext, page_size)
+    return out
+
+
+@pytest.mark.parametrize("bs", [1, 4, 33])
+@pytest.mark.parametrize("page_size", [1, 16])
+@pytest.mark.parametrize("width", [3, 40])
+def test_fa3_draft_extend_like_sglang(bs, page_size, width):
+    """FA3's draft_extend_set_metadata: cache_seqlens, cu_seqlens_k,
+    cu_seqlens_q = cumsum(extend_seq_lens) and one page-table row a request,
+    the live prefix kept inside the table's width; rows and entries past
+    them stay as they were."""
+    r2t, rpi, seq, ext = draft_extend_inputs(bs, page_size, 99 + bs + page_size + width)
+    got = run_draft_extend(draft_extend_set_metadata, r2t, rpi, seq, ext, page_size, width)
+    want = run_draft_extend(sg.draft_extend_set_metadata, r2t, rpi, seq, ext, page_size, width)
+    for g, w, name in zip(got, want, ("cache_seqlens", "cu_seqlens_k", "cu_seqlens_q", "pages")):
+        np.testing.assert_array_equal(g, w, err_msg=name)
+    assert (got[3][bs:] == STALE).all() and (got[2][bs + 1:] == STALE).all()
+
+
+def test_fa3_draft_extend_refusals_write_nothing():
+    r2t, rpi, seq, ext = draft_extend_inputs(2, 16, 5)
+    out = run_draft_extend(lambda *a: None, r2t, rpi, seq, ext, 16, 4)
+    with pytest.raises(NotImplementedError, match="swa_out_cache_loc"):
+        draft_extend_set_metadata(*out, r2t, rpi, seq, ext, 16,
+                                  full_to_swa_index_mapping=np.zeros(8, np.int64))
+    with pytest.raises(ValueError, match="power of two"):
+        draft_extend_set_metadata(*out, r2t, rpi, seq, ext, 12)
+    for x in out:
+        assert (x == STALE).all()

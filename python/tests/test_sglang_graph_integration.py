@@ -126,9 +126,6 @@ def test_routes_the_trtllm_updates_with_sglangs_values(standin):
 @pytest.mark.parametrize("extra,why", [
     (dict(out_cache_loc=np.array([5, -1, 9], np.int64),
           swa_out_cache_loc=np.full(6, 123, np.int64)), "swa_out_cache_loc"),
-    (dict(q_mode=1, qlens=np.array([1, 2, 3, 1], np.int32),
-          cu_seqlens_q=np.zeros(5, np.int32)), "q_mode 1"),
-    (dict(q_mode=2, q_stride=4, cu_seqlens_q=np.zeros(5, np.int32)), "q_mode 2"),
 ])
 def test_refused_forms_run_sglangs_function(standin, extra, why):
     want = mha_call(sg.update_trtllm_mha_graph_metadata, 1, 2, **extra)
@@ -148,13 +145,55 @@ def test_refused_forms_run_sglangs_function(standin, extra, why):
         np.testing.assert_array_equal(extra[k], v, err_msg=k)
 
 
-def test_fa3_draft_extend_is_left_to_sglang_with_why(standin):
-    with patch_sglang(fa3_draft_extend_metadata=True) as handle:
-        assert "fa3_draft_extend_metadata" not in handle.applied
-        assert "cu_seqlens_q" in handle.skipped["fa3_draft_extend_metadata"]
-        assert standin.flashattention_backend.draft_extend_set_metadata is \
-            sg.draft_extend_set_metadata
-        assert standin.metadata.draft_extend_set_metadata is sg.draft_extend_set_metadata
+@pytest.mark.parametrize("extra", [
+    dict(q_mode=1, qlens=np.array([1, 2, 3, 1], np.int32)),
+    dict(q_mode=2, q_stride=4),
+])
+def test_q_modes_are_routed_with_sglangs_values(standin, extra):
+    want_q = np.concatenate([[0], np.full(5, -7)]).astype(np.int32)
+    want = mha_call(sg.update_trtllm_mha_graph_metadata, 1, 2, cu_seqlens_q=want_q, **extra)
+    got_q = np.concatenate([[0], np.full(5, -7)]).astype(np.int32)
+    sg.CALLS.clear()
+    with patch_sglang() as handle:
+        got = mha_call(standin.trtllm_mha_backend.update_trtllm_mha_graph_metadata, 1, 2,
+                       cu_seqlens_q=got_q, **extra)
+        assert sg.CALLS == {}
+        assert handle.launches["trtllm_mha_graph_metadata"] == 1
+        assert not handle.fallbacks.get("trtllm_mha_graph_metadata")
+    assert_same(got + [got_q], want + [want_q])
+
+
+def draft_extend_call(fn, **extra):
+    rng = np.random.default_rng(3)
+    r2t = rng.integers(0, 4096, (9, 256)).astype(np.int32)
+    r2t[0] = 0
+    rpi = np.array([3, 8, 1, 0], np.int64)  # a graph padding row at pool row 0
+    seq = np.array([100, 3, 230, 1], np.int64)
+    ext = np.array([2, 3, 1, 1], np.int32)
+    out = [np.full(4, -7, np.int32), np.full(5, -7, np.int32), np.full(5, -7, np.int32),
+           np.full((5, 12), -7, np.int32)]
+    fn(out[0], out[1], out[2], out[3], r2t, rpi, seq, ext, 16, **extra)
+    return out
+
+
+def test_fa3_draft_extend_is_routed_with_sglangs_values(standin):
+    want = draft_extend_call(sg.draft_extend_set_metadata)
+    sg.CALLS.clear()
+    with patch_sglang() as handle:
+        assert "fa3_draft_extend_metadata" in handle.applied, handle
+        got = [draft_extend_call(standin.flashattention_backend.draft_extend_set_metadata),
+               draft_extend_call(standin.metadata.draft_extend_set_metadata)]
+        assert sg.CALLS == {}
+        assert handle.launches["fa3_draft_extend_metadata"] == 2
+        # an SWA pool's form (swa_out_cache_loc) runs SGLang's function
+        draft_extend_call(standin.metadata.draft_extend_set_metadata,
+                          full_to_swa_index_mapping=np.arange(4096, dtype=np.int64))
+        assert sg.CALLS == {"draft_extend_set_metadata": 1}
+        assert handle.fallbacks["fa3_draft_extend_metadata"] == 1
+        assert "swa_out_cache_loc" in handle.fallback_reasons["fa3_draft_extend_metadata"]
+    for g in got:
+        assert_same(g, want)
+    assert standin.metadata.draft_extend_set_metadata is sg.draft_extend_set_metadata  # restored
 
 
 def test_first_mha_form_is_routed_to_the_full_width_drop_in(standin, monkeypatch):

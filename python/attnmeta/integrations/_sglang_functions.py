@@ -83,17 +83,17 @@ FUNCTION_TARGETS.update({
             Form(_MHA_ARGS + ("skip_page_table",), graph_dropins.update_trtllm_mha_graph_metadata),
             Form(_MHA_ARGS, graph_dropins.update_trtllm_mha_graph_metadata_full_width),
         )),
-    # FA3's draft-extend: its per-request page table with cu_seqlens_q =
-    # cumsum(extend_seq_lens) is no product of one pool launch (NOT_BUILT)
-    "fa3_draft_extend_metadata": FunctionTarget("draft_extend_set_metadata", FA3_MODULES, ()),
+    "fa3_draft_extend_metadata": FunctionTarget("draft_extend_set_metadata", FA3_MODULES, (
+        Form(("cache_seqlens_int32", "cu_seqlens_k", "cu_seqlens_q", "page_table",
+              "req_to_token", "req_pool_indices", "seq_lens", "extend_seq_lens", "page_size",
+              "full_to_swa_index_mapping", "swa_page_table", "out_cache_loc",
+              "swa_out_cache_loc"),
+             dropins.draft_extend_set_metadata),
+    )),
 })
 
 # Targets left to SGLang, and why (docs/integration-sglang.md, "What stays SGLang's").
-NOT_BUILT = {
-    "fa3_draft_extend_metadata": "draft_extend_set_metadata is left to SGLang: its cu_seqlens_q "
-    "(cumsum(extend_seq_lens)) with a page table of one row per request, and swa_out_cache_loc, "
-    "are no products of the pool operation",
-}  # type: Dict[str, str]
+NOT_BUILT = {}  # type: Dict[str, str]
 
 
 def _form(target: FunctionTarget, fn: Any) -> Optional[Form]:

@@ -34,11 +34,11 @@ same buffers (so CUDA graphs keep their addresses):
 ``trtllm_mla_graph_metadata``, ``trtllm_mha_graph_metadata``
     ``update_trtllm_mla_graph_metadata`` and ``update_trtllm_mha_graph_metadata``,
     the TRT-LLM backends' fused CUDA-graph updates (lengths, cumulative
-    lengths, page tables); the MHA update's ``swa_out_cache_loc`` and
-    ``q_mode`` 1/2 forms call SGLang's function;
+    lengths, page tables, ``cu_seqlens_q`` of ``q_mode`` 1 and 2); the MHA
+    update's ``swa_out_cache_loc`` form calls SGLang's function;
 ``fa3_draft_extend_metadata``
-    FA3's ``draft_extend_set_metadata``, left to SGLang (``handle.skipped``
-    says why).
+    FA3's ``draft_extend_set_metadata`` (lengths, both prefix sums, one
+    page-table row a request); its SWA-pool form calls SGLang's function.
 
 Each kernel is found in its defining module
 (``sglang.kernels.ops.kvcache.kv_indices``, or
