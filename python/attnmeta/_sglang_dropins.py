@@ -635,7 +635,8 @@ def draft_extend_set_metadata(
     if b == 0:
         return
     call = _lengths_call(b, req_to_token, req_pool_indices, seq_lens, 0)
-    call.op.cache_seqlens = call.vector(cache_seqlens_int32, "cache_seqlens_int32", I32, b, out=True)
+    call.op.cache_seqlens = call.vector(cache_seqlens_int32, "cache_seqlens_int32", I32, b,
+                                        out=True)
     call.op.kv_indptr_out = call.vector(cu_seqlens_k, "cu_seqlens_k", I32, b + 1, out=True)
     call.op.query_indptr_out = call.vector(cu_seqlens_q, "cu_seqlens_q", I32, b + 1, out=True)
     call.op.query_lens = call.vector(extend_seq_lens, "extend_seq_lens", I64, b)

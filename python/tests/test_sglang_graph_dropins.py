@@ -323,8 +323,10 @@ def test_mha_q_modes_like_sglang(q_mode, bs, full_width):
     next to the per-request page tables, in the same launch."""
     r2t, rpi, seq, mapping = mha_inputs(bs, 4321 + bs)
     qlens = np.random.default_rng(bs).integers(0, 7, bs + GUARD).astype(np.int32)
-    pairs = ((update_trtllm_mha_graph_metadata_full_width, sg.update_trtllm_mha_graph_metadata_first)
-             if full_width else (update_trtllm_mha_graph_metadata, sg.update_trtllm_mha_graph_metadata))
+    pairs = (update_trtllm_mha_graph_metadata, sg.update_trtllm_mha_graph_metadata)
+    if full_width:
+        pairs = (update_trtllm_mha_graph_metadata_full_width,
+                 sg.update_trtllm_mha_graph_metadata_first)
     runs = []
     for fn in pairs:
         out = mha_buffers(bs, 16, True)

@@ -7,7 +7,8 @@ padding rows pointing at the reserved row 0 of ``req_to_token`` with fill
 length 1. What each replay wrote equals the NumPy rendering of SGLang's
 function (sglang_graph_standin) run on the same contents and the same
 poisoned buffers. Also SGLang's own graph test (lengths [3, 4] captured,
-[65, 130] replayed with 2 drafts). Skipped without torch or a CUDA device."""
+[65, 130] replayed with 2 drafts), and FA3's draft_extend_set_metadata.
+Skipped without torch or a CUDA device."""
 
 import numpy as np
 import pytest
@@ -148,6 +149,32 @@ def test_trtllm_mha_graph_metadata_replays(seq_dtype, offset):
             cu_seqlens_k=want[1], page_table=want[2], bs=BS, seqlen_offset=offset,
             max_seq_pages=pages, page_size=ps, swa_mapping=mapping, swa_page_table=want[3])
         want[1][0] = 0  # SGLang's kernel leaves cu_seqlens_k[0]; attnmeta writes its 0
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w, err_msg=str(step))
+
+
+def test_fa3_draft_extend_metadata_replays():
+    """FA3's draft_extend_set_metadata captured once: each replay's lengths,
+    both prefix sums and one page-table row a request equal SGLang's."""
+    from attnmeta._sglang_dropins import draft_extend_set_metadata
+
+    ps, width = 16, POOL_COLS // 16
+    r2t = _pool(40)
+    shapes = [(BS,), (BS + 1,), (BS + 1,), (BS, width)]
+    outs = [torch.full(s, POISON, dtype=torch.int32, device="cuda") for s in shapes]
+    rpi_dev, seq_dev = _cuda(_padded(STEPS[0])[0]), _cuda(_padded(STEPS[0])[1])
+    ext_dev = _cuda(np.ones(BS, np.int64))
+    r2t_dev = _cuda(r2t)
+    graph = _capture(lambda: draft_extend_set_metadata(
+        outs[0], outs[1], outs[2], outs[3], r2t_dev, rpi_dev, seq_dev, ext_dev, ps))
+    rng = np.random.default_rng(5)
+    for step in STEPS:
+        rpi, seq = _padded(step)
+        ext = rng.integers(1, 5, BS).astype(np.int64)
+        ext_dev.copy_(torch.from_numpy(ext))
+        got = _replay(graph, rpi_dev, seq_dev, outs, rpi, seq)
+        want = [np.full(s, POISON, np.int32) for s in shapes]
+        sg.draft_extend_set_metadata(want[0], want[1], want[2], want[3], r2t, rpi, seq, ext, ps)
         for g, w in zip(got, want):
             np.testing.assert_array_equal(g, w, err_msg=str(step))
 
