@@ -59,293 +59,8 @@ static char *xstrdup(const char *s) {
   return p;
 }
 
-/* ------------------------------------------------------------------ lexer */
-
 typedef amvl_lexer lexer;
-
-/* The values of one file's buffers together, repeat counts expanded: one
- * buffer's largest size. A buffer's count is charged when it is declared,
- * before any value is read or stored, so a few bytes of repeat counts
- * cannot make the reader (or a runner, which allocates from the counts)
- * take gigabytes. */
-#define AMV_MAX_FILE_VALUES AMV_MAX_ELEMS
-
 typedef amvl_tok tok;
-
-static int fail(lexer *lx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(lexer *lx, const char *fmt, ...) {
-  char what[384];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(what, sizeof what, fmt, ap);
-  va_end(ap);
-  if (lx->err && lx->errsize) snprintf(lx->err, lx->errsize, "%s:%d: %s", lx->label, lx->line, what);
-  return -1;
-}
-
-/* Bounds of the line starting at p; *next: the line after it. */
-static void line_at(const char *p, const char *end, const char **le, const char **next) {
-  const char *nl = memchr(p, '\n', (size_t)(end - p));
-  *le = nl ? nl : end;
-  *next = nl ? nl + 1 : end;
-  if (*le > p && (*le)[-1] == '\r') (*le)--;
-}
-
-static int next_line(lexer *lx) {
-  const char *next;
-  if (lx->p >= lx->end) return 0;
-  lx->ls = lx->p;
-  line_at(lx->p, lx->end, &lx->le, &next);
-  lx->p = next;
-  lx->line++;
-  return 1;
-}
-
-static int is_space(char c) { return c == ' ' || c == '\t'; }
-
-static int blank(const char *s, const char *e) {
-  for (; s < e; s++)
-    if (!is_space(*s)) return 0;
-  return 1;
-}
-
-/* Is the line after the current one a continuation line (leading blank, not empty)? */
-static int next_is_continuation(const lexer *lx) {
-  const char *le, *next;
-  if (lx->p >= lx->end) return 0;
-  line_at(lx->p, lx->end, &le, &next);
-  return le > lx->p && is_space(*lx->p) && !blank(lx->p, le);
-}
-
-static int get_tok(const char **cur, const char *le, tok *t) {
-  const char *s = *cur;
-  t->s = s;
-  t->n = 0;
-  while (s < le && is_space(*s)) s++;
-  if (s == le) {
-    *cur = s;
-    return 0;
-  }
-  t->s = s;
-  while (s < le && !is_space(*s)) s++;
-  t->n = (size_t)(s - t->s);
-  *cur = s;
-  return 1;
-}
-
-static int tok_is(const tok *t, const char *word) {
-  return t->n == strlen(word) && memcmp(t->s, word, t->n) == 0;
-}
-
-/* Strict decimal: -?(0|[1-9][0-9]*), "-0" refused, within int64. */
-static int parse_int(const char *s, size_t n, int64_t *out) {
-  size_t i = 0;
-  int neg = 0;
-  uint64_t v = 0, limit;
-  if (n && s[0] == '-') {
-    neg = 1;
-    i = 1;
-  }
-  if (i == n || s[i] < '0' || s[i] > '9') return -1;
-  if (s[i] == '0' && (n - i > 1 || neg)) return -1;
-  limit = neg ? (uint64_t)INT64_MAX + 1u : (uint64_t)INT64_MAX;
-  for (; i < n; i++) {
-    const unsigned d = (unsigned)(s[i] - '0');
-    if (s[i] < '0' || s[i] > '9') return -1;
-    if (v > (limit - d) / 10u) return -1;
-    v = v * 10u + d;
-  }
-  *out = neg ? (v == (uint64_t)INT64_MAX + 1u ? INT64_MIN : -(int64_t)v) : (int64_t)v;
-  return 0;
-}
-
-/* 0x followed by 1 to 8 hex digits, at most 0x7fffffff. */
-static int parse_hex(const tok *t, int32_t *out) {
-  uint32_t v = 0;
-  size_t i;
-  if (t->n < 3 || t->n > 10 || t->s[0] != '0' || t->s[1] != 'x') return -1;
-  for (i = 2; i < t->n; i++) {
-    const char c = t->s[i];
-    unsigned d;
-    if (c >= '0' && c <= '9') d = (unsigned)(c - '0');
-    else if (c >= 'a' && c <= 'f') d = (unsigned)(c - 'a' + 10);
-    else return -1;
-    v = v * 16u + d;
-  }
-  if (v > 0x7FFFFFFFu) return -1;
-  *out = (int32_t)v;
-  return 0;
-}
-
-/* Refuses control characters outside comments (tabs are fine). */
-static int check_bytes(lexer *lx) {
-  const char *s;
-  for (s = lx->ls; s < lx->le; s++) {
-    const unsigned char c = (unsigned char)*s;
-    if ((c < 0x20 && c != '\t') || c >= 0x7F)
-      return fail(lx, "unexpected byte 0x%02x in column %d", c, (int)(s - lx->ls) + 1);
-  }
-  return 0;
-}
-
-/* The NAME and COUNT after an input or expect line's keyword. */
-static int name_and_count(lexer *lx, const char **cur, const char *keyword, tok *name, tok *cnt) {
-  cnt->s = NULL;
-  cnt->n = 0;
-  if (get_tok(cur, lx->le, name) && get_tok(cur, lx->le, cnt)) return 0;
-  return fail(lx, "bad %s line (expected '%s NAME COUNT VALUES...')", keyword, keyword);
-}
-
-/* ---------------------------------------------------------------- values */
-
-static void values_free(amv_values *v) {
-  free(v->v);
-  free(v->care);
-  v->v = NULL;
-  v->care = NULL;
-  v->n = 0;
-}
-
-/* hi - lo for lo <= hi, exact for any int64 pair, without wrapping. */
-static uint64_t distance(int64_t lo, int64_t hi) {
-  if (lo < 0 && hi >= 0) return (uint64_t)hi + (uint64_t)(-(lo + 1)) + 1;
-  return (uint64_t)(hi - lo);
-}
-
-/* Reads `count` values of [lo, hi] starting at *cur on the current line,
- * continuing on continuation lines. keep == 0: checks them, stores nothing. */
-static int parse_values(lexer *lx, const char **cur, int64_t count, int allow_unchecked, int64_t lo,
-                        int64_t hi, const char *what, int keep, amv_values *out) {
-  int64_t filled = 0;
-  tok t;
-  out->n = 0;
-  out->v = NULL;
-  out->care = NULL;
-  if (count < 0 || count > AMV_MAX_FILE_VALUES - lx->values)
-    return fail(lx,
-                "%s: %lld values would bring the file's buffers to more than %lld values in all "
-                "(every buffer of every vector, repeat counts expanded)",
-                what, (long long)count, (long long)AMV_MAX_FILE_VALUES);
-  lx->values += count;
-  out->n = count;
-  out->v = keep ? malloc((size_t)(count > 0 ? count : 1) * sizeof(int64_t)) : NULL;
-  if (keep && !out->v) return fail(lx, "%s: out of memory for %lld values", what, (long long)count);
-  for (;;) {
-    const char *star, *dots;
-    int64_t a, b, reps = 1, i;
-    int unchecked = 0;
-    uint64_t span;
-    if (!get_tok(cur, lx->le, &t)) {
-      if (filled == count) return 0;
-      if (!next_is_continuation(lx))
-        return fail(lx, "%s: %lld values declared, %lld given", what, (long long)count,
-                    (long long)filled);
-      next_line(lx);
-      if (check_bytes(lx)) return -1;
-      *cur = lx->ls;
-      continue;
-    }
-    if (filled == count)
-      return fail(lx, "%s: more values than the %lld declared", what, (long long)count);
-    star = memchr(t.s, '*', t.n);
-    dots = NULL;
-    if (!star) {
-      size_t k;
-      for (k = 1; k + 2 < t.n && !dots; k++)
-        if (t.s[k] == '.' && t.s[k + 1] == '.') dots = t.s + k;
-    }
-    if (star) {
-      const size_t left = (size_t)(star - t.s), right = t.n - left - 1;
-      if (left == 1 && t.s[0] == '?') {
-        unchecked = 1;
-        a = 0;
-      } else if (left == 1 && t.s[0] == '_' && allow_unchecked == 2) {
-        unchecked = AMV_UNTOUCHED;
-        a = 0;
-      } else if (parse_int(t.s, left, &a)) {
-        return fail(lx, "%s: bad value '%.*s'", what, (int)t.n, t.s);
-      }
-      if (parse_int(star + 1, right, &reps) || reps < 1)
-        return fail(lx, "%s: bad repeat count in '%.*s'", what, (int)t.n, t.s);
-      if (reps > count - filled)
-        return fail(lx, "%s: more values than the %lld declared", what, (long long)count);
-      b = a;
-    } else if (dots) {
-      const size_t left = (size_t)(dots - t.s);
-      if (parse_int(t.s, left, &a) || parse_int(dots + 2, t.n - left - 2, &b))
-        return fail(lx, "%s: bad range '%.*s'", what, (int)t.n, t.s);
-      span = b >= a ? distance(a, b) : distance(b, a);
-      if (span >= (uint64_t)(count - filled))
-        return fail(lx, "%s: more values than the %lld declared", what, (long long)count);
-      reps = (int64_t)span + 1;
-    } else if (tok_is(&t, "?")) {
-      unchecked = 1;
-      a = b = 0;
-    } else if (tok_is(&t, "_") && allow_unchecked == 2) {
-      unchecked = AMV_UNTOUCHED;
-      a = b = 0;
-    } else {
-      if (parse_int(t.s, t.n, &a)) return fail(lx, "%s: bad value '%.*s'", what, (int)t.n, t.s);
-      b = a;
-    }
-    if (unchecked) {
-      if (!allow_unchecked) return fail(lx, "%s: '?' (unchecked) is only allowed in expect", what);
-      if (keep && !out->care) {
-        out->care = malloc((size_t)count);
-        if (!out->care) return fail(lx, "%s: out of memory", what);
-        memset(out->care, 1, (size_t)count);
-      }
-    } else if (a < lo || a > hi || b < lo || b > hi) {
-      return fail(lx, "%s: value '%.*s' outside [%lld, %lld]", what, (int)t.n, t.s, (long long)lo,
-                  (long long)hi);
-    }
-    if (keep) {
-      int64_t *dst = out->v + filled;
-      if (unchecked) {
-        memset(out->care + filled, unchecked == AMV_UNTOUCHED ? AMV_UNTOUCHED : 0, (size_t)reps);
-        memset(dst, 0, (size_t)reps * sizeof *dst);
-      } else if (a == b) {
-        for (i = 0; i < reps; i++) dst[i] = a;
-      } else if (b > a) {
-        for (i = 0; i < reps; i++) dst[i] = a + i;
-      } else {
-        for (i = 0; i < reps; i++) dst[i] = a - i;
-      }
-    }
-    filled += reps;
-  }
-}
-
-/* The lexer for the readers of other ops (vecfile_lexer.h). */
-int amvl_fail(lexer *lx, const char *fmt, ...) {
-  char what[384];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(what, sizeof what, fmt, ap);
-  va_end(ap);
-  return fail(lx, "%s", what);
-}
-int amvl_next_line(lexer *lx) { return next_line(lx); }
-int amvl_skip_line(const lexer *lx) {
-  return lx->le == lx->ls || blank(lx->ls, lx->le) || lx->ls[0] == '#';
-}
-int amvl_check_line(lexer *lx) {
-  if (check_bytes(lx)) return -1;
-  if (is_space(lx->ls[0])) return fail(lx, "continuation line outside a value list");
-  return 0;
-}
-int amvl_get_tok(const char **cur, const char *le, tok *t) { return get_tok(cur, le, t); }
-int amvl_tok_is(const tok *t, const char *word) { return tok_is(t, word); }
-int amvl_parse_int(const char *s, size_t n, int64_t *out) { return parse_int(s, n, out); }
-int amvl_parse_hex(const tok *t, int32_t *out) { return parse_hex(t, out); }
-int amvl_name_and_count(lexer *lx, const char **cur, const char *keyword, tok *name, tok *cnt) {
-  return name_and_count(lx, cur, keyword, name, cnt);
-}
-int amvl_parse_values(lexer *lx, const char **cur, int64_t count, int allow_unchecked, int64_t lo,
-                      int64_t hi, const char *what, int keep, amv_values *out) {
-  return parse_values(lx, cur, count, allow_unchecked, lo, hi, what, keep, out);
-}
-void amvl_values_free(amv_values *v) { values_free(v); }
 
 /* ---------------------------------------------------------------- parser */
 
@@ -404,20 +119,20 @@ static int parse_schema_param(lexer *lx, int version, const tok *key, const tok 
   const amvs_member *m;
   int64_t value;
   int k;
-  if (key->n >= sizeof name) return fail(lx, "unknown param '%.*s'", (int)key->n, key->s);
+  if (key->n >= sizeof name) return amvl_fail(lx, "unknown param '%.*s'", (int)key->n, key->s);
   memcpy(name, key->s, key->n);
   name[key->n] = '\0';
   m = amvs_find_param(&amvs_step, name);
-  if (!m || !amvs_schema_param(m)) return fail(lx, "unknown param '%s'", name);
+  if (!m || !amvs_schema_param(m)) return amvl_fail(lx, "unknown param '%s'", name);
   if (version < AMV_VERSION_SCHEMA)
-    return fail(lx, "param %s is a version-%d param (this file is version %d)", name,
+    return amvl_fail(lx, "param %s is a version-%d param (this file is version %d)", name,
                 AMV_VERSION_SCHEMA, version);
   k = (int)(m - amvs_step.m);
-  if (k >= AMVS_SEEN_MAX) return fail(lx, "param %s: the reader's table is too small", name);
-  if (seen[k]) return fail(lx, "param %s given twice", name);
-  if (parse_int(val->s, val->n, &value) ||
+  if (k >= AMVS_SEEN_MAX) return amvl_fail(lx, "param %s: the reader's table is too small", name);
+  if (seen[k]) return amvl_fail(lx, "param %s given twice", name);
+  if (amvl_parse_int(val->s, val->n, &value) ||
       (m->size == 4 && (value < INT32_MIN || value > INT32_MAX)))
-    return fail(lx, "param %s: bad value '%.*s'", name, (int)val->n, val->s);
+    return amvl_fail(lx, "param %s: bad value '%.*s'", name, (int)val->n, val->s);
   seen[k] = 1;
   amvs_set(&v->step, m, value);
   return 0;
@@ -530,10 +245,10 @@ static int check_dsv4_params(lexer *lx, vstate *vs, amv_vector *v) {
                       p[P_C128A + 3] == ATTNMETA_C128A_MIXED);
     const int have = (int)((vs->params_seen >> k) & 1);
     if (want && !have)
-      return fail(lx, "vector %s: param %s missing (its products are built)", v->name,
+      return amvl_fail(lx, "vector %s: param %s missing (its products are built)", v->name,
                   param_names[k]);
     if (!want && have)
-      return fail(lx, "vector %s: param %s given, but none of its products is", v->name,
+      return amvl_fail(lx, "vector %s: param %s given, but none of its products is", v->name,
                   param_names[k]);
   }
   for (f = 0; f < AMV_NUM_PARAM_FAMILIES; f++) {
@@ -541,20 +256,20 @@ static int check_dsv4_params(lexer *lx, vstate *vs, amv_vector *v) {
     family_params(f, &first, &count);
     for (k = first; k < first + count; k++)
       if (p[k] < 0 || p[k] > AMV_MAX_ELEMS)
-        return fail(lx, "vector %s: param %s must be in [0, %lld]", v->name, param_names[k],
+        return amvl_fail(lx, "vector %s: param %s must be in [0, %lld]", v->name, param_names[k],
                     (long long)AMV_MAX_ELEMS);
     store_params(v, p, first, count);
     if (f < AMV_GROUPS) {
       const attnmeta_compressed_group *cg = &s->compressed_groups[f];
       if (cg->ratio < 1 || cg->block_size < 1 || cg->block_table_stride < cg->block_table_cols)
-        return fail(lx, "vector %s: group%d needs ratio >= 1, block_size >= 1, stride >= cols",
+        return amvl_fail(lx, "vector %s: group%d needs ratio >= 1, block_size >= 1, stride >= cols",
                     v->name, f);
     } else if (f == AMV_FAMILY_SWA) {
       if (s->swa_block_size < 1 || s->swa_window < 1 || s->swa_width < s->swa_window ||
           s->swa_mode > 1 || s->swa_indices_stride < s->swa_width ||
           s->swa_block_table_stride < s->swa_block_table_cols ||
           (s->num_tokens + 2) * s->swa_indices_stride > AMV_MAX_ELEMS)
-        return fail(lx, "vector %s: swa params out of range (block_size >= 1, 1 <= window <= "
+        return amvl_fail(lx, "vector %s: swa params out of range (block_size >= 1, 1 <= window <= "
                         "width <= indices_stride, mode 0 or 1, stride >= cols)", v->name);
       if (s->swa_groups < 0 || s->swa_groups > AMV_MAX_SWA_GROUPS ||
           (s->swa_groups > 1 &&
@@ -563,31 +278,31 @@ static int check_dsv4_params(lexer *lx, vstate *vs, amv_vector *v) {
             s->swa_indices_group_stride > AMV_MAX_ELEMS ||
             (s->swa_groups - 1) * s->swa_indices_group_stride +
                     (s->num_tokens + 2) * s->swa_indices_stride > AMV_MAX_ELEMS)))
-        return fail(lx, "vector %s: swa_groups in [0, %d] and, with 2 or more, group strides in "
+        return amvl_fail(lx, "vector %s: swa_groups in [0, %d] and, with 2 or more, group strides in "
                         "[0, %lld] whose groups' rows fit in it", v->name, AMV_MAX_SWA_GROUPS,
                     (long long)AMV_MAX_ELEMS);
     } else if (f == AMV_FAMILY_INDEXER) {
       if (s->indexer_ratio < 1 || s->indexer_mode > 1)
-        return fail(lx, "vector %s: indexer params out of range (ratio >= 1, mode 0 or 1)",
+        return amvl_fail(lx, "vector %s: indexer params out of range (ratio >= 1, mode 0 or 1)",
                     v->name);
     } else {
       if (s->c128a_mode == ATTNMETA_C128A_MIXED) {
         for (k = P_C128A_MIXED; k < P_INDEXER; k++)
           if (p[k] < 0 || p[k] > AMV_MAX_ELEMS)
-            return fail(lx, "vector %s: param %s must be in [0, %lld]", v->name, param_names[k],
+            return amvl_fail(lx, "vector %s: param %s must be in [0, %lld]", v->name, param_names[k],
                         (long long)AMV_MAX_ELEMS);
         store_params(v, p, P_C128A_MIXED, P_INDEXER - P_C128A_MIXED);
         if (s->c128a_prefill_rows_stride < s->c128a_width ||
             s->c128a_num_decode_tokens > s->num_tokens ||
             (s->num_tokens + 2) * s->c128a_prefill_rows_stride > AMV_MAX_ELEMS)
-          return fail(lx, "vector %s: c128a mixed-mode params out of range (prefill_rows_stride "
+          return amvl_fail(lx, "vector %s: c128a mixed-mode params out of range (prefill_rows_stride "
                           ">= width, num_decode_tokens <= num_tokens)", v->name);
       }
       if (s->c128a_ratio < 1 || s->c128a_block_size < 1 || s->c128a_mode > 2 ||
           s->c128a_rows_stride < s->c128a_width ||
           s->c128a_block_table_stride < s->c128a_block_table_cols ||
           (s->num_tokens + 2) * s->c128a_rows_stride > AMV_MAX_ELEMS)
-        return fail(lx, "vector %s: c128a params out of range (ratio, block_size >= 1, width <= "
+        return amvl_fail(lx, "vector %s: c128a params out of range (ratio, block_size >= 1, width <= "
                         "rows_stride, mode 0, 1 or 2, stride >= cols)", v->name);
     }
   }
@@ -600,26 +315,26 @@ static int check_params(lexer *lx, vstate *vs, amv_vector *v) {
   const int64_t *p = vs->param;
   for (i = 0; i < NPARAMS_V1; i++)
     if (!(vs->params_seen & ((uint64_t)1 << i)))
-      return fail(lx, "vector %s: param %s missing", v->name, param_names[i]);
+      return amvl_fail(lx, "vector %s: param %s missing", v->name, param_names[i]);
   for (i = 0; i < NPARAMS_V1; i++)
     if ((!param_member(i) || param_member(i)->size == 4) && (p[i] < INT32_MIN || p[i] > INT32_MAX))
-      return fail(lx, "vector %s: param %s outside int32", v->name, param_names[i]);
-  if (p[P_NUM_REQS] < 0) return fail(lx, "num_reqs must be >= 0");
-  if (p[P_NUM_TOKENS] < 0) return fail(lx, "num_tokens must be >= 0");
-  if (p[P_CAPACITY] < p[P_NUM_TOKENS]) return fail(lx, "capacity must be >= num_tokens");
-  if (p[P_COLS] < 0) return fail(lx, "block_table_cols must be >= 0");
-  if (p[P_STRIDE] < p[P_COLS]) return fail(lx, "block_table_stride must be >= block_table_cols");
+      return amvl_fail(lx, "vector %s: param %s outside int32", v->name, param_names[i]);
+  if (p[P_NUM_REQS] < 0) return amvl_fail(lx, "num_reqs must be >= 0");
+  if (p[P_NUM_TOKENS] < 0) return amvl_fail(lx, "num_tokens must be >= 0");
+  if (p[P_CAPACITY] < p[P_NUM_TOKENS]) return amvl_fail(lx, "capacity must be >= num_tokens");
+  if (p[P_COLS] < 0) return amvl_fail(lx, "block_table_cols must be >= 0");
+  if (p[P_STRIDE] < p[P_COLS]) return amvl_fail(lx, "block_table_stride must be >= block_table_cols");
   if (p[P_OUT_STRIDE] < p[P_COLS])
-    return fail(lx, "block_table_out_stride must be >= block_table_cols");
-  if (p[P_BLOCK_SIZE] < 1) return fail(lx, "block_size must be >= 1");
-  if (p[P_WORLD] < 1) return fail(lx, "dcp_world_size must be >= 1");
-  if (p[P_INTERLEAVE] < 1) return fail(lx, "dcp_interleave must be >= 1");
-  if (p[P_MISALIGN] < 0 || p[P_MISALIGN] > 3) return fail(lx, "misalign must be 0, 1, 2 or 3");
+    return amvl_fail(lx, "block_table_out_stride must be >= block_table_cols");
+  if (p[P_BLOCK_SIZE] < 1) return amvl_fail(lx, "block_size must be >= 1");
+  if (p[P_WORLD] < 1) return amvl_fail(lx, "dcp_world_size must be >= 1");
+  if (p[P_INTERLEAVE] < 1) return amvl_fail(lx, "dcp_interleave must be >= 1");
+  if (p[P_MISALIGN] < 0 || p[P_MISALIGN] > 3) return amvl_fail(lx, "misalign must be 0, 1, 2 or 3");
   if (p[P_CAPACITY] > AMV_MAX_ELEMS || p[P_NUM_REQS] >= AMV_MAX_ELEMS ||
       p[P_STRIDE] > AMV_MAX_ELEMS || p[P_OUT_STRIDE] > AMV_MAX_ELEMS ||
       (p[P_NUM_TOKENS] + 2) * p[P_OUT_STRIDE] > AMV_MAX_ELEMS ||
       (p[P_NUM_REQS] > 0 && (p[P_NUM_REQS] - 1) * p[P_STRIDE] > AMV_MAX_ELEMS))
-    return fail(lx, "vector %s: sizes larger than this reader's limit of %lld elements per buffer",
+    return amvl_fail(lx, "vector %s: sizes larger than this reader's limit of %lld elements per buffer",
                 v->name, (long long)AMV_MAX_ELEMS);
   store_params(v, p, 0, NPARAMS_V1);
   return 0;
@@ -630,12 +345,12 @@ static int close_rank(lexer *lx, vstate *vs, const amv_vector *v) {
   int o;
   for (o = 0; o < amv_num_outputs(); o++)
     if ((v->products & (1u << o)) && !(vs->expects_seen & (1u << o)))
-      return fail(lx, "vector %s rank %d: expect %s missing", v->name, (int)rk->rank,
+      return amvl_fail(lx, "vector %s rank %d: expect %s missing", v->name, (int)rk->rank,
                   amv_output_name(o));
   if (!vs->flags_seen)
-    return fail(lx, "vector %s rank %d: expect_flags missing", v->name, (int)rk->rank);
+    return amvl_fail(lx, "vector %s rank %d: expect_flags missing", v->name, (int)rk->rank);
   if (amv_families(v->products) && !vs->dsv4_flags_seen)
-    return fail(lx, "vector %s rank %d: expect_flags_dsv4 missing", v->name, (int)rk->rank);
+    return amvl_fail(lx, "vector %s rank %d: expect_flags_dsv4 missing", v->name, (int)rk->rank);
   return 0;
 }
 
@@ -647,9 +362,9 @@ void amv_vector_free(amv_vector *v) {
   amv_pool_free(v->pool);
   free(v->pool);
   v->pool = NULL;
-  for (i = 0; i < amv_num_inputs(); i++) values_free(&v->input[i]);
+  for (i = 0; i < amv_num_inputs(); i++) amvl_values_free(&v->input[i]);
   for (i = 0; i < v->nranks; i++)
-    for (o = 0; o < amv_num_outputs(); o++) values_free(&v->ranks[i].expect[o]);
+    for (o = 0; o < amv_num_outputs(); o++) amvl_values_free(&v->ranks[i].expect[o]);
   free(v->ranks);
   v->ranks = NULL;
   v->nranks = 0;
@@ -679,7 +394,7 @@ static int valid_name(const tok *t) {
 static int find_name(const char *const *names, int n, const tok *t) {
   int i;
   for (i = 0; i < n; i++)
-    if (tok_is(t, names[i])) return i;
+    if (amvl_tok_is(t, names[i])) return i;
   return -1;
 }
 
@@ -733,7 +448,7 @@ const char *amv_topk_input_name(int input) {
 static int topk_find_input(const tok *t) {
   int i;
   for (i = 0; i < AMV_TOPK_NUM_INPUTS; i++)
-    if (tok_is(t, amv_topk_input_name(i))) return i;
+    if (amvl_tok_is(t, amv_topk_input_name(i))) return i;
   return -1;
 }
 
@@ -774,10 +489,10 @@ static void topk_copy_legacy_fields(amv_topk *k) {
 void amv_topk_free(amv_topk *k) {
   int i;
   if (!k) return;
-  for (i = 0; i < AMV_TOPK_NUM_INPUTS; i++) values_free(&k->input[i]);
+  for (i = 0; i < AMV_TOPK_NUM_INPUTS; i++) amvl_values_free(&k->input[i]);
   for (i = 0; i < k->nranks; i++) {
-    values_free(&k->ranks[i].out);
-    values_free(&k->ranks[i].count);
+    amvl_values_free(&k->ranks[i].out);
+    amvl_values_free(&k->ranks[i].count);
   }
   free(k->ranks);
   k->ranks = NULL;
@@ -788,35 +503,35 @@ static int topk_check_params(lexer *lx, const int64_t *p, unsigned seen, const c
                              amv_topk *k) {
   int i;
   for (i = 0; i < NTOPK_PARAMS; i++)
-    if (!(seen & (1u << i))) return fail(lx, "vector %s: param %s missing", name, topk_param_names[i]);
+    if (!(seen & (1u << i))) return amvl_fail(lx, "vector %s: param %s missing", name, topk_param_names[i]);
   for (i = 0; i < NTOPK_PARAMS; i++)
     if ((!topk_param_member(i) || topk_param_member(i)->size == 4) &&
         (p[i] < INT32_MIN || p[i] > INT32_MAX))
-      return fail(lx, "vector %s: param %s outside int32", name, topk_param_names[i]);
-  if (p[TP_T] < 0) return fail(lx, "num_tokens must be >= 0");
-  if (p[TP_K] < 1) return fail(lx, "topk_count must be >= 1");
-  if (p[TP_TOPK_STRIDE] < p[TP_K]) return fail(lx, "topk_stride must be >= topk_count");
-  if (p[TP_OUT_STRIDE] < p[TP_K]) return fail(lx, "out_stride must be >= topk_count");
-  if (p[TP_R] < 0) return fail(lx, "num_reqs must be >= 0");
-  if (p[TP_COLS] < 0) return fail(lx, "block_table_cols must be >= 0");
+      return amvl_fail(lx, "vector %s: param %s outside int32", name, topk_param_names[i]);
+  if (p[TP_T] < 0) return amvl_fail(lx, "num_tokens must be >= 0");
+  if (p[TP_K] < 1) return amvl_fail(lx, "topk_count must be >= 1");
+  if (p[TP_TOPK_STRIDE] < p[TP_K]) return amvl_fail(lx, "topk_stride must be >= topk_count");
+  if (p[TP_OUT_STRIDE] < p[TP_K]) return amvl_fail(lx, "out_stride must be >= topk_count");
+  if (p[TP_R] < 0) return amvl_fail(lx, "num_reqs must be >= 0");
+  if (p[TP_COLS] < 0) return amvl_fail(lx, "block_table_cols must be >= 0");
   if (p[TP_TABLE_STRIDE] < p[TP_COLS])
-    return fail(lx, "block_table_stride must be >= block_table_cols");
-  if (p[TP_BLOCK_SIZE] < 1) return fail(lx, "block_size must be >= 1");
-  if (p[TP_STRIDE_ROWS] < 0) return fail(lx, "stride_rows must be >= 0");
-  if (p[TP_WORLD] < 1) return fail(lx, "dcp_world_size must be >= 1");
-  if (p[TP_INTERLEAVE] < 1) return fail(lx, "dcp_interleave must be >= 1");
+    return amvl_fail(lx, "block_table_stride must be >= block_table_cols");
+  if (p[TP_BLOCK_SIZE] < 1) return amvl_fail(lx, "block_size must be >= 1");
+  if (p[TP_STRIDE_ROWS] < 0) return amvl_fail(lx, "stride_rows must be >= 0");
+  if (p[TP_WORLD] < 1) return amvl_fail(lx, "dcp_world_size must be >= 1");
+  if (p[TP_INTERLEAVE] < 1) return amvl_fail(lx, "dcp_interleave must be >= 1");
   for (i = TP_REQUEST; i <= TP_COMPACT; i++)
     if (i != TP_P && p[i] != 0 && p[i] != 1)
-      return fail(lx, "%s must be 0 or 1", topk_param_names[i]);
+      return amvl_fail(lx, "%s must be 0 or 1", topk_param_names[i]);
   if (p[TP_P] < 0 || (!p[TP_PREFILL] && p[TP_P] != 0))
-    return fail(lx, "num_prefill must be >= 0, and 0 without prefill");
-  if (p[TP_COMPACT] && !p[TP_COUNT]) return fail(lx, "compact needs count 1");
-  if (p[TP_MISALIGN] < 0 || p[TP_MISALIGN] > 3) return fail(lx, "misalign must be 0, 1, 2 or 3");
+    return amvl_fail(lx, "num_prefill must be >= 0, and 0 without prefill");
+  if (p[TP_COMPACT] && !p[TP_COUNT]) return amvl_fail(lx, "compact needs count 1");
+  if (p[TP_MISALIGN] < 0 || p[TP_MISALIGN] > 3) return amvl_fail(lx, "misalign must be 0, 1, 2 or 3");
   if (p[TP_TOPK_STRIDE] > AMV_MAX_ELEMS || p[TP_OUT_STRIDE] > AMV_MAX_ELEMS ||
       p[TP_TABLE_STRIDE] > AMV_MAX_ELEMS || p[TP_R] >= AMV_MAX_ELEMS || p[TP_P] > AMV_MAX_ELEMS ||
       p[TP_T] * p[TP_TOPK_STRIDE] > AMV_MAX_ELEMS || p[TP_T] * p[TP_OUT_STRIDE] > AMV_MAX_ELEMS ||
       (p[TP_R] > 0 && (p[TP_R] - 1) * p[TP_TABLE_STRIDE] > AMV_MAX_ELEMS))
-    return fail(lx, "vector %s: sizes larger than this reader's limit of %lld elements per buffer",
+    return amvl_fail(lx, "vector %s: sizes larger than this reader's limit of %lld elements per buffer",
                 name, (long long)AMV_MAX_ELEMS);
   for (i = 0; i < NTOPK_PARAMS; i++) {
     const amvs_member *m = topk_param_member(i);
@@ -852,10 +567,10 @@ static int topk_input_wanted(const amv_topk *k, int i, int64_t *count) {
 static int topk_close_rank(lexer *lx, const amv_vector *v, unsigned expects, int flags_seen) {
   const amv_topk *k = v->topk;
   const int32_t rank = k->ranks[k->nranks - 1].rank;
-  if (!(expects & 1u)) return fail(lx, "vector %s rank %d: expect out missing", v->name, (int)rank);
+  if (!(expects & 1u)) return amvl_fail(lx, "vector %s rank %d: expect out missing", v->name, (int)rank);
   if (k->count && !(expects & 2u))
-    return fail(lx, "vector %s rank %d: expect valid_count missing", v->name, (int)rank);
-  if (!flags_seen) return fail(lx, "vector %s rank %d: expect_flags missing", v->name, (int)rank);
+    return amvl_fail(lx, "vector %s rank %d: expect valid_count missing", v->name, (int)rank);
+  if (!flags_seen) return amvl_fail(lx, "vector %s rank %d: expect_flags missing", v->name, (int)rank);
   return 0;
 }
 
@@ -869,29 +584,29 @@ static int parse_topk(lexer *lx, amv_vector *v, int keep) {
   amv_topk *k = calloc(1, sizeof *k);
   tok t;
   const char *c;
-  if (!k) return fail(lx, "out of memory");
+  if (!k) return amvl_fail(lx, "out of memory");
   v->op = AMV_OP_TOPK;
   v->topk = k;
   memset(param, 0, sizeof param);
-  while (next_line(lx)) {
-    if (lx->le == lx->ls || blank(lx->ls, lx->le) || lx->ls[0] == '#') continue;
-    if (check_bytes(lx)) return -1;
-    if (is_space(lx->ls[0])) return fail(lx, "continuation line outside a value list");
+  while (amvl_next_line(lx)) {
+    if (lx->le == lx->ls || amvl_blank(lx->ls, lx->le) || lx->ls[0] == '#') continue;
+    if (amvl_check_bytes(lx)) return -1;
+    if (amvl_is_space(lx->ls[0])) return amvl_fail(lx, "continuation line outside a value list");
     c = lx->ls;
-    get_tok(&c, lx->le, &t);
-    if (tok_is(&t, "param")) {
+    amvl_get_tok(&c, lx->le, &t);
+    if (amvl_tok_is(&t, "param")) {
       tok key, val;
       int p;
-      if (state != T_PARAMS) return fail(lx, "'param' lines come before the inputs");
-      if (!get_tok(&c, lx->le, &key) || !get_tok(&c, lx->le, &val) || get_tok(&c, lx->le, &t))
-        return fail(lx, "bad param line (expected 'param KEY VALUE')");
+      if (state != T_PARAMS) return amvl_fail(lx, "'param' lines come before the inputs");
+      if (!amvl_get_tok(&c, lx->le, &key) || !amvl_get_tok(&c, lx->le, &val) || amvl_get_tok(&c, lx->le, &t))
+        return amvl_fail(lx, "bad param line (expected 'param KEY VALUE')");
       p = find_name(topk_param_names, NTOPK_PARAMS, &key);
-      if (p < 0) return fail(lx, "unknown param '%.*s' of op topk", (int)key.n, key.s);
-      if (params_seen & (1u << p)) return fail(lx, "param %s given twice", topk_param_names[p]);
-      if (parse_int(val.s, val.n, &param[p]))
-        return fail(lx, "param %s: bad value '%.*s'", topk_param_names[p], (int)val.n, val.s);
+      if (p < 0) return amvl_fail(lx, "unknown param '%.*s' of op topk", (int)key.n, key.s);
+      if (params_seen & (1u << p)) return amvl_fail(lx, "param %s given twice", topk_param_names[p]);
+      if (amvl_parse_int(val.s, val.n, &param[p]))
+        return amvl_fail(lx, "param %s: bad value '%.*s'", topk_param_names[p], (int)val.n, val.s);
       params_seen |= 1u << p;
-    } else if (tok_is(&t, "input")) {
+    } else if (amvl_tok_is(&t, "input")) {
       tok name, cnt;
       int in;
       int64_t count, want;
@@ -899,26 +614,26 @@ static int parse_topk(lexer *lx, amv_vector *v, int keep) {
         if (topk_check_params(lx, param, params_seen, v->name, k)) return -1;
         state = T_INPUTS;
       }
-      if (state != T_INPUTS) return fail(lx, "'input' lines come before the first 'rank'");
-      if (name_and_count(lx, &c, "input", &name, &cnt)) return -1;
+      if (state != T_INPUTS) return amvl_fail(lx, "'input' lines come before the first 'rank'");
+      if (amvl_name_and_count(lx, &c, "input", &name, &cnt)) return -1;
       in = topk_find_input(&name);
-      if (in < 0) return fail(lx, "unknown input '%.*s' of op topk", (int)name.n, name.s);
+      if (in < 0) return amvl_fail(lx, "unknown input '%.*s' of op topk", (int)name.n, name.s);
       if (inputs_seen & (1u << in))
-        return fail(lx, "input %s given twice", amv_topk_input_name(in));
+        return amvl_fail(lx, "input %s given twice", amv_topk_input_name(in));
       if (!topk_input_wanted(k, in, &want))
-        return fail(lx, "input %s: the params do not call for it", amv_topk_input_name(in));
-      if (parse_int(cnt.s, cnt.n, &count) ||
+        return amvl_fail(lx, "input %s: the params do not call for it", amv_topk_input_name(in));
+      if (amvl_parse_int(cnt.s, cnt.n, &count) ||
           (in == AMV_TOPK_BLOCK_TABLE ? (count < want || count > AMV_MAX_ELEMS || (want == 0 && count != 0))
                                       : count != want))
-        return fail(lx, "input %s: count '%.*s', the params make it %s%lld",
+        return amvl_fail(lx, "input %s: count '%.*s', the params make it %s%lld",
                     amv_topk_input_name(in), (int)cnt.n, cnt.s,
                     in == AMV_TOPK_BLOCK_TABLE && want > 0 ? "at least " : "", (long long)want);
       inputs_seen |= 1u << in;
-      if (parse_values(lx, &c, count, 0, amvs_topk_input(in)->size == 8 ? INT64_MIN : INT32_MIN,
+      if (amvl_parse_values(lx, &c, count, 0, amvs_topk_input(in)->size == 8 ? INT64_MIN : INT32_MIN,
                        amvs_topk_input(in)->size == 8 ? INT64_MAX : INT32_MAX,
                        amv_topk_input_name(in), keep, &k->input[in]))
         return -1;
-    } else if (tok_is(&t, "rank")) {
+    } else if (amvl_tok_is(&t, "rank")) {
       tok kt;
       int64_t r;
       amv_topk_rank *rk;
@@ -927,18 +642,18 @@ static int parse_topk(lexer *lx, amv_vector *v, int keep) {
         if (state == T_PARAMS && topk_check_params(lx, param, params_seen, v->name, k)) return -1;
         for (i = 0; i < AMV_TOPK_NUM_INPUTS; i++)
           if (topk_input_wanted(k, i, &want) && !(inputs_seen & (1u << i)))
-            return fail(lx, "vector %s: input %s missing", v->name, amv_topk_input_name(i));
+            return amvl_fail(lx, "vector %s: input %s missing", v->name, amv_topk_input_name(i));
       } else if (topk_close_rank(lx, v, expects, flags_seen)) {
         return -1;
       }
-      if (!get_tok(&c, lx->le, &kt) || parse_int(kt.s, kt.n, &r) || get_tok(&c, lx->le, &t))
-        return fail(lx, "bad rank line (expected 'rank K')");
+      if (!amvl_get_tok(&c, lx->le, &kt) || amvl_parse_int(kt.s, kt.n, &r) || amvl_get_tok(&c, lx->le, &t))
+        return amvl_fail(lx, "bad rank line (expected 'rank K')");
       if (r < 0 || r >= k->world)
-        return fail(lx, "rank %lld outside [0, dcp_world_size = %d)", (long long)r, (int)k->world);
+        return amvl_fail(lx, "rank %lld outside [0, dcp_world_size = %d)", (long long)r, (int)k->world);
       for (i = 0; i < k->nranks; i++)
-        if (k->ranks[i].rank == r) return fail(lx, "rank %lld given twice", (long long)r);
+        if (k->ranks[i].rank == r) return amvl_fail(lx, "rank %lld given twice", (long long)r);
       rk = realloc(k->ranks, (size_t)(k->nranks + 1) * sizeof *rk);
-      if (!rk) return fail(lx, "out of memory");
+      if (!rk) return amvl_fail(lx, "out of memory");
       k->ranks = rk;
       rk = &k->ranks[k->nranks++];
       memset(rk, 0, sizeof *rk);
@@ -947,47 +662,47 @@ static int parse_topk(lexer *lx, amv_vector *v, int keep) {
       expects = 0;
       flags_seen = 0;
       state = T_RANK;
-    } else if (tok_is(&t, "expect")) {
+    } else if (amvl_tok_is(&t, "expect")) {
       tok name, cnt;
       int which;
       int64_t count, want;
       amv_topk_rank *rk = k->nranks > 0 ? &k->ranks[k->nranks - 1] : NULL;
-      if (state != T_RANK) return fail(lx, "'expect' lines belong to a 'rank' block");
-      if (name_and_count(lx, &c, "expect", &name, &cnt)) return -1;
-      which = tok_is(&name, "out") ? 1 : (tok_is(&name, "valid_count") ? 2 : 0);
+      if (state != T_RANK) return amvl_fail(lx, "'expect' lines belong to a 'rank' block");
+      if (amvl_name_and_count(lx, &c, "expect", &name, &cnt)) return -1;
+      which = amvl_tok_is(&name, "out") ? 1 : (amvl_tok_is(&name, "valid_count") ? 2 : 0);
       if (!which || (which == 2 && !k->count))
-        return fail(lx, "expect '%.*s': op topk expects 'out'%s", (int)name.n, name.s,
+        return amvl_fail(lx, "expect '%.*s': op topk expects 'out'%s", (int)name.n, name.s,
                     k->count ? " and 'valid_count'" : " (and 'valid_count' with count 1)");
       if (expects & (unsigned)which)
-        return fail(lx, "expect %.*s given twice in rank %d", (int)name.n, name.s, (int)rk->rank);
+        return amvl_fail(lx, "expect %.*s given twice in rank %d", (int)name.n, name.s, (int)rk->rank);
       want = which == 1 ? (int64_t)k->num_tokens * k->topk_count : k->num_tokens;
-      if (parse_int(cnt.s, cnt.n, &count) || count != want)
-        return fail(lx, "expect %.*s: count '%.*s', the sizes make it %lld", (int)name.n, name.s,
+      if (amvl_parse_int(cnt.s, cnt.n, &count) || count != want)
+        return amvl_fail(lx, "expect %.*s: count '%.*s', the sizes make it %lld", (int)name.n, name.s,
                     (int)cnt.n, cnt.s, (long long)want);
       expects |= (unsigned)which;
-      if (parse_values(lx, &c, count, 1, INT32_MIN, INT32_MAX, which == 1 ? "expect out" :
+      if (amvl_parse_values(lx, &c, count, 1, INT32_MIN, INT32_MAX, which == 1 ? "expect out" :
                        "expect valid_count", keep, which == 1 ? &rk->out : &rk->count))
         return -1;
-    } else if (tok_is(&t, "expect_flags")) {
+    } else if (amvl_tok_is(&t, "expect_flags")) {
       tok f, mode;
       amv_topk_rank *rk = k->nranks > 0 ? &k->ranks[k->nranks - 1] : NULL;
       if (state != T_RANK || flags_seen)
-        return fail(lx, "'expect_flags' belongs to a 'rank' block, once");
-      if (!get_tok(&c, lx->le, &f) || parse_hex(&f, &rk->flags) || !get_tok(&c, lx->le, &mode) ||
-          get_tok(&c, lx->le, &t) || !(tok_is(&mode, "exact") || tok_is(&mode, "at_least")))
-        return fail(lx, "bad expect_flags line (expected 'expect_flags 0xFLAGS exact|at_least', "
+        return amvl_fail(lx, "'expect_flags' belongs to a 'rank' block, once");
+      if (!amvl_get_tok(&c, lx->le, &f) || amvl_parse_hex(&f, &rk->flags) || !amvl_get_tok(&c, lx->le, &mode) ||
+          amvl_get_tok(&c, lx->le, &t) || !(amvl_tok_is(&mode, "exact") || amvl_tok_is(&mode, "at_least")))
+        return amvl_fail(lx, "bad expect_flags line (expected 'expect_flags 0xFLAGS exact|at_least', "
                         "lower-case hex)");
-      rk->flags_exact = tok_is(&mode, "exact");
+      rk->flags_exact = amvl_tok_is(&mode, "exact");
       flags_seen = 1;
-    } else if (tok_is(&t, "end")) {
-      if (get_tok(&c, lx->le, &t)) return fail(lx, "'end' takes nothing after it");
-      if (state != T_RANK) return fail(lx, "vector %s ends before its first 'rank' block", v->name);
+    } else if (amvl_tok_is(&t, "end")) {
+      if (amvl_get_tok(&c, lx->le, &t)) return amvl_fail(lx, "'end' takes nothing after it");
+      if (state != T_RANK) return amvl_fail(lx, "vector %s ends before its first 'rank' block", v->name);
       return topk_close_rank(lx, v, expects, flags_seen);
     } else {
-      return fail(lx, "unknown keyword '%.*s' in an op topk vector", (int)t.n, t.s);
+      return amvl_fail(lx, "unknown keyword '%.*s' in an op topk vector", (int)t.n, t.s);
     }
   }
-  return fail(lx, "the file ends inside vector %s (no 'end' line)", v->name);
+  return amvl_fail(lx, "the file ends inside vector %s (no 'end' line)", v->name);
 }
 
 /* only == NULL: keep everything; only == HEADERS: every vector without its
@@ -1005,7 +720,7 @@ static int store_vector(lexer *lx, const char *only, int keep, amv_file *out, am
   if (*have == *cap) {
     const int ncap = *cap ? *cap * 2 : 16;
     void *p = realloc(out->vectors, (size_t)ncap * sizeof(amv_vector));
-    if (!p) return fail(lx, "out of memory");
+    if (!p) return amvl_fail(lx, "out of memory");
     out->vectors = p;
     *cap = ncap;
   }
@@ -1026,50 +741,50 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
   memset(&cur, 0, sizeof cur);
   memset(&vs, 0, sizeof vs);
   /* header */
-  if (!next_line(lx)) {
-    fail(lx, "empty file (expected '%s %d')", AMV_MAGIC, AMV_VERSION);
+  if (!amvl_next_line(lx)) {
+    amvl_fail(lx, "empty file (expected '%s %d')", AMV_MAGIC, AMV_VERSION);
     goto out;
   }
   c = lx->ls;
   {
     tok magic, ver;
     int64_t file_version;
-    if (check_bytes(lx) || !get_tok(&c, lx->le, &magic) || !tok_is(&magic, AMV_MAGIC)) {
-      fail(lx, "not a vector file: the first line must be '%s %d'", AMV_MAGIC, AMV_VERSION);
+    if (amvl_check_bytes(lx) || !amvl_get_tok(&c, lx->le, &magic) || !amvl_tok_is(&magic, AMV_MAGIC)) {
+      amvl_fail(lx, "not a vector file: the first line must be '%s %d'", AMV_MAGIC, AMV_VERSION);
       goto out;
     }
-    if (!get_tok(&c, lx->le, &ver) || parse_int(ver.s, ver.n, &file_version) ||
-        get_tok(&c, lx->le, &t)) {
-      fail(lx, "bad header: expected '%s %d'", AMV_MAGIC, AMV_VERSION);
+    if (!amvl_get_tok(&c, lx->le, &ver) || amvl_parse_int(ver.s, ver.n, &file_version) ||
+        amvl_get_tok(&c, lx->le, &t)) {
+      amvl_fail(lx, "bad header: expected '%s %d'", AMV_MAGIC, AMV_VERSION);
       goto out;
     }
     if (file_version < AMV_VERSION_MIN || file_version > AMV_VERSION) {
-      fail(lx, "format version %lld not supported (this reader knows versions %d to %d)",
+      amvl_fail(lx, "format version %lld not supported (this reader knows versions %d to %d)",
            (long long)file_version, AMV_VERSION_MIN, AMV_VERSION);
       goto out;
     }
     version = (int)file_version;
   }
 
-  while (next_line(lx)) {
-    if (lx->le == lx->ls || blank(lx->ls, lx->le) || lx->ls[0] == '#') continue;
-    if (check_bytes(lx)) goto out;
-    if (is_space(lx->ls[0])) {
-      fail(lx, "continuation line outside a value list");
+  while (amvl_next_line(lx)) {
+    if (lx->le == lx->ls || amvl_blank(lx->ls, lx->le) || lx->ls[0] == '#') continue;
+    if (amvl_check_bytes(lx)) goto out;
+    if (amvl_is_space(lx->ls[0])) {
+      amvl_fail(lx, "continuation line outside a value list");
       goto out;
     }
     c = lx->ls;
-    get_tok(&c, lx->le, &t);
+    amvl_get_tok(&c, lx->le, &t);
 
-    if (tok_is(&t, "vector")) {
+    if (amvl_tok_is(&t, "vector")) {
       tok name;
       int dup;
       if (vs.state != S_OUTSIDE) {
-        fail(lx, "vector %s has no 'end' line", cur.name);
+        amvl_fail(lx, "vector %s has no 'end' line", cur.name);
         goto out;
       }
-      if (!get_tok(&c, lx->le, &name) || !valid_name(&name) || get_tok(&c, lx->le, &t)) {
-        fail(lx, "bad vector name (1 to %d characters of A-Z a-z 0-9 _ - .)", AMV_NAME_MAX - 1);
+      if (!amvl_get_tok(&c, lx->le, &name) || !valid_name(&name) || amvl_get_tok(&c, lx->le, &t)) {
+        amvl_fail(lx, "bad vector name (1 to %d characters of A-Z a-z 0-9 _ - .)", AMV_NAME_MAX - 1);
         goto out;
       }
       memset(&cur, 0, sizeof cur);
@@ -1080,7 +795,7 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
       keep = !only || (only != HEADERS && strcmp(only, cur.name) == 0);
       dup = nameset_add(&seen, cur.name);
       if (dup) {
-        fail(lx, dup > 0 ? "vector %s: name used twice in this file" : "vector %s: out of memory",
+        amvl_fail(lx, dup > 0 ? "vector %s: name used twice in this file" : "vector %s: out of memory",
              cur.name);
         goto out;
       }
@@ -1088,21 +803,21 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
       continue;
     }
     if (vs.state == S_OUTSIDE) {
-      fail(lx, "'%.*s' outside a vector (expected 'vector NAME')", (int)t.n, t.s);
+      amvl_fail(lx, "'%.*s' outside a vector (expected 'vector NAME')", (int)t.n, t.s);
       goto out;
     }
 
-    if (tok_is(&t, "op")) {
+    if (amvl_tok_is(&t, "op")) {
       tok op;
       if (vs.state != S_OP) {
-        fail(lx, "'op' must follow the 'vector' line, once");
+        amvl_fail(lx, "'op' must follow the 'vector' line, once");
         goto out;
       }
-      if (!get_tok(&c, lx->le, &op) || get_tok(&c, lx->le, &t)) {
-        fail(lx, "bad op line (expected 'op step')");
+      if (!amvl_get_tok(&c, lx->le, &op) || amvl_get_tok(&c, lx->le, &t)) {
+        amvl_fail(lx, "bad op line (expected 'op step')");
         goto out;
       }
-      if (tok_is(&op, "topk") && version >= AMV_VERSION_TOPK) {
+      if (amvl_tok_is(&op, "topk") && version >= AMV_VERSION_TOPK) {
         /* the whole vector, through its 'end' line */
         if (parse_topk(lx, &cur, keep)) goto out;
         vs.state = S_OUTSIDE;
@@ -1110,7 +825,7 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
         if (keep && only && only != HEADERS) break;
         continue;
       }
-      if (tok_is(&op, "pool") && version >= AMV_VERSION_POOL) {
+      if (amvl_tok_is(&op, "pool") && version >= AMV_VERSION_POOL) {
         /* the whole vector, through its 'end' line (vecfile_pool.c) */
         if (amvl_parse_pool(lx, &cur, keep)) goto out;
         vs.state = S_OUTSIDE;
@@ -1118,25 +833,25 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
         if (keep && only && only != HEADERS) break;
         continue;
       }
-      if (!tok_is(&op, "step")) {
-        fail(lx, "unknown op '%.*s' (format version %d knows 'step'%s)", (int)op.n, op.s,
+      if (!amvl_tok_is(&op, "step")) {
+        amvl_fail(lx, "unknown op '%.*s' (format version %d knows 'step'%s)", (int)op.n, op.s,
              version, version >= AMV_VERSION_POOL ? ", 'topk' and 'pool'"
                       : version >= AMV_VERSION_TOPK ? " and 'topk'" : "");
         goto out;
       }
       vs.state = S_PARAMS;
     } else if (vs.state == S_OP) {
-      fail(lx, "expected 'op step' after 'vector %s'", cur.name);
+      amvl_fail(lx, "expected 'op step' after 'vector %s'", cur.name);
       goto out;
-    } else if (tok_is(&t, "param")) {
+    } else if (amvl_tok_is(&t, "param")) {
       tok key, val;
       int k;
       if (vs.state != S_PARAMS) {
-        fail(lx, "'param' lines come before 'products'");
+        amvl_fail(lx, "'param' lines come before 'products'");
         goto out;
       }
-      if (!get_tok(&c, lx->le, &key) || !get_tok(&c, lx->le, &val) || get_tok(&c, lx->le, &t)) {
-        fail(lx, "bad param line (expected 'param KEY VALUE')");
+      if (!amvl_get_tok(&c, lx->le, &key) || !amvl_get_tok(&c, lx->le, &val) || amvl_get_tok(&c, lx->le, &t)) {
+        amvl_fail(lx, "bad param line (expected 'param KEY VALUE')");
         goto out;
       }
       k = find_name(param_names, NPARAMS, &key);
@@ -1145,99 +860,99 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
         continue;
       }
       if (k >= NPARAMS_V1 && version < 2) {
-        fail(lx, "param %s is a version-2 param (this file is version %d)", param_names[k],
+        amvl_fail(lx, "param %s is a version-2 param (this file is version %d)", param_names[k],
              version);
         goto out;
       }
       if (k >= P_INDEXER && version < AMV_VERSION_INDEXER) {
-        fail(lx, "param %s is a version-%d param (this file is version %d)", param_names[k],
+        amvl_fail(lx, "param %s is a version-%d param (this file is version %d)", param_names[k],
              AMV_VERSION_INDEXER, version);
         goto out;
       }
       if (vs.params_seen & ((uint64_t)1 << k)) {
-        fail(lx, "param %s given twice", param_names[k]);
+        amvl_fail(lx, "param %s given twice", param_names[k]);
         goto out;
       }
-      if (parse_int(val.s, val.n, &vs.param[k])) {
-        fail(lx, "param %s: bad value '%.*s'", param_names[k], (int)val.n, val.s);
+      if (amvl_parse_int(val.s, val.n, &vs.param[k])) {
+        amvl_fail(lx, "param %s: bad value '%.*s'", param_names[k], (int)val.n, val.s);
         goto out;
       }
       vs.params_seen |= (uint64_t)1 << k;
-    } else if (tok_is(&t, "products")) {
+    } else if (amvl_tok_is(&t, "products")) {
       if (vs.state != S_PARAMS) {
-        fail(lx, "'products' must follow the params, once");
+        amvl_fail(lx, "'products' must follow the params, once");
         goto out;
       }
       if (check_params(lx, &vs, &cur)) goto out;
-      while (get_tok(&c, lx->le, &t)) {
+      while (amvl_get_tok(&c, lx->le, &t)) {
         const int o = find_output(version < 2 ? AMV_V1_OUTPUTS : amv_num_outputs(), &t);
         if (o == AMV_INDEXER_LENS_OUT && version < AMV_VERSION_INDEXER) {
-          fail(lx, "product indexer_lens_out is a version-%d product (this file is version %d)",
+          amvl_fail(lx, "product indexer_lens_out is a version-%d product (this file is version %d)",
                AMV_VERSION_INDEXER, version);
           goto out;
         }
         if (o < 0) {
-          fail(lx, "unknown product '%.*s' (format version %d)", (int)t.n, t.s, version);
+          amvl_fail(lx, "unknown product '%.*s' (format version %d)", (int)t.n, t.s, version);
           goto out;
         }
         if (cur.products & (1u << o)) {
-          fail(lx, "product %s listed twice", amv_output_name(o));
+          amvl_fail(lx, "product %s listed twice", amv_output_name(o));
           goto out;
         }
         cur.products |= 1u << o;
       }
       if (!cur.products) {
-        fail(lx, "'products' names no product");
+        amvl_fail(lx, "'products' names no product");
         goto out;
       }
       if (check_dsv4_params(lx, &vs, &cur)) goto out;
       vs.state = S_INPUTS;
-    } else if (tok_is(&t, "input")) {
+    } else if (amvl_tok_is(&t, "input")) {
       tok name, cnt;
       int in, is_table;
       int64_t count, want;
       if (vs.state != S_INPUTS) {
-        fail(lx, "'input' lines come after 'products' and before the first 'rank'");
+        amvl_fail(lx, "'input' lines come after 'products' and before the first 'rank'");
         goto out;
       }
-      if (name_and_count(lx, &c, "input", &name, &cnt)) goto out;
+      if (amvl_name_and_count(lx, &c, "input", &name, &cnt)) goto out;
       in = find_input(&name);
       if (in < 0 || (amv_input_family(in) >= 0 &&
                      !((amv_families(cur.products) >> amv_input_family(in)) & 1))) {
-        fail(lx, in < 0 ? "unknown input '%.*s'" : "input %.*s: none of its products is built",
+        amvl_fail(lx, in < 0 ? "unknown input '%.*s'" : "input %.*s: none of its products is built",
              (int)name.n, name.s);
         goto out;
       }
       if (in >= AMV_NUM_INPUTS && version < AMV_VERSION_SCHEMA) {
-        fail(lx, "input %s is a version-%d input (this file is version %d)", amv_input_name(in),
+        amvl_fail(lx, "input %s is a version-%d input (this file is version %d)", amv_input_name(in),
              AMV_VERSION_SCHEMA, version);
         goto out;
       }
       if (vs.inputs_seen & (1u << in)) {
-        fail(lx, "input %s given twice", amv_input_name(in));
+        amvl_fail(lx, "input %s given twice", amv_input_name(in));
         goto out;
       }
-      if (parse_int(cnt.s, cnt.n, &count) || count < 0) {
-        fail(lx, "input %s: bad count '%.*s'", amv_input_name(in), (int)cnt.n, cnt.s);
+      if (amvl_parse_int(cnt.s, cnt.n, &count) || count < 0) {
+        amvl_fail(lx, "input %s: bad count '%.*s'", amv_input_name(in), (int)cnt.n, cnt.s);
         goto out;
       }
       want = input_need(&cur, in, &is_table);
       if (is_table ? count < want || count > AMV_MAX_ELEMS || (want == 0 && count > 0)
                    : count != want) {
         if (is_table)
-          fail(lx, "input %s: %lld elements, the table needs %lld (and at most %lld)",
+          amvl_fail(lx, "input %s: %lld elements, the table needs %lld (and at most %lld)",
                amv_input_name(in), (long long)count, (long long)want, (long long)AMV_MAX_ELEMS);
         else
-          fail(lx, "input %s: count %lld, the sizes make it %lld", amv_input_name(in),
+          amvl_fail(lx, "input %s: count %lld, the sizes make it %lld", amv_input_name(in),
                (long long)count, (long long)want);
         goto out;
       }
       vs.inputs_seen |= 1u << in;
-      if (parse_values(lx, &c, count, 0, amv_input_is64(in) ? INT64_MIN : INT32_MIN,
+      if (amvl_parse_values(lx, &c, count, 0, amv_input_is64(in) ? INT64_MIN : INT32_MIN,
                        amv_input_is64(in) ? INT64_MAX : INT32_MAX, amv_input_name(in), keep,
                        &cur.input[in]))
         goto out;
-    } else if (tok_is(&t, "rank")) {
+    } else if (amvl_tok_is(&t, "rank")) {
       tok kt;
       int64_t k;
       int i;
@@ -1248,31 +963,31 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
               !amvs_optional(amvs_step_input(i)) &&
               (amv_input_family(i) < 0 ||
                ((amv_families(cur.products) >> amv_input_family(i)) & 1))) {
-            fail(lx, "vector %s: input %s missing", cur.name, amv_input_name(i));
+            amvl_fail(lx, "vector %s: input %s missing", cur.name, amv_input_name(i));
             goto out;
           }
       } else if (vs.state == S_RANK) {
         if (close_rank(lx, &vs, &cur)) goto out;
       } else {
-        fail(lx, "'rank' comes after the inputs");
+        amvl_fail(lx, "'rank' comes after the inputs");
         goto out;
       }
-      if (!get_tok(&c, lx->le, &kt) || parse_int(kt.s, kt.n, &k) || get_tok(&c, lx->le, &t)) {
-        fail(lx, "bad rank line (expected 'rank K')");
+      if (!amvl_get_tok(&c, lx->le, &kt) || amvl_parse_int(kt.s, kt.n, &k) || amvl_get_tok(&c, lx->le, &t)) {
+        amvl_fail(lx, "bad rank line (expected 'rank K')");
         goto out;
       }
       if (k < 0 || k >= cur.world) {
-        fail(lx, "rank %lld outside [0, dcp_world_size = %d)", (long long)k, (int)cur.world);
+        amvl_fail(lx, "rank %lld outside [0, dcp_world_size = %d)", (long long)k, (int)cur.world);
         goto out;
       }
       for (i = 0; i < cur.nranks; i++)
         if (cur.ranks[i].rank == k) {
-          fail(lx, "rank %lld given twice", (long long)k);
+          amvl_fail(lx, "rank %lld given twice", (long long)k);
           goto out;
         }
       rk = realloc(cur.ranks, (size_t)(cur.nranks + 1) * sizeof *rk);
       if (!rk) {
-        fail(lx, "out of memory");
+        amvl_fail(lx, "out of memory");
         goto out;
       }
       cur.ranks = rk;
@@ -1284,92 +999,92 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
       vs.flags_seen = 0;
       vs.dsv4_flags_seen = 0;
       vs.state = S_RANK;
-    } else if (tok_is(&t, "expect")) {
+    } else if (amvl_tok_is(&t, "expect")) {
       tok name, cnt;
       int o;
       int64_t count;
       char what[96];
       amv_rank *rk = cur.nranks > 0 ? &cur.ranks[cur.nranks - 1] : NULL;
       if (vs.state != S_RANK) {
-        fail(lx, "'expect' lines belong to a 'rank' block");
+        amvl_fail(lx, "'expect' lines belong to a 'rank' block");
         goto out;
       }
-      if (name_and_count(lx, &c, "expect", &name, &cnt)) goto out;
+      if (amvl_name_and_count(lx, &c, "expect", &name, &cnt)) goto out;
       o = find_output(amv_num_outputs(), &name);
       if (o < 0) {
-        fail(lx, "unknown output '%.*s'", (int)name.n, name.s);
+        amvl_fail(lx, "unknown output '%.*s'", (int)name.n, name.s);
         goto out;
       }
       if (!(cur.products & (1u << o))) {
-        fail(lx, "expect %s: not one of the vector's products", amv_output_name(o));
+        amvl_fail(lx, "expect %s: not one of the vector's products", amv_output_name(o));
         goto out;
       }
       if (vs.expects_seen & (1u << o)) {
-        fail(lx, "expect %s given twice in rank %d", amv_output_name(o), (int)rk->rank);
+        amvl_fail(lx, "expect %s given twice in rank %d", amv_output_name(o), (int)rk->rank);
         goto out;
       }
-      if (parse_int(cnt.s, cnt.n, &count) || count != expect_count(&cur, o)) {
-        fail(lx, "expect %s: count '%.*s', the sizes make it %lld", amv_output_name(o), (int)cnt.n,
+      if (amvl_parse_int(cnt.s, cnt.n, &count) || count != expect_count(&cur, o)) {
+        amvl_fail(lx, "expect %s: count '%.*s', the sizes make it %lld", amv_output_name(o), (int)cnt.n,
              cnt.s, (long long)expect_count(&cur, o));
         goto out;
       }
       vs.expects_seen |= 1u << o;
       snprintf(what, sizeof what, "expect %s", amv_output_name(o));
-      if (parse_values(lx, &c, count, 1, amv_output_is64(o) ? INT64_MIN : INT32_MIN,
+      if (amvl_parse_values(lx, &c, count, 1, amv_output_is64(o) ? INT64_MIN : INT32_MIN,
                        amv_output_is64(o) ? INT64_MAX : INT32_MAX, what, keep, &rk->expect[o]))
         goto out;
-    } else if (tok_is(&t, "expect_flags")) {
+    } else if (amvl_tok_is(&t, "expect_flags")) {
       tok f[3], mode;
       int32_t v[3];
       int i;
       amv_rank *rk = cur.nranks > 0 ? &cur.ranks[cur.nranks - 1] : NULL;
       if (vs.state != S_RANK || vs.flags_seen) {
-        fail(lx, "'expect_flags' belongs to a 'rank' block, once");
+        amvl_fail(lx, "'expect_flags' belongs to a 'rank' block, once");
         goto out;
       }
       for (i = 0; i < 3; i++)
-        if (!get_tok(&c, lx->le, &f[i]) || parse_hex(&f[i], &v[i])) {
-          fail(lx, "bad expect_flags line (expected 'expect_flags 0xREQUESTS 0xSEQ_LENS 0xSLOTS "
+        if (!amvl_get_tok(&c, lx->le, &f[i]) || amvl_parse_hex(&f[i], &v[i])) {
+          amvl_fail(lx, "bad expect_flags line (expected 'expect_flags 0xREQUESTS 0xSEQ_LENS 0xSLOTS "
                    "exact|at_least', lower-case hex)");
           goto out;
         }
-      if (!get_tok(&c, lx->le, &mode) || get_tok(&c, lx->le, &t) ||
-          !(tok_is(&mode, "exact") || tok_is(&mode, "at_least"))) {
-        fail(lx, "expect_flags: the mode is 'exact' or 'at_least'");
+      if (!amvl_get_tok(&c, lx->le, &mode) || amvl_get_tok(&c, lx->le, &t) ||
+          !(amvl_tok_is(&mode, "exact") || amvl_tok_is(&mode, "at_least"))) {
+        amvl_fail(lx, "expect_flags: the mode is 'exact' or 'at_least'");
         goto out;
       }
       rk->flags_requests = v[0];
       rk->flags_seq_lens = v[1];
       rk->flags_slots = v[2];
-      rk->flags_exact = tok_is(&mode, "exact");
+      rk->flags_exact = amvl_tok_is(&mode, "exact");
       vs.flags_seen = 1;
-    } else if (tok_is(&t, "expect_flags_dsv4")) {
+    } else if (amvl_tok_is(&t, "expect_flags_dsv4")) {
       tok f;
       int i;
       amv_rank *rk = cur.nranks > 0 ? &cur.ranks[cur.nranks - 1] : NULL;
       if (vs.state != S_RANK || vs.dsv4_flags_seen || !amv_families(cur.products)) {
-        fail(lx, "'expect_flags_dsv4' belongs to a 'rank' block of a vector with version-2 "
+        amvl_fail(lx, "'expect_flags_dsv4' belongs to a 'rank' block of a vector with version-2 "
                  "products, once");
         goto out;
       }
       for (i = 0; i < AMV_NUM_FAMILIES + 1; i++)
-        if (!get_tok(&c, lx->le, &f) || parse_hex(&f, &rk->flags_dsv4[i])) {
-          fail(lx, "bad expect_flags_dsv4 line (expected 7 lower-case hex masks: groups 0 to 3, "
+        if (!amvl_get_tok(&c, lx->le, &f) || amvl_parse_hex(&f, &rk->flags_dsv4[i])) {
+          amvl_fail(lx, "bad expect_flags_dsv4 line (expected 7 lower-case hex masks: groups 0 to 3, "
                    "SWA lengths, SWA rows, C128A rows)");
           goto out;
         }
-      if (get_tok(&c, lx->le, &t)) {
-        fail(lx, "expect_flags_dsv4 takes 7 masks");
+      if (amvl_get_tok(&c, lx->le, &t)) {
+        amvl_fail(lx, "expect_flags_dsv4 takes 7 masks");
         goto out;
       }
       vs.dsv4_flags_seen = 1;
-    } else if (tok_is(&t, "end")) {
-      if (get_tok(&c, lx->le, &t)) {
-        fail(lx, "'end' takes nothing after it");
+    } else if (amvl_tok_is(&t, "end")) {
+      if (amvl_get_tok(&c, lx->le, &t)) {
+        amvl_fail(lx, "'end' takes nothing after it");
         goto out;
       }
       if (vs.state != S_RANK) {
-        fail(lx, "vector %s ends before its first 'rank' block", cur.name);
+        amvl_fail(lx, "vector %s ends before its first 'rank' block", cur.name);
         goto out;
       }
       if (close_rank(lx, &vs, &cur)) goto out;
@@ -1377,12 +1092,12 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
       if (store_vector(lx, only, keep, out, &cur, &have, &cap)) goto out;
       if (keep && only && only != HEADERS) break; /* names are unique: the rest is not needed */
     } else {
-      fail(lx, "unknown keyword '%.*s'", (int)t.n, t.s);
+      amvl_fail(lx, "unknown keyword '%.*s'", (int)t.n, t.s);
       goto out;
     }
   }
   if (vs.state != S_OUTSIDE) {
-    fail(lx, "the file ends inside vector %s (no 'end' line)", cur.name);
+    amvl_fail(lx, "the file ends inside vector %s (no 'end' line)", cur.name);
     goto out;
   }
   rc = 0;
@@ -1562,59 +1277,6 @@ void amv_write_header(FILE *f) { amv_write_header_version(f, 1); }
 
 void amv_write_header_version(FILE *f, int version) { fprintf(f, "%s %d\n", AMV_MAGIC, version); }
 
-/* The token for values[i..]; returns how many values it covers. */
-static int64_t token_at(const amv_values *vals, int64_t i, char *buf, size_t size) {
-  const int64_t *v = vals->v;
-  const unsigned char *care = vals->care;
-  int64_t e = 1, a = 1, d = 1;
-  if (care && care[i] != 1) {
-    const char *mark = care[i] == AMV_UNTOUCHED ? "_" : "?";
-    while (i + e < vals->n && care[i + e] == care[i]) e++;
-    if (e == 1) snprintf(buf, size, "%s", mark);
-    else snprintf(buf, size, "%s*%lld", mark, (long long)e);
-    return e;
-  }
-#define CHECKED(j) (!care || care[j] == 1)
-  while (i + e < vals->n && CHECKED(i + e) && v[i + e] == v[i]) e++;
-  while (i + a < vals->n && CHECKED(i + a) && v[i + a - 1] < INT64_MAX && v[i + a] == v[i + a - 1] + 1)
-    a++;
-  while (i + d < vals->n && CHECKED(i + d) && v[i + d - 1] > INT64_MIN && v[i + d] == v[i + d - 1] - 1)
-    d++;
-#undef CHECKED
-  if (e >= 3 && e >= a && e >= d) {
-    snprintf(buf, size, "%lld*%lld", (long long)v[i], (long long)e);
-    return e;
-  }
-  if (a >= 3 && a >= d) {
-    snprintf(buf, size, "%lld..%lld", (long long)v[i], (long long)v[i + a - 1]);
-    return a;
-  }
-  if (d >= 3) {
-    snprintf(buf, size, "%lld..%lld", (long long)v[i], (long long)v[i + d - 1]);
-    return d;
-  }
-  snprintf(buf, size, "%lld", (long long)v[i]);
-  return 1;
-}
-
-void amv_write_values(FILE *f, const char *keyword, const char *name, const amv_values *vals) {
-  char buf[64];
-  int64_t i = 0;
-  int col = fprintf(f, "%s %s %lld", keyword, name, (long long)vals->n);
-  while (i < vals->n) {
-    int len;
-    i += token_at(vals, i, buf, sizeof buf);
-    len = (int)strlen(buf);
-    if (col + 1 + len > AMV_WRAP) {
-      fprintf(f, "\n  %s", buf);
-      col = 2 + len;
-    } else {
-      fprintf(f, " %s", buf);
-      col += 1 + len;
-    }
-  }
-  fputc('\n', f);
-}
 
 static void write_topk(FILE *f, const amv_vector *v) {
   const amv_topk *k = v->topk;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Internal to the vector-file reader: the lexer of vecfile.c, shared with
- * the readers of other ops (vecfile_pool.c). */
+/* Internal to the vector-file reader: the lexer (vecfile_lexer.c) that the
+ * readers of every op share (vecfile.c, vecfile_pool.c). */
 #ifndef ATTNMETA_CONFORMANCE_VECFILE_LEXER_H
 #define ATTNMETA_CONFORMANCE_VECFILE_LEXER_H
 
@@ -42,6 +42,9 @@ int amvl_name_and_count(amvl_lexer *lx, const char **cur, const char *keyword, a
 int amvl_parse_values(amvl_lexer *lx, const char **cur, int64_t count, int allow_unchecked,
                       int64_t lo, int64_t hi, const char *what, int keep, amv_values *out);
 void amvl_values_free(amv_values *v);
+int amvl_check_bytes(amvl_lexer *lx); /* control bytes in the current line */
+int amvl_blank(const char *s, const char *e);
+int amvl_is_space(char c);
 
 /* vecfile_pool.c: the rest of an "op pool" vector through its "end" line
  * into v (v->pool allocated here); and writing one. */
