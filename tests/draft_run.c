@@ -10,19 +10,11 @@
 #include "attnmeta/attnmeta.h"
 #include "harness.h"
 #include "op_inputs.h"
+#include "pool_run.h"
 
 #define GUARD 40
 #define PRESET_BIT (1 << 30)
 #define MAX_REPORTS 8
-
-/* GPU shapes on top of the shared sweep: groups not dividing the rows,
- * lanes not dividing a list, a lane a row, few large blocks. */
-static const amt_launch draft_gpu_configs[] = {
-    {"block32_lanes8_grid1", {32, 1, -1, -1, 8}},
-    {"block256_lanes3", {256, 0, -1, -1, 3}},
-    {"block1024_lanes256_grid2", {1024, 2, -1, -1, 256}},
-    {"block64_lanes1", {64, 0, -1, -1, 1}},
-};
 
 static int64_t indices_elems(const amr_draft_input *in) {
   return (int64_t)in->steps * in->indices_stride;
@@ -59,6 +51,29 @@ static int compare(const int32_t *got, const int32_t *ref, int64_t n, const char
   return reports;
 }
 
+/* The draft operation on these pool, request and position arrays (host or
+ * device), writing the outputs c wants at indices and indptr. */
+static void draft_op(attnmeta_pool *op, const draft_case *c, const void *pool, const void *rpi,
+                     const void *lens, const void *pos, int32_t *indices, int32_t *indptr) {
+  const amr_draft_input *in = &c->in;
+  amt_pool_table(op, pool, in->pool_rows, in->pool_cols, in->pool_stride);
+  amt_pool_reqs(op, rpi, lens, in->num_reqs);
+  op->page_size = in->page_size;
+  op->length_delta = in->length_delta;
+  op->draft_steps = in->steps;
+  op->draft_topk = in->topk;
+  op->draft_positions = pos;
+  if (c->want & DRAFT_WANT_INDICES) {
+    op->draft_kv_indices = indices;
+    op->draft_kv_indices_width = in->width;
+    op->draft_kv_indices_stride = in->indices_stride;
+  }
+  if (c->want & DRAFT_WANT_INDPTR) {
+    op->draft_kv_indptr = indptr;
+    op->draft_kv_indptr_stride = in->indptr_stride;
+  }
+}
+
 typedef struct device_inputs {
   void *pool, *rpi, *lens, *pos;
 } device_inputs;
@@ -81,22 +96,7 @@ static void run_one(attnmeta_context *ctx, const char *label, const draft_case *
     d_err = amt_dev_alloc(ctx, 4);
     amt_to_dev(ctx, d_err, &err, 4);
   }
-  amt_pool_table(&op, d->pool, in->pool_rows, in->pool_cols, in->pool_stride);
-  amt_pool_reqs(&op, d->rpi, d->lens, in->num_reqs);
-  op.page_size = in->page_size;
-  op.length_delta = in->length_delta;
-  op.draft_steps = in->steps;
-  op.draft_topk = in->topk;
-  op.draft_positions = d->pos;
-  if (c->want & DRAFT_WANT_INDICES) {
-    op.draft_kv_indices = dev_i + GUARD;
-    op.draft_kv_indices_width = in->width;
-    op.draft_kv_indices_stride = in->indices_stride;
-  }
-  if (c->want & DRAFT_WANT_INDPTR) {
-    op.draft_kv_indptr = dev_p + GUARD;
-    op.draft_kv_indptr_stride = in->indptr_stride;
-  }
+  draft_op(&op, c, d->pool, d->rpi, d->lens, d->pos, dev_i + GUARD, dev_p + GUARD);
   op.error_word = d_err;
   st = attnmeta_build_pool_indices(ctx, &op, NULL);
   cr_assert(st == ATTNMETA_OK, "%s: attnmeta_build_pool_indices: %s (%s)", label,
@@ -138,22 +138,8 @@ static void run_emulated(const draft_case *c) {
     am_pool_params p;
     uint32_t block, t;
     int reports;
-    amt_pool_table(&op, in->req_to_token, in->pool_rows, in->pool_cols, in->pool_stride);
-    amt_pool_reqs(&op, in->req_pool_indices, in->lengths, in->num_reqs);
-    op.page_size = in->page_size;
-    op.length_delta = in->length_delta;
-    op.draft_steps = in->steps;
-    op.draft_topk = in->topk;
-    op.draft_positions = in->positions;
-    if (c->want & DRAFT_WANT_INDICES) {
-      op.draft_kv_indices = got_i + GUARD;
-      op.draft_kv_indices_width = in->width;
-      op.draft_kv_indices_stride = in->indices_stride;
-    }
-    if (c->want & DRAFT_WANT_INDPTR) {
-      op.draft_kv_indptr = got_p + GUARD;
-      op.draft_kv_indptr_stride = in->indptr_stride;
-    }
+    draft_op(&op, c, in->req_to_token, in->req_pool_indices, in->lengths, in->positions,
+             got_i + GUARD, got_p + GUARD);
     op.error_word = &err;
     p = am_pool_params_of(&op);
     for (block = 0; block < emulated[e].grid; ++block)
@@ -174,10 +160,19 @@ static void run_emulated(const draft_case *c) {
   }
 }
 
+typedef struct run_arg {
+  const draft_case *c;
+  device_inputs d;
+} run_arg;
+
+static void run_swept(attnmeta_context *ctx, const char *label, const void *arg, int error_word) {
+  const run_arg *a = arg;
+  run_one(ctx, label, a->c, &a->d, error_word);
+}
+
 int32_t draft_run_everywhere(const draft_case *c) {
   attnmeta_backend kinds[AMT_MAX_BACKENDS];
   const int nk = amt_test_backends(kinds);
-  const int extra = (int)(sizeof draft_gpu_configs / sizeof draft_gpu_configs[0]);
   const amr_draft_input *in = &c->in;
   int32_t *ref_i, *ref_p;
   const int32_t flags = draft_reference(c, &ref_i, &ref_p);
@@ -187,32 +182,19 @@ int32_t draft_run_everywhere(const draft_case *c) {
   run_emulated(c);
   for (k = 0; k < nk; k++) {
     attnmeta_context *ctx = amt_open_or_null(kinds[k]);
-    const amt_launch *sweep;
-    device_inputs d;
-    int ns, i;
+    run_arg a;
     if (!ctx) continue;
-    ns = amt_launch_configs(kinds[k], &sweep);
-    d.pool = amt_upload(ctx, in->req_to_token, (size_t)in->pool_rows * (size_t)in->pool_stride * 4);
-    d.rpi = amt_upload(ctx, in->req_pool_indices, (size_t)in->num_reqs * 8);
-    d.lens = amt_upload(ctx, in->lengths, (size_t)in->num_reqs * 8);
-    d.pos = amt_upload(ctx, in->positions, (size_t)in->num_reqs * (size_t)in->topk * 8);
-    for (i = 0; i < ns + extra; i++) {
-      const amt_launch *l = i < ns ? &sweep[i] : &draft_gpu_configs[i - ns];
-      char label[256];
-      attnmeta_status st;
-      if (i >= ns && kinds[k] == ATTNMETA_BACKEND_CPU) break;
-      st = attnmeta_set_launch_config(ctx, &l->config);
-      cr_assert(st == ATTNMETA_OK, "set_launch_config %s: %s", l->name, attnmeta_last_error(ctx));
-      snprintf(label, sizeof label, "%s backend=%s config=%s", c->name,
-               amt_backend_label(kinds[k]), l->name);
-      run_one(ctx, label, c, &d, 1);
-      if (i == 0) run_one(ctx, label, c, &d, 0); /* no error word */
-      ran++;
-    }
-    if (d.pool) amt_dev_free(ctx, d.pool);
-    if (d.rpi) amt_dev_free(ctx, d.rpi);
-    if (d.lens) amt_dev_free(ctx, d.lens);
-    if (d.pos) amt_dev_free(ctx, d.pos);
+    a.c = c;
+    a.d.pool =
+        amt_upload(ctx, in->req_to_token, (size_t)in->pool_rows * (size_t)in->pool_stride * 4);
+    a.d.rpi = amt_upload(ctx, in->req_pool_indices, (size_t)in->num_reqs * 8);
+    a.d.lens = amt_upload(ctx, in->lengths, (size_t)in->num_reqs * 8);
+    a.d.pos = amt_upload(ctx, in->positions, (size_t)in->num_reqs * (size_t)in->topk * 8);
+    ran += pool_sweep(ctx, kinds[k], c->name, 0, run_swept, &a);
+    if (a.d.pool) amt_dev_free(ctx, a.d.pool);
+    if (a.d.rpi) amt_dev_free(ctx, a.d.rpi);
+    if (a.d.lens) amt_dev_free(ctx, a.d.lens);
+    if (a.d.pos) amt_dev_free(ctx, a.d.pos);
     attnmeta_close(ctx);
   }
   cr_assert(ran > 0, "%s: no backend ran", c->name);

@@ -23,6 +23,29 @@ static const amt_launch pool_gpu_configs[] = {
     {"block64_lanes1", {64, 0, -1, -1, 1}},
 };
 
+int pool_sweep(attnmeta_context *ctx, attnmeta_backend kind, const char *name, int few,
+               pool_sweep_one one, const void *arg) {
+  const int extra = (int)(sizeof pool_gpu_configs / sizeof pool_gpu_configs[0]);
+  const amt_launch *sweep;
+  const int ns = amt_launch_configs(kind, &sweep);
+  int i, ran = 0;
+  for (i = 0; i < ns + extra; i++) {
+    const amt_launch *l = i < ns ? &sweep[i] : &pool_gpu_configs[i - ns];
+    char label[256];
+    attnmeta_status st;
+    if (i >= ns && kind == ATTNMETA_BACKEND_CPU) break;
+    if (few && i != 0 && i != 2) continue;
+    st = attnmeta_set_launch_config(ctx, &l->config);
+    cr_assert(st == ATTNMETA_OK, "set_launch_config %s: %s", l->name, attnmeta_last_error(ctx));
+    snprintf(label, sizeof label, "%s backend=%s config=%s", name, amt_backend_label(kind),
+             l->name);
+    one(ctx, label, arg, 1);
+    if (i == 0) one(ctx, label, arg, 0); /* no error word */
+    ran++;
+  }
+  return ran;
+}
+
 /* A poisoned output region of n elements between two guards. */
 typedef struct region {
   int32_t *host, *ref, *dev;
@@ -221,10 +244,19 @@ pool_case pool_case_over(const char *name, const int32_t *pool, int32_t rows, in
   return c;
 }
 
+typedef struct run_arg {
+  const pool_case *c;
+  inputs d;
+} run_arg;
+
+static void run_swept(attnmeta_context *ctx, const char *label, const void *arg, int error_word) {
+  const run_arg *a = arg;
+  run_one(ctx, label, a->c, &a->d, error_word);
+}
+
 int32_t pool_run_everywhere(const pool_case *c, int few) {
   attnmeta_backend kinds[AMT_MAX_BACKENDS];
   const int nk = amt_test_backends(kinds);
-  const int extra = (int)(sizeof pool_gpu_configs / sizeof pool_gpu_configs[0]);
   int32_t flags = 0;
   int k, ran = 0;
   {
@@ -242,27 +274,12 @@ int32_t pool_run_everywhere(const pool_case *c, int few) {
   }
   for (k = 0; k < nk; k++) {
     attnmeta_context *ctx = amt_open_or_null(kinds[k]);
-    const amt_launch *sweep;
-    int ns, i;
-    inputs d;
+    run_arg a;
     if (!ctx) continue;
-    ns = amt_launch_configs(kinds[k], &sweep);
-    inputs_upload(ctx, c, &d);
-    for (i = 0; i < ns + extra; i++) {
-      const amt_launch *l = i < ns ? &sweep[i] : &pool_gpu_configs[i - ns];
-      char label[256];
-      attnmeta_status st;
-      if (i >= ns && kinds[k] == ATTNMETA_BACKEND_CPU) break;
-      if (few && i != 0 && i != 2) continue;
-      st = attnmeta_set_launch_config(ctx, &l->config);
-      cr_assert(st == ATTNMETA_OK, "set_launch_config %s: %s", l->name, attnmeta_last_error(ctx));
-      snprintf(label, sizeof label, "%s backend=%s config=%s", c->name,
-               amt_backend_label(kinds[k]), l->name);
-      run_one(ctx, label, c, &d, 1);
-      if (i == 0) run_one(ctx, label, c, &d, 0); /* no error word */
-      ran++;
-    }
-    inputs_free(ctx, &d);
+    a.c = c;
+    inputs_upload(ctx, c, &a.d);
+    ran += pool_sweep(ctx, kinds[k], c->name, few, run_swept, &a);
+    inputs_free(ctx, &a.d);
     attnmeta_close(ctx);
   }
   cr_assert(ran > 0, "%s: no backend ran", c->name);

@@ -82,4 +82,16 @@ int32_t pool_run_everywhere(const pool_case *c, int few);
  * CPU backend: those of blocks of 0 or 1 threads), the error word checked. */
 void pool_run_configs(const pool_case *c, const amt_launch *configs, int n);
 
+/* One run at the launch configuration just set on ctx, its failures
+ * labelled `label`; the error word passed and checked when error_word. */
+typedef void (*pool_sweep_one)(attnmeta_context *ctx, const char *label, const void *arg,
+                               int error_word);
+
+/* Sets on ctx each launch configuration of kind's shared sweep, then (GPU
+ * backends) the pool kernel's own GPU shapes, and calls one(arg) at each,
+ * also without the error word at the first (`few`: the first and third
+ * configurations only). Returns how many configurations ran. */
+int pool_sweep(attnmeta_context *ctx, attnmeta_backend kind, const char *name, int few,
+               pool_sweep_one one, const void *arg);
+
 #endif /* ATTNMETA_TESTS_POOL_RUN_H */
