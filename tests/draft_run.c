@@ -74,12 +74,15 @@ static void draft_op(attnmeta_pool *op, const draft_case *c, const void *pool, c
   }
 }
 
+/* A case's inputs on the device. */
 typedef struct device_inputs {
+  const draft_case *c;
   void *pool, *rpi, *lens, *pos;
 } device_inputs;
 
-static void run_one(attnmeta_context *ctx, const char *label, const draft_case *c,
-                    const device_inputs *d, int error_word) {
+static void run_one(attnmeta_context *ctx, const char *label, const void *arg, int error_word) {
+  const device_inputs *d = arg;
+  const draft_case *c = d->c;
   const amr_draft_input *in = &c->in;
   const int64_t ni = indices_elems(in), np = indptr_elems(in);
   int32_t *ref_i, *ref_p, *got_i = poisoned(ni), *got_p = poisoned(np);
@@ -160,16 +163,6 @@ static void run_emulated(const draft_case *c) {
   }
 }
 
-typedef struct run_arg {
-  const draft_case *c;
-  device_inputs d;
-} run_arg;
-
-static void run_swept(attnmeta_context *ctx, const char *label, const void *arg, int error_word) {
-  const run_arg *a = arg;
-  run_one(ctx, label, a->c, &a->d, error_word);
-}
-
 int32_t draft_run_everywhere(const draft_case *c) {
   attnmeta_backend kinds[AMT_MAX_BACKENDS];
   const int nk = amt_test_backends(kinds);
@@ -182,19 +175,19 @@ int32_t draft_run_everywhere(const draft_case *c) {
   run_emulated(c);
   for (k = 0; k < nk; k++) {
     attnmeta_context *ctx = amt_open_or_null(kinds[k]);
-    run_arg a;
+    device_inputs d;
     if (!ctx) continue;
-    a.c = c;
-    a.d.pool =
+    d.c = c;
+    d.pool =
         amt_upload(ctx, in->req_to_token, (size_t)in->pool_rows * (size_t)in->pool_stride * 4);
-    a.d.rpi = amt_upload(ctx, in->req_pool_indices, (size_t)in->num_reqs * 8);
-    a.d.lens = amt_upload(ctx, in->lengths, (size_t)in->num_reqs * 8);
-    a.d.pos = amt_upload(ctx, in->positions, (size_t)in->num_reqs * (size_t)in->topk * 8);
-    ran += pool_sweep(ctx, kinds[k], c->name, 0, run_swept, &a);
-    if (a.d.pool) amt_dev_free(ctx, a.d.pool);
-    if (a.d.rpi) amt_dev_free(ctx, a.d.rpi);
-    if (a.d.lens) amt_dev_free(ctx, a.d.lens);
-    if (a.d.pos) amt_dev_free(ctx, a.d.pos);
+    d.rpi = amt_upload(ctx, in->req_pool_indices, (size_t)in->num_reqs * 8);
+    d.lens = amt_upload(ctx, in->lengths, (size_t)in->num_reqs * 8);
+    d.pos = amt_upload(ctx, in->positions, (size_t)in->num_reqs * (size_t)in->topk * 8);
+    ran += pool_sweep(ctx, kinds[k], c->name, 0, run_one, &d);
+    if (d.pool) amt_dev_free(ctx, d.pool);
+    if (d.rpi) amt_dev_free(ctx, d.rpi);
+    if (d.lens) amt_dev_free(ctx, d.lens);
+    if (d.pos) amt_dev_free(ctx, d.pos);
     attnmeta_close(ctx);
   }
   cr_assert(ran > 0, "%s: no backend ran", c->name);

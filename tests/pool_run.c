@@ -86,12 +86,14 @@ static void region_free(attnmeta_context *ctx, region *r) {
 
 /* Device copies of a case's inputs. */
 typedef struct inputs {
+  const pool_case *c;
   int32_t *req_to_token, *kv_indptr;
   int64_t *rpi, *lengths, *start, *full_to_swa, *query_lens;
 } inputs;
 
 static void inputs_upload(attnmeta_context *ctx, const pool_case *c, inputs *d) {
   const amr_pool_input *in = &c->in;
+  d->c = c;
   d->req_to_token = amt_upload(ctx, in->req_to_token, (size_t)c->req_to_token_elems * 4);
   d->rpi = amt_upload(ctx, in->req_pool_indices, (size_t)in->num_reqs * 8);
   d->lengths = amt_upload(ctx, in->lengths, (size_t)in->num_reqs * 8);
@@ -140,9 +142,10 @@ static void sizes_of(const amr_pool_input *in, int64_t n[POOL_OUTPUTS]) {
   n[9] = B + 1;
 }
 
-/* One run: poisoned outputs, the call, every element checked. */
-static void run_one(attnmeta_context *ctx, const char *label, const pool_case *c,
-                    const inputs *d, int error_word) {
+/* One run of d's case: poisoned outputs, the call, every element checked. */
+static void run_one(attnmeta_context *ctx, const char *label, const void *arg, int error_word) {
+  const inputs *d = arg;
+  const pool_case *c = d->c;
   const amr_pool_input *in = &c->in;
   region r[POOL_OUTPUTS];
   int64_t n[POOL_OUTPUTS];
@@ -244,16 +247,6 @@ pool_case pool_case_over(const char *name, const int32_t *pool, int32_t rows, in
   return c;
 }
 
-typedef struct run_arg {
-  const pool_case *c;
-  inputs d;
-} run_arg;
-
-static void run_swept(attnmeta_context *ctx, const char *label, const void *arg, int error_word) {
-  const run_arg *a = arg;
-  run_one(ctx, label, a->c, &a->d, error_word);
-}
-
 int32_t pool_run_everywhere(const pool_case *c, int few) {
   attnmeta_backend kinds[AMT_MAX_BACKENDS];
   const int nk = amt_test_backends(kinds);
@@ -274,12 +267,11 @@ int32_t pool_run_everywhere(const pool_case *c, int few) {
   }
   for (k = 0; k < nk; k++) {
     attnmeta_context *ctx = amt_open_or_null(kinds[k]);
-    run_arg a;
+    inputs d;
     if (!ctx) continue;
-    a.c = c;
-    inputs_upload(ctx, c, &a.d);
-    ran += pool_sweep(ctx, kinds[k], c->name, few, run_swept, &a);
-    inputs_free(ctx, &a.d);
+    inputs_upload(ctx, c, &d);
+    ran += pool_sweep(ctx, kinds[k], c->name, few, run_one, &d);
+    inputs_free(ctx, &d);
     attnmeta_close(ctx);
   }
   cr_assert(ran > 0, "%s: no backend ran", c->name);
@@ -305,7 +297,7 @@ void pool_run_configs(const pool_case *c, const amt_launch *configs, int n) {
                 "set_launch_config %s: %s", l->name, attnmeta_last_error(ctx));
       snprintf(label, sizeof label, "%s backend=%s config=%s", c->name,
                amt_backend_label(kinds[k]), l->name);
-      run_one(ctx, label, c, &d, 1);
+      run_one(ctx, label, &d, 1);
       ran++;
     }
     inputs_free(ctx, &d);
