@@ -66,6 +66,16 @@ static void expect_refused(const attnmeta_pool *op, attnmeta_status want, const 
   cr_expect(untouched(), "written on error");
 }
 
+/* The valid call with one member changed is refused with `status`,
+ * naming `what`. */
+#define expect_one_refused(member, value, status, what) \
+  do {                                                  \
+    attnmeta_pool op_;                                  \
+    reset(&op_);                                        \
+    op_.member = (value);                               \
+    expect_refused(&op_, status, what);                 \
+  } while (0)
+
 Test(pool_draft_args, the_valid_call_writes) {
   attnmeta_pool op;
   reset(&op);
@@ -76,27 +86,17 @@ Test(pool_draft_args, the_valid_call_writes) {
 }
 
 Test(pool_draft_args, built_alone) {
-  attnmeta_pool op;
-  reset(&op);
-  op.cache_seqlens = seqlens;
-  expect_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "built alone");
+  expect_one_refused(cache_seqlens, seqlens, ATTNMETA_ERR_INVALID_ARGUMENT, "built alone");
 }
 
 Test(pool_draft_args, no_start_columns) {
-  attnmeta_pool op;
-  reset(&op);
-  op.kv_start_idx = start;
-  expect_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "kv_start_idx");
+  expect_one_refused(kv_start_idx, start, ATTNMETA_ERR_INVALID_ARGUMENT, "kv_start_idx");
 }
 
 Test(pool_draft_args, steps_in_range) {
   attnmeta_pool op;
-  reset(&op);
-  op.draft_steps = 0;
-  expect_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "draft_steps");
-  reset(&op);
-  op.draft_steps = 1025;
-  expect_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "draft_steps");
+  expect_one_refused(draft_steps, 0, ATTNMETA_ERR_INVALID_ARGUMENT, "draft_steps");
+  expect_one_refused(draft_steps, 1025, ATTNMETA_ERR_INVALID_ARGUMENT, "draft_steps");
   reset(&op);
   op.draft_steps = -1;
   op.draft_kv_indices = NULL;
@@ -106,30 +106,20 @@ Test(pool_draft_args, steps_in_range) {
 }
 
 Test(pool_draft_args, topk_in_range) {
-  attnmeta_pool op;
-  reset(&op);
-  op.draft_topk = 0;
-  expect_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "draft_topk");
-  reset(&op);
-  op.draft_topk = 1025;
-  expect_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "draft_topk");
+  expect_one_refused(draft_topk, 0, ATTNMETA_ERR_INVALID_ARGUMENT, "draft_topk");
+  expect_one_refused(draft_topk, 1025, ATTNMETA_ERR_INVALID_ARGUMENT, "draft_topk");
 }
 
 Test(pool_draft_args, indptr_stride_holds_a_step) {
-  attnmeta_pool op;
-  reset(&op);
-  op.draft_kv_indptr_stride = 4; /* B * K + 1 = 5 */
-  expect_refused(&op, ATTNMETA_ERR_STRIDE, "draft_kv_indptr_stride");
+  /* B * K + 1 = 5 */
+  expect_one_refused(draft_kv_indptr_stride, 4, ATTNMETA_ERR_STRIDE, "draft_kv_indptr_stride");
 }
 
 Test(pool_draft_args, indices_stride_holds_the_width) {
   attnmeta_pool op;
-  reset(&op);
-  op.draft_kv_indices_stride = 39;
-  expect_refused(&op, ATTNMETA_ERR_STRIDE, "draft_kv_indices_stride");
-  reset(&op);
-  op.draft_kv_indices_width = -1;
-  expect_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "draft_kv_indices_width");
+  expect_one_refused(draft_kv_indices_stride, 39, ATTNMETA_ERR_STRIDE, "draft_kv_indices_stride");
+  expect_one_refused(draft_kv_indices_width, -1, ATTNMETA_ERR_INVALID_ARGUMENT,
+                     "draft_kv_indices_width");
   reset(&op);
   op.draft_kv_indices_width = op.draft_kv_indices_stride = ((int64_t)1 << 40) + 1;
   expect_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "draft_kv_indices_width");
@@ -137,9 +127,7 @@ Test(pool_draft_args, indices_stride_holds_the_width) {
 
 Test(pool_draft_args, positions_needed_by_indptr) {
   attnmeta_pool op;
-  reset(&op);
-  op.draft_positions = NULL;
-  expect_refused(&op, ATTNMETA_ERR_NULL_POINTER, "draft_positions");
+  expect_one_refused(draft_positions, NULL, ATTNMETA_ERR_NULL_POINTER, "draft_positions");
   reset(&op);
   op.draft_positions = NULL; /* the slot lists alone do not read them */
   op.draft_kv_indptr = NULL;
@@ -148,8 +136,6 @@ Test(pool_draft_args, positions_needed_by_indptr) {
 }
 
 Test(pool_draft_args, outputs_do_not_overlap) {
-  attnmeta_pool op;
-  reset(&op);
-  op.draft_kv_indptr = &indices[2][0];
-  expect_refused(&op, ATTNMETA_ERR_INVALID_ARGUMENT, "draft_kv_indptr");
+  expect_one_refused(draft_kv_indptr, &indices[2][0], ATTNMETA_ERR_INVALID_ARGUMENT,
+                     "draft_kv_indptr");
 }
