@@ -9,28 +9,9 @@ import numpy as np
 import pytest
 
 import attnmeta
+from test_dsv4_swa_visible import reference  # one group's causal rows, no image visibility
 
 POISON = 0x5A5A5A5A
-
-
-def reference(qsl, seq, table, bs, window, width, n, replay=None):
-    """One group's causal rows, token by token, in Python integers."""
-    rows = np.full((n, width), -1, np.int32)
-    lens = np.zeros(n, np.int32)
-    for t in range(min(n, qsl[-1])):
-        r = max(i for i in range(len(seq)) if qsl[i] <= t < qsl[i + 1])
-        p = seq[r] - (qsl[r + 1] - qsl[r]) + t - qsl[r]
-        start = max(p - (window - 1), 0)
-        if replay is not None:
-            start = max(start, int(replay[r]))
-        length = min(max(p + 1 - start, 0), width)
-        lens[t] = length
-        for j in range(length):
-            q = start + j
-            blk = q // bs
-            if blk < table.shape[1] and table[r, blk] >= 0:
-                rows[t, j] = table[r, blk] * bs + q % bs
-    return rows, lens
 
 
 def tables(groups, reqs, cols):
@@ -75,7 +56,8 @@ def test_groups_match_the_reference(attnmeta, case, shape, floor):
     plan.build(len(seq), n)
     got = rows.reshape(groups, n, width)
     for g in range(groups):
-        want_rows, want_lens = reference(qsl, seq, table[g], bs, window, width, n, replay)
+        want_rows, want_lens = reference(qsl, seq, table[g], bs, window, width, n,
+                                             replay=replay)
         assert got[g].tolist() == want_rows.tolist(), "group %d" % g
         assert lens[:n].tolist() == want_lens.tolist()
     assert (lens[n:] == 0).all()  # the capacity past the tokens
