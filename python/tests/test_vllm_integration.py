@@ -93,6 +93,14 @@ def _run_standin_and_patched(monkeypatch, vllm_mod, xp, run, **install):
     return theirs, mine, their_launches, my_launches, patch
 
 
+def _replaced(before, after, patch, kernel, launch, count):
+    """vLLM's ``kernel`` ran ``count`` times unpatched and never patched;
+    attnmeta's ``launch`` ran ``count`` times, with no fallback."""
+    assert before[kernel] == count
+    assert kernel not in after
+    assert patch.launches[launch] == count and patch.fallbacks == {}
+
+
 # ---------------------------------------------------------------------------
 # the token map
 
@@ -418,9 +426,7 @@ def test_swa_builder(vllm_mod, monkeypatch, kind, case, holes):
     # and in attnmeta alike, so everything is the same.
     assert mine == theirs
     launches = (decode_tokens > 0) + (decode_tokens < tokens)  # vLLM's decode and prefill
-    assert before["_compute_swa_indices_and_lens_kernel"] == launches
-    assert "_compute_swa_indices_and_lens_kernel" not in after
-    assert patch.launches["swa_decode"] == launches and patch.fallbacks == {}
+    _replaced(before, after, patch, "_compute_swa_indices_and_lens_kernel", "swa_decode", launches)
 
 
 def test_swa_padding_rows(vllm_mod, monkeypatch):
@@ -626,9 +632,7 @@ def test_c128a_rows_of_a_decode_step(vllm_mod, monkeypatch, kind, case):
 
     theirs, mine, before, after, patch = _run_standin_and_patched(monkeypatch, vllm_mod, xp, run)
     assert mine == theirs
-    assert before["_build_c128a_topk_metadata_kernel"] == 1
-    assert "_build_c128a_topk_metadata_kernel" not in after
-    assert patch.launches["c128a_decode"] == 1 and patch.fallbacks == {}
+    _replaced(before, after, patch, "_build_c128a_topk_metadata_kernel", "c128a_decode", 1)
 
 
 def test_c128a_stale_padding_positions(vllm_mod, monkeypatch):
@@ -767,9 +771,7 @@ def test_c128a_rows_of_vllm_with_dcp(vllm_mod, monkeypatch, kind, case, world, i
     else:
         name = "c128a_global_decode_buffer"
         assert mine[1][name][:decodes] == theirs[1][name][:decodes]
-    assert before["_build_c128a_topk_metadata_kernel"] == 1
-    assert "_build_c128a_topk_metadata_kernel" not in after
-    assert patch.launches["c128a_decode"] == 1 and patch.fallbacks == {}
+    _replaced(before, after, patch, "_build_c128a_topk_metadata_kernel", "c128a_decode", 1)
 
 
 def test_c128a_with_dcp_groups_wider_than_a_block_stay_vllms(vllm_mod, monkeypatch):

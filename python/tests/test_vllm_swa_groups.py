@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import vllm_standin
-from test_vllm_integration import KINDS, _common, _plain
+from test_vllm_integration import KINDS, _common, _plain, _replaced, _run_standin_and_patched
 
 MODULE = "vllm.v1.attention.backends.mla.swa_metadata"
 
@@ -66,18 +66,10 @@ def test_groups_match_vllm(vllm_mod, monkeypatch, kind, case, groups, holes):
                    _plain(meta.decode_lens[:, :meta.num_decode_tokens], xp))
         return got, written, meta.num_decode_tokens, meta.num_prefill_tokens
 
-    mods = vllm_standin.install(monkeypatch, xp)
-    theirs = run(mods)
-    before = vllm_standin.standin_launches()
-    mods = vllm_standin.install(monkeypatch, xp)
-    with vllm_mod.patch_vllm() as patch:
-        mine = run(mods)
-    after = vllm_standin.standin_launches()
+    theirs, mine, before, after, patch = _run_standin_and_patched(monkeypatch, vllm_mod, xp, run)
     assert mine == theirs
     launches = (theirs[2] > 0) + (theirs[3] > 0)
-    assert before["_batched_swa_indices_and_lens_kernel"] == launches
-    assert "_batched_swa_indices_and_lens_kernel" not in after
-    assert patch.launches["swa_groups"] == launches and patch.fallbacks == {}
+    _replaced(before, after, patch, "_batched_swa_indices_and_lens_kernel", "swa_groups", launches)
 
 
 def test_rows_hold_the_floor(vllm_mod, monkeypatch):
