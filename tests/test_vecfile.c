@@ -345,65 +345,29 @@ Test(vectors, writer_round_trip) {
   amv_file_free(&g);
 }
 
-typedef struct collected {
-  int n;
-  amv_failure first;
-} collected;
-
-static void collect(void *user, const amv_failure *failure) {
-  collected *c = user;
-  if (c->n++ == 0) c->first = *failure;
-}
-
 /* The runner fails a wrong value, and passes it once it is marked unchecked. */
 Test(vectors, runner_catches_a_wrong_value) {
-  attnmeta_context *ctx = amt_open_or_skip(ATTNMETA_BACKEND_CPU);
-  amv_runner runner;
-  amv_outcome out;
-  collected got;
-  amv_file f;
-  char err[512], *text;
+  amt_collected got;
+  char *text;
+  cr_expect_eq(amt_run_text(tiny, &got), AMV_PASS, "the correct vector fails: %s", got.first.text);
 
-  memset(&runner, 0, sizeof runner);
-  runner.ctx = ctx;
-  runner.config_only = -1;
-  runner.report = collect;
-  runner.user = &got;
-
-  memset(&got, 0, sizeof got);
-  cr_assert_eq(amv_parse(tiny, sizeof tiny - 1, "tiny", NULL, &f, err, sizeof err), 0, "%s", err);
-  amv_run_vector(&runner, &f.vectors[0], &out);
-  cr_expect_eq(out.result, AMV_PASS, "the correct vector fails: %s", got.first.text);
-  amv_file_free(&f);
-
-  memset(&got, 0, sizeof got);
   text = amt_edit(tiny, "expect slot_mapping 3 31 -1 -1", "expect slot_mapping 3 30 -1 -1");
-  cr_assert_eq(amv_parse(text, strlen(text), "wrong", NULL, &f, err, sizeof err), 0, "%s", err);
-  amv_run_vector(&runner, &f.vectors[0], &out);
-  cr_expect_eq(out.result, AMV_FAIL);
+  cr_expect_eq(amt_run_text(text, &got), AMV_FAIL);
   cr_expect(got.n > 0);
   cr_expect_str_eq(got.first.product, "slot_mapping");
   cr_expect_eq(got.first.index, 0);
   cr_expect_eq(got.first.expected, 30);
   cr_expect_eq(got.first.got, 31);
-  amv_file_free(&f);
   free(text);
 
-  memset(&got, 0, sizeof got);
   text = amt_edit(tiny, "expect slot_mapping 3 31 -1 -1", "expect slot_mapping 3 ? -1 -1");
-  cr_assert_eq(amv_parse(text, strlen(text), "unchecked", NULL, &f, err, sizeof err), 0, "%s", err);
-  amv_run_vector(&runner, &f.vectors[0], &out);
-  cr_expect_eq(out.result, AMV_PASS, "an unchecked value is compared: %s", got.first.text);
-  amv_file_free(&f);
+  cr_expect_eq(amt_run_text(text, &got), AMV_PASS, "an unchecked value is compared: %s",
+               got.first.text);
   free(text);
 
-  memset(&got, 0, sizeof got); /* the error word is compared too */
+  /* the error word is compared too */
   text = amt_edit(tiny, "expect_flags 0x0 0x0 0x0 exact", "expect_flags 0x0 0x0 0x20 exact");
-  cr_assert_eq(amv_parse(text, strlen(text), "flags", NULL, &f, err, sizeof err), 0, "%s", err);
-  amv_run_vector(&runner, &f.vectors[0], &out);
-  cr_expect_eq(out.result, AMV_FAIL);
+  cr_expect_eq(amt_run_text(text, &got), AMV_FAIL);
   cr_expect_str_eq(got.first.product, "error_word");
-  amv_file_free(&f);
   free(text);
-  attnmeta_close(ctx);
 }

@@ -77,42 +77,14 @@ Test(vectors_groups, parser_checks_the_counts) {
   amt_expect_malformed(grouped, bad, sizeof bad / sizeof bad[0]);
 }
 
-typedef struct collected {
-  int n;
-  amv_failure first;
-} collected;
-
-static void collect(void *user, const amv_failure *failure) {
-  collected *c = user;
-  if (c->n++ == 0) c->first = *failure;
-}
-
-static int run_text(const char *text, collected *got) {
-  attnmeta_context *ctx = amt_open_or_skip(ATTNMETA_BACKEND_CPU);
-  amv_runner runner;
-  amv_outcome out;
-  amv_file f;
-  char err[512];
-  memset(&runner, 0, sizeof runner);
-  memset(got, 0, sizeof *got);
-  runner.ctx = ctx;
-  runner.config_only = -1;
-  runner.report = collect;
-  runner.user = got;
-  cr_assert_eq(amv_parse(text, strlen(text), "g", NULL, &f, err, sizeof err), 0, "%s", err);
-  amv_run_vector(&runner, &f.vectors[0], &out);
-  amv_file_free(&f);
-  attnmeta_close(ctx);
-  return out.result;
-}
-
 Test(vectors_groups, runner_checks_every_group) {
-  collected got;
+  amt_collected got;
   char *wrong;
-  cr_expect_eq(run_text(grouped, &got), AMV_PASS, "the correct vector fails: %s", got.first.text);
+  cr_expect_eq(amt_run_text(grouped, &got), AMV_PASS, "the correct vector fails: %s",
+               got.first.text);
   /* group 1's third entry: at group stride 12, row 0, column 2 */
   wrong = amt_edit(grouped, "26 27 28 29", "26 27 38 29");
-  cr_expect_eq(run_text(wrong, &got), AMV_FAIL);
+  cr_expect_eq(amt_run_text(wrong, &got), AMV_FAIL);
   cr_expect_str_eq(got.first.product, "swa_indices");
   cr_expect_eq(got.first.index, 14);
   cr_expect_eq(got.first.expected, 38);

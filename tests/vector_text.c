@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "harness.h"
+
 char *amt_edit(const char *base, const char *from, const char *to) {
   const char *at = strstr(base, from);
   char *out;
@@ -58,4 +60,28 @@ char *amt_written(const amv_vector *v, int version, size_t *len) {
   text[size] = '\0';
   *len = (size_t)size;
   return text;
+}
+
+static void collect(void *user, const amv_failure *failure) {
+  amt_collected *c = user;
+  if (c->n++ == 0) c->first = *failure;
+}
+
+int amt_run_text(const char *text, amt_collected *got) {
+  attnmeta_context *ctx = amt_open_or_skip(ATTNMETA_BACKEND_CPU);
+  amv_runner runner;
+  amv_outcome out;
+  amv_file f;
+  char err[512];
+  memset(&runner, 0, sizeof runner);
+  memset(got, 0, sizeof *got);
+  runner.ctx = ctx;
+  runner.config_only = -1;
+  runner.report = collect;
+  runner.user = got;
+  cr_assert_eq(amv_parse(text, strlen(text), "t", NULL, &f, err, sizeof err), 0, "%s", err);
+  amv_run_vector(&runner, &f.vectors[0], &out);
+  amv_file_free(&f);
+  attnmeta_close(ctx);
+  return out.result;
 }

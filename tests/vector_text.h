@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "attnmeta/conformance/vecfile.h"
+#include "attnmeta/conformance/vecrun.h"
 
 /* `base` with the first occurrence of `from` replaced by `to` (malloc-ed;
  * fails the test when `from` is not there). */
@@ -29,5 +30,15 @@ void amt_expect_malformed(const char *base, const amt_malformed *cases, size_t n
 /* The header of format `version` and vector v, as text (malloc-ed, its
  * length in *len). */
 char *amt_written(const amv_vector *v, int version, size_t *len);
+
+/* What a runner reported: how many failures, and the first. */
+typedef struct amt_collected {
+  int n;
+  amv_failure first;
+} amt_collected;
+
+/* Runs the first vector of `text` on the CPU backend (skips the test without
+ * it), its failures collected in *got; returns the outcome's result. */
+int amt_run_text(const char *text, amt_collected *got);
 
 #endif /* ATTNMETA_TESTS_VECTOR_TEXT_H */
