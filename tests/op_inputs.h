@@ -34,6 +34,23 @@ static inline void amt_step_table(attnmeta_step *s, const int32_t *seq_lens, con
   s->block_size = block_size;
 }
 
+/* The SWA rows (contract section 7): a table of cols columns a request
+ * (stride cols), rows of `width` entries rows_stride apart, their lengths. */
+static inline void amt_step_swa(attnmeta_step *s, const int32_t *table, int32_t cols,
+                                int32_t block_size, int32_t window, int32_t width, int32_t mode,
+                                int32_t *rows, int64_t rows_stride, int32_t *lens) {
+  s->swa_block_table = table;
+  s->swa_block_table_cols = cols;
+  s->swa_block_table_stride = cols;
+  s->swa_block_size = block_size;
+  s->swa_window = window;
+  s->swa_width = width;
+  s->swa_mode = mode;
+  s->swa_indices = rows;
+  s->swa_indices_stride = rows_stride;
+  s->swa_lens = lens;
+}
+
 /* The step's outputs but the block table's copy and the error word, in
  * the order of attnmeta_step (NULL: not wanted). */
 static inline void amt_step_outputs(attnmeta_step *s, int32_t *token_to_req, int32_t *seq_lens_out,

@@ -11,6 +11,7 @@
 
 #include "attnmeta/attnmeta.h"
 #include "harness.h"
+#include "op_inputs.h"
 #include "step_fixture.h"
 
 /* The shared fixture (step_fixture.h) as a DSV4 step: two groups, SWA and
@@ -39,16 +40,7 @@ static void fixture_open(fixture *f, attnmeta_backend kind) {
     cg->slot_mapping = slice(f, 3 + 2 * g);
     cg->seq_lens_out = slice(f, 4 + 2 * g);
   }
-  s->swa_block_table = s->block_table;
-  s->swa_block_table_cols = 4;
-  s->swa_block_table_stride = 4;
-  s->swa_block_size = 4;
-  s->swa_window = 4;
-  s->swa_width = 8;
-  s->swa_mode = ATTNMETA_SWA_CAUSAL;
-  s->swa_indices = slice(f, 7);
-  s->swa_indices_stride = 8;
-  s->swa_lens = slice(f, 8);
+  amt_step_swa(s, s->block_table, 4, 4, 4, 8, ATTNMETA_SWA_CAUSAL, slice(f, 7), 8, slice(f, 8));
   s->c128a_block_table = s->block_table;
   s->c128a_block_table_cols = 4;
   s->c128a_block_table_stride = 4;

@@ -260,17 +260,11 @@ static void fill_step(const run *ru, unsigned want, attnmeta_step *s) {
     if (want & (1u << (O_CL0 + g))) cg->seq_lens_out = dev(ru, O_CL0 + g);
   }
   if (b->d.swa_width > 0) {
-    s->swa_block_table = ru->d_tables[AMD_TAB_SWA];
-    s->swa_block_table_cols = b->cols[AMD_TAB_SWA];
-    s->swa_block_table_stride = b->cols[AMD_TAB_SWA];
-    s->swa_block_size = b->d.swa_block_size;
-    s->swa_window = b->d.swa_window;
-    s->swa_width = b->d.swa_width;
-    s->swa_mode = b->d.swa_mode;
-    s->swa_indices_stride = b->swa_stride;
+    amt_step_swa(s, ru->d_tables[AMD_TAB_SWA], b->cols[AMD_TAB_SWA], b->d.swa_block_size,
+                 b->d.swa_window, b->d.swa_width, b->d.swa_mode,
+                 want & (1u << O_SWA) ? dev(ru, O_SWA) : NULL, b->swa_stride,
+                 want & (1u << O_SWA_LENS) ? dev(ru, O_SWA_LENS) : NULL);
     s->swa_token_slots = ru->d_swa_slots;
-    if (want & (1u << O_SWA)) s->swa_indices = dev(ru, O_SWA);
-    if (want & (1u << O_SWA_LENS)) s->swa_lens = dev(ru, O_SWA_LENS);
   }
   if (b->d.c128a_width >= 0) {
     s->c128a_block_table = ru->d_tables[AMD_TAB_C128A];

@@ -14,6 +14,7 @@
 
 #include "attnmeta/attnmeta.h"
 #include "harness.h"
+#include "op_inputs.h"
 #include "reference_dsv4.h"
 
 #define GUARD 8
@@ -114,16 +115,8 @@ static void open_step(attnmeta_context *ctx, const group_case *k, dev_step *d) {
   s->num_tokens = k->T;
   s->capacity = k->C;
   s->error_word = d->err;
-  s->swa_block_table = d->table;
-  s->swa_block_table_cols = k->cols;
-  s->swa_block_table_stride = k->cols;
-  s->swa_block_size = k->block_size;
-  s->swa_window = k->window;
-  s->swa_width = k->width;
-  s->swa_mode = ATTNMETA_SWA_CAUSAL;
-  s->swa_indices = d->rows;
-  s->swa_indices_stride = d->stride;
-  s->swa_lens = d->lens;
+  amt_step_swa(s, d->table, k->cols, k->block_size, k->window, k->width, ATTNMETA_SWA_CAUSAL,
+               d->rows, d->stride, d->lens);
   s->swa_groups = k->groups;
   s->swa_block_table_group_stride = d->table_stride;
   s->swa_indices_group_stride = d->rows_stride;
@@ -368,14 +361,7 @@ Test(dsv4_swa_groups, the_contracts_example) {
     s.query_start_loc = dq;
     s.seq_lens = ds;
     s.num_reqs = s.num_tokens = s.capacity = 1;
-    s.swa_block_table = dt;
-    s.swa_block_table_cols = s.swa_block_table_stride = 3;
-    s.swa_block_size = 4;
-    s.swa_window = s.swa_width = 4;
-    s.swa_indices_stride = 4;
-    s.swa_mode = ATTNMETA_SWA_CAUSAL;
-    s.swa_indices = dr;
-    s.swa_lens = dl;
+    amt_step_swa(&s, dt, 3, 4, 4, 4, ATTNMETA_SWA_CAUSAL, dr, 4, dl);
     s.swa_groups = 2;
     s.swa_block_table_group_stride = 3;
     s.swa_indices_group_stride = 4;

@@ -15,6 +15,7 @@
 
 #include "attnmeta/attnmeta.h"
 #include "harness.h"
+#include "op_inputs.h"
 #include "reference_dsv4.h"
 
 #define GUARD 8
@@ -157,16 +158,8 @@ static void open_step(attnmeta_context *ctx, const swa_case *k, dev_step *d) {
   s->num_tokens = k->T;
   s->capacity = k->C;
   s->error_word = d->err;
-  s->swa_block_table = d->table;
-  s->swa_block_table_cols = k->cols;
-  s->swa_block_table_stride = k->cols;
-  s->swa_block_size = k->block_size;
-  s->swa_window = k->window;
-  s->swa_width = k->width;
-  s->swa_mode = ATTNMETA_SWA_CAUSAL;
-  s->swa_indices = d->rows;
-  s->swa_indices_stride = d->stride;
-  s->swa_lens = d->lens;
+  amt_step_swa(s, d->table, k->cols, k->block_size, k->window, k->width, ATTNMETA_SWA_CAUSAL,
+               d->rows, d->stride, d->lens);
   if (k->visible != VISIBLE_NONE) {
     d->left = upload(ctx, d->h_left, (size_t)k->T * 4);
     d->right = upload(ctx, d->h_right, (size_t)k->T * 4);
