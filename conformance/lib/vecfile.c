@@ -126,7 +126,7 @@ static int parse_schema_param(lexer *lx, int version, const tok *key, const tok 
   if (!m || !amvs_schema_param(m)) return amvl_fail(lx, "unknown param '%s'", name);
   if (version < AMV_VERSION_SCHEMA)
     return amvl_fail(lx, "param %s is a version-%d param (this file is version %d)", name,
-                AMV_VERSION_SCHEMA, version);
+                     AMV_VERSION_SCHEMA, version);
   k = (int)(m - amvs_step.m);
   if (k >= AMVS_SEEN_MAX) return amvl_fail(lx, "param %s: the reader's table is too small", name);
   if (seen[k]) return amvl_fail(lx, "param %s given twice", name);
@@ -246,10 +246,10 @@ static int check_dsv4_params(lexer *lx, vstate *vs, amv_vector *v) {
     const int have = (int)((vs->params_seen >> k) & 1);
     if (want && !have)
       return amvl_fail(lx, "vector %s: param %s missing (its products are built)", v->name,
-                  param_names[k]);
+                       param_names[k]);
     if (!want && have)
       return amvl_fail(lx, "vector %s: param %s given, but none of its products is", v->name,
-                  param_names[k]);
+                       param_names[k]);
   }
   for (f = 0; f < AMV_NUM_PARAM_FAMILIES; f++) {
     if (!((fam >> f) & 1)) continue;
@@ -257,20 +257,22 @@ static int check_dsv4_params(lexer *lx, vstate *vs, amv_vector *v) {
     for (k = first; k < first + count; k++)
       if (p[k] < 0 || p[k] > AMV_MAX_ELEMS)
         return amvl_fail(lx, "vector %s: param %s must be in [0, %lld]", v->name, param_names[k],
-                    (long long)AMV_MAX_ELEMS);
+                         (long long)AMV_MAX_ELEMS);
     store_params(v, p, first, count);
     if (f < AMV_GROUPS) {
       const attnmeta_compressed_group *cg = &s->compressed_groups[f];
       if (cg->ratio < 1 || cg->block_size < 1 || cg->block_table_stride < cg->block_table_cols)
         return amvl_fail(lx, "vector %s: group%d needs ratio >= 1, block_size >= 1, stride >= cols",
-                    v->name, f);
+                         v->name, f);
     } else if (f == AMV_FAMILY_SWA) {
       if (s->swa_block_size < 1 || s->swa_window < 1 || s->swa_width < s->swa_window ||
           s->swa_mode > 1 || s->swa_indices_stride < s->swa_width ||
           s->swa_block_table_stride < s->swa_block_table_cols ||
           (s->num_tokens + 2) * s->swa_indices_stride > AMV_MAX_ELEMS)
-        return amvl_fail(lx, "vector %s: swa params out of range (block_size >= 1, 1 <= window <= "
-                        "width <= indices_stride, mode 0 or 1, stride >= cols)", v->name);
+        return amvl_fail(lx,
+                         "vector %s: swa params out of range (block_size >= 1, 1 <= window <= "
+                         "width <= indices_stride, mode 0 or 1, stride >= cols)",
+                         v->name);
       if (s->swa_groups < 0 || s->swa_groups > AMV_MAX_SWA_GROUPS ||
           (s->swa_groups > 1 &&
            (s->swa_block_table_group_stride < 0 || s->swa_indices_group_stride < 0 ||
@@ -278,32 +280,37 @@ static int check_dsv4_params(lexer *lx, vstate *vs, amv_vector *v) {
             s->swa_indices_group_stride > AMV_MAX_ELEMS ||
             (s->swa_groups - 1) * s->swa_indices_group_stride +
                     (s->num_tokens + 2) * s->swa_indices_stride > AMV_MAX_ELEMS)))
-        return amvl_fail(lx, "vector %s: swa_groups in [0, %d] and, with 2 or more, group strides in "
-                        "[0, %lld] whose groups' rows fit in it", v->name, AMV_MAX_SWA_GROUPS,
-                    (long long)AMV_MAX_ELEMS);
+        return amvl_fail(lx,
+                         "vector %s: swa_groups in [0, %d] and, with 2 or more, group strides in "
+                         "[0, %lld] whose groups' rows fit in it",
+                         v->name, AMV_MAX_SWA_GROUPS, (long long)AMV_MAX_ELEMS);
     } else if (f == AMV_FAMILY_INDEXER) {
       if (s->indexer_ratio < 1 || s->indexer_mode > 1)
         return amvl_fail(lx, "vector %s: indexer params out of range (ratio >= 1, mode 0 or 1)",
-                    v->name);
+                         v->name);
     } else {
       if (s->c128a_mode == ATTNMETA_C128A_MIXED) {
         for (k = P_C128A_MIXED; k < P_INDEXER; k++)
           if (p[k] < 0 || p[k] > AMV_MAX_ELEMS)
-            return amvl_fail(lx, "vector %s: param %s must be in [0, %lld]", v->name, param_names[k],
-                        (long long)AMV_MAX_ELEMS);
+            return amvl_fail(lx, "vector %s: param %s must be in [0, %lld]", v->name,
+                             param_names[k], (long long)AMV_MAX_ELEMS);
         store_params(v, p, P_C128A_MIXED, P_INDEXER - P_C128A_MIXED);
         if (s->c128a_prefill_rows_stride < s->c128a_width ||
             s->c128a_num_decode_tokens > s->num_tokens ||
             (s->num_tokens + 2) * s->c128a_prefill_rows_stride > AMV_MAX_ELEMS)
-          return amvl_fail(lx, "vector %s: c128a mixed-mode params out of range (prefill_rows_stride "
-                          ">= width, num_decode_tokens <= num_tokens)", v->name);
+          return amvl_fail(lx,
+                           "vector %s: c128a mixed-mode params out of range (prefill_rows_stride "
+                           ">= width, num_decode_tokens <= num_tokens)",
+                           v->name);
       }
       if (s->c128a_ratio < 1 || s->c128a_block_size < 1 || s->c128a_mode > 2 ||
           s->c128a_rows_stride < s->c128a_width ||
           s->c128a_block_table_stride < s->c128a_block_table_cols ||
           (s->num_tokens + 2) * s->c128a_rows_stride > AMV_MAX_ELEMS)
-        return amvl_fail(lx, "vector %s: c128a params out of range (ratio, block_size >= 1, width <= "
-                        "rows_stride, mode 0, 1 or 2, stride >= cols)", v->name);
+        return amvl_fail(lx,
+                         "vector %s: c128a params out of range (ratio, block_size >= 1, width <= "
+                         "rows_stride, mode 0, 1 or 2, stride >= cols)",
+                         v->name);
     }
   }
   copy_legacy_fields(v);
@@ -323,7 +330,8 @@ static int check_params(lexer *lx, vstate *vs, amv_vector *v) {
   if (p[P_NUM_TOKENS] < 0) return amvl_fail(lx, "num_tokens must be >= 0");
   if (p[P_CAPACITY] < p[P_NUM_TOKENS]) return amvl_fail(lx, "capacity must be >= num_tokens");
   if (p[P_COLS] < 0) return amvl_fail(lx, "block_table_cols must be >= 0");
-  if (p[P_STRIDE] < p[P_COLS]) return amvl_fail(lx, "block_table_stride must be >= block_table_cols");
+  if (p[P_STRIDE] < p[P_COLS])
+    return amvl_fail(lx, "block_table_stride must be >= block_table_cols");
   if (p[P_OUT_STRIDE] < p[P_COLS])
     return amvl_fail(lx, "block_table_out_stride must be >= block_table_cols");
   if (p[P_BLOCK_SIZE] < 1) return amvl_fail(lx, "block_size must be >= 1");
@@ -334,8 +342,9 @@ static int check_params(lexer *lx, vstate *vs, amv_vector *v) {
       p[P_STRIDE] > AMV_MAX_ELEMS || p[P_OUT_STRIDE] > AMV_MAX_ELEMS ||
       (p[P_NUM_TOKENS] + 2) * p[P_OUT_STRIDE] > AMV_MAX_ELEMS ||
       (p[P_NUM_REQS] > 0 && (p[P_NUM_REQS] - 1) * p[P_STRIDE] > AMV_MAX_ELEMS))
-    return amvl_fail(lx, "vector %s: sizes larger than this reader's limit of %lld elements per buffer",
-                v->name, (long long)AMV_MAX_ELEMS);
+    return amvl_fail(lx,
+                     "vector %s: sizes larger than this reader's limit of %lld elements per buffer",
+                     v->name, (long long)AMV_MAX_ELEMS);
   store_params(v, p, 0, NPARAMS_V1);
   return 0;
 }
@@ -346,7 +355,7 @@ static int close_rank(lexer *lx, vstate *vs, const amv_vector *v) {
   for (o = 0; o < amv_num_outputs(); o++)
     if ((v->products & (1u << o)) && !(vs->expects_seen & (1u << o)))
       return amvl_fail(lx, "vector %s rank %d: expect %s missing", v->name, (int)rk->rank,
-                  amv_output_name(o));
+                       amv_output_name(o));
   if (!vs->flags_seen)
     return amvl_fail(lx, "vector %s rank %d: expect_flags missing", v->name, (int)rk->rank);
   if (amv_families(v->products) && !vs->dsv4_flags_seen)
@@ -503,7 +512,8 @@ static int topk_check_params(lexer *lx, const int64_t *p, unsigned seen, const c
                              amv_topk *k) {
   int i;
   for (i = 0; i < NTOPK_PARAMS; i++)
-    if (!(seen & (1u << i))) return amvl_fail(lx, "vector %s: param %s missing", name, topk_param_names[i]);
+    if (!(seen & (1u << i)))
+      return amvl_fail(lx, "vector %s: param %s missing", name, topk_param_names[i]);
   for (i = 0; i < NTOPK_PARAMS; i++)
     if ((!topk_param_member(i) || topk_param_member(i)->size == 4) &&
         (p[i] < INT32_MIN || p[i] > INT32_MAX))
@@ -526,13 +536,15 @@ static int topk_check_params(lexer *lx, const int64_t *p, unsigned seen, const c
   if (p[TP_P] < 0 || (!p[TP_PREFILL] && p[TP_P] != 0))
     return amvl_fail(lx, "num_prefill must be >= 0, and 0 without prefill");
   if (p[TP_COMPACT] && !p[TP_COUNT]) return amvl_fail(lx, "compact needs count 1");
-  if (p[TP_MISALIGN] < 0 || p[TP_MISALIGN] > 3) return amvl_fail(lx, "misalign must be 0, 1, 2 or 3");
+  if (p[TP_MISALIGN] < 0 || p[TP_MISALIGN] > 3)
+    return amvl_fail(lx, "misalign must be 0, 1, 2 or 3");
   if (p[TP_TOPK_STRIDE] > AMV_MAX_ELEMS || p[TP_OUT_STRIDE] > AMV_MAX_ELEMS ||
       p[TP_TABLE_STRIDE] > AMV_MAX_ELEMS || p[TP_R] >= AMV_MAX_ELEMS || p[TP_P] > AMV_MAX_ELEMS ||
       p[TP_T] * p[TP_TOPK_STRIDE] > AMV_MAX_ELEMS || p[TP_T] * p[TP_OUT_STRIDE] > AMV_MAX_ELEMS ||
       (p[TP_R] > 0 && (p[TP_R] - 1) * p[TP_TABLE_STRIDE] > AMV_MAX_ELEMS))
-    return amvl_fail(lx, "vector %s: sizes larger than this reader's limit of %lld elements per buffer",
-                name, (long long)AMV_MAX_ELEMS);
+    return amvl_fail(lx,
+                     "vector %s: sizes larger than this reader's limit of %lld elements per buffer",
+                     name, (long long)AMV_MAX_ELEMS);
   for (i = 0; i < NTOPK_PARAMS; i++) {
     const amvs_member *m = topk_param_member(i);
     if (m) amvs_set(&k->op, m, p[i]);
@@ -567,10 +579,12 @@ static int topk_input_wanted(const amv_topk *k, int i, int64_t *count) {
 static int topk_close_rank(lexer *lx, const amv_vector *v, unsigned expects, int flags_seen) {
   const amv_topk *k = v->topk;
   const int32_t rank = k->ranks[k->nranks - 1].rank;
-  if (!(expects & 1u)) return amvl_fail(lx, "vector %s rank %d: expect out missing", v->name, (int)rank);
+  if (!(expects & 1u))
+    return amvl_fail(lx, "vector %s rank %d: expect out missing", v->name, (int)rank);
   if (k->count && !(expects & 2u))
     return amvl_fail(lx, "vector %s rank %d: expect valid_count missing", v->name, (int)rank);
-  if (!flags_seen) return amvl_fail(lx, "vector %s rank %d: expect_flags missing", v->name, (int)rank);
+  if (!flags_seen)
+    return amvl_fail(lx, "vector %s rank %d: expect_flags missing", v->name, (int)rank);
   return 0;
 }
 
@@ -598,11 +612,13 @@ static int parse_topk(lexer *lx, amv_vector *v, int keep) {
       tok key, val;
       int p;
       if (state != T_PARAMS) return amvl_fail(lx, "'param' lines come before the inputs");
-      if (!amvl_get_tok(&c, lx->le, &key) || !amvl_get_tok(&c, lx->le, &val) || amvl_get_tok(&c, lx->le, &t))
+      if (!amvl_get_tok(&c, lx->le, &key) || !amvl_get_tok(&c, lx->le, &val) ||
+          amvl_get_tok(&c, lx->le, &t))
         return amvl_fail(lx, "bad param line (expected 'param KEY VALUE')");
       p = find_name(topk_param_names, NTOPK_PARAMS, &key);
       if (p < 0) return amvl_fail(lx, "unknown param '%.*s' of op topk", (int)key.n, key.s);
-      if (params_seen & (1u << p)) return amvl_fail(lx, "param %s given twice", topk_param_names[p]);
+      if (params_seen & (1u << p))
+        return amvl_fail(lx, "param %s given twice", topk_param_names[p]);
       if (amvl_parse_int(val.s, val.n, &param[p]))
         return amvl_fail(lx, "param %s: bad value '%.*s'", topk_param_names[p], (int)val.n, val.s);
       params_seen |= 1u << p;
@@ -626,12 +642,14 @@ static int parse_topk(lexer *lx, amv_vector *v, int keep) {
           (in == AMV_TOPK_BLOCK_TABLE ? (count < want || count > AMV_MAX_ELEMS || (want == 0 && count != 0))
                                       : count != want))
         return amvl_fail(lx, "input %s: count '%.*s', the params make it %s%lld",
-                    amv_topk_input_name(in), (int)cnt.n, cnt.s,
-                    in == AMV_TOPK_BLOCK_TABLE && want > 0 ? "at least " : "", (long long)want);
+                         amv_topk_input_name(in), (int)cnt.n, cnt.s,
+                         in == AMV_TOPK_BLOCK_TABLE && want > 0 ? "at least " : "",
+                         (long long)want);
       inputs_seen |= 1u << in;
-      if (amvl_parse_values(lx, &c, count, 0, amvs_topk_input(in)->size == 8 ? INT64_MIN : INT32_MIN,
-                       amvs_topk_input(in)->size == 8 ? INT64_MAX : INT32_MAX,
-                       amv_topk_input_name(in), keep, &k->input[in]))
+      if (amvl_parse_values(lx, &c, count, 0,
+                            amvs_topk_input(in)->size == 8 ? INT64_MIN : INT32_MIN,
+                            amvs_topk_input(in)->size == 8 ? INT64_MAX : INT32_MAX,
+                            amv_topk_input_name(in), keep, &k->input[in]))
         return -1;
     } else if (amvl_tok_is(&t, "rank")) {
       tok kt;
@@ -646,10 +664,12 @@ static int parse_topk(lexer *lx, amv_vector *v, int keep) {
       } else if (topk_close_rank(lx, v, expects, flags_seen)) {
         return -1;
       }
-      if (!amvl_get_tok(&c, lx->le, &kt) || amvl_parse_int(kt.s, kt.n, &r) || amvl_get_tok(&c, lx->le, &t))
+      if (!amvl_get_tok(&c, lx->le, &kt) || amvl_parse_int(kt.s, kt.n, &r) ||
+          amvl_get_tok(&c, lx->le, &t))
         return amvl_fail(lx, "bad rank line (expected 'rank K')");
       if (r < 0 || r >= k->world)
-        return amvl_fail(lx, "rank %lld outside [0, dcp_world_size = %d)", (long long)r, (int)k->world);
+        return amvl_fail(lx, "rank %lld outside [0, dcp_world_size = %d)", (long long)r,
+                         (int)k->world);
       for (i = 0; i < k->nranks; i++)
         if (k->ranks[i].rank == r) return amvl_fail(lx, "rank %lld given twice", (long long)r);
       rk = realloc(k->ranks, (size_t)(k->nranks + 1) * sizeof *rk);
@@ -672,31 +692,36 @@ static int parse_topk(lexer *lx, amv_vector *v, int keep) {
       which = amvl_tok_is(&name, "out") ? 1 : (amvl_tok_is(&name, "valid_count") ? 2 : 0);
       if (!which || (which == 2 && !k->count))
         return amvl_fail(lx, "expect '%.*s': op topk expects 'out'%s", (int)name.n, name.s,
-                    k->count ? " and 'valid_count'" : " (and 'valid_count' with count 1)");
+                         k->count ? " and 'valid_count'" : " (and 'valid_count' with count 1)");
       if (expects & (unsigned)which)
-        return amvl_fail(lx, "expect %.*s given twice in rank %d", (int)name.n, name.s, (int)rk->rank);
+        return amvl_fail(lx, "expect %.*s given twice in rank %d", (int)name.n, name.s,
+                         (int)rk->rank);
       want = which == 1 ? (int64_t)k->num_tokens * k->topk_count : k->num_tokens;
       if (amvl_parse_int(cnt.s, cnt.n, &count) || count != want)
-        return amvl_fail(lx, "expect %.*s: count '%.*s', the sizes make it %lld", (int)name.n, name.s,
-                    (int)cnt.n, cnt.s, (long long)want);
+        return amvl_fail(lx, "expect %.*s: count '%.*s', the sizes make it %lld", (int)name.n,
+                         name.s, (int)cnt.n, cnt.s, (long long)want);
       expects |= (unsigned)which;
-      if (amvl_parse_values(lx, &c, count, 1, INT32_MIN, INT32_MAX, which == 1 ? "expect out" :
-                       "expect valid_count", keep, which == 1 ? &rk->out : &rk->count))
+      if (amvl_parse_values(lx, &c, count, 1, INT32_MIN, INT32_MAX,
+                            which == 1 ? "expect out" : "expect valid_count", keep,
+                            which == 1 ? &rk->out : &rk->count))
         return -1;
     } else if (amvl_tok_is(&t, "expect_flags")) {
       tok f, mode;
       amv_topk_rank *rk = k->nranks > 0 ? &k->ranks[k->nranks - 1] : NULL;
       if (state != T_RANK || flags_seen)
         return amvl_fail(lx, "'expect_flags' belongs to a 'rank' block, once");
-      if (!amvl_get_tok(&c, lx->le, &f) || amvl_parse_hex(&f, &rk->flags) || !amvl_get_tok(&c, lx->le, &mode) ||
-          amvl_get_tok(&c, lx->le, &t) || !(amvl_tok_is(&mode, "exact") || amvl_tok_is(&mode, "at_least")))
-        return amvl_fail(lx, "bad expect_flags line (expected 'expect_flags 0xFLAGS exact|at_least', "
-                        "lower-case hex)");
+      if (!amvl_get_tok(&c, lx->le, &f) || amvl_parse_hex(&f, &rk->flags) ||
+          !amvl_get_tok(&c, lx->le, &mode) || amvl_get_tok(&c, lx->le, &t) ||
+          !(amvl_tok_is(&mode, "exact") || amvl_tok_is(&mode, "at_least")))
+        return amvl_fail(lx,
+                         "bad expect_flags line (expected 'expect_flags 0xFLAGS exact|at_least', "
+                         "lower-case hex)");
       rk->flags_exact = amvl_tok_is(&mode, "exact");
       flags_seen = 1;
     } else if (amvl_tok_is(&t, "end")) {
       if (amvl_get_tok(&c, lx->le, &t)) return amvl_fail(lx, "'end' takes nothing after it");
-      if (state != T_RANK) return amvl_fail(lx, "vector %s ends before its first 'rank' block", v->name);
+      if (state != T_RANK)
+        return amvl_fail(lx, "vector %s ends before its first 'rank' block", v->name);
       return topk_close_rank(lx, v, expects, flags_seen);
     } else {
       return amvl_fail(lx, "unknown keyword '%.*s' in an op topk vector", (int)t.n, t.s);
@@ -749,7 +774,8 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
   {
     tok magic, ver;
     int64_t file_version;
-    if (amvl_check_bytes(lx) || !amvl_get_tok(&c, lx->le, &magic) || !amvl_tok_is(&magic, AMV_MAGIC)) {
+    if (amvl_check_bytes(lx) || !amvl_get_tok(&c, lx->le, &magic) ||
+        !amvl_tok_is(&magic, AMV_MAGIC)) {
       amvl_fail(lx, "not a vector file: the first line must be '%s %d'", AMV_MAGIC, AMV_VERSION);
       goto out;
     }
@@ -760,7 +786,7 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
     }
     if (file_version < AMV_VERSION_MIN || file_version > AMV_VERSION) {
       amvl_fail(lx, "format version %lld not supported (this reader knows versions %d to %d)",
-           (long long)file_version, AMV_VERSION_MIN, AMV_VERSION);
+                (long long)file_version, AMV_VERSION_MIN, AMV_VERSION);
       goto out;
     }
     version = (int)file_version;
@@ -784,7 +810,8 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
         goto out;
       }
       if (!amvl_get_tok(&c, lx->le, &name) || !valid_name(&name) || amvl_get_tok(&c, lx->le, &t)) {
-        amvl_fail(lx, "bad vector name (1 to %d characters of A-Z a-z 0-9 _ - .)", AMV_NAME_MAX - 1);
+        amvl_fail(lx, "bad vector name (1 to %d characters of A-Z a-z 0-9 _ - .)",
+                  AMV_NAME_MAX - 1);
         goto out;
       }
       memset(&cur, 0, sizeof cur);
@@ -795,8 +822,9 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
       keep = !only || (only != HEADERS && strcmp(only, cur.name) == 0);
       dup = nameset_add(&seen, cur.name);
       if (dup) {
-        amvl_fail(lx, dup > 0 ? "vector %s: name used twice in this file" : "vector %s: out of memory",
-             cur.name);
+        amvl_fail(lx,
+                  dup > 0 ? "vector %s: name used twice in this file" : "vector %s: out of memory",
+                  cur.name);
         goto out;
       }
       vs.state = S_OP;
@@ -835,8 +863,10 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
       }
       if (!amvl_tok_is(&op, "step")) {
         amvl_fail(lx, "unknown op '%.*s' (format version %d knows 'step'%s)", (int)op.n, op.s,
-             version, version >= AMV_VERSION_POOL ? ", 'topk' and 'pool'"
-                      : version >= AMV_VERSION_TOPK ? " and 'topk'" : "");
+                  version,
+                  version >= AMV_VERSION_POOL   ? ", 'topk' and 'pool'"
+                  : version >= AMV_VERSION_TOPK ? " and 'topk'"
+                                                : "");
         goto out;
       }
       vs.state = S_PARAMS;
@@ -850,7 +880,8 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
         amvl_fail(lx, "'param' lines come before 'products'");
         goto out;
       }
-      if (!amvl_get_tok(&c, lx->le, &key) || !amvl_get_tok(&c, lx->le, &val) || amvl_get_tok(&c, lx->le, &t)) {
+      if (!amvl_get_tok(&c, lx->le, &key) || !amvl_get_tok(&c, lx->le, &val) ||
+          amvl_get_tok(&c, lx->le, &t)) {
         amvl_fail(lx, "bad param line (expected 'param KEY VALUE')");
         goto out;
       }
@@ -861,12 +892,12 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
       }
       if (k >= NPARAMS_V1 && version < 2) {
         amvl_fail(lx, "param %s is a version-2 param (this file is version %d)", param_names[k],
-             version);
+                  version);
         goto out;
       }
       if (k >= P_INDEXER && version < AMV_VERSION_INDEXER) {
         amvl_fail(lx, "param %s is a version-%d param (this file is version %d)", param_names[k],
-             AMV_VERSION_INDEXER, version);
+                  AMV_VERSION_INDEXER, version);
         goto out;
       }
       if (vs.params_seen & ((uint64_t)1 << k)) {
@@ -887,8 +918,9 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
       while (amvl_get_tok(&c, lx->le, &t)) {
         const int o = find_output(version < 2 ? AMV_V1_OUTPUTS : amv_num_outputs(), &t);
         if (o == AMV_INDEXER_LENS_OUT && version < AMV_VERSION_INDEXER) {
-          amvl_fail(lx, "product indexer_lens_out is a version-%d product (this file is version %d)",
-               AMV_VERSION_INDEXER, version);
+          amvl_fail(lx,
+                    "product indexer_lens_out is a version-%d product (this file is version %d)",
+                    AMV_VERSION_INDEXER, version);
           goto out;
         }
         if (o < 0) {
@@ -920,12 +952,12 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
       if (in < 0 || (amv_input_family(in) >= 0 &&
                      !((amv_families(cur.products) >> amv_input_family(in)) & 1))) {
         amvl_fail(lx, in < 0 ? "unknown input '%.*s'" : "input %.*s: none of its products is built",
-             (int)name.n, name.s);
+                  (int)name.n, name.s);
         goto out;
       }
       if (in >= AMV_NUM_INPUTS && version < AMV_VERSION_SCHEMA) {
-        amvl_fail(lx, "input %s is a version-%d input (this file is version %d)", amv_input_name(in),
-             AMV_VERSION_SCHEMA, version);
+        amvl_fail(lx, "input %s is a version-%d input (this file is version %d)",
+                  amv_input_name(in), AMV_VERSION_SCHEMA, version);
         goto out;
       }
       if (vs.inputs_seen & (1u << in)) {
@@ -941,16 +973,17 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
                    : count != want) {
         if (is_table)
           amvl_fail(lx, "input %s: %lld elements, the table needs %lld (and at most %lld)",
-               amv_input_name(in), (long long)count, (long long)want, (long long)AMV_MAX_ELEMS);
+                    amv_input_name(in), (long long)count, (long long)want,
+                    (long long)AMV_MAX_ELEMS);
         else
           amvl_fail(lx, "input %s: count %lld, the sizes make it %lld", amv_input_name(in),
-               (long long)count, (long long)want);
+                    (long long)count, (long long)want);
         goto out;
       }
       vs.inputs_seen |= 1u << in;
       if (amvl_parse_values(lx, &c, count, 0, amv_input_is64(in) ? INT64_MIN : INT32_MIN,
-                       amv_input_is64(in) ? INT64_MAX : INT32_MAX, amv_input_name(in), keep,
-                       &cur.input[in]))
+                            amv_input_is64(in) ? INT64_MAX : INT32_MAX, amv_input_name(in), keep,
+                            &cur.input[in]))
         goto out;
     } else if (amvl_tok_is(&t, "rank")) {
       tok kt;
@@ -972,7 +1005,8 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
         amvl_fail(lx, "'rank' comes after the inputs");
         goto out;
       }
-      if (!amvl_get_tok(&c, lx->le, &kt) || amvl_parse_int(kt.s, kt.n, &k) || amvl_get_tok(&c, lx->le, &t)) {
+      if (!amvl_get_tok(&c, lx->le, &kt) || amvl_parse_int(kt.s, kt.n, &k) ||
+          amvl_get_tok(&c, lx->le, &t)) {
         amvl_fail(lx, "bad rank line (expected 'rank K')");
         goto out;
       }
@@ -1024,14 +1058,14 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
         goto out;
       }
       if (amvl_parse_int(cnt.s, cnt.n, &count) || count != expect_count(&cur, o)) {
-        amvl_fail(lx, "expect %s: count '%.*s', the sizes make it %lld", amv_output_name(o), (int)cnt.n,
-             cnt.s, (long long)expect_count(&cur, o));
+        amvl_fail(lx, "expect %s: count '%.*s', the sizes make it %lld", amv_output_name(o),
+                  (int)cnt.n, cnt.s, (long long)expect_count(&cur, o));
         goto out;
       }
       vs.expects_seen |= 1u << o;
       snprintf(what, sizeof what, "expect %s", amv_output_name(o));
       if (amvl_parse_values(lx, &c, count, 1, amv_output_is64(o) ? INT64_MIN : INT32_MIN,
-                       amv_output_is64(o) ? INT64_MAX : INT32_MAX, what, keep, &rk->expect[o]))
+                            amv_output_is64(o) ? INT64_MAX : INT32_MAX, what, keep, &rk->expect[o]))
         goto out;
     } else if (amvl_tok_is(&t, "expect_flags")) {
       tok f[3], mode;
@@ -1044,8 +1078,9 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
       }
       for (i = 0; i < 3; i++)
         if (!amvl_get_tok(&c, lx->le, &f[i]) || amvl_parse_hex(&f[i], &v[i])) {
-          amvl_fail(lx, "bad expect_flags line (expected 'expect_flags 0xREQUESTS 0xSEQ_LENS 0xSLOTS "
-                   "exact|at_least', lower-case hex)");
+          amvl_fail(lx,
+                    "bad expect_flags line (expected 'expect_flags 0xREQUESTS 0xSEQ_LENS 0xSLOTS "
+                    "exact|at_least', lower-case hex)");
           goto out;
         }
       if (!amvl_get_tok(&c, lx->le, &mode) || amvl_get_tok(&c, lx->le, &t) ||
@@ -1063,14 +1098,16 @@ static int parse_body(lexer *lx, const char *only, amv_file *out) {
       int i;
       amv_rank *rk = cur.nranks > 0 ? &cur.ranks[cur.nranks - 1] : NULL;
       if (vs.state != S_RANK || vs.dsv4_flags_seen || !amv_families(cur.products)) {
-        amvl_fail(lx, "'expect_flags_dsv4' belongs to a 'rank' block of a vector with version-2 "
-                 "products, once");
+        amvl_fail(lx,
+                  "'expect_flags_dsv4' belongs to a 'rank' block of a vector with version-2 "
+                  "products, once");
         goto out;
       }
       for (i = 0; i < AMV_NUM_FAMILIES + 1; i++)
         if (!amvl_get_tok(&c, lx->le, &f) || amvl_parse_hex(&f, &rk->flags_dsv4[i])) {
-          amvl_fail(lx, "bad expect_flags_dsv4 line (expected 7 lower-case hex masks: groups 0 to 3, "
-                   "SWA lengths, SWA rows, C128A rows)");
+          amvl_fail(lx,
+                    "bad expect_flags_dsv4 line (expected 7 lower-case hex masks: groups 0 to 3, "
+                    "SWA lengths, SWA rows, C128A rows)");
           goto out;
         }
       if (amvl_get_tok(&c, lx->le, &t)) {

@@ -24,8 +24,7 @@ typedef amvl_lexer lexer;
 
 typedef amvl_tok tok;
 
-static int fail(lexer *lx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(lexer *lx, const char *fmt, ...) {
+int amvl_fail(lexer *lx, const char *fmt, ...) {
   char what[384];
   va_list ap;
   va_start(ap, fmt);
@@ -43,7 +42,7 @@ static void line_at(const char *p, const char *end, const char **le, const char 
   if (*le > p && (*le)[-1] == '\r') (*le)--;
 }
 
-static int next_line(lexer *lx) {
+int amvl_next_line(lexer *lx) {
   const char *next;
   if (lx->p >= lx->end) return 0;
   lx->ls = lx->p;
@@ -53,11 +52,11 @@ static int next_line(lexer *lx) {
   return 1;
 }
 
-static int is_space(char c) { return c == ' ' || c == '\t'; }
+int amvl_is_space(char c) { return c == ' ' || c == '\t'; }
 
-static int blank(const char *s, const char *e) {
+int amvl_blank(const char *s, const char *e) {
   for (; s < e; s++)
-    if (!is_space(*s)) return 0;
+    if (!amvl_is_space(*s)) return 0;
   return 1;
 }
 
@@ -66,31 +65,31 @@ static int next_is_continuation(const lexer *lx) {
   const char *le, *next;
   if (lx->p >= lx->end) return 0;
   line_at(lx->p, lx->end, &le, &next);
-  return le > lx->p && is_space(*lx->p) && !blank(lx->p, le);
+  return le > lx->p && amvl_is_space(*lx->p) && !amvl_blank(lx->p, le);
 }
 
-static int get_tok(const char **cur, const char *le, tok *t) {
+int amvl_get_tok(const char **cur, const char *le, tok *t) {
   const char *s = *cur;
   t->s = s;
   t->n = 0;
-  while (s < le && is_space(*s)) s++;
+  while (s < le && amvl_is_space(*s)) s++;
   if (s == le) {
     *cur = s;
     return 0;
   }
   t->s = s;
-  while (s < le && !is_space(*s)) s++;
+  while (s < le && !amvl_is_space(*s)) s++;
   t->n = (size_t)(s - t->s);
   *cur = s;
   return 1;
 }
 
-static int tok_is(const tok *t, const char *word) {
+int amvl_tok_is(const tok *t, const char *word) {
   return t->n == strlen(word) && memcmp(t->s, word, t->n) == 0;
 }
 
 /* Strict decimal: -?(0|[1-9][0-9]*), "-0" refused, within int64. */
-static int parse_int(const char *s, size_t n, int64_t *out) {
+int amvl_parse_int(const char *s, size_t n, int64_t *out) {
   size_t i = 0;
   int neg = 0;
   uint64_t v = 0, limit;
@@ -112,7 +111,7 @@ static int parse_int(const char *s, size_t n, int64_t *out) {
 }
 
 /* 0x followed by 1 to 8 hex digits, at most 0x7fffffff. */
-static int parse_hex(const tok *t, int32_t *out) {
+int amvl_parse_hex(const tok *t, int32_t *out) {
   uint32_t v = 0;
   size_t i;
   if (t->n < 3 || t->n > 10 || t->s[0] != '0' || t->s[1] != 'x') return -1;
@@ -130,27 +129,27 @@ static int parse_hex(const tok *t, int32_t *out) {
 }
 
 /* Refuses control characters outside comments (tabs are fine). */
-static int check_bytes(lexer *lx) {
+int amvl_check_bytes(lexer *lx) {
   const char *s;
   for (s = lx->ls; s < lx->le; s++) {
     const unsigned char c = (unsigned char)*s;
     if ((c < 0x20 && c != '\t') || c >= 0x7F)
-      return fail(lx, "unexpected byte 0x%02x in column %d", c, (int)(s - lx->ls) + 1);
+      return amvl_fail(lx, "unexpected byte 0x%02x in column %d", c, (int)(s - lx->ls) + 1);
   }
   return 0;
 }
 
 /* The NAME and COUNT after an input or expect line's keyword. */
-static int name_and_count(lexer *lx, const char **cur, const char *keyword, tok *name, tok *cnt) {
+int amvl_name_and_count(lexer *lx, const char **cur, const char *keyword, tok *name, tok *cnt) {
   cnt->s = NULL;
   cnt->n = 0;
-  if (get_tok(cur, lx->le, name) && get_tok(cur, lx->le, cnt)) return 0;
-  return fail(lx, "bad %s line (expected '%s NAME COUNT VALUES...')", keyword, keyword);
+  if (amvl_get_tok(cur, lx->le, name) && amvl_get_tok(cur, lx->le, cnt)) return 0;
+  return amvl_fail(lx, "bad %s line (expected '%s NAME COUNT VALUES...')", keyword, keyword);
 }
 
 /* ---------------------------------------------------------------- values */
 
-static void values_free(amv_values *v) {
+void amvl_values_free(amv_values *v) {
   free(v->v);
   free(v->care);
   v->v = NULL;
@@ -166,39 +165,41 @@ static uint64_t distance(int64_t lo, int64_t hi) {
 
 /* Reads `count` values of [lo, hi] starting at *cur on the current line,
  * continuing on continuation lines. keep == 0: checks them, stores nothing. */
-static int parse_values(lexer *lx, const char **cur, int64_t count, int allow_unchecked, int64_t lo,
-                        int64_t hi, const char *what, int keep, amv_values *out) {
+int amvl_parse_values(lexer *lx, const char **cur, int64_t count, int allow_unchecked, int64_t lo,
+                      int64_t hi, const char *what, int keep, amv_values *out) {
   int64_t filled = 0;
   tok t;
   out->n = 0;
   out->v = NULL;
   out->care = NULL;
   if (count < 0 || count > AMV_MAX_FILE_VALUES - lx->values)
-    return fail(lx,
-                "%s: %lld values would bring the file's buffers to more than %lld values in all "
-                "(every buffer of every vector, repeat counts expanded)",
-                what, (long long)count, (long long)AMV_MAX_FILE_VALUES);
+    return amvl_fail(
+        lx,
+        "%s: %lld values would bring the file's buffers to more than %lld values in all "
+        "(every buffer of every vector, repeat counts expanded)",
+        what, (long long)count, (long long)AMV_MAX_FILE_VALUES);
   lx->values += count;
   out->n = count;
   out->v = keep ? malloc((size_t)(count > 0 ? count : 1) * sizeof(int64_t)) : NULL;
-  if (keep && !out->v) return fail(lx, "%s: out of memory for %lld values", what, (long long)count);
+  if (keep && !out->v)
+    return amvl_fail(lx, "%s: out of memory for %lld values", what, (long long)count);
   for (;;) {
     const char *star, *dots;
     int64_t a, b, reps = 1, i;
     int unchecked = 0;
     uint64_t span;
-    if (!get_tok(cur, lx->le, &t)) {
+    if (!amvl_get_tok(cur, lx->le, &t)) {
       if (filled == count) return 0;
       if (!next_is_continuation(lx))
-        return fail(lx, "%s: %lld values declared, %lld given", what, (long long)count,
-                    (long long)filled);
-      next_line(lx);
-      if (check_bytes(lx)) return -1;
+        return amvl_fail(lx, "%s: %lld values declared, %lld given", what, (long long)count,
+                         (long long)filled);
+      amvl_next_line(lx);
+      if (amvl_check_bytes(lx)) return -1;
       *cur = lx->ls;
       continue;
     }
     if (filled == count)
-      return fail(lx, "%s: more values than the %lld declared", what, (long long)count);
+      return amvl_fail(lx, "%s: more values than the %lld declared", what, (long long)count);
     star = memchr(t.s, '*', t.n);
     dots = NULL;
     if (!star) {
@@ -214,42 +215,44 @@ static int parse_values(lexer *lx, const char **cur, int64_t count, int allow_un
       } else if (left == 1 && t.s[0] == '_' && allow_unchecked == 2) {
         unchecked = AMV_UNTOUCHED;
         a = 0;
-      } else if (parse_int(t.s, left, &a)) {
-        return fail(lx, "%s: bad value '%.*s'", what, (int)t.n, t.s);
+      } else if (amvl_parse_int(t.s, left, &a)) {
+        return amvl_fail(lx, "%s: bad value '%.*s'", what, (int)t.n, t.s);
       }
-      if (parse_int(star + 1, right, &reps) || reps < 1)
-        return fail(lx, "%s: bad repeat count in '%.*s'", what, (int)t.n, t.s);
+      if (amvl_parse_int(star + 1, right, &reps) || reps < 1)
+        return amvl_fail(lx, "%s: bad repeat count in '%.*s'", what, (int)t.n, t.s);
       if (reps > count - filled)
-        return fail(lx, "%s: more values than the %lld declared", what, (long long)count);
+        return amvl_fail(lx, "%s: more values than the %lld declared", what, (long long)count);
       b = a;
     } else if (dots) {
       const size_t left = (size_t)(dots - t.s);
-      if (parse_int(t.s, left, &a) || parse_int(dots + 2, t.n - left - 2, &b))
-        return fail(lx, "%s: bad range '%.*s'", what, (int)t.n, t.s);
+      if (amvl_parse_int(t.s, left, &a) || amvl_parse_int(dots + 2, t.n - left - 2, &b))
+        return amvl_fail(lx, "%s: bad range '%.*s'", what, (int)t.n, t.s);
       span = b >= a ? distance(a, b) : distance(b, a);
       if (span >= (uint64_t)(count - filled))
-        return fail(lx, "%s: more values than the %lld declared", what, (long long)count);
+        return amvl_fail(lx, "%s: more values than the %lld declared", what, (long long)count);
       reps = (int64_t)span + 1;
-    } else if (tok_is(&t, "?")) {
+    } else if (amvl_tok_is(&t, "?")) {
       unchecked = 1;
       a = b = 0;
-    } else if (tok_is(&t, "_") && allow_unchecked == 2) {
+    } else if (amvl_tok_is(&t, "_") && allow_unchecked == 2) {
       unchecked = AMV_UNTOUCHED;
       a = b = 0;
     } else {
-      if (parse_int(t.s, t.n, &a)) return fail(lx, "%s: bad value '%.*s'", what, (int)t.n, t.s);
+      if (amvl_parse_int(t.s, t.n, &a))
+        return amvl_fail(lx, "%s: bad value '%.*s'", what, (int)t.n, t.s);
       b = a;
     }
     if (unchecked) {
-      if (!allow_unchecked) return fail(lx, "%s: '?' (unchecked) is only allowed in expect", what);
+      if (!allow_unchecked)
+        return amvl_fail(lx, "%s: '?' (unchecked) is only allowed in expect", what);
       if (keep && !out->care) {
         out->care = malloc((size_t)count);
-        if (!out->care) return fail(lx, "%s: out of memory", what);
+        if (!out->care) return amvl_fail(lx, "%s: out of memory", what);
         memset(out->care, 1, (size_t)count);
       }
     } else if (a < lo || a > hi || b < lo || b > hi) {
-      return fail(lx, "%s: value '%.*s' outside [%lld, %lld]", what, (int)t.n, t.s, (long long)lo,
-                  (long long)hi);
+      return amvl_fail(lx, "%s: value '%.*s' outside [%lld, %lld]", what, (int)t.n, t.s,
+                       (long long)lo, (long long)hi);
     }
     if (keep) {
       int64_t *dst = out->v + filled;
@@ -268,39 +271,15 @@ static int parse_values(lexer *lx, const char **cur, int64_t count, int allow_un
   }
 }
 
-/* The lexer as the readers use it (vecfile_lexer.h). */
-int amvl_fail(lexer *lx, const char *fmt, ...) {
-  char what[384];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(what, sizeof what, fmt, ap);
-  va_end(ap);
-  return fail(lx, "%s", what);
-}
-int amvl_next_line(lexer *lx) { return next_line(lx); }
+/* The two line tests every reader makes (vecfile_lexer.h). */
 int amvl_skip_line(const lexer *lx) {
-  return lx->le == lx->ls || blank(lx->ls, lx->le) || lx->ls[0] == '#';
+  return lx->le == lx->ls || amvl_blank(lx->ls, lx->le) || lx->ls[0] == '#';
 }
 int amvl_check_line(lexer *lx) {
-  if (check_bytes(lx)) return -1;
-  if (is_space(lx->ls[0])) return fail(lx, "continuation line outside a value list");
+  if (amvl_check_bytes(lx)) return -1;
+  if (amvl_is_space(lx->ls[0])) return amvl_fail(lx, "continuation line outside a value list");
   return 0;
 }
-int amvl_get_tok(const char **cur, const char *le, tok *t) { return get_tok(cur, le, t); }
-int amvl_tok_is(const tok *t, const char *word) { return tok_is(t, word); }
-int amvl_parse_int(const char *s, size_t n, int64_t *out) { return parse_int(s, n, out); }
-int amvl_parse_hex(const tok *t, int32_t *out) { return parse_hex(t, out); }
-int amvl_name_and_count(lexer *lx, const char **cur, const char *keyword, tok *name, tok *cnt) {
-  return name_and_count(lx, cur, keyword, name, cnt);
-}
-int amvl_parse_values(lexer *lx, const char **cur, int64_t count, int allow_unchecked, int64_t lo,
-                      int64_t hi, const char *what, int keep, amv_values *out) {
-  return parse_values(lx, cur, count, allow_unchecked, lo, hi, what, keep, out);
-}
-void amvl_values_free(amv_values *v) { values_free(v); }
-int amvl_check_bytes(lexer *lx) { return check_bytes(lx); }
-int amvl_blank(const char *s, const char *e) { return blank(s, e); }
-int amvl_is_space(char c) { return is_space(c); }
 
 /* ---------------------------------------------------------------- writer */
 
