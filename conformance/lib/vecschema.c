@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "am_pool_counts.h"
 #include "am_schema.h"
 #include "attnmeta/conformance/vecfile.h"
 #include "attnmeta/conformance/vecfile_pool.h"
@@ -269,24 +270,18 @@ int amvs_pool_format_param(const amvs_member *m) {
 
 void amvs_pool_extent(const attnmeta_pool *op, int query_lens, const amvs_member *m, int64_t *rows,
                       int64_t *cols, int64_t *stride) {
-  const int64_t R = op->num_reqs,
-                T = query_lens ? op->num_rows : R * (op->rows_per_req > 1 ? op->rows_per_req : 1);
+  const am_pool_counts k = am_pool_counts_of(op, query_lens);
   switch (m->rows) {
-    case AMVS_ROWS_R: *rows = R; break;
-    case AMVS_ROWS_R1: *rows = R + 1; break;
-    case AMVS_ROWS_T: *rows = T; break;
-    case AMVS_ROWS_T1: *rows = T + 1; break;
-    case AMVS_ROWS_C: *rows = op->kv_indices_capacity; break;
-    case AMVS_ROWS_P: *rows = op->pool_rows; break;
-    case AMVS_ROWS_ONE: *rows = 1; break;
-    /* the draft lists (am_schema.h) */
-    case AMVS_ROWS_S: *rows = op->draft_steps; break;
-    case AMVS_ROWS_DK: *rows = R * op->draft_topk; break;
-    case AMVS_ROWS_DP:
-      *rows = op->draft_steps >= 1
-                  ? (op->draft_steps - 1) * op->draft_kv_indptr_stride + R * op->draft_topk + 1
-                  : 0;
-      break;
+    case AMVS_ROWS_R: *rows = k.R; break;
+    case AMVS_ROWS_R1: *rows = k.R1; break;
+    case AMVS_ROWS_T: *rows = k.T; break;
+    case AMVS_ROWS_T1: *rows = k.T1; break;
+    case AMVS_ROWS_C: *rows = k.C; break;
+    case AMVS_ROWS_P: *rows = k.P; break;
+    case AMVS_ROWS_ONE: *rows = k.ONE; break;
+    case AMVS_ROWS_S: *rows = k.S; break;
+    case AMVS_ROWS_DK: *rows = k.DK; break;
+    case AMVS_ROWS_DP: *rows = k.DP; break;
     default: *rows = 0;
   }
   *cols = m->cols ? sibling(&amvs_pool, op, m, m->cols) : 1;

@@ -12,6 +12,7 @@
 #include "am_context.h"
 #include "am_op_launch.h"
 #include "am_overlap.h"
+#include "am_pool_counts.h"
 #include "am_pool_translate.h"
 #include "am_schema_check.h"
 #include "am_sized_struct.h"
@@ -46,12 +47,6 @@ attnmeta_status attnmeta_pool_init_size(attnmeta_pool *op, size_t size) {
   return am_sized_init(&pool_type, op, size);
 }
 
-/* The counts the pool's extents are made of (am_counts' and T1 = T + 1,
- * the rows of topk_indptr). */
-typedef struct pool_counts {
-  int64_t R, R1, T, C, P, ONE, T1, S, DK, DP;
-} pool_counts;
-
 #define POOL_FLOOR_(c, type, member, role, extent, products, rule) AM_CHECK_FLOOR_##role(member, rule)
 static attnmeta_status check_sizes(const am_check_scope *sc, const attnmeta_pool *b) {
   attnmeta_status st;
@@ -65,7 +60,7 @@ static attnmeta_status check_sizes(const am_check_scope *sc, const attnmeta_pool
 #define POOL_CHECK_(c, type, member, role, extent, products, rule) \
   AM_CHECK_##role(member, products, rule, AM_CHECK_##extent)
 static attnmeta_status check_buffers(const am_check_scope *sc, const attnmeta_pool *b,
-                                     const pool_counts *k) {
+                                     const am_pool_counts *k) {
   attnmeta_status st;
   AM_POOL_FIELDS(POOL_CHECK_, _)
   if (!(sc->wanted & ~AM_P_ALWAYS))
@@ -119,7 +114,7 @@ static attnmeta_status check_buffers(const am_check_scope *sc, const attnmeta_po
 #define POOL_ADD_(c, type, member, role, extent, products, rule) \
   AM_OVERLAP_ADD_##role(#member, member, products, extent)
 static attnmeta_status check_overlaps(attnmeta_context *ctx, const attnmeta_pool *b,
-                                      const pool_counts *k, unsigned wanted) {
+                                      const am_pool_counts *k, unsigned wanted) {
   am_extent list[AM_POOL_BUFFERS];
   int count = 0, *n = &count;
   AM_POOL_FIELDS(POOL_ADD_, _)
@@ -210,17 +205,8 @@ static attnmeta_status check_dcp(attnmeta_context *ctx, const attnmeta_pool *b) 
 }
 
 static attnmeta_status check_pool(attnmeta_context *ctx, const attnmeta_pool *op) {
-  const int64_t rows = op->query_rows == 1 ? op->num_reqs
-                       : op->query_lens ? op->num_rows
-                                      : (int64_t)op->num_reqs *
-                                            (op->rows_per_req > 1 ? op->rows_per_req : 1);
   attnmeta_status st = check_draft(ctx, op);
-  const int64_t steps = st == ATTNMETA_OK ? op->draft_steps : 0;
-  const int64_t tokens = steps > 0 ? (int64_t)op->num_reqs * op->draft_topk : 0;
-  const pool_counts counts = {op->num_reqs, (int64_t)op->num_reqs + 1, rows,
-                              op->kv_indices_capacity, op->pool_rows, 1, rows + 1, steps, tokens,
-                              steps > 0 ? (steps - 1) * op->draft_kv_indptr_stride + tokens + 1
-                                        : 0};
+  const am_pool_counts counts = am_pool_counts_of(op, op->query_lens != NULL);
   const am_check_scope scope = {ctx, "pool.", am_pool_products(op), 1};
   if (st != ATTNMETA_OK) return st;
   st = check_dcp(ctx, op);
