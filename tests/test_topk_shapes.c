@@ -9,7 +9,8 @@
  * the top-k case table that test_topk.c's CPU runs cannot reach this way
  * (a barrier is slow here: the larger cases are left to the GPU runs), in
  * place, counted and compacted, with 16-byte vectors on and off, one and
- * two groups of four columns a lane, against the naive reference.
+ * two groups of four columns a lane, and the short body (a block a row,
+ * am_topk_rows_kernel.h) where it applies, against the naive reference.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
@@ -26,6 +27,24 @@ static _Thread_local pthread_barrier_t *block_barrier;
 static void emulated_barrier(void) { pthread_barrier_wait(block_barrier); }
 #undef AM_BARRIER
 #define AM_BARRIER() emulated_barrier()
+
+/* The barrier count of the emulated block (the short body's counts): the
+ * block's threads add to one counter, wait, read it, wait, and its first
+ * thread clears it for the next call before the last wait. */
+static _Thread_local int *block_counter;
+static _Thread_local int first_thread;
+static int emulated_barrier_count(int pred) {
+  int n;
+  if (pred) __atomic_fetch_add(block_counter, 1, __ATOMIC_RELAXED);
+  pthread_barrier_wait(block_barrier);
+  n = __atomic_load_n(block_counter, __ATOMIC_RELAXED);
+  pthread_barrier_wait(block_barrier);
+  if (first_thread) __atomic_store_n(block_counter, 0, __ATOMIC_RELAXED);
+  pthread_barrier_wait(block_barrier);
+  return n;
+}
+#undef AM_BARRIER_COUNT
+#define AM_BARRIER_COUNT(pred) emulated_barrier_count(pred)
 
 #include "am_topk_kernel.h"
 #include "harness.h"
@@ -44,6 +63,7 @@ typedef struct worker {
   am_thread th;
   int32_t *scratch;
   pthread_barrier_t *barrier;
+  int *counter;
 } worker;
 
 
@@ -52,6 +72,8 @@ static void *run_thread(void *arg) {
   worker *w = arg;
   uint32_t b;
   block_barrier = w->barrier;
+  block_counter = w->counter;
+  first_thread = w->th.thread == 0;
   for (b = 0; b < w->th.grid_dim; b++) {
     w->th.block = b;
     am_topk_body(w->p, w->th, w->scratch, am_topk_kind_of(w->p));
@@ -68,6 +90,7 @@ static void launch(const am_topk_params *p, const shape *s) {
   worker *w = malloc(n * sizeof *w);
   int32_t *scratch = malloc(AM_TOPK_SCRATCH_INTS(s->lanes, s->groups) * sizeof *scratch);
   pthread_barrier_t barrier;
+  int counter = 0;
   uint32_t i;
   cr_assert(tid && w && scratch);
   cr_assert(pthread_barrier_init(&barrier, NULL, n) == 0);
@@ -76,6 +99,7 @@ static void launch(const am_topk_params *p, const shape *s) {
     w[i].th = am_make_thread(0, s->grid, i % s->lanes, s->lanes, i / s->lanes, s->groups);
     w[i].scratch = scratch;
     w[i].barrier = &barrier;
+    w[i].counter = &counter;
     cr_assert(pthread_create(&tid[i], NULL, run_thread, &w[i]) == 0);
   }
   for (i = 0; i < n; i++) pthread_join(tid[i], NULL);
@@ -152,6 +176,8 @@ ParameterizedTest(int *c, topk_shapes, cases) {
         p.vector_in = vec && ((uintptr_t)b->topk % 16) == 0 && b->in.topk_stride % 4 == 0;
         p.vector_out = vec && !p.compact && S % 4 == 0;
         p.lane_vectors = (combo + (int)si) % 2 ? 2 : 1; /* both ways across the shapes */
+        /* the short body where it applies, on every other pair of shapes */
+        p.rows_body = (combo + (int)si / 2) % 2;
         launch(&p, s);
         rin.compact = mode == 2;
         amr_topk(&rin, ref, ref_count, &flags);
@@ -160,16 +186,18 @@ ParameterizedTest(int *c, topk_shapes, cases) {
             const int32_t want = j < K ? ref[t * K + j] : 0x5A5A5A5A;
             if (b->values_unspecified && j < K) continue;
             if (out[t * S + j] != want) {
-              cr_expect_fail("case=%s shape=%ux%ux%u mode=%d vector=%d: out[%lld][%lld] = %d, "
+              cr_expect_fail("case=%s shape=%ux%ux%u kind=%d mode=%d vector=%d: out[%lld][%lld] = %d, "
                              "expected %d",
-                             b->name, s->lanes, s->groups, s->grid, mode, vec, (long long)t,
+                             b->name, s->lanes, s->groups, s->grid, am_topk_kind_of(&p), mode, vec,
+                             (long long)t,
                              (long long)j, out[t * S + j], want);
               bad++;
             }
           }
           if (mode > 0 && !b->values_unspecified && count[t] != ref_count[t]) {
-            cr_expect_fail("case=%s shape=%ux%ux%u mode=%d: count[%lld] = %d, expected %d", b->name,
-                           s->lanes, s->groups, s->grid, mode, (long long)t, count[t], ref_count[t]);
+            cr_expect_fail("case=%s shape=%ux%ux%u kind=%d mode=%d: count[%lld] = %d, expected %d",
+                           b->name, s->lanes, s->groups, s->grid, am_topk_kind_of(&p), mode,
+                           (long long)t, count[t], ref_count[t]);
             bad++;
           }
         }
@@ -178,8 +206,9 @@ ParameterizedTest(int *c, topk_shapes, cases) {
         cr_expect(count[T] == 0x5A5A5A5A && (mode > 0 || count[0] == 0x5A5A5A5A),
                   "case=%s: valid_count written where it must not be", b->name);
         if (!b->values_unspecified)
-          cr_expect(err == flags, "case=%s shape=%ux%ux%u: error word 0x%x, expected 0x%x", b->name,
-                    s->lanes, s->groups, s->grid, (unsigned)err, (unsigned)flags);
+          cr_expect(err == flags, "case=%s shape=%ux%ux%u kind=%d: error word 0x%x, expected 0x%x",
+                    b->name, s->lanes, s->groups, s->grid, am_topk_kind_of(&p), (unsigned)err,
+                    (unsigned)flags);
         free(out);
         free(count);
         free(ref);

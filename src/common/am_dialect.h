@@ -97,6 +97,31 @@
 #  define AM_LET_NEXT_KERNEL_START() ((void)0)
 #endif
 
+/* AM_BARRIER_COUNT(pred): a barrier (as AM_BARRIER, reached by every
+ * thread of the block) that returns how many of the block's threads passed
+ * a nonzero pred. One instruction on the GPUs; HIP-CPU has none, so there
+ * it is a block-shared counter between barriers (its threads switch only
+ * at barriers, and its __shared__ is a host thread's, as here); on the
+ * host a block is one thread. */
+#if defined(AM_TARGET_HIP_CPU)
+AM_DEVICE int am_barrier_count(int pred) {
+  static thread_local int count;
+  int n;
+  if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) count = 0;
+  __syncthreads();
+  count += pred != 0;
+  __syncthreads();
+  n = count;
+  __syncthreads(); /* every thread has read it before the next call resets it */
+  return n;
+}
+#  define AM_BARRIER_COUNT(pred) am_barrier_count(pred)
+#elif defined(AM_GPU)
+#  define AM_BARRIER_COUNT(pred) __syncthreads_count(pred)
+#else
+#  define AM_BARRIER_COUNT(pred) ((pred) != 0)
+#endif
+
 #define AM_ALIGNED(n) __attribute__((aligned(n)))
 
 /* Trailing zero bits of v (v != 0). */

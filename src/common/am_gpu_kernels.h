@@ -60,7 +60,9 @@
   X(am_topk_kernel_plain, AM_TOPK_PLAIN, 0)                                        \
   X(am_topk_kernel_two_plain, AM_TOPK_TWO_GROUPS | AM_TOPK_PLAIN, 0)               \
   X(am_topk_kernel_counted, AM_TOPK_PLAIN | AM_TOPK_COUNTS, 1)                     \
-  X(am_topk_kernel_two_counted, AM_TOPK_TWO_GROUPS | AM_TOPK_PLAIN | AM_TOPK_COUNTS, 1)
+  X(am_topk_kernel_two_counted, AM_TOPK_TWO_GROUPS | AM_TOPK_PLAIN | AM_TOPK_COUNTS, 1)  \
+  X(am_topk_kernel_rows, AM_TOPK_ROWS, 0)                                          \
+  X(am_topk_kernel_rows_counted, AM_TOPK_ROWS | AM_TOPK_COUNTS, 0)
 
 /* The block-shared scratch of a staged kernel, or none. */
 #define AM_GPU_SCRATCH_1(name) AM_RT_DYNAMIC_SHARED(int32_t, name)

@@ -26,6 +26,7 @@
 #include "am_dialect.h"
 #include "am_token_math.h"
 #include "am_topk_params.h"
+#include "am_topk_rows_kernel.h"
 
 /* What a token's row needs, found once per row. */
 typedef struct am_topk_row {
@@ -347,6 +348,10 @@ AM_DEVICE void am_topk_body(const am_topk_params *p, am_thread th, int32_t *scra
   const am_topk_split split = am_topk_split_of(p);
   int32_t flags = 0;
   uint32_t first, phase = 0;
+  if (kind & AM_TOPK_ROWS) {
+    am_topk_rows_body(p, th, kind & AM_TOPK_COUNTS);
+    return;
+  }
 
   /* Rounds are block-uniform: the whole block runs every round and every
    * chunk, threads without a row included, so the barriers line up. */

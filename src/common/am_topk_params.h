@@ -13,6 +13,9 @@
 /* Columns a lane takes per chunk (the plan's lane count and the kernel's
  * loads and stores). */
 #define AM_TOPK_LANE_COLS 4
+/* Columns a thread of the short body takes a pass over its row (the loads
+ * it has in flight; am_topk_rows_kernel.h). */
+#define AM_TOPK_ROW_COLS 4
 
 typedef struct am_topk_params {
   /* inputs */
@@ -57,6 +60,8 @@ typedef struct am_topk_params {
   int32_t vector_in;           /* 1: topk rows load as 16-byte vectors (pointer, stride allow) */
   int32_t vector_out;          /* 1: in-place rows store as 16-byte vectors */
   int32_t lane_vectors;        /* 1 or 2: groups of four columns a lane takes a chunk */
+  int32_t rows_body;           /* 1: the short body (am_topk_rows_kernel.h); the host sets it
+                                  only where that body applies (am_topk_rows_apply) */
 } am_topk_params;
 
 /* The kernel's block-shared prefix sum (am_topk_kernel.h): lanes posted
@@ -80,10 +85,27 @@ typedef struct am_topk_params {
 #define AM_TOPK_TWO_GROUPS 1
 #define AM_TOPK_PLAIN 2
 #define AM_TOPK_COUNTS 4
+/* AM_TOPK_ROWS (with AM_TOPK_COUNTS where rows are counted): the short body
+ * of am_topk_rows_kernel.h, a block a row, where am_topk_rows_apply holds. */
+#define AM_TOPK_ROWS 8
+
+static inline int am_topk_decode(const am_topk_params *p) {
+  return p->dcp_world_size <= 1 && !p->prefill_req && !p->compact && p->peer_blocks == 0 &&
+         !p->peer_table_out;
+}
+
+/* Where the short body gives what the general one does: decode rows found
+ * through req_id, a table to read, a power-of-two block size. */
+static inline int am_topk_rows_apply(const am_topk_params *p) {
+  const uint32_t b = (uint32_t)p->block_size;
+  return am_topk_decode(p) && p->req_id && p->num_reqs > 0 && p->block_table && b > 0 &&
+         (b & (b - 1)) == 0;
+}
 
 static inline int am_topk_kind_of(const am_topk_params *p) {
-  const int decode = p->dcp_world_size <= 1 && !p->prefill_req && !p->compact &&
-                     p->peer_blocks == 0 && !p->peer_table_out;
+  const int decode = am_topk_decode(p);
+  if (p->rows_body && am_topk_rows_apply(p))
+    return AM_TOPK_ROWS | (p->valid_count ? AM_TOPK_COUNTS : 0);
   return (p->lane_vectors == 2 ? AM_TOPK_TWO_GROUPS : 0) | (decode ? AM_TOPK_PLAIN : 0) |
          (decode && p->valid_count ? AM_TOPK_COUNTS : 0);
 }

@@ -19,6 +19,7 @@
 #define AM_TOPK_MANY_ROWS_BLOCK 512
 #define AM_TOPK_MAX_LANES 512
 #define AM_TOPK_TWO_VECTORS_FROM ((int64_t)1 << 19) /* rows x K */
+#define AM_TOPK_ROWS_MAX_BLOCK 1024
 
 static const attnmeta_topk topk_defaults = {
     .struct_size = sizeof(attnmeta_topk),
@@ -207,6 +208,21 @@ static am_launch_shape plan_launch(const attnmeta_context *ctx, am_topk_params *
   int64_t lanes, block;
   int64_t chunks, rows;
   int many_rows;
+  /* The short body wherever it applies, unless a launch shape is forced in
+   * lanes (a shape of the general body's kind): a block a row, threads
+   * enough for one pass of AM_TOPK_ROW_COLS columns each, in whole warps. */
+  p->rows_body = cfg->lanes <= 0 && am_topk_rows_apply(p);
+  if (p->rows_body) {
+    block = cfg->block > 0 ? cfg->block
+            : is_cpu       ? 1
+                           : ceil_div(ceil_div(p->topk_count, AM_TOPK_ROW_COLS), 32) * 32;
+    block = block < AM_TOPK_ROWS_MAX_BLOCK ? block : AM_TOPK_ROWS_MAX_BLOCK;
+    shape.lanes = block;
+    shape.groups = 1;
+    shape.shared_bytes = 0;
+    shape.grid = am_op_grid(ctx, is_cpu, cfg->grid, block, 1, p->num_tokens);
+    return shape;
+  }
   /* Two groups of four columns a lane for many rows without compaction:
    * half the threads, twice the loads in flight per thread (H200: 1024 x
    * 2048 in fewer waves). Few rows keep one group: the shorter chain a
