@@ -94,12 +94,11 @@ static inline int am_topk_decode(const am_topk_params *p) {
          !p->peer_table_out;
 }
 
-/* Where the short body gives what the general one does: decode rows found
- * through req_id, a table to read, a power-of-two block size. */
+/* Where the short body gives what the general one does: decode rows, a
+ * table to read, a power-of-two block size. */
 static inline int am_topk_rows_apply(const am_topk_params *p) {
   const uint32_t b = (uint32_t)p->block_size;
-  return am_topk_decode(p) && p->req_id && p->num_reqs > 0 && p->block_table && b > 0 &&
-         (b & (b - 1)) == 0;
+  return am_topk_decode(p) && p->num_reqs > 0 && p->block_table && b > 0 && (b & (b - 1)) == 0;
 }
 
 static inline int am_topk_kind_of(const am_topk_params *p) {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * The top-k conversion's short body (AM_TOPK_ROWS): the launch most engines
- * make, decode rows whose request comes from req_id, a power-of-two block
- * size, no DCP, workspace or compaction. Same values, counts and flags as
+ * make, decode rows (their request from req_id or query_start_loc) of a
+ * power-of-two block size, no DCP, workspace or compaction. Same values, counts and flags as
  * am_topk_body (docs/contract.md, "Top-k indices to global KV slots").
  *
  * A block takes a token's row (grid-stride over the rows); each thread
@@ -19,6 +19,7 @@
 
 #include "am_dialect.h"
 #include "am_topk_params.h"
+#include "am_topk_request.h"
 #include "attnmeta/attnmeta.h"
 
 /* `counts`: rows are counted into valid_count (a compile-time constant on
@@ -33,8 +34,8 @@ AM_DEVICE void am_topk_rows_body(const am_topk_params *p, am_thread th, int coun
   int32_t flags = 0;
   uint32_t t;
   for (t = th.block; t < num_tokens; t += th.grid_dim) {
-    const int32_t r = p->req_id[t];
-    const int live = r >= 0 && r < p->num_reqs;
+    const int32_t r = am_topk_request(p, t);
+    const int live = r >= 0;
     const int32_t *AM_RESTRICT table =
         p->block_table + (live ? (int64_t)r * p->block_table_stride : 0);
     const int32_t *AM_RESTRICT in = p->topk + (int64_t)t * p->topk_stride;
