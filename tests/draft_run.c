@@ -1,9 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
+#define _POSIX_C_SOURCE 200809L
 #include "draft_run.h"
 
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "am_dialect.h"
+
+/* The emulated block's barrier and block-shared memory: defined before the
+ * kernel body is included, so its AM_BARRIER() and AM_SHARED_ARRAY expand
+ * to them. */
+static _Thread_local pthread_barrier_t *block_barrier;
+static _Thread_local int64_t *block_shared;
+static void emulated_barrier(void) { pthread_barrier_wait(block_barrier); }
+#undef AM_BARRIER
+#define AM_BARRIER() emulated_barrier()
+#undef AM_SHARED_ARRAY
+#define AM_SHARED_ARRAY(type, name, count) type *const name = (type *)block_shared
 
 #include "am_pool_kernel.h" /* the kernel body, for the emulated GPU launches */
 #include "am_pool_translate.h"
@@ -122,12 +137,56 @@ static void run_one(attnmeta_context *ctx, const char *label, const void *arg, i
   free(got_p);
 }
 
-/* GPU launches emulated on the host, every thread in turn: lanes x groups
- * threads a block, several blocks (the CPU backend runs one thread a
- * block, whatever the configuration). */
+/* GPU launches emulated on the host: lanes x groups threads a block, each
+ * a POSIX thread, so the block-wide scan runs with real concurrency
+ * between its threads; the blocks one after another. */
 static const struct {
   uint32_t lanes, groups, grid;
 } emulated[] = {{8, 4, 3}, {3, 5, 2}, {32, 1, 1}, {1, 7, 4}, {64, 2, 5}};
+
+typedef struct worker {
+  const am_pool_params *p;
+  am_thread th;
+  pthread_barrier_t *barrier;
+  int64_t *shared;
+} worker;
+
+/* The threads of one block, stepping through the grid's blocks together. */
+static void *run_thread(void *arg) {
+  worker *w = arg;
+  uint32_t b;
+  block_barrier = w->barrier;
+  block_shared = w->shared;
+  for (b = 0; b < w->th.grid_dim; b++) {
+    w->th.block = b;
+    am_pool_body(w->p, w->th);
+    pthread_barrier_wait(w->barrier); /* the next block reuses the shared memory */
+  }
+  return NULL;
+}
+
+static void launch(const am_pool_params *p, uint32_t lanes, uint32_t groups, uint32_t grid) {
+  const uint32_t n = lanes * groups;
+  pthread_t *tid = malloc(n * sizeof *tid);
+  worker *w = malloc(n * sizeof *w);
+  int64_t *shared = malloc(4 * AM_POOL_SCAN_SLOTS * sizeof *shared);
+  pthread_barrier_t barrier;
+  uint32_t i;
+  cr_assert(tid && w && shared, "out of host memory");
+  cr_assert(pthread_barrier_init(&barrier, NULL, n) == 0);
+  for (i = 0; i < n; i++) {
+    w[i].p = p;
+    w[i].th = am_make_thread(0, grid, i % lanes, lanes, i / lanes, groups);
+    w[i].barrier = &barrier;
+    w[i].shared = shared;
+    cr_assert(pthread_create(&tid[i], NULL, run_thread, &w[i]) == 0);
+  }
+  for (i = 0; i < n; i++) pthread_join(tid[i], NULL);
+  pthread_barrier_destroy(&barrier);
+  free(tid);
+  free(w);
+  free(shared);
+}
 
 static void run_emulated(const draft_case *c) {
   const amr_draft_input *in = &c->in;
@@ -139,17 +198,12 @@ static void run_emulated(const draft_case *c) {
     char label[160];
     attnmeta_pool op;
     am_pool_params p;
-    uint32_t block, t;
     int reports;
     draft_op(&op, c, in->req_to_token, in->req_pool_indices, in->lengths, in->positions,
              got_i + GUARD, got_p + GUARD);
     op.error_word = &err;
     p = am_pool_params_of(&op);
-    for (block = 0; block < emulated[e].grid; ++block)
-      for (t = 0; t < emulated[e].lanes * emulated[e].groups; ++t)
-        am_pool_body(&p, am_make_thread(block, emulated[e].grid, t % emulated[e].lanes,
-                                        emulated[e].lanes, t / emulated[e].lanes,
-                                        emulated[e].groups));
+    launch(&p, emulated[e].lanes, emulated[e].groups, emulated[e].grid);
     snprintf(label, sizeof label, "%s emulated lanes=%u groups=%u grid=%u", c->name,
              emulated[e].lanes, emulated[e].groups, emulated[e].grid);
     reports = compare(got_i, ref_i, ni, label, "draft_kv_indices", 0);
@@ -163,10 +217,25 @@ static void run_emulated(const draft_case *c) {
   }
 }
 
+static void inputs_upload(attnmeta_context *ctx, const draft_case *c, device_inputs *d) {
+  const amr_draft_input *in = &c->in;
+  d->c = c;
+  d->pool = amt_upload(ctx, in->req_to_token, (size_t)in->pool_rows * (size_t)in->pool_stride * 4);
+  d->rpi = amt_upload(ctx, in->req_pool_indices, (size_t)in->num_reqs * 8);
+  d->lens = amt_upload(ctx, in->lengths, (size_t)in->num_reqs * 8);
+  d->pos = amt_upload(ctx, in->positions, (size_t)in->num_reqs * (size_t)in->topk * 8);
+}
+
+static void inputs_free(attnmeta_context *ctx, device_inputs *d) {
+  if (d->pool) amt_dev_free(ctx, d->pool);
+  if (d->rpi) amt_dev_free(ctx, d->rpi);
+  if (d->lens) amt_dev_free(ctx, d->lens);
+  if (d->pos) amt_dev_free(ctx, d->pos);
+}
+
 int32_t draft_run_everywhere(const draft_case *c) {
   attnmeta_backend kinds[AMT_MAX_BACKENDS];
   const int nk = amt_test_backends(kinds);
-  const amr_draft_input *in = &c->in;
   int32_t *ref_i, *ref_p;
   const int32_t flags = draft_reference(c, &ref_i, &ref_p);
   int k, ran = 0;
@@ -177,17 +246,42 @@ int32_t draft_run_everywhere(const draft_case *c) {
     attnmeta_context *ctx = amt_open_or_null(kinds[k]);
     device_inputs d;
     if (!ctx) continue;
-    d.c = c;
-    d.pool =
-        amt_upload(ctx, in->req_to_token, (size_t)in->pool_rows * (size_t)in->pool_stride * 4);
-    d.rpi = amt_upload(ctx, in->req_pool_indices, (size_t)in->num_reqs * 8);
-    d.lens = amt_upload(ctx, in->lengths, (size_t)in->num_reqs * 8);
-    d.pos = amt_upload(ctx, in->positions, (size_t)in->num_reqs * (size_t)in->topk * 8);
+    inputs_upload(ctx, c, &d);
     ran += pool_sweep(ctx, kinds[k], c->name, 0, run_one, &d);
-    if (d.pool) amt_dev_free(ctx, d.pool);
-    if (d.rpi) amt_dev_free(ctx, d.rpi);
-    if (d.lens) amt_dev_free(ctx, d.lens);
-    if (d.pos) amt_dev_free(ctx, d.pos);
+    inputs_free(ctx, &d);
+    attnmeta_close(ctx);
+  }
+  cr_assert(ran > 0, "%s: no backend ran", c->name);
+  return flags;
+}
+
+int32_t draft_run_configs(const draft_case *c, const amt_launch *configs, int n) {
+  attnmeta_backend kinds[AMT_MAX_BACKENDS];
+  const int nk = amt_test_backends(kinds);
+  int32_t *ref_i, *ref_p;
+  const int32_t flags = draft_reference(c, &ref_i, &ref_p);
+  int k, ran = 0;
+  free(ref_i);
+  free(ref_p);
+  for (k = 0; k < nk; k++) {
+    attnmeta_context *ctx = amt_open_or_null(kinds[k]);
+    device_inputs d;
+    int i;
+    if (!ctx) continue;
+    inputs_upload(ctx, c, &d);
+    for (i = 0; i < n; i++) {
+      const amt_launch *l = &configs[i];
+      char label[256];
+      /* the CPU backend runs one thread a block */
+      if (kinds[k] == ATTNMETA_BACKEND_CPU && l->config.block > 1) continue;
+      cr_assert(attnmeta_set_launch_config(ctx, &l->config) == ATTNMETA_OK,
+                "set_launch_config %s: %s", l->name, attnmeta_last_error(ctx));
+      snprintf(label, sizeof label, "%s backend=%s config=%s", c->name,
+               amt_backend_label(kinds[k]), l->name);
+      run_one(ctx, label, &d, 1);
+      ran++;
+    }
+    inputs_free(ctx, &d);
     attnmeta_close(ctx);
   }
   cr_assert(ran > 0, "%s: no backend ran", c->name);

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "draft_reference.h"
+#include "harness.h"
 
 #define DRAFT_POISON ((int32_t)0x5A5A5A5A)
 
@@ -30,5 +31,10 @@ int32_t draft_reference(const draft_case *c, int32_t **indices, int32_t **indptr
 
 /* The case everywhere; returns the reference's flags. */
 int32_t draft_run_everywhere(const draft_case *c);
+
+/* The case on every backend present at each of the n launch
+ * configurations (those of more than one thread a block skipped on the
+ * CPU backend), with the error word; returns the reference's flags. */
+int32_t draft_run_configs(const draft_case *c, const amt_launch *configs, int n);
 
 #endif /* ATTNMETA_TESTS_DRAFT_RUN_H */

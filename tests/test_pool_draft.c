@@ -5,7 +5,8 @@
  * through draft_run.h (every backend, every launch configuration, poisoned
  * outputs between guard zones): two hand-worked examples (pages of 1 and
  * of 4, checked against numbers written here), SGLang's CUDA-graph
- * padding rows, random cases over steps, branches and page sizes, and
+ * padding rows, random cases over steps, branches and page sizes, many
+ * rows over forced launch shapes (the block-wide scan's passes), and
  * hostile data (pool rows outside the pool, negative lengths and
  * positions, lengths with high bits, columns past the row, lists past the
  * width, an indptr past INT32_MAX).
@@ -217,4 +218,69 @@ Test(pool_draft, no_request) {
   draft_case c = case_over("no_request", pool, 1, 4, NULL, NULL, NULL, 0, 3, 2, 0);
   c.want = DRAFT_WANT_INDPTR;
   cr_expect_eq(draft_run_everywhere(&c), 0);
+}
+
+/* {block, grid, stage, vector, lanes}: one-lane groups of whole blocks
+ * (more rows a pass than the block-wide scan holds at once), several
+ * blocks (the rows since a block's last pass summed strided over it), a
+ * block of one thread, odd lane counts. */
+static const amt_launch many_configs[] = {
+    {"auto", {0, 0, -1, -1, 0}},
+    {"grid7", {0, 7, -1, -1, 0}},
+    {"block1_grid1000", {1, 1000, -1, -1, 0}},
+    {"block32_lanes8_grid5", {32, 5, -1, -1, 8}},
+    {"block256_lanes3_grid40", {256, 40, -1, -1, 3}},
+    {"block1024_lanes1", {1024, 0, -1, -1, 1}},
+    {"block1024_lanes1_grid3", {1024, 3, -1, -1, 1}},
+    {"block512_lanes2_grid2", {512, 2, -1, -1, 2}},
+    {"block96_lanes7_grid9", {96, 9, -1, -1, 7}},
+};
+
+#define MANY_B 1500
+#define MANY_K 3
+static int32_t m_pool[8 * 400];
+static int64_t m_rpi[MANY_B], m_len[MANY_B], m_pos[MANY_B * MANY_K];
+
+/* More rows than a block has threads, over several blocks: the places of
+ * each row come from the scan's passes, checked against the reference. */
+static int32_t many_rows(int hostile, int32_t ps) {
+  const int32_t rows = 8, cols = 400, S = 4, K = MANY_K;
+  int64_t total = 0, width;
+  char name[96];
+  draft_case c;
+  int32_t b, k, i;
+  for (i = 0; i < rows * cols; i++)
+    m_pool[i] = hostile && rng_in(0, 99) == 0 ? -1 : (int32_t)rng_in(0, 1 << 20);
+  for (b = 0; b < MANY_B; b++) {
+    m_rpi[b] = hostile && rng_in(0, 99) == 0 ? rng_in(-2, rows + 2) : rng_in(0, rows - 1);
+    m_len[b] = rng_in(0, 40);
+    if (hostile && rng_in(0, 99) == 0) m_len[b] = -rng_in(1, 1 << 20);
+    if (hostile && rng_in(0, 99) == 0) m_len[b] += (int64_t)rng_in(1, 3) << 32; /* high bits */
+    if (hostile && b == MANY_B / 2) m_len[b] = 20000; /* columns past the row */
+    for (k = 0; k < K; k++)
+      m_pos[b * K + k] = hostile && rng_in(0, 99) == 0 ? rng_in(-9, 9) : m_len[b];
+    total += (int32_t)m_len[b] > 0 ? (int32_t)m_len[b] : 0;
+  }
+  width = total * K + (int64_t)MANY_B * S * K;
+  if (hostile) width -= width / 3;
+  snprintf(name, sizeof name, "many_rows B=%d ps=%d%s", MANY_B, ps, hostile ? " hostile" : "");
+  c = case_over(name, m_pool, rows, cols, m_rpi, m_len, m_pos, MANY_B, S, K, width);
+  c.in.page_size = ps;
+  return draft_run_configs(&c, many_configs, (int)(sizeof many_configs / sizeof many_configs[0]));
+}
+
+Test(pool_draft, many_rows) {
+  rng_state = 0x5CA4;
+  cr_expect_eq(many_rows(0, 1), 0);
+  cr_expect_eq(many_rows(0, 4), 0);
+}
+
+Test(pool_draft, many_rows_hostile) {
+  const int32_t want = ATTNMETA_FLAG_POOL_INDEX_OUT_OF_RANGE | ATTNMETA_FLAG_SEQ_LEN_NEGATIVE |
+                       ATTNMETA_FLAG_BLOCK_OUT_OF_TABLE | ATTNMETA_FLAG_TOTAL_OUT_OF_RANGE;
+  int32_t seen;
+  rng_state = 0xB16BA7C4;
+  seen = many_rows(1, 1) | many_rows(1, 16);
+  cr_expect((seen & want) == want, "flags 0x%x, expected all of 0x%x", (unsigned)seen,
+            (unsigned)want);
 }

@@ -6,11 +6,15 @@
  *
  * Work split: as the pool's, a group of lanes owns request rows b = g,
  * g + G, ...; for each step i and branch k it copies the row's L tokens
- * and i + 1 draft slots at stride `lanes`. Each thread keeps the sums of
- * the lengths and of the positions of the rows before its own (each read
- * at most once a thread), so the places of a row do not depend on the
- * launch shape. The places of the rows never meet, so no entry depends on
- * the order they are written in.
+ * and i + 1 draft slots at stride `lanes`. A row's places need the sums of
+ * the lengths and of the positions of the rows before it: the threads of a
+ * block compute them with the pool's block-wide scan (am_pool_scan.h), on
+ * each pass of the grid-stride loop summing the rows since the block's
+ * last pass (strided over the block), then scanning this pass's rows, so
+ * a block reads each length and position O(1) times. Every thread reaches
+ * every barrier (the passes and scans are block-uniform), and the places
+ * of a row do not depend on the launch shape. The places of the rows
+ * never meet, so no entry depends on the order they are written in.
  */
 #ifndef ATTNMETA_AM_POOL_DRAFT_KERNEL_H
 #define ATTNMETA_AM_POOL_DRAFT_KERNEL_H
@@ -18,6 +22,7 @@
 #include "am_dialect.h"
 #include "am_pool_entries.h"
 #include "am_pool_params.h"
+#include "am_pool_scan.h"
 
 /* The sum of the lengths before a row is kept at most this: a row placed
  * past it lies past any accepted width (draft_kv_indices_width <= 2^40),
@@ -71,40 +76,81 @@ AM_DEVICE void am_pool_draft_slots(const am_pool_params *p, am_thread t, uint32_
   }
 }
 
-AM_DEVICE void am_pool_draft_body(const am_pool_params *p, am_thread t) {
-  const uint32_t groups = t.groups * t.grid_dim;
-  const uint32_t num_reqs = (uint32_t)p->num_reqs;
+/* Row r's terms for the rows after it: its length (max(L, 0)) in `sum`
+ * and, with offsets, the sum of its K positions in `rows`. */
+AM_DEVICE am_pool_prefix am_pool_draft_term(const am_pool_params *p, uint32_t r, int32_t *flags) {
+  const int32_t l = am_pool_length(p, r);
+  am_pool_prefix v = am_pool_none();
+  int64_t k;
+  v.sum = l > 0 ? l : 0;
+  if (p->draft_indptr)
+    for (k = 0; k < p->draft_topk; ++k)
+      v.rows += am_pool_draft_position(p, (int64_t)r * p->draft_topk + k, flags);
+  return v;
+}
+
+/* Row b's lists and offsets; `pre` joins the rows before it. */
+AM_DEVICE void am_pool_draft_row(const am_pool_params *p, am_thread t, uint32_t b,
+                                 am_pool_prefix pre, int32_t *flags) {
+  const int32_t len = am_pool_length(p, b);
   const int64_t K = p->draft_topk;
-  uint32_t b = t.block * t.groups + t.group;
-  uint32_t summed = 0; /* rows whose lengths are in `before`: [0, summed) */
-  int64_t before = 0, placed = 0, positions = 0; /* positions: the sum of [0, placed) */
-  int32_t flags = 0;
   int64_t i, k;
+  if (len < 0 && t.lane == 0) *flags |= AM_POOL_FLAG_LENGTH_NEGATIVE;
+  if (p->draft_indices)
+    am_pool_draft_slots(p, t, b, len > 0 ? len : 0, am_min64(pre.sum, AM_POOL_DRAFT_SUM_CAP),
+                        flags);
+  if (p->draft_indptr) {
+    /* entry e = b * K + k + 1 of step i: the positions of the tokens
+     * before e, and i + 1 slots for each of them */
+    int64_t run = pre.rows;
+    for (k = 0; k < K; ++k) {
+      const int64_t e = (int64_t)b * K + k + 1;
+      run += am_pool_draft_position(p, e - 1, flags);
+      for (i = t.lane; i < p->draft_steps; i += t.lanes)
+        p->draft_indptr[i * p->draft_indptr_stride + e] = am_pool_sum32(run + e * (i + 1), flags);
+    }
+  }
+}
+
+/* `scan`: the block-shared array of am_pool_scan. */
+AM_DEVICE void am_pool_draft_body(const am_pool_params *p, am_thread t, int64_t *scan) {
+  const uint32_t stride = t.groups * t.grid_dim;
+  const uint32_t num_reqs = (uint32_t)p->num_reqs;
+  const uint32_t slots = t.block_dim < AM_POOL_SCAN_SLOTS ? t.block_dim : AM_POOL_SCAN_SLOTS;
+  uint32_t first = t.block * t.groups; /* the block's first row of this pass */
+  uint32_t summed = 0; /* the rows [0, summed) joined in `base` (block-uniform) */
+  am_pool_prefix base = am_pool_none();
+  int32_t flags = 0;
+  int64_t i;
   if (p->draft_indptr && t.block == 0 && t.thread == 0)
     for (i = 0; i < p->draft_steps; ++i) p->draft_indptr[i * p->draft_indptr_stride] = 0;
-  for (; b < num_reqs; b += groups) {
-    const int32_t len = am_pool_length(p, b);
-    if (len < 0 && t.lane == 0) flags |= AM_POOL_FLAG_LENGTH_NEGATIVE;
-    if (p->draft_indices) {
-      for (; summed < b; ++summed) {
-        const int32_t l = am_pool_length(p, summed);
-        before = am_min64(before + (l > 0 ? l : 0), AM_POOL_DRAFT_SUM_CAP);
-      }
-      am_pool_draft_slots(p, t, b, len > 0 ? len : 0, before, &flags);
+  for (; first < num_reqs; first += stride) {
+    const uint32_t b = first + t.group;
+    const uint32_t w1 = num_reqs - first < t.groups ? num_reqs : first + t.groups;
+    am_pool_prefix pre = am_pool_none();
+    uint32_t r0;
+    if (summed < first) { /* the rows since the last pass, strided over the block */
+      const uint32_t used = first - summed < slots ? first - summed : slots;
+      am_pool_prefix part = am_pool_none();
+      uint32_t r;
+      if (t.thread < slots)
+        for (r = summed + t.thread; r < first; r += slots)
+          part = am_pool_join(part, am_pool_draft_term(p, r, &flags));
+      am_pool_scan(scan, t, used, part);
+      base = am_pool_join(base, am_pool_read(scan, used - 1));
     }
-    if (p->draft_indptr) {
-      /* entry e = b * K + k + 1 of step i: the positions of the tokens
-       * before e, and i + 1 slots for each of them */
-      int64_t run;
-      for (; placed < (int64_t)b * K; ++placed) positions += am_pool_draft_position(p, placed, &flags);
-      run = positions;
-      for (k = 0; k < K; ++k) {
-        const int64_t e = (int64_t)b * K + k + 1;
-        run += am_pool_draft_position(p, e - 1, &flags);
-        for (i = t.lane; i < p->draft_steps; i += t.lanes)
-          p->draft_indptr[i * p->draft_indptr_stride + e] = am_pool_sum32(run + e * (i + 1), &flags);
-      }
+    /* this pass's rows [first, w1), `slots` at a time */
+    for (r0 = first; r0 < w1; r0 += slots) {
+      const uint32_t used = w1 - r0 < slots ? w1 - r0 : slots;
+      const uint32_t r = r0 + t.thread;
+      am_pool_scan(scan, t, used,
+                   t.thread < used ? am_pool_draft_term(p, r, &flags) : am_pool_none());
+      if (b < w1 && b >= r0 && b - r0 < used)
+        pre = am_pool_join(base, am_pool_before(scan, b - r0));
+      base = am_pool_join(base, am_pool_read(scan, used - 1));
     }
+    summed = w1;
+    if (b < w1) am_pool_draft_row(p, t, b, pre, &flags);
   }
   if (flags && p->error_word) AM_ATOMIC_OR(p->error_word, flags);
 }

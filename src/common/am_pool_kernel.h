@@ -37,6 +37,7 @@
 #include "am_pool_draft_kernel.h"
 #include "am_pool_entries.h"
 #include "am_pool_params.h"
+#include "am_pool_scan.h"
 
 /* Row j of a request of n >= 0 tokens and q rows: the tokens its query
  * sees (target verify and draft-extend: the rows before it and itself). */
@@ -129,34 +130,6 @@ AM_DEVICE void am_pool_slice(int64_t lo, int64_t hi, uint32_t c, uint32_t chunks
   *to = lo + am_min64(n, (int64_t)(c + 1) * span);
 }
 
-/* Threads of a block that take part in the prefix sums (the block-shared
- * scan holds one entry of each sum a thread). */
-#define AM_POOL_SCAN_SLOTS 256
-
-/* What the requests before a request add up to: the sum of their lengths
- * (max(L, 0)), of their rows, of their rows' clipped lengths, and the
- * largest of their kv_indptr entries (INT64_MIN for none). */
-typedef struct am_pool_prefix {
-  int64_t sum, rows, clipped, top;
-} am_pool_prefix;
-
-AM_DEVICE am_pool_prefix am_pool_none(void) {
-  am_pool_prefix z;
-  z.sum = 0;
-  z.rows = 0;
-  z.clipped = 0;
-  z.top = INT64_MIN;
-  return z;
-}
-
-AM_DEVICE am_pool_prefix am_pool_join(am_pool_prefix a, am_pool_prefix b) {
-  a.sum += b.sum;
-  a.rows += b.rows;
-  a.clipped += b.clipped;
-  a.top = am_max64(a.top, b.top);
-  return a;
-}
-
 /* Request r's own terms; `top` only where kv_indptr places the rows. */
 AM_DEVICE am_pool_prefix am_pool_term(const am_pool_params *p, uint32_t r, int tops) {
   const int32_t l = am_pool_length(p, r);
@@ -166,52 +139,6 @@ AM_DEVICE am_pool_prefix am_pool_term(const am_pool_params *p, uint32_t r, int t
   v.clipped = p->topk_indptr ? am_pool_clip_sum(p, v.sum, v.rows) : 0;
   v.top = tops ? p->kv_indptr[r] : INT64_MIN;
   return v;
-}
-
-AM_DEVICE void am_pool_post(int64_t *scan, uint32_t slot, am_pool_prefix v) {
-  scan[slot] = v.sum;
-  scan[AM_POOL_SCAN_SLOTS + slot] = v.rows;
-  scan[2 * AM_POOL_SCAN_SLOTS + slot] = v.clipped;
-  scan[3 * AM_POOL_SCAN_SLOTS + slot] = v.top;
-}
-
-AM_DEVICE am_pool_prefix am_pool_read(const int64_t *scan, uint32_t slot) {
-  am_pool_prefix v;
-  v.sum = scan[slot];
-  v.rows = scan[AM_POOL_SCAN_SLOTS + slot];
-  v.clipped = scan[2 * AM_POOL_SCAN_SLOTS + slot];
-  v.top = scan[3 * AM_POOL_SCAN_SLOTS + slot];
-  return v;
-}
-
-/* The inclusive scan of the threads' `v` over slots [0, used), in
- * block-shared `scan` (thread k < used posts slot k): afterwards slot k
- * holds the join of slots 0..k. Doubling steps, each a read and a write
- * between barriers; `used` (<= AM_POOL_SCAN_SLOTS) is block-uniform, and
- * every thread of the block must call this. The first barrier lets every
- * read of the previous scan finish before this one writes. */
-AM_DEVICE void am_pool_scan(int64_t *scan, am_thread t, uint32_t used, am_pool_prefix v) {
-  const int mine = t.thread < used;
-  uint32_t d;
-  AM_BARRIER();
-  if (mine) am_pool_post(scan, t.thread, v);
-  for (d = 1; d < used; d <<= 1) {
-    const int takes = mine && t.thread >= d;
-    am_pool_prefix x = am_pool_none();
-    AM_BARRIER();
-    if (takes) x = am_pool_read(scan, t.thread - d);
-    AM_BARRIER();
-    if (takes) {
-      v = am_pool_join(x, v);
-      am_pool_post(scan, t.thread, v);
-    }
-  }
-  AM_BARRIER();
-}
-
-/* The join of slots [0, k) of a finished scan. */
-AM_DEVICE am_pool_prefix am_pool_before(const int64_t *scan, uint32_t k) {
-  return k == 0 ? am_pool_none() : am_pool_read(scan, k - 1);
 }
 
 /* Item `item` (request b, slice c): its scalars (slice 0), its slice of
@@ -309,8 +236,8 @@ AM_DEVICE void am_pool_item(const am_pool_params *p, int dcp, am_thread t, uint3
 }
 
 AM_DEVICE void am_pool_body(const am_pool_params *p, am_thread t) {
-  if (p->draft_steps > 0) { am_pool_draft_body(p, t); return; } /* built alone */
   AM_SHARED_ARRAY(int64_t, scan, 4 * AM_POOL_SCAN_SLOTS);
+  if (p->draft_steps > 0) { am_pool_draft_body(p, t, scan); return; } /* built alone */
   const uint32_t num_reqs = (uint32_t)p->num_reqs;
   const uint32_t chunks = p->row_chunks > 1 ? (uint32_t)p->row_chunks : 1;
   /* the host keeps num_reqs x row_chunks <= 2^31 and grid x block <= 2^31:
