@@ -53,8 +53,10 @@ int main() {
     /* the positions form converts nothing, so raises nothing */
     if (bad || err[0] != want_err || err[1] != 0) {
       failures++;
-      std::printf("FAIL T=%d L=%d K=%d: %zu entries differ, error words 0x%x 0x%x (reference 0x%x, 0)\n", p.T, p.L, p.K,
-                  bad, static_cast<unsigned>(err[0]), static_cast<unsigned>(err[1]), static_cast<unsigned>(want_err));
+      std::printf("FAIL T=%d L=%d K=%d: %zu entries differ, "
+                  "error words 0x%x 0x%x (reference 0x%x, 0)\n",
+                  p.T, p.L, p.K, bad, static_cast<unsigned>(err[0]), static_cast<unsigned>(err[1]),
+                  static_cast<unsigned>(want_err));
     }
     ft_problem_free(&p);
   }
