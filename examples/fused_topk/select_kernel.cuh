@@ -3,14 +3,23 @@
  * The example's top-k selection kernel (the rule of problem.h): one block
  * a token. The block loads the row's keys into shared memory, finds the
  * K-th highest key by a radix select (four passes of 8 bits, a 256-bin
- * histogram each), then writes the kept positions in increasing order:
+ * histogram each), then places the kept positions in increasing order:
  * each thread takes FT_ITEMS consecutive positions, and one prefix sum
  * over the threads of (count above the threshold, count equal to it) says
- * where each kept position goes.
+ * where each kept position goes. They go to shared memory (the keys[]
+ * buffer, no longer needed), and after a barrier the block writes the row
+ * [0, K) coalesced, thread tid taking entries tid, tid + FT_THREADS, ...:
+ * the kept positions, then -1.
  *
  * kFused = false writes the positions (for attnmeta_convert_topk to
  * convert afterwards); kFused = true writes global slots through
- * attnmeta_topk_slot, so no conversion launch follows.
+ * attnmeta_topk_slot, so no conversion launch follows. The conversion is
+ * done in that last loop, not while placing (where a thread walked its
+ * FT_ITEMS positions one after another, each table load behind the
+ * previous item's store to dst, which might alias it): a thread converts
+ * at most FT_BATCH entries a round, all before it stores any, and the
+ * block's table loads for a row are spread over all its threads. Both
+ * forms do the same work but the conversion.
  *
  * C++ for CUDA (nvcc), HIP, and HIP-CPU (the tests run it on the CPU).
  * Launch with FT_THREADS threads a block and one block a token.
@@ -36,6 +45,7 @@
 #define FT_THREADS 512
 #define FT_ITEMS 16
 #define FT_MAX_L (FT_THREADS * FT_ITEMS)
+#define FT_BATCH 4 /* entries a thread converts before it stores them */
 
 FT_DEVICE uint32_t ft_device_key(float score) {
   uint32_t u;
@@ -64,18 +74,20 @@ FT_DEVICE uint32_t ft_block_scan(uint32_t *scan, uint32_t tid, uint32_t v, uint3
 /* scores: [T][L], L <= FT_MAX_L. dst: [T][K], positions or slots. op: the
  * layer's conversion (req_id, table, sizes; op.error_word for flags). */
 template <bool kFused>
-FT_KERNEL void ft_select_kernel(const float *scores, int32_t L, const int32_t *seq_lens, attnmeta_topk op,
-                                int32_t *dst) {
-  __shared__ uint32_t keys[FT_MAX_L];
+FT_KERNEL void ft_select_kernel(const float *scores, int32_t L, const int32_t *seq_lens,
+                                attnmeta_topk op, int32_t *dst) {
+  __shared__ uint32_t keys[FT_MAX_L]; /* the row's keys, then its kept positions */
   __shared__ uint32_t hist[256];
   __shared__ uint32_t scan[FT_THREADS];
   __shared__ uint32_t chosen[2];
   const int32_t t = static_cast<int32_t>(blockIdx.x);
-  const uint32_t tid = threadIdx.x;
+  const uint32_t tid = threadIdx.x, first = tid * FT_ITEMS;
   const uint32_t K = static_cast<uint32_t>(op.topk_count);
   const attnmeta_topk_token tok = attnmeta_topk_token_of(&op, t);
+  int32_t *const row = dst + static_cast<int64_t>(t) * K;
   int32_t flags = 0;
-  uint32_t n = 0, i, prefix = 0, mask = 0, remaining = K, run_gt = 0, run_eq = 0, base;
+  uint32_t n = 0, i, j, prefix = 0, mask = 0, remaining = K, kept;
+  uint32_t above = 0, equal = 0, gt = 0, eq = 0, total, packed;
   int shift, take_all;
   if (t >= op.num_tokens) return; /* uniform over the block */
   {
@@ -83,7 +95,8 @@ FT_KERNEL void ft_select_kernel(const float *scores, int32_t L, const int32_t *s
     const int32_t len = r >= 0 && r < op.num_reqs ? seq_lens[r] : 0;
     n = len <= 0 ? 0u : len < L ? static_cast<uint32_t>(len) : static_cast<uint32_t>(L);
   }
-  for (i = tid; i < n; i += FT_THREADS) keys[i] = ft_device_key(scores[static_cast<int64_t>(t) * L + i]);
+  for (i = tid; i < n; i += FT_THREADS)
+    keys[i] = ft_device_key(scores[static_cast<int64_t>(t) * L + i]);
   __syncthreads(); /* each thread reads other threads' keys below */
   take_all = n <= K;
   for (shift = 24; !take_all && shift >= 0; shift -= 8) {
@@ -106,33 +119,39 @@ FT_KERNEL void ft_select_kernel(const float *scores, int32_t L, const int32_t *s
     remaining = chosen[1]; /* keys equal to the threshold still to keep */
     mask |= 255U << shift;
   }
-  /* prefix is now the K-th highest key (when not taking all) */
-  for (base = 0; base < n; base += FT_THREADS * FT_ITEMS) {
-    const uint32_t first = base + tid * FT_ITEMS;
-    uint32_t gt = 0, eq = 0, total, incl, excl, packed, j;
-    for (j = first; j < first + FT_ITEMS && j < n; j++) {
-      gt += take_all || keys[j] > prefix;
-      eq += !take_all && keys[j] == prefix;
-    }
-    packed = gt << 16 | eq;
-    incl = ft_block_scan(scan, tid, packed, &total);
-    excl = incl - packed;
-    gt = run_gt + (excl >> 16);
-    eq = run_eq + (excl & 0xffffU);
-    for (j = first; j < first + FT_ITEMS && j < n; j++) {
-      const int above = take_all || keys[j] > prefix, equal = !take_all && keys[j] == prefix;
-      if (above || (equal && eq < remaining)) {
-        const uint32_t at = gt + (eq < remaining ? eq : remaining);
-        const int32_t x = static_cast<int32_t>(j);
-        dst[static_cast<int64_t>(t) * K + at] = kFused ? attnmeta_topk_slot(&op, &tok, x, &flags) : x;
-      }
-      gt += above;
-      eq += equal;
-    }
-    run_gt += total >> 16;
-    run_eq += total & 0xffffU;
+  /* prefix is now the K-th highest key (when not taking all). n <= FT_MAX_L:
+   * one pass covers the row. The thread's items as bits, read before the
+   * scan's barriers, so keys[] can take the positions after it. */
+  for (j = 0; j < FT_ITEMS && first + j < n; j++) {
+    const uint32_t a = take_all || keys[first + j] > prefix;
+    const uint32_t e = !take_all && keys[first + j] == prefix;
+    above |= a << j;
+    equal |= e << j;
+    gt += a;
+    eq += e;
   }
-  for (i = (take_all ? n : K) + tid; i < K; i += FT_THREADS) dst[static_cast<int64_t>(t) * K + i] = -1;
+  packed = gt << 16 | eq;
+  packed = ft_block_scan(scan, tid, packed, &total) - packed; /* exclusive */
+  gt = packed >> 16;
+  eq = packed & 0xffffU;
+  for (j = 0; j < FT_ITEMS; j++) {
+    const uint32_t a = above >> j & 1U, e = equal >> j & 1U;
+    if (a || (e && eq < remaining)) keys[gt + (eq < remaining ? eq : remaining)] = first + j;
+    gt += a;
+    eq += e;
+  }
+  kept = take_all ? n : K;
+  __syncthreads(); /* the row's kept positions are in keys[0, kept) */
+  for (i = tid; i < K; i += FT_THREADS * FT_BATCH) {
+    int32_t v[FT_BATCH];
+    uint32_t u;
+    for (u = 0; u < FT_BATCH; u++) { /* loads only: the stores follow */
+      const uint32_t at = i + u * FT_THREADS;
+      const int32_t x = at < kept ? static_cast<int32_t>(keys[at]) : -1;
+      v[u] = kFused && x >= 0 ? attnmeta_topk_slot(&op, &tok, x, &flags) : x;
+    }
+    for (u = 0; u < FT_BATCH && i + u * FT_THREADS < K; u++) row[i + u * FT_THREADS] = v[u];
+  }
   attnmeta_topk_flags_publish(op.error_word, flags);
 }
 
