@@ -22,6 +22,16 @@
 #include "am_topk_request.h"
 #include "attnmeta/attnmeta.h"
 
+/* A thread's columns j0, j0 + width, ... of a row (-1 at and past K). */
+AM_DEVICE void am_topk_rows_load(const int32_t *AM_RESTRICT in, uint32_t k, uint32_t j0,
+                                 uint32_t width, int32_t x[AM_TOPK_ROW_COLS]) {
+  int u;
+  for (u = 0; u < AM_TOPK_ROW_COLS; ++u) {
+    const uint32_t j = j0 + (uint32_t)u * width;
+    x[u] = j < k ? in[j] : -1;
+  }
+}
+
 /* `counts`: rows are counted into valid_count (a compile-time constant on
  * the GPUs). Every thread of a block runs the same passes, so the barrier
  * counts line up. */
@@ -34,21 +44,23 @@ AM_DEVICE void am_topk_rows_body(const am_topk_params *p, am_thread th, int coun
   int32_t flags = 0;
   uint32_t t;
   for (t = th.block; t < num_tokens; t += th.grid_dim) {
-    const int32_t r = am_topk_request(p, t);
-    const int live = r >= 0;
-    const int32_t *AM_RESTRICT table =
-        p->block_table + (live ? (int64_t)r * p->block_table_stride : 0);
     const int32_t *AM_RESTRICT in = p->topk + (int64_t)t * p->topk_stride;
     int32_t *AM_RESTRICT out = p->out + (int64_t)t * p->out_stride;
-    const int counted = counts && live && !(p->token_slot && p->token_slot[t] < 0);
+    int32_t x[AM_TOPK_ROW_COLS];
+    int32_t r;
+    int live, counted, u;
+    const int32_t *AM_RESTRICT table;
     uint32_t c0, total = 0;
+    /* the first pass's positions load before the request is looked up:
+     * both rounds of loads are in flight together */
+    am_topk_rows_load(in, k, th.thread, width, x);
+    r = am_topk_request(p, t);
+    live = r >= 0;
+    table = p->block_table + (live ? (int64_t)r * p->block_table_stride : 0);
+    counted = counts && live && !(p->token_slot && p->token_slot[t] < 0);
     for (c0 = 0; c0 < k; c0 += pass) {
-      int32_t x[AM_TOPK_ROW_COLS], v[AM_TOPK_ROW_COLS];
-      int u;
-      for (u = 0; u < AM_TOPK_ROW_COLS; ++u) {
-        const uint32_t j = c0 + (uint32_t)u * width + th.thread;
-        x[u] = j < k ? in[j] : -1;
-      }
+      int32_t v[AM_TOPK_ROW_COLS];
+      if (c0 > 0) am_topk_rows_load(in, k, c0 + th.thread, width, x);
       for (u = 0; u < AM_TOPK_ROW_COLS; ++u) {
         const uint32_t local = (uint32_t)x[u], blk = local >> shift;
         const int wanted = live && x[u] >= 0;

@@ -208,10 +208,14 @@ static am_launch_shape plan_launch(const attnmeta_context *ctx, am_topk_params *
   int64_t lanes, block;
   int64_t chunks, rows;
   int many_rows;
-  /* The short body wherever it applies, unless a launch shape is forced in
-   * lanes (a shape of the general body's kind): a block a row, threads
-   * enough for one pass of AM_TOPK_ROW_COLS columns each, in whole warps. */
-  p->rows_body = cfg->lanes <= 0 && am_topk_rows_apply(p);
+  /* The short body where it applies to rows few enough that their time is
+   * a thread's chain of instructions, not bytes (the general body's
+   * 16-byte vectors move more where the rows are many), unless a launch
+   * shape is forced in lanes (a shape of the general body's kind): a block
+   * a row, threads enough for one pass of AM_TOPK_ROW_COLS columns each,
+   * in whole warps. */
+  p->rows_body = cfg->lanes <= 0 && am_topk_rows_apply(p) &&
+                 (int64_t)p->num_tokens * p->topk_count < AM_TOPK_TWO_VECTORS_FROM;
   if (p->rows_body) {
     block = cfg->block > 0 ? cfg->block
             : is_cpu       ? 1
