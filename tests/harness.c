@@ -120,6 +120,25 @@ void amt_step_each_config(attnmeta_context *ctx, attnmeta_backend kind, const ch
   }
 }
 
+void amt_step_every_case(int ncases,
+                         void (*open)(attnmeta_context *ctx, int n, void *arg, amt_step_case *c),
+                         void (*close)(attnmeta_context *ctx, void *arg), void *arg) {
+  attnmeta_backend be[AMT_MAX_BACKENDS];
+  const int nb = amt_test_backends(be);
+  int b, n;
+  for (b = 0; b < nb; b++) {
+    attnmeta_context *ctx = amt_open_or_null(be[b]);
+    if (!ctx) continue;
+    for (n = 0; n < ncases; n++) {
+      amt_step_case c;
+      open(ctx, n, arg, &c);
+      amt_step_each_config(ctx, be[b], c.name, c.step, &c.hooks);
+      close(ctx, arg);
+    }
+    attnmeta_close(ctx);
+  }
+}
+
 void *amt_dev_alloc(attnmeta_context *ctx, size_t bytes) {
   void *p = NULL;
   const attnmeta_status st = attnmeta_device_alloc(ctx, bytes, &p);

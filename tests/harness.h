@@ -66,6 +66,21 @@ typedef struct amt_step_hooks {
 void amt_step_each_config(attnmeta_context *ctx, attnmeta_backend kind, const char *name,
                           const attnmeta_step *step, const amt_step_hooks *hooks);
 
+/* What one case of a table gives amt_step_every_case: its name, its step
+ * on the device and the hooks that poison and check its outputs. */
+typedef struct amt_step_case {
+  const char *name;
+  const attnmeta_step *step;
+  amt_step_hooks hooks;
+} amt_step_case;
+/* Every case n < ncases on every test backend: open(ctx, n, arg, &c) makes
+ * the case's data (device buffers, the reference) and fills c, the step
+ * runs under each launch config (amt_step_each_config), then close(ctx,
+ * arg) frees what open made. */
+void amt_step_every_case(int ncases,
+                         void (*open)(attnmeta_context *ctx, int n, void *arg, amt_step_case *c),
+                         void (*close)(attnmeta_context *ctx, void *arg), void *arg);
+
 /* Device memory; every failure fails the test with the library's message. */
 void *amt_dev_alloc(attnmeta_context *ctx, size_t bytes);
 void amt_dev_free(attnmeta_context *ctx, void *ptr);

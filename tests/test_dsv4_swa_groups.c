@@ -217,50 +217,46 @@ static int expect_outputs(attnmeta_context *ctx, const group_case *k, const dev_
   return bad;
 }
 
-/* One case's run, for amt_step_each_config. */
+/* One case's run, for amt_step_every_case. */
 typedef struct run {
   attnmeta_context *ctx;
   const group_case *k;
-  dev_step *d;
-  amr_dsv4_output *const *o;
+  dev_step d;
+  attnmeta_step host[MAX_G];
+  amr_dsv4_output *o[MAX_G];
+  int hostile_flags; /* what the hostile groups flag past the first group */
 } run;
 static void poison_run(void *arg) {
   run *r = arg;
-  poison_outputs(r->ctx, r->k, r->d);
+  poison_outputs(r->ctx, r->k, &r->d);
 }
 static int check_run(void *arg, const char *where) {
   const run *r = arg;
-  return expect_outputs(r->ctx, r->k, r->d, r->o, where);
+  return expect_outputs(r->ctx, r->k, &r->d, r->o, where);
+}
+static void open_run(attnmeta_context *ctx, int n, void *arg, amt_step_case *c) {
+  run *r = arg;
+  const group_case *k = &cases[n];
+  int32_t g;
+  r->ctx = ctx;
+  r->k = k;
+  open_step(ctx, k, &r->d);
+  for (g = 0; g < ngroups(k); g++) r->o[g] = reference(k, &r->d, g, &r->host[g]);
+  if (k->hostile) r->hostile_flags |= r->o[ngroups(k) - 1]->swa_flags & ~r->o[0]->swa_flags;
+  *c = (amt_step_case){k->name, &r->d.s, {poison_run, check_run, r}};
+}
+static void close_run(attnmeta_context *ctx, void *arg) {
+  run *r = arg;
+  int32_t g;
+  for (g = 0; g < ngroups(r->k); g++) amr_dsv4_free(r->o[g]);
+  close_step(ctx, &r->d);
 }
 
 Test(dsv4_swa_groups, every_backend_matches_the_reference) {
-  attnmeta_backend be[AMT_MAX_BACKENDS];
-  const int nb = amt_test_backends(be);
-  int b, n, hostile_flags = 0;
-  for (b = 0; b < nb; b++) {
-    attnmeta_context *ctx = amt_open_or_null(be[b]);
-    if (!ctx) continue;
-    for (n = 0; n < (int)(sizeof cases / sizeof cases[0]); n++) {
-      const group_case *k = &cases[n];
-      amr_dsv4_output *o[MAX_G];
-      attnmeta_step host[MAX_G];
-      dev_step d;
-      int32_t g;
-      open_step(ctx, k, &d);
-      for (g = 0; g < ngroups(k); g++) o[g] = reference(k, &d, g, &host[g]);
-      if (k->hostile) hostile_flags |= o[ngroups(k) - 1]->swa_flags & ~o[0]->swa_flags;
-      {
-        run r = {ctx, k, &d, o};
-        const amt_step_hooks hooks = {poison_run, check_run, &r};
-        amt_step_each_config(ctx, be[b], k->name, &d.s, &hooks);
-      }
-      for (g = 0; g < ngroups(k); g++) amr_dsv4_free(o[g]);
-      close_step(ctx, &d);
-    }
-    attnmeta_close(ctx);
-  }
+  run r = {0};
+  amt_step_every_case((int)(sizeof cases / sizeof cases[0]), open_run, close_run, &r);
   /* the hostile group flags what the others do not: each group reads its own table */
-  cr_expect(hostile_flags & ATTNMETA_FLAG_BLOCK_ID_NEGATIVE, "flags %#x", hostile_flags);
+  cr_expect(r.hostile_flags & ATTNMETA_FLAG_BLOCK_ID_NEGATIVE, "flags %#x", r.hostile_flags);
 }
 
 typedef struct bad_arg {

@@ -263,48 +263,41 @@ static int expect_outputs(attnmeta_context *ctx, const swa_case *k, const dev_st
   return bad;
 }
 
-/* One case's run, for amt_step_each_config. */
+/* One case's run, for amt_step_every_case. */
 typedef struct run {
   attnmeta_context *ctx;
   const swa_case *k;
-  dev_step *d;
-  const amr_dsv4_output *o;
+  dev_step d;
+  amr_input in;
+  amr_dsv4_input di;
+  attnmeta_step host;
+  amr_dsv4_output *o;
 } run;
 static void poison_run(void *arg) {
   run *r = arg;
-  poison_outputs(r->ctx, r->k, r->d);
+  poison_outputs(r->ctx, r->k, &r->d);
 }
 static int check_run(void *arg, const char *where) {
   const run *r = arg;
-  return expect_outputs(r->ctx, r->k, r->d, r->o, where);
+  return expect_outputs(r->ctx, r->k, &r->d, r->o, where);
+}
+static void open_run(attnmeta_context *ctx, int n, void *arg, amt_step_case *c) {
+  run *r = arg;
+  r->ctx = ctx;
+  r->k = &cases[n];
+  open_step(ctx, r->k, &r->d);
+  r->o = reference(r->k, &r->d, &r->in, &r->di, &r->host);
+  *c = (amt_step_case){r->k->name, &r->d.s, {poison_run, check_run, r}};
+}
+static void close_run(attnmeta_context *ctx, void *arg) {
+  run *r = arg;
+  amr_dsv4_free(r->o);
+  close_step(ctx, &r->d);
 }
 
 Test(dsv4_swa_visible, every_backend_matches_the_reference) {
-  attnmeta_backend be[AMT_MAX_BACKENDS];
-  const int nb = amt_test_backends(be);
-  int b, n;
-  for (b = 0; b < nb; b++) {
-    attnmeta_context *ctx = amt_open_or_null(be[b]);
-    if (!ctx) continue;
-    for (n = 0; n < (int)(sizeof cases / sizeof cases[0]); n++) {
-      const swa_case *k = &cases[n];
-      dev_step d;
-      amr_input in;
-      amr_dsv4_input di;
-      attnmeta_step host;
-      amr_dsv4_output *o;
-      open_step(ctx, k, &d);
-      o = reference(k, &d, &in, &di, &host);
-      {
-        run r = {ctx, k, &d, o};
-        const amt_step_hooks hooks = {poison_run, check_run, &r};
-        amt_step_each_config(ctx, be[b], k->name, &d.s, &hooks);
-      }
-      amr_dsv4_free(o);
-      close_step(ctx, &d);
-    }
-    attnmeta_close(ctx);
-  }
+  run r;
+  amt_step_every_case((int)(sizeof cases / sizeof cases[0]), open_run, close_run, &r);
 }
 
 /* One request, table row [0, 1, 2, ...] with block size 4 (slot = position),

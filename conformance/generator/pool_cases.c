@@ -33,13 +33,7 @@ static int64_t *i64s(amp_case *c, int n, const int64_t *v) {
   if (p) memcpy(p, v, (size_t)n * 8);
   return p;
 }
-static int32_t *i32s(amp_case *c, int n, const int32_t *v) {
-  int32_t *p = own(c, (size_t)n, 4);
-  if (p) memcpy(p, v, (size_t)n * 4);
-  return p;
-}
 #define I64(c, ...) i64s(c, (int)(sizeof((int64_t[]){__VA_ARGS__}) / 8), (int64_t[]){__VA_ARGS__})
-#define I32(c, ...) i32s(c, (int)(sizeof((int32_t[]){__VA_ARGS__}) / 4), (int32_t[]){__VA_ARGS__})
 
 /* A pool of P rows of `cols` slots, `stride` apart, laid out in pages of
  * ps slots as SGLang's allocator leaves them: each page of a row a page
@@ -96,16 +90,6 @@ static int64_t total_tokens(const amp_case *c) {
   return t;
 }
 
-static void pages(amp_case *c, int32_t width, int64_t stride) {
-  c->in.page_width = width;
-  c->in.page_stride = stride;
-}
-
-static void tokens(amp_case *c, int32_t width, int64_t stride) {
-  c->in.token_width = width;
-  c->in.token_stride = stride;
-}
-
 /* full_to_swa over the pool's slots: slot v maps to (v * 3 + 5) mod n, or
  * to -1 every `holes`-th slot (0: none). */
 static void swa_map(amp_case *c, int64_t n, int holes) {
@@ -116,516 +100,22 @@ static void swa_map(amp_case *c, int64_t n, int holes) {
   c->in.swa_map_len = n;
 }
 
-/* ---- section 12 (contract), SGLang's sections 10 and 11: FlashInfer's slot lists ---- */
-
-#define SLOT_OUTS "kv_indices kv_indptr_out"
-
-static void slots_base(amp_case *c) {
-  pool(c, 8, 64, 64, 1, 1);
-  reqs(c, 4, I64(c, 3, 0, 7, 5), I64(c, 5, 17, 1, 33));
-  c->want = SLOT_OUTS;
-}
-static void slots_decode_b4(amp_case *c) {
-  slots_base(c);
-  c->in.capacity = total_tokens(c);
-}
-static void slots_capacity_tail(amp_case *c) {
-  slots_base(c);
-  c->in.capacity = total_tokens(c) + 24;
-}
-static void slots_capacity_short(amp_case *c) {
-  slots_base(c);
-  c->in.capacity = 40;
-}
-static void slots_kv_indptr_given(amp_case *c) {
-  slots_base(c);
-  c->in.kv_indptr = I32(c, 0, 8, 30, 31, 70);
-  c->in.capacity = 80;
-  c->want = "kv_indices";
-}
-static void slots_kv_indptr_given_lens(amp_case *c) {
-  slots_base(c);
-  c->in.kv_indptr = I32(c, 2, 7, 24, 26, 59);
-  c->in.capacity = 64;
-  c->want = "kv_indices cache_seqlens";
-}
-static void slots_indptr_only(amp_case *c) {
-  slots_base(c);
-  c->want = "kv_indptr_out";
-}
-static void slots_empty_rows(amp_case *c) {
-  pool(c, 6, 32, 32, 1, 2);
-  reqs(c, 5, I64(c, 1, 2, 3, 4, 5), I64(c, 0, 3, 0, 0, 4));
-  c->in.capacity = total_tokens(c) + 3;
-  c->want = SLOT_OUTS;
-}
-static void slots_b0(amp_case *c) {
-  pool(c, 4, 16, 16, 1, 3);
-  reqs(c, 0, I64(c, 0), I64(c, 0));
-  c->in.capacity = 4;
-  c->want = SLOT_OUTS;
-}
-static void slots_kv_start_idx(amp_case *c) {
-  slots_base(c);
-  c->in.kv_start_idx = I64(c, 2, 0, 60, 31);
-  c->in.capacity = total_tokens(c);
-  c->want = SLOT_OUTS " cache_seqlens";
-}
-static void slots_length_delta(amp_case *c) {
-  slots_base(c);
-  c->in.length_delta = 3;
-  c->in.capacity = total_tokens(c);
-}
-static void slots_strided_pool(amp_case *c) {
-  pool(c, 5, 40, 53, 1, 4);
-  reqs(c, 3, I64(c, 4, 1, 4), I64(c, 40, 0, 39));
-  c->in.capacity = total_tokens(c);
-  c->want = SLOT_OUTS;
-}
-static void slots_random_b32(amp_case *c) {
-  pool(c, 40, 200, 208, 1, 5);
-  random_reqs(c, 32, 200, 55);
-  c->in.capacity = total_tokens(c);
-  c->want = SLOT_OUTS " cache_seqlens";
-}
-static void slots_pages16(amp_case *c) {
-  pool(c, 6, 96, 96, 16, 6);
-  reqs(c, 3, I64(c, 5, 2, 0), I64(c, 17, 96, 1));
-  c->in.capacity = total_tokens(c);
-  c->want = SLOT_OUTS;
-}
-
-/* ---- section 12: FlashMLA's padded page tables (page_table, cache_seqlens) ---- */
-
-#define PAGE_OUTS "page_table cache_seqlens"
-
-static void pages_ps1(amp_case *c) {
-  pool(c, 6, 40, 40, 1, 11);
-  reqs(c, 3, I64(c, 5, 0, 2), I64(c, 7, 40, 1));
-  pages(c, 40, 40);
-  c->want = PAGE_OUTS;
-}
-static void pages_ps16_partial(amp_case *c) {
-  pool(c, 6, 64, 64, 16, 12);
-  reqs(c, 4, I64(c, 1, 2, 3, 4), I64(c, 1, 16, 17, 40));
-  pages(c, 4, 6);
-  c->want = PAGE_OUTS;
-}
-static void pages_ps64_flashmla(amp_case *c) {
-  pool(c, 5, 512, 512, 64, 13);
-  reqs(c, 4, I64(c, 4, 0, 3, 1), I64(c, 64, 65, 300, 1));
-  pages(c, 8, 8);
-  c->want = PAGE_OUTS;
-}
-static void pages_width_short(amp_case *c) {
-  pool(c, 4, 128, 128, 16, 14);
-  reqs(c, 3, I64(c, 1, 2, 3), I64(c, 20, 33, 128));
-  pages(c, 2, 3);
-  c->want = PAGE_OUTS;
-}
-static void pages_length_cap(amp_case *c) {
-  pool(c, 4, 128, 128, 16, 15);
-  reqs(c, 3, I64(c, 1, 2, 3), I64(c, 20, 33, 128));
-  c->in.length_cap = 2 * 16; /* max_seq_pages 2 */
-  pages(c, 8, 8);
-  c->want = PAGE_OUTS;
-}
-static void pages_fill_to_width(amp_case *c) {
-  pool(c, 4, 96, 96, 16, 16);
-  reqs(c, 3, I64(c, 3, 1, 2), I64(c, 0, 17, 96));
-  pages(c, 6, 7);
-  c->in.fill_to_width = 1;
-  c->want = PAGE_OUTS;
-}
-static void pages_fill_past_pool(amp_case *c) {
-  pool(c, 4, 40, 40, 16, 17);
-  reqs(c, 2, I64(c, 3, 1), I64(c, 5, 40));
-  pages(c, 4, 4);
-  c->in.fill_to_width = 1;
-  c->want = PAGE_OUTS;
-}
-static void pages_b0(amp_case *c) {
-  pool(c, 2, 16, 16, 16, 18);
-  reqs(c, 0, I64(c, 0), I64(c, 0));
-  pages(c, 4, 4);
-  c->want = PAGE_OUTS " kv_indptr_out";
-}
-static void pages_empty_rows(amp_case *c) {
-  pool(c, 5, 64, 64, 16, 19);
-  reqs(c, 4, I64(c, 1, 2, 3, 4), I64(c, 0, 16, 0, 1));
-  pages(c, 4, 4);
-  c->want = PAGE_OUTS;
-}
-static void pages_kv_start_idx(amp_case *c) {
-  pool(c, 4, 128, 128, 16, 20);
-  reqs(c, 3, I64(c, 1, 2, 3), I64(c, 40, 16, 64));
-  c->in.kv_start_idx = I64(c, 16, 32, 64);
-  pages(c, 5, 5);
-  c->want = PAGE_OUTS;
-}
-static void pages_swa(amp_case *c) {
-  c->span = 40;
-  pool(c, 4, 64, 64, 16, 21);
-  reqs(c, 3, I64(c, 1, 2, 3), I64(c, 20, 64, 1));
-  pages(c, 4, 4);
-  swa_map(c, 41 * 16, 0);
-  c->in.swa_stride = 5;
-  c->want = PAGE_OUTS " swa_page_table";
-}
-static void pages_swa_ps1(amp_case *c) {
-  c->span = 1000;
-  pool(c, 4, 24, 24, 1, 22);
-  reqs(c, 3, I64(c, 0, 2, 3), I64(c, 3, 24, 10));
-  pages(c, 24, 24);
-  swa_map(c, 1001, 0);
-  c->in.swa_stride = 24;
-  c->want = "swa_page_table";
-}
-static void pages_random(amp_case *c) {
-  pool(c, 30, 512, 512, 32, 23);
-  random_reqs(c, 24, 512, 230);
-  pages(c, 16, 16);
-  c->want = PAGE_OUTS;
-}
-
-/* ---- section 12: FA3 and TRT-LLM MHA (page table, cache_seqlens, cu_seqlens_k) ---- */
-
-#define FA3_OUTS "page_table cache_seqlens kv_indptr_out"
-
-static void fa3_decode_ps1(amp_case *c) {
-  pool(c, 6, 48, 48, 1, 31);
-  reqs(c, 4, I64(c, 5, 1, 2, 0), I64(c, 9, 48, 1, 30));
-  pages(c, 48, 50);
-  c->want = FA3_OUTS;
-}
-static void fa3_decode_ps16(amp_case *c) {
-  pool(c, 6, 256, 256, 16, 32);
-  reqs(c, 4, I64(c, 5, 1, 2, 0), I64(c, 9, 256, 17, 100));
-  pages(c, 16, 16);
-  c->want = FA3_OUTS;
-}
-static void fa3_verify_delta3(amp_case *c) {
-  pool(c, 6, 128, 128, 16, 33);
-  reqs(c, 3, I64(c, 5, 1, 2), I64(c, 13, 29, 100));
-  c->in.length_delta = 3; /* seq_lens exclude the drafts */
-  pages(c, 8, 8);
-  c->want = FA3_OUTS;
-}
-static void fa3_fill_to_width(amp_case *c) {
-  pool(c, 5, 128, 128, 16, 34);
-  reqs(c, 3, I64(c, 4, 1, 2), I64(c, 1, 50, 128));
-  pages(c, 8, 8);
-  c->in.fill_to_width = 1;
-  c->want = FA3_OUTS;
-}
-static void fa3_trtllm_ps32_cap(amp_case *c) {
-  pool(c, 5, 256, 256, 32, 35);
-  reqs(c, 4, I64(c, 4, 1, 2, 3), I64(c, 31, 64, 200, 256));
-  c->in.length_cap = 4 * 32;
-  pages(c, 6, 6);
-  c->want = FA3_OUTS;
-}
-static void fa3_swa(amp_case *c) {
-  c->span = 40;
-  pool(c, 5, 128, 128, 16, 36);
-  reqs(c, 3, I64(c, 4, 1, 2), I64(c, 5, 70, 128));
-  pages(c, 8, 8);
-  swa_map(c, 41 * 16, 0);
-  c->in.swa_stride = 8;
-  c->want = FA3_OUTS " swa_page_table";
-}
-static void fa3_random_b64(amp_case *c) {
-  pool(c, 80, 300, 304, 1, 37);
-  random_reqs(c, 64, 300, 370);
-  pages(c, 300, 300);
-  c->want = FA3_OUTS;
-}
-/* more requests than any launch has groups: each group takes many, and
- * the scan before a request sums hundreds of rows */
-static void fa3_large_b1024(amp_case *c) {
-  c->span = 4000;
-  pool(c, 1024, 16, 16, 4, 39);
-  random_reqs(c, 1024, 16, 390);
-  pages(c, 4, 4);
-  c->want = FA3_OUTS;
-}
-static void fa3_b0(amp_case *c) {
-  pool(c, 2, 16, 16, 1, 38);
-  reqs(c, 0, I64(c, 0), I64(c, 0));
-  pages(c, 16, 16);
-  c->want = FA3_OUTS;
-}
-
-/* ---- section 13: DSA decode, target verify, draft extend ---- */
-
-#define DSA_OUTS                                                                          \
-  "cache_seqlens kv_indptr_out expanded_lens topk_lens topk_indptr token_table page_table " \
-  "query_indptr_out"
-
-static void dsa_base(amp_case *c, uint64_t seed) {
-  pool(c, 6, 160, 160, 64, seed);
-  reqs(c, 3, I64(c, 5, 1, 2), I64(c, 3, 70, 160));
-  c->in.topk = 64;
-  tokens(c, 160, 168);
-  pages(c, 3, 3);
-  c->want = DSA_OUTS;
-}
-static void dsa_decode(amp_case *c) { dsa_base(c, 41); }
-static void dsa_verify_n3(amp_case *c) {
-  dsa_base(c, 42);
-  c->in.lengths = I64(c, 1, 67, 157);
-  c->in.rows_per_req = 3;
-  c->in.length_delta = 3;
-}
-static void dsa_draft_extend(amp_case *c) {
-  dsa_base(c, 43);
-  c->in.query_lens = I64(c, 2, 1, 3);
-  c->in.num_rows = 6;
-}
-static void dsa_draft_extend_rows_past(amp_case *c) {
-  dsa_draft_extend(c);
-  c->in.num_rows = 4;
-}
-static void dsa_draft_extend_empty(amp_case *c) {
-  dsa_base(c, 44);
-  c->in.query_lens = I64(c, 0, 4, 0);
-  c->in.num_rows = 5;
-}
-static void dsa_topk_pool(amp_case *c) {
-  dsa_base(c, 45);
-  c->in.topk = 10;
-  c->in.topk_pool = 4;
-  c->in.rows_per_req = 2;
-  c->in.length_delta = 2;
-}
-static void dsa_graph_padding(amp_case *c) {
-  int32_t *t;
-  dsa_base(c, 46);
-  t = (int32_t *)c->in.req_to_token;
-  if (t) memset(t, 0, (size_t)c->in.pool_cols * 4); /* the reserved row 0 */
-  reqs(c, 5, I64(c, 5, 1, 2, 0, 0), I64(c, 3, 70, 160, 1, 1));
-}
-static void dsa_b0(amp_case *c) {
-  dsa_base(c, 47);
-  reqs(c, 0, I64(c, 0), I64(c, 0));
-}
-static void dsa_length_cap(amp_case *c) {
-  dsa_base(c, 48);
-  c->in.length_cap = 96;
-  tokens(c, 96, 96);
-  pages(c, 2, 2);
-}
-static void dsa_token_width_short(amp_case *c) {
-  dsa_base(c, 49);
-  tokens(c, 64, 65);
-  pages(c, 2, 4);
-}
-static void dsa_zero_widths(amp_case *c) {
-  dsa_base(c, 52);
-  tokens(c, 0, 0); /* tables of no columns: every entry past the width */
-  pages(c, 0, 0);
-}
-static void dsa_swa(amp_case *c) {
-  c->span = 20;
-  dsa_base(c, 50);
-  swa_map(c, 21 * 64, 0);
-  c->in.swa_stride = 3;
-  c->want = DSA_OUTS " swa_page_table";
-}
-static void dsa_random(amp_case *c) {
-  pool(c, 20, 256, 256, 64, 51);
-  random_reqs(c, 12, 256, 510);
-  c->in.topk = 128;
-  c->in.rows_per_req = 2;
-  c->in.length_delta = 2;
-  tokens(c, 256, 256);
-  pages(c, 4, 4);
-  c->want = DSA_OUTS;
-}
-
-/* ---- hostile device data, a flag each ---- */
-
-static void err_pool_row_negative(amp_case *c) {
-  pool(c, 4, 32, 32, 16, 61);
-  reqs(c, 3, I64(c, 1, -1, 2), I64(c, 5, 20, 3));
-  c->in.capacity = total_tokens(c);
-  pages(c, 2, 2);
-  tokens(c, 32, 32);
-  c->want = "kv_indices kv_indptr_out page_table token_table";
-}
-static void err_pool_row_past(amp_case *c) {
-  pool(c, 4, 32, 32, 16, 62);
-  reqs(c, 3, I64(c, 4, 0, INT64_MAX), I64(c, 5, 20, 3));
-  c->in.capacity = total_tokens(c);
-  pages(c, 2, 2);
-  c->want = "kv_indices kv_indptr_out page_table";
-}
-static void err_column_past(amp_case *c) {
-  pool(c, 4, 32, 32, 8, 63);
-  reqs(c, 2, I64(c, 1, 2), I64(c, 20, 8));
-  c->in.kv_start_idx = I64(c, 20, 30);
-  c->in.capacity = total_tokens(c);
-  pages(c, 3, 3);
-  tokens(c, 20, 20);
-  c->want = "kv_indices kv_indptr_out page_table token_table";
-}
-static void err_column_negative(amp_case *c) {
-  pool(c, 4, 32, 32, 1, 64);
-  reqs(c, 2, I64(c, 1, 2), I64(c, 6, 4));
-  c->in.kv_start_idx = I64(c, -3, INT64_MIN);
-  c->in.capacity = total_tokens(c);
-  pages(c, 6, 6);
-  c->want = "kv_indices kv_indptr_out page_table";
-}
-static void err_kv_start_idx_wraps(amp_case *c) {
-  pool(c, 4, 32, 32, 1, 65);
-  reqs(c, 2, I64(c, 1, 2), I64(c, 6, 4));
-  c->in.kv_start_idx = I64(c, ((int64_t)1 << 32) + 2, -((int64_t)1 << 32) + 5);
-  c->in.capacity = total_tokens(c);
-  c->want = "kv_indices kv_indptr_out";
-}
-static void err_negative_entry(amp_case *c) {
-  int32_t *t = pool(c, 3, 48, 48, 16, 66);
-  if (t) {
-    t[1 * 48 + 0] = -16;
-    t[1 * 48 + 17] = -1;
-    t[2 * 48 + 32] = INT32_MIN;
-  }
-  reqs(c, 2, I64(c, 1, 2), I64(c, 40, 48));
-  c->in.capacity = total_tokens(c);
-  pages(c, 3, 3);
-  tokens(c, 48, 48);
-  c->want = "kv_indices kv_indptr_out page_table token_table";
-}
-static void err_length_negative(amp_case *c) {
-  pool(c, 4, 32, 32, 1, 67);
-  reqs(c, 3, I64(c, 1, 2, 3), I64(c, -5, 7, INT64_MIN));
-  c->in.capacity = total_tokens(c);
-  pages(c, 8, 8);
-  c->want = "kv_indices kv_indptr_out page_table cache_seqlens";
-}
-static void err_length_delta_negative(amp_case *c) {
-  pool(c, 4, 32, 32, 1, 68);
-  reqs(c, 3, I64(c, 1, 2, 3), I64(c, 1, 7, 2));
-  c->in.length_delta = -2;
-  c->in.capacity = total_tokens(c);
-  c->want = "kv_indices kv_indptr_out cache_seqlens";
-}
-static void err_length_wraps(amp_case *c) {
-  pool(c, 4, 32, 32, 1, 69);
-  reqs(c, 3, I64(c, 1, 2, 3), I64(c, ((int64_t)1 << 32) + 3, INT32_MAX, ((int64_t)1 << 31) + 1));
-  c->in.length_delta = 1; /* INT32_MAX + 1 wraps negative */
-  c->in.capacity = total_tokens(c);
-  c->want = "kv_indices kv_indptr_out cache_seqlens";
-}
-static void err_scan_overflow(amp_case *c) {
-  pool(c, 4, 32, 32, 1, 70);
-  reqs(c, 3, I64(c, 1, 2, 3), I64(c, INT32_MAX - 2, 5, 7));
-  c->want = "kv_indptr_out cache_seqlens";
-}
-static void err_query_indptr_overflow(amp_case *c) {
-  pool(c, 4, 32, 32, 1, 71);
-  reqs(c, 3, I64(c, 1, 2, 3), I64(c, 4, 5, 6));
-  c->in.query_lens = I64(c, INT32_MAX, 5, 2);
-  c->in.num_rows = 4;
-  c->in.topk = 8; /* no topk_indptr: its scan would sum the clipped lengths of 2^31 rows */
-  c->want = "query_indptr_out expanded_lens topk_lens cache_seqlens";
-}
-static void err_kv_indptr_decreasing(amp_case *c) {
-  slots_base(c);
-  c->in.kv_indptr = I32(c, 0, 10, 5, 40, 80);
-  c->in.capacity = 80;
-  c->want = "kv_indices";
-}
-static void err_kv_indptr_short_place(amp_case *c) {
-  slots_base(c);
-  c->in.kv_indptr = I32(c, 0, 3, 20, 21, 40);
-  c->in.capacity = 60;
-  c->want = "kv_indices";
-}
-static void err_kv_indptr_negative(amp_case *c) {
-  slots_base(c);
-  c->in.kv_indptr = I32(c, -4, 1, 18, 19, 52);
-  c->in.capacity = 60;
-  c->want = "kv_indices";
-}
-static void err_kv_indptr_past_capacity(amp_case *c) {
-  slots_base(c);
-  c->in.kv_indptr = I32(c, 0, 5, 22, 23, 56);
-  c->in.capacity = 30;
-  c->want = "kv_indices";
-}
-static void err_swa_slot_past_map(amp_case *c) {
-  c->span = 40;
-  pool(c, 4, 64, 64, 16, 72);
-  reqs(c, 2, I64(c, 1, 2), I64(c, 64, 40));
-  pages(c, 4, 4);
-  swa_map(c, 20 * 16, 0); /* pages drawn up to 40: about half past the map */
-  c->in.swa_stride = 4;
-  c->want = "page_table swa_page_table";
-}
-static void err_swa_negative_map(amp_case *c) {
-  c->span = 40;
-  pool(c, 4, 64, 64, 16, 73);
-  reqs(c, 2, I64(c, 1, 2), I64(c, 64, 40));
-  pages(c, 4, 4);
-  swa_map(c, 41 * 16, 3);
-  c->in.swa_stride = 4;
-  c->want = "swa_page_table";
-}
-static void err_swa_page_huge(amp_case *c) {
-  int64_t *s;
-  int32_t *t = pool(c, 2, 8, 8, 1, 74);
-  if (t) {
-    int k;
-    for (k = 0; k < 8; k++) t[8 + k] = k;
-  }
-  reqs(c, 1, I64(c, 1), I64(c, 8));
-  pages(c, 8, 8);
-  s = I64(c, 0, 1, INT32_MAX, (int64_t)INT32_MAX + 1, INT64_MAX, -1, INT64_MIN, 7);
-  c->in.full_to_swa = s;
-  c->in.swa_map_len = 8;
-  c->in.swa_stride = 8;
-  c->want = "swa_page_table";
-}
-static void err_query_lens_negative(amp_case *c) {
-  dsa_base(c, 75);
-  c->in.query_lens = I64(c, 2, -3, 1);
-  c->in.num_rows = 3;
-}
-static void err_every_flag(amp_case *c) {
-  int32_t *t;
-  c->span = 40;
-  t = pool(c, 4, 32, 32, 8, 76);
-  if (t) t[1 * 32 + 8] = -9;
-  reqs(c, 4, I64(c, 1, 9, 2, 3), I64(c, 20, 4, -1, 40));
-  c->in.capacity = 30;
-  pages(c, 3, 3);
-  swa_map(c, 41 * 8, 5);
-  c->in.swa_stride = 3;
-  c->in.topk = 16;
-  tokens(c, 24, 24);
-  c->want = "kv_indices kv_indptr_out page_table cache_seqlens expanded_lens topk_lens "
-            "topk_indptr token_table swa_page_table query_indptr_out";
-}
-
 /* ---- section 15: the DCP form (rank k of W keeps (x / I) % W == k) ---- */
 
-/* Rank k's count of the positions of [s, s + L) (SGLang's get_dcp_lens),
- * for the lengths given as global ones: they become the rank's. */
+/* Rank k's count of the positions of [s, s + L) (SGLang's get_dcp_lens). */
 static int64_t dcp_kept_before(int64_t x, int64_t W, int64_t k, int64_t I) {
   const int64_t cycle = W * I, m = ((x % cycle) + cycle) % cycle, r = m - k * I;
   return (x - m) / cycle * I + (r < 0 ? 0 : r > I ? I : r);
 }
-static void dcp(amp_case *c, int32_t W, int32_t k, int32_t I) {
+/* The lengths, given as global ones, become rank dcp_rank's. */
+static void dcp_lengths(amp_case *c) {
   int64_t *len = (int64_t *)c->in.lengths;
+  const int64_t W = c->in.dcp_world, k = c->in.dcp_rank;
+  const int64_t I = c->in.dcp_interleave > 1 ? c->in.dcp_interleave : 1;
   int32_t b;
-  c->in.dcp_world = W;
-  c->in.dcp_rank = k;
-  c->in.dcp_interleave = I;
   for (b = 0; b < c->in.num_reqs; b++) {
     const int64_t s = c->in.kv_start_idx ? c->in.kv_start_idx[b] : 0;
-    len[b] = dcp_kept_before(s + len[b], W, k, I > 1 ? I : 1) - dcp_kept_before(s, W, k, I > 1 ? I : 1);
+    len[b] = dcp_kept_before(s + len[b], W, k, I) - dcp_kept_before(s, W, k, I);
   }
 }
 
@@ -641,109 +131,353 @@ static void dcp_triton_slots(amp_case *c, int32_t k) {
   c->in.pool_cols = 16;
   reqs(c, 2, I64(c, 0, 1), I64(c, 7, 6));
   c->in.kv_start_idx = I64(c, 1, 2);
-  dcp(c, 2, k, 1);
+  if (c->failed) return;
+  c->in.dcp_world = 2;
+  c->in.dcp_rank = k;
+  c->in.dcp_interleave = 1;
+  dcp_lengths(c);
   c->in.capacity = total_tokens(c);
   c->want = "kv_indices kv_indptr_out cache_seqlens";
 }
 static void dcp_triton_slots_rank0(amp_case *c) { dcp_triton_slots(c, 0); }
 static void dcp_triton_slots_rank1(amp_case *c) { dcp_triton_slots(c, 1); }
-static void dcp_slots_w4_rank3(amp_case *c) {
-  pool(c, 12, 300, 304, 1, 81);
-  random_reqs(c, 16, 300, 810);
-  dcp(c, 4, 3, 1);
-  c->in.capacity = total_tokens(c);
-  c->want = "kv_indices kv_indptr_out";
+
+/* ---- the entries the pool's data needs past what a spec gives ---- */
+
+static int32_t *pool_of(amp_case *c) { return (int32_t *)c->in.req_to_token; }
+
+static void reserved_row0(amp_case *c) { /* SGLang's graph padding reads row 0 */
+  memset(pool_of(c), 0, (size_t)c->in.pool_cols * 4);
 }
-static void dcp_slots_kv_indptr_given(amp_case *c) {
-  pool(c, 6, 64, 64, 1, 82);
-  reqs(c, 3, I64(c, 5, 0, 2), I64(c, 64, 9, 30));
-  c->in.kv_start_idx = I64(c, 0, 5, 33);
-  dcp(c, 3, 2, 1);
-  c->in.kv_indptr = I32(c, 0, 21, 24, 34);
-  c->in.capacity = 34;
-  c->want = "kv_indices";
+static void negative_entries(amp_case *c) {
+  int32_t *t = pool_of(c);
+  t[1 * 48 + 0] = -16;
+  t[1 * 48 + 17] = -1;
+  t[2 * 48 + 32] = INT32_MIN;
 }
-/* create_mla_kv_page_table_for_dcp: FlashMLA's pages of 64, W = 4. */
-static void dcp_mla_pages_ps64(amp_case *c) {
-  pool(c, 5, 2048, 2048, 64, 83);
-  reqs(c, 4, I64(c, 4, 0, 3, 1), I64(c, 1, 257, 2048, 1000));
-  dcp(c, 4, 2, 1);
-  pages(c, 8, 8);
-  c->want = "page_table cache_seqlens kv_indptr_out";
+static void arange_row1(amp_case *c) {
+  int k;
+  for (k = 0; k < 8; k++) pool_of(c)[8 + k] = k;
 }
-/* The interleave of a page (NPU DSA: interleave_size = page size 16). */
-static void dcp_interleave_ps16(amp_case *c) {
-  pool(c, 4, 256, 256, 16, 84);
-  reqs(c, 3, I64(c, 1, 2, 3), I64(c, 17, 100, 256));
-  dcp(c, 2, 1, 16);
-  c->in.capacity = total_tokens(c);
-  pages(c, 8, 8);
-  tokens(c, 128, 130);
-  c->want = "kv_indices kv_indptr_out page_table token_table cache_seqlens";
-}
-static void dcp_interleave3_w8(amp_case *c) {
-  pool(c, 6, 200, 200, 1, 85);
-  random_reqs(c, 9, 190, 850);
-  c->in.kv_start_idx = I64(c, 0, 1, 2, 3, 4, 5, 6, 7, 8);
-  dcp(c, 8, 5, 3);
-  c->in.capacity = total_tokens(c);
-  tokens(c, 40, 40);
-  c->want = "kv_indices kv_indptr_out token_table";
-}
-/* Hostile data under DCP: negative entries (-1, flag 64), a row outside
- * the pool (1024), a count past the row (32). */
-static void dcp_err_hostile(amp_case *c) {
-  int32_t *t = pool(c, 3, 48, 48, 16, 86);
-  if (t) {
-    t[1 * 48 + 3] = -16;
-    t[2 * 48 + 2] = -1;
-  }
-  reqs(c, 3, I64(c, 1, 2, 7), I64(c, 12, 30, 4));
-  c->in.dcp_world = 4;
-  c->in.dcp_rank = 3;
-  c->in.capacity = total_tokens(c);
-  pages(c, 4, 4);
+static void one_negative_entry(amp_case *c) { pool_of(c)[1 * 32 + 8] = -9; }
+/* pages of 4 over a pool laid out in 16s */
+static void dcp_hostile_entries(amp_case *c) {
+  int32_t *t = pool_of(c);
+  t[1 * 48 + 3] = -16;
+  t[2 * 48 + 2] = -1;
   c->in.page_size = 4;
-  c->want = "kv_indices kv_indptr_out page_table";
 }
+
+/* ---- the cases ---- */
+
+/* A case as data: `in` its scalar inputs and the arrays it only reads;
+ * a pool (pool()) of P rows, `cols` slots in rows `stride` apart, pages of
+ * ps drawn from `seed` (from [1, span]); B requests of the rows and lengths
+ * given or, with maxlen, drawn from rseed (random_reqs()); full_to_swa of
+ * swa_n slots when swa_n (swa_map()); with `global`, the lengths given are
+ * global ones and become in.dcp_rank's; `more` changes the data after;
+ * last, with `total`, the tokens' total is added to in.capacity. P 0: the
+ * case is `more` alone. */
+typedef struct spec {
+  amr_pool_input in;
+  int32_t span, P, cols, ps;
+  int64_t stride;
+  uint64_t seed;
+  int32_t B;
+  int64_t rpi[8], len[8];
+  int64_t maxlen;
+  uint64_t rseed;
+  int64_t swa_n;
+  int holes, global, total;
+  void (*more)(amp_case *c);
+  const char *want; /* the outputs built, attnmeta_pool member names, space separated */
+} spec;
 
 typedef struct entry {
   const char *name;
-  void (*make)(amp_case *c);
+  spec s;
 } entry;
 
-#define E(f) {#f, f}
+#define POOL(P_, cols_, stride_, ps_, seed_) \
+  .P = P_, .cols = cols_, .stride = stride_, .ps = ps_, .seed = seed_
+#define RANDOM(B_, maxlen_, rseed_) .B = B_, .maxlen = maxlen_, .rseed = rseed_
+#define PAGES(w, s) .in.page_width = w, .in.page_stride = s
+#define TOKENS(w, s) .in.token_width = w, .in.token_stride = s
+#define SWA(n, holes_, stride_) .swa_n = n, .holes = holes_, .in.swa_stride = stride_
+#define DCP(W, k, I) .in.dcp_world = W, .in.dcp_rank = k, .in.dcp_interleave = I, .global = 1
+#define I64S(...) ((const int64_t[]){__VA_ARGS__})
+#define I32S(...) ((const int32_t[]){__VA_ARGS__})
+
+/* section 12 (contract), SGLang's sections 10 and 11: FlashInfer's slot lists */
+#define SLOT_OUTS "kv_indices kv_indptr_out"
+#define SLOTS_BASE POOL(8, 64, 64, 1, 1), .B = 4, .rpi = {3, 0, 7, 5}, .len = {5, 17, 1, 33}
+/* section 12: FlashMLA's padded page tables (page_table, cache_seqlens) */
+#define PAGE_OUTS "page_table cache_seqlens"
+/* section 12: FA3 and TRT-LLM MHA (page table, cache_seqlens, cu_seqlens_k) */
+#define FA3_OUTS "page_table cache_seqlens kv_indptr_out"
+/* section 13: DSA decode, target verify, draft extend */
+#define DSA_OUTS                                                                          \
+  "cache_seqlens kv_indptr_out expanded_lens topk_lens topk_indptr token_table page_table " \
+  "query_indptr_out"
+#define DSA_POOL(seed) POOL(6, 160, 160, 64, seed)
+#define DSA_REQS .B = 3, .rpi = {5, 1, 2}, .len = {3, 70, 160}
+#define DSA_TABLES TOKENS(160, 168), PAGES(3, 3)
+/* hostile device data, a flag each */
+#define ERR_OUTS "kv_indices kv_indptr_out"
+
+#define F(f) {#f, {.more = f}}
 static const entry table[] = {
-    E(slots_decode_b4),        E(slots_capacity_tail),      E(slots_capacity_short),
-    E(slots_kv_indptr_given),  E(slots_kv_indptr_given_lens), E(slots_indptr_only),
-    E(slots_empty_rows),       E(slots_b0),                 E(slots_kv_start_idx),
-    E(slots_length_delta),     E(slots_strided_pool),       E(slots_random_b32),
-    E(slots_pages16),
-    E(pages_ps1),              E(pages_ps16_partial),       E(pages_ps64_flashmla),
-    E(pages_width_short),      E(pages_length_cap),         E(pages_fill_to_width),
-    E(pages_fill_past_pool),   E(pages_b0),                 E(pages_empty_rows),
-    E(pages_kv_start_idx),     E(pages_swa),                E(pages_swa_ps1),
-    E(pages_random),
-    E(fa3_decode_ps1),         E(fa3_decode_ps16),          E(fa3_verify_delta3),
-    E(fa3_fill_to_width),      E(fa3_trtllm_ps32_cap),      E(fa3_swa),
-    E(fa3_random_b64),         E(fa3_large_b1024),          E(fa3_b0),
-    E(dsa_decode),             E(dsa_verify_n3),            E(dsa_draft_extend),
-    E(dsa_draft_extend_rows_past), E(dsa_draft_extend_empty), E(dsa_topk_pool),
-    E(dsa_graph_padding),      E(dsa_b0),                   E(dsa_length_cap),
-    E(dsa_token_width_short),  E(dsa_zero_widths),          E(dsa_swa),
-    E(dsa_random),
-    E(err_pool_row_negative),  E(err_pool_row_past),        E(err_column_past),
-    E(err_column_negative),    E(err_kv_start_idx_wraps),   E(err_negative_entry),
-    E(err_length_negative),    E(err_length_delta_negative), E(err_length_wraps),
-    E(err_scan_overflow),      E(err_query_indptr_overflow), E(err_kv_indptr_decreasing),
-    E(err_kv_indptr_short_place), E(err_kv_indptr_negative), E(err_kv_indptr_past_capacity),
-    E(err_swa_slot_past_map),  E(err_swa_negative_map),     E(err_swa_page_huge),
-    E(err_query_lens_negative), E(err_every_flag),
-    E(dcp_triton_slots_rank0), E(dcp_triton_slots_rank1),   E(dcp_slots_w4_rank3),
-    E(dcp_slots_kv_indptr_given), E(dcp_mla_pages_ps64),    E(dcp_interleave_ps16),
-    E(dcp_interleave3_w8),     E(dcp_err_hostile),
+    {"slots_decode_b4", {SLOTS_BASE, .total = 1, .want = SLOT_OUTS}},
+    {"slots_capacity_tail", {SLOTS_BASE, .in.capacity = 24, .total = 1, .want = SLOT_OUTS}},
+    {"slots_capacity_short", {SLOTS_BASE, .in.capacity = 40, .want = SLOT_OUTS}},
+    {"slots_kv_indptr_given",
+     {SLOTS_BASE, .in.kv_indptr = I32S(0, 8, 30, 31, 70), .in.capacity = 80,
+      .want = "kv_indices"}},
+    {"slots_kv_indptr_given_lens",
+     {SLOTS_BASE, .in.kv_indptr = I32S(2, 7, 24, 26, 59), .in.capacity = 64,
+      .want = "kv_indices cache_seqlens"}},
+    {"slots_indptr_only", {SLOTS_BASE, .want = "kv_indptr_out"}},
+    {"slots_empty_rows",
+     {POOL(6, 32, 32, 1, 2), .B = 5, .rpi = {1, 2, 3, 4, 5}, .len = {0, 3, 0, 0, 4},
+      .in.capacity = 3, .total = 1, .want = SLOT_OUTS}},
+    {"slots_b0", {POOL(4, 16, 16, 1, 3), .B = 0, .in.capacity = 4, .want = SLOT_OUTS}},
+    {"slots_kv_start_idx",
+     {SLOTS_BASE, .in.kv_start_idx = I64S(2, 0, 60, 31), .total = 1,
+      .want = SLOT_OUTS " cache_seqlens"}},
+    {"slots_length_delta", {SLOTS_BASE, .in.length_delta = 3, .total = 1, .want = SLOT_OUTS}},
+    {"slots_strided_pool",
+     {POOL(5, 40, 53, 1, 4), .B = 3, .rpi = {4, 1, 4}, .len = {40, 0, 39}, .total = 1,
+      .want = SLOT_OUTS}},
+    {"slots_random_b32",
+     {POOL(40, 200, 208, 1, 5), RANDOM(32, 200, 55), .total = 1,
+      .want = SLOT_OUTS " cache_seqlens"}},
+    {"slots_pages16",
+     {POOL(6, 96, 96, 16, 6), .B = 3, .rpi = {5, 2, 0}, .len = {17, 96, 1}, .total = 1,
+      .want = SLOT_OUTS}},
+
+    {"pages_ps1",
+     {POOL(6, 40, 40, 1, 11), .B = 3, .rpi = {5, 0, 2}, .len = {7, 40, 1}, PAGES(40, 40),
+      .want = PAGE_OUTS}},
+    {"pages_ps16_partial",
+     {POOL(6, 64, 64, 16, 12), .B = 4, .rpi = {1, 2, 3, 4}, .len = {1, 16, 17, 40},
+      PAGES(4, 6), .want = PAGE_OUTS}},
+    {"pages_ps64_flashmla",
+     {POOL(5, 512, 512, 64, 13), .B = 4, .rpi = {4, 0, 3, 1}, .len = {64, 65, 300, 1},
+      PAGES(8, 8), .want = PAGE_OUTS}},
+    {"pages_width_short",
+     {POOL(4, 128, 128, 16, 14), .B = 3, .rpi = {1, 2, 3}, .len = {20, 33, 128}, PAGES(2, 3),
+      .want = PAGE_OUTS}},
+    {"pages_length_cap", /* max_seq_pages 2 */
+     {POOL(4, 128, 128, 16, 15), .B = 3, .rpi = {1, 2, 3}, .len = {20, 33, 128},
+      .in.length_cap = 2 * 16, PAGES(8, 8), .want = PAGE_OUTS}},
+    {"pages_fill_to_width",
+     {POOL(4, 96, 96, 16, 16), .B = 3, .rpi = {3, 1, 2}, .len = {0, 17, 96}, PAGES(6, 7),
+      .in.fill_to_width = 1, .want = PAGE_OUTS}},
+    {"pages_fill_past_pool",
+     {POOL(4, 40, 40, 16, 17), .B = 2, .rpi = {3, 1}, .len = {5, 40}, PAGES(4, 4),
+      .in.fill_to_width = 1, .want = PAGE_OUTS}},
+    {"pages_b0",
+     {POOL(2, 16, 16, 16, 18), .B = 0, PAGES(4, 4), .want = PAGE_OUTS " kv_indptr_out"}},
+    {"pages_empty_rows",
+     {POOL(5, 64, 64, 16, 19), .B = 4, .rpi = {1, 2, 3, 4}, .len = {0, 16, 0, 1}, PAGES(4, 4),
+      .want = PAGE_OUTS}},
+    {"pages_kv_start_idx",
+     {POOL(4, 128, 128, 16, 20), .B = 3, .rpi = {1, 2, 3}, .len = {40, 16, 64},
+      .in.kv_start_idx = I64S(16, 32, 64), PAGES(5, 5), .want = PAGE_OUTS}},
+    {"pages_swa",
+     {.span = 40, POOL(4, 64, 64, 16, 21), .B = 3, .rpi = {1, 2, 3}, .len = {20, 64, 1},
+      PAGES(4, 4), SWA(41 * 16, 0, 5), .want = PAGE_OUTS " swa_page_table"}},
+    {"pages_swa_ps1",
+     {.span = 1000, POOL(4, 24, 24, 1, 22), .B = 3, .rpi = {0, 2, 3}, .len = {3, 24, 10},
+      PAGES(24, 24), SWA(1001, 0, 24), .want = "swa_page_table"}},
+    {"pages_random",
+     {POOL(30, 512, 512, 32, 23), RANDOM(24, 512, 230), PAGES(16, 16), .want = PAGE_OUTS}},
+
+    {"fa3_decode_ps1",
+     {POOL(6, 48, 48, 1, 31), .B = 4, .rpi = {5, 1, 2, 0}, .len = {9, 48, 1, 30},
+      PAGES(48, 50), .want = FA3_OUTS}},
+    {"fa3_decode_ps16",
+     {POOL(6, 256, 256, 16, 32), .B = 4, .rpi = {5, 1, 2, 0}, .len = {9, 256, 17, 100},
+      PAGES(16, 16), .want = FA3_OUTS}},
+    {"fa3_verify_delta3", /* seq_lens exclude the drafts */
+     {POOL(6, 128, 128, 16, 33), .B = 3, .rpi = {5, 1, 2}, .len = {13, 29, 100},
+      .in.length_delta = 3, PAGES(8, 8), .want = FA3_OUTS}},
+    {"fa3_fill_to_width",
+     {POOL(5, 128, 128, 16, 34), .B = 3, .rpi = {4, 1, 2}, .len = {1, 50, 128}, PAGES(8, 8),
+      .in.fill_to_width = 1, .want = FA3_OUTS}},
+    {"fa3_trtllm_ps32_cap",
+     {POOL(5, 256, 256, 32, 35), .B = 4, .rpi = {4, 1, 2, 3}, .len = {31, 64, 200, 256},
+      .in.length_cap = 4 * 32, PAGES(6, 6), .want = FA3_OUTS}},
+    {"fa3_swa",
+     {.span = 40, POOL(5, 128, 128, 16, 36), .B = 3, .rpi = {4, 1, 2}, .len = {5, 70, 128},
+      PAGES(8, 8), SWA(41 * 16, 0, 8), .want = FA3_OUTS " swa_page_table"}},
+    {"fa3_random_b64",
+     {POOL(80, 300, 304, 1, 37), RANDOM(64, 300, 370), PAGES(300, 300), .want = FA3_OUTS}},
+    /* more requests than any launch has groups: each group takes many, and
+     * the scan before a request sums hundreds of rows */
+    {"fa3_large_b1024",
+     {.span = 4000, POOL(1024, 16, 16, 4, 39), RANDOM(1024, 16, 390), PAGES(4, 4),
+      .want = FA3_OUTS}},
+    {"fa3_b0", {POOL(2, 16, 16, 1, 38), .B = 0, PAGES(16, 16), .want = FA3_OUTS}},
+
+    {"dsa_decode", {DSA_POOL(41), DSA_REQS, .in.topk = 64, DSA_TABLES, .want = DSA_OUTS}},
+    {"dsa_verify_n3",
+     {DSA_POOL(42), .B = 3, .rpi = {5, 1, 2}, .len = {1, 67, 157}, .in.topk = 64, DSA_TABLES,
+      .in.rows_per_req = 3, .in.length_delta = 3, .want = DSA_OUTS}},
+    {"dsa_draft_extend",
+     {DSA_POOL(43), DSA_REQS, .in.topk = 64, DSA_TABLES, .in.query_lens = I64S(2, 1, 3),
+      .in.num_rows = 6, .want = DSA_OUTS}},
+    {"dsa_draft_extend_rows_past",
+     {DSA_POOL(43), DSA_REQS, .in.topk = 64, DSA_TABLES, .in.query_lens = I64S(2, 1, 3),
+      .in.num_rows = 4, .want = DSA_OUTS}},
+    {"dsa_draft_extend_empty",
+     {DSA_POOL(44), DSA_REQS, .in.topk = 64, DSA_TABLES, .in.query_lens = I64S(0, 4, 0),
+      .in.num_rows = 5, .want = DSA_OUTS}},
+    {"dsa_topk_pool",
+     {DSA_POOL(45), DSA_REQS, .in.topk = 10, .in.topk_pool = 4, DSA_TABLES,
+      .in.rows_per_req = 2, .in.length_delta = 2, .want = DSA_OUTS}},
+    {"dsa_graph_padding",
+     {DSA_POOL(46), .more = reserved_row0, .B = 5, .rpi = {5, 1, 2, 0, 0},
+      .len = {3, 70, 160, 1, 1}, .in.topk = 64, DSA_TABLES, .want = DSA_OUTS}},
+    {"dsa_b0", {DSA_POOL(47), .B = 0, .in.topk = 64, DSA_TABLES, .want = DSA_OUTS}},
+    {"dsa_length_cap",
+     {DSA_POOL(48), DSA_REQS, .in.topk = 64, .in.length_cap = 96, TOKENS(96, 96), PAGES(2, 2),
+      .want = DSA_OUTS}},
+    {"dsa_token_width_short",
+     {DSA_POOL(49), DSA_REQS, .in.topk = 64, TOKENS(64, 65), PAGES(2, 4), .want = DSA_OUTS}},
+    {"dsa_zero_widths", /* tables of no columns: every entry past the width */
+     {DSA_POOL(52), DSA_REQS, .in.topk = 64, TOKENS(0, 0), PAGES(0, 0), .want = DSA_OUTS}},
+    {"dsa_swa",
+     {.span = 20, DSA_POOL(50), DSA_REQS, .in.topk = 64, DSA_TABLES, SWA(21 * 64, 0, 3),
+      .want = DSA_OUTS " swa_page_table"}},
+    {"dsa_random",
+     {POOL(20, 256, 256, 64, 51), RANDOM(12, 256, 510), .in.topk = 128, .in.rows_per_req = 2,
+      .in.length_delta = 2, TOKENS(256, 256), PAGES(4, 4), .want = DSA_OUTS}},
+
+    {"err_pool_row_negative",
+     {POOL(4, 32, 32, 16, 61), .B = 3, .rpi = {1, -1, 2}, .len = {5, 20, 3}, .total = 1,
+      PAGES(2, 2), TOKENS(32, 32), .want = ERR_OUTS " page_table token_table"}},
+    {"err_pool_row_past",
+     {POOL(4, 32, 32, 16, 62), .B = 3, .rpi = {4, 0, INT64_MAX}, .len = {5, 20, 3},
+      .total = 1, PAGES(2, 2), .want = ERR_OUTS " page_table"}},
+    {"err_column_past",
+     {POOL(4, 32, 32, 8, 63), .B = 2, .rpi = {1, 2}, .len = {20, 8},
+      .in.kv_start_idx = I64S(20, 30), .total = 1, PAGES(3, 3), TOKENS(20, 20),
+      .want = ERR_OUTS " page_table token_table"}},
+    {"err_column_negative",
+     {POOL(4, 32, 32, 1, 64), .B = 2, .rpi = {1, 2}, .len = {6, 4},
+      .in.kv_start_idx = I64S(-3, INT64_MIN), .total = 1, PAGES(6, 6),
+      .want = ERR_OUTS " page_table"}},
+    {"err_kv_start_idx_wraps",
+     {POOL(4, 32, 32, 1, 65), .B = 2, .rpi = {1, 2}, .len = {6, 4},
+      .in.kv_start_idx = I64S(((int64_t)1 << 32) + 2, -((int64_t)1 << 32) + 5), .total = 1,
+      .want = ERR_OUTS}},
+    {"err_negative_entry",
+     {POOL(3, 48, 48, 16, 66), .more = negative_entries, .B = 2, .rpi = {1, 2},
+      .len = {40, 48}, .total = 1, PAGES(3, 3), TOKENS(48, 48),
+      .want = ERR_OUTS " page_table token_table"}},
+    {"err_length_negative",
+     {POOL(4, 32, 32, 1, 67), .B = 3, .rpi = {1, 2, 3}, .len = {-5, 7, INT64_MIN}, .total = 1,
+      PAGES(8, 8), .want = ERR_OUTS " page_table cache_seqlens"}},
+    {"err_length_delta_negative",
+     {POOL(4, 32, 32, 1, 68), .B = 3, .rpi = {1, 2, 3}, .len = {1, 7, 2},
+      .in.length_delta = -2, .total = 1, .want = ERR_OUTS " cache_seqlens"}},
+    {"err_length_wraps", /* INT32_MAX + 1 wraps negative */
+     {POOL(4, 32, 32, 1, 69), .B = 3, .rpi = {1, 2, 3},
+      .len = {((int64_t)1 << 32) + 3, INT32_MAX, ((int64_t)1 << 31) + 1}, .in.length_delta = 1,
+      .total = 1, .want = ERR_OUTS " cache_seqlens"}},
+    {"err_scan_overflow",
+     {POOL(4, 32, 32, 1, 70), .B = 3, .rpi = {1, 2, 3}, .len = {INT32_MAX - 2, 5, 7},
+      .want = "kv_indptr_out cache_seqlens"}},
+    /* no topk_indptr: its scan would sum the clipped lengths of 2^31 rows */
+    {"err_query_indptr_overflow",
+     {POOL(4, 32, 32, 1, 71), .B = 3, .rpi = {1, 2, 3}, .len = {4, 5, 6},
+      .in.query_lens = I64S(INT32_MAX, 5, 2), .in.num_rows = 4, .in.topk = 8,
+      .want = "query_indptr_out expanded_lens topk_lens cache_seqlens"}},
+    {"err_kv_indptr_decreasing",
+     {SLOTS_BASE, .in.kv_indptr = I32S(0, 10, 5, 40, 80), .in.capacity = 80,
+      .want = "kv_indices"}},
+    {"err_kv_indptr_short_place",
+     {SLOTS_BASE, .in.kv_indptr = I32S(0, 3, 20, 21, 40), .in.capacity = 60,
+      .want = "kv_indices"}},
+    {"err_kv_indptr_negative",
+     {SLOTS_BASE, .in.kv_indptr = I32S(-4, 1, 18, 19, 52), .in.capacity = 60,
+      .want = "kv_indices"}},
+    {"err_kv_indptr_past_capacity",
+     {SLOTS_BASE, .in.kv_indptr = I32S(0, 5, 22, 23, 56), .in.capacity = 30,
+      .want = "kv_indices"}},
+    {"err_swa_slot_past_map", /* pages drawn up to 40: about half past the map */
+     {.span = 40, POOL(4, 64, 64, 16, 72), .B = 2, .rpi = {1, 2}, .len = {64, 40},
+      PAGES(4, 4), SWA(20 * 16, 0, 4), .want = "page_table swa_page_table"}},
+    {"err_swa_negative_map",
+     {.span = 40, POOL(4, 64, 64, 16, 73), .B = 2, .rpi = {1, 2}, .len = {64, 40},
+      PAGES(4, 4), SWA(41 * 16, 3, 4), .want = "swa_page_table"}},
+    {"err_swa_page_huge",
+     {POOL(2, 8, 8, 1, 74), .more = arange_row1, .B = 1, .rpi = {1}, .len = {8}, PAGES(8, 8),
+      .in.full_to_swa =
+          I64S(0, 1, INT32_MAX, (int64_t)INT32_MAX + 1, INT64_MAX, -1, INT64_MIN, 7),
+      .in.swa_map_len = 8, .in.swa_stride = 8, .want = "swa_page_table"}},
+    {"err_query_lens_negative",
+     {DSA_POOL(75), DSA_REQS, .in.topk = 64, DSA_TABLES, .in.query_lens = I64S(2, -3, 1),
+      .in.num_rows = 3, .want = DSA_OUTS}},
+    {"err_every_flag",
+     {.span = 40, POOL(4, 32, 32, 8, 76), .more = one_negative_entry, .B = 4,
+      .rpi = {1, 9, 2, 3}, .len = {20, 4, -1, 40}, .in.capacity = 30, PAGES(3, 3),
+      SWA(41 * 8, 5, 3), .in.topk = 16, TOKENS(24, 24),
+      .want = ERR_OUTS " page_table cache_seqlens expanded_lens topk_lens topk_indptr "
+                       "token_table swa_page_table query_indptr_out"}},
+
+    F(dcp_triton_slots_rank0),
+    F(dcp_triton_slots_rank1),
+    {"dcp_slots_w4_rank3",
+     {POOL(12, 300, 304, 1, 81), RANDOM(16, 300, 810), DCP(4, 3, 1), .total = 1,
+      .want = "kv_indices kv_indptr_out"}},
+    {"dcp_slots_kv_indptr_given",
+     {POOL(6, 64, 64, 1, 82), .B = 3, .rpi = {5, 0, 2}, .len = {64, 9, 30},
+      .in.kv_start_idx = I64S(0, 5, 33), DCP(3, 2, 1), .in.kv_indptr = I32S(0, 21, 24, 34),
+      .in.capacity = 34, .want = "kv_indices"}},
+    /* create_mla_kv_page_table_for_dcp: FlashMLA's pages of 64, W = 4 */
+    {"dcp_mla_pages_ps64",
+     {POOL(5, 2048, 2048, 64, 83), .B = 4, .rpi = {4, 0, 3, 1}, .len = {1, 257, 2048, 1000},
+      DCP(4, 2, 1), PAGES(8, 8), .want = "page_table cache_seqlens kv_indptr_out"}},
+    /* the interleave of a page (NPU DSA: interleave_size = page size 16) */
+    {"dcp_interleave_ps16",
+     {POOL(4, 256, 256, 16, 84), .B = 3, .rpi = {1, 2, 3}, .len = {17, 100, 256},
+      DCP(2, 1, 16), .total = 1, PAGES(8, 8), TOKENS(128, 130),
+      .want = "kv_indices kv_indptr_out page_table token_table cache_seqlens"}},
+    {"dcp_interleave3_w8",
+     {POOL(6, 200, 200, 1, 85), RANDOM(9, 190, 850),
+      .in.kv_start_idx = I64S(0, 1, 2, 3, 4, 5, 6, 7, 8), DCP(8, 5, 3), .total = 1,
+      TOKENS(40, 40), .want = "kv_indices kv_indptr_out token_table"}},
+    /* hostile data under DCP: negative entries (-1, flag 64), a row outside
+     * the pool (1024), a count past the row (32) */
+    {"dcp_err_hostile",
+     {POOL(3, 48, 48, 16, 86), .more = dcp_hostile_entries, .B = 3, .rpi = {1, 2, 7},
+      .len = {12, 30, 4}, .in.dcp_world = 4, .in.dcp_rank = 3, .total = 1, PAGES(4, 4),
+      .want = "kv_indices kv_indptr_out page_table"}},
 };
-#undef E
+#undef F
+
+/* Makes the case that s describes (see spec). */
+static void build(amp_case *c, const spec *s) {
+  if (!s->P) {
+    s->more(c);
+    return;
+  }
+  c->span = s->span;
+  c->in = s->in;
+  pool(c, s->P, s->cols, s->stride, s->ps, s->seed);
+  if (s->maxlen)
+    random_reqs(c, s->B, s->maxlen, s->rseed);
+  else
+    reqs(c, s->B, i64s(c, s->B, s->rpi), i64s(c, s->B, s->len));
+  if (s->swa_n) swa_map(c, s->swa_n, s->holes);
+  if (c->failed) return;
+  if (s->global) dcp_lengths(c);
+  if (s->more) s->more(c);
+  if (s->total) c->in.capacity += total_tokens(c);
+  c->want = s->want;
+}
 
 int amp_num_cases(void) { return (int)(sizeof table / sizeof table[0]); }
 const char *amp_case_name(int i) { return i >= 0 && i < amp_num_cases() ? table[i].name : NULL; }
@@ -755,7 +489,7 @@ amp_case *amp_case_make(int i) {
   if (!c) return NULL;
   c->name = table[i].name;
   c->in.page_size = 1;
-  table[i].make(c);
+  build(c, &table[i].s);
   if (c->failed) {
     amp_case_free(c);
     return NULL;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Internal to the conformance runner: one failure, filled and delivered the
- * same way by the step engine (vecrun.c) and the top-k engine (vecrun_topk.c). */
+ * same way by the step, top-k and pool engines (vecrun.c, vecrun_topk.c,
+ * vecrun_pool.c). */
 #ifndef ATTNMETA_CONFORMANCE_VECRUN_FAILURE_H
 #define ATTNMETA_CONFORMANCE_VECRUN_FAILURE_H
 

@@ -17,63 +17,30 @@
 
 #include "attnmeta/conformance/vecfile_topk.h"
 #include "attnmeta/conformance/vecrun.h"
+#include "vecrun_device.h"
 #include "vecrun_failure.h"
 #include "vecschema.h"
 
-#define GUARD 64
-#define POISON ((int32_t)0x5A5A5A5A)
-#define PRESET_BIT (1 << 30)
 #define KNOWN_FLAGS 0x3FF
 
 typedef struct trun {
-  const amv_runner *opts;
+  amv_devrun dev; /* first: the engine's callbacks get it */
   const amv_vector *v;
   const amv_topk *k;
   const amv_topk_rank *rk;
-  const char *config, *variant;
-  amv_outcome *out;
   void *d_in[AMV_TOPK_NUM_INPUTS];
   void *d_base[AMV_TOPK_NUM_INPUTS];
-  int32_t *d_out, *d_count, *d_err;
-  int32_t *h_out, *h_count;
-  int64_t out_elems, count_elems, shift;
-  int stop;
+  amv_guarded slots, count;
 } trun;
 
-static void treport(trun *r, const char *product, int64_t index, int64_t expected, int64_t got,
-                    const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-static void treport(trun *r, const char *product, int64_t index, int64_t expected, int64_t got,
-                    const char *fmt, ...) {
-  amv_failure f = amv_failure_at(r->v->name, r->rk ? r->rk->rank : 0, r->config, r->variant,
+static void treport(amv_devrun *d, const char *product, int64_t index, int64_t expected,
+                    int64_t got, const char *fmt, va_list ap) __attribute__((format(printf, 6, 0)));
+static void treport(amv_devrun *d, const char *product, int64_t index, int64_t expected,
+                    int64_t got, const char *fmt, va_list ap) {
+  const trun *r = (const trun *)d;
+  amv_failure f = amv_failure_at(r->v->name, r->rk ? r->rk->rank : 0, d->config, d->variant,
                                  product, index, expected, got, 1);
-  va_list ap;
-  va_start(ap, fmt);
-  amv_deliver_failure(r->opts, r->out, &f, fmt, ap);
-  va_end(ap);
-}
-
-static void *talloc(trun *r, size_t bytes) {
-  void *p = NULL;
-  const attnmeta_status st = attnmeta_device_alloc(r->opts->ctx, bytes ? bytes : 4, &p);
-  if (st != ATTNMETA_OK) {
-    treport(r, "", -1, 0, 0, "attnmeta_device_alloc(%zu) failed: %s (%s)", bytes,
-            attnmeta_status_string(st), attnmeta_last_error(r->opts->ctx));
-    r->stop = 1;
-    return NULL;
-  }
-  return p;
-}
-
-static int tcopy(trun *r, void *dst, const void *src, size_t bytes, int to_device) {
-  const attnmeta_status st = to_device ? attnmeta_copy_to_device(r->opts->ctx, dst, src, bytes)
-                                       : attnmeta_copy_to_host(r->opts->ctx, dst, src, bytes);
-  if (st != ATTNMETA_OK) {
-    treport(r, "", -1, 0, 0, "copy of %zu bytes failed: %s (%s)", bytes,
-            attnmeta_status_string(st), attnmeta_last_error(r->opts->ctx));
-    r->stop = 1;
-    return -1;
-  }
-  return 0;
+  amv_deliver_failure(d->opts, d->out, &f, fmt, ap);
 }
 
 /* Uploads input i exactly sized (one element more, the data one element in,
@@ -81,179 +48,89 @@ static int tcopy(trun *r, void *dst, const void *src, size_t bytes, int to_devic
 static void upload(trun *r, int i, int misalign) {
   const amv_values *vals = &r->k->input[i];
   const size_t es = amvs_topk_input(i)->size;
-  unsigned char *host;
-  int64_t j;
-  if (!vals->v || r->stop) return;
-  r->d_base[i] = talloc(r, (size_t)(vals->n + misalign) * es);
-  if (!r->d_base[i]) return;
-  r->d_in[i] = (unsigned char *)r->d_base[i] + (size_t)misalign * es;
-  host = malloc((size_t)(vals->n > 0 ? vals->n : 1) * es);
-  if (!host) {
-    treport(r, "", -1, 0, 0, "out of host memory");
-    r->stop = 1;
-    return;
-  }
-  for (j = 0; j < vals->n; j++) {
-    if (es == 8) {
-      const int64_t x = vals->v[j];
-      memcpy(host + j * 8, &x, 8);
-    } else {
-      const int32_t x = (int32_t)vals->v[j];
-      memcpy(host + j * 4, &x, 4);
-    }
-  }
-  if (vals->n) tcopy(r, r->d_in[i], host, (size_t)vals->n * es, 1);
-  free(host);
+  if (!vals->v || r->dev.stop) return;
+  r->d_base[i] = amv_dev_upload(&r->dev, vals, es, misalign);
+  if (r->d_base[i]) r->d_in[i] = (unsigned char *)r->d_base[i] + (size_t)misalign * es;
 }
 
 static void compare(trun *r, int with_error_word, int32_t err) {
   const amv_topk *k = r->k;
-  const int64_t K = k->op.topk_count, S = k->op.out_stride, T = k->op.num_tokens;
+  const int64_t S = k->op.out_stride;
   int64_t i, bad = 0;
-  for (i = 0; i < r->out_elems && bad < 8; i++) {
-    const int64_t at = i - GUARD - r->shift;
-    const int64_t t = at >= 0 ? at / S : -1, j = at >= 0 ? at % S : -1;
-    int64_t want = POISON;
-    int care = 1;
-    if (at >= 0 && t < T && j < K) {
-      want = r->rk->out.v[t * K + j];
-      care = !r->rk->out.care || r->rk->out.care[t * K + j];
-    }
-    if (care && r->h_out[i] != want) {
-      treport(r, "out", at, want, r->h_out[i], "out: element %lld (row %lld col %lld) is %d, expected %lld%s",
-              (long long)at, (long long)t, (long long)j, r->h_out[i], (long long)want,
-              want == POISON ? " (untouched)" : "");
-      bad++;
-    }
+  amv_elem x;
+  for (i = 0; i < r->slots.elems && bad < 8; i++) {
+    if (!amv_guarded_elem(&r->slots, i, &r->rk->out, &x) || x.got == x.want) continue;
+    amv_dev_report(&r->dev, "out", x.at, x.want, x.got,
+                   "out: element %lld (row %lld col %lld) is %d, expected %lld%s",
+                   (long long)x.at, (long long)(x.at >= 0 ? x.at / S : -1),
+                   (long long)(x.at >= 0 ? x.at % S : -1), (int)x.got, (long long)x.want,
+                   x.want == amv_poison(4) ? " (untouched)" : "");
+    bad++;
   }
-  for (i = 0; i < r->count_elems && bad < 16; i++) {
-    const int64_t at = i - GUARD;
-    int64_t want = POISON;
-    int care = 1;
-    if (k->count && at >= 0 && at < T) {
-      want = r->rk->count.v[at];
-      care = !r->rk->count.care || r->rk->count.care[at];
-    }
-    if (care && r->h_count[i] != want) {
-      treport(r, "valid_count", at, want, r->h_count[i], "valid_count[%lld] is %d, expected %lld",
-              (long long)at, r->h_count[i], (long long)want);
-      bad++;
-    }
+  for (i = 0; i < r->count.elems && bad < 16; i++) {
+    if (!amv_guarded_elem(&r->count, i, k->count ? &r->rk->count : NULL, &x) || x.got == x.want)
+      continue;
+    amv_dev_report(&r->dev, "valid_count", x.at, x.want, x.got,
+                   "valid_count[%lld] is %d, expected %lld", (long long)x.at, (int)x.got,
+                   (long long)x.want);
+    bad++;
   }
-  if (with_error_word) {
-    const int32_t want = PRESET_BIT | r->rk->flags;
-    const int ok = r->rk->flags_exact ? err == want
-                                      : (err & want) == want && (err & ~(PRESET_BIT | KNOWN_FLAGS)) == 0;
-    if (!ok)
-      treport(r, "error_word", 0, want, err, "error word 0x%x, expected %s0x%x", (unsigned)err,
-              r->rk->flags_exact ? "" : "at least ", (unsigned)want);
-  }
+  if (with_error_word && !amv_flags_ok(err, r->rk->flags, r->rk->flags_exact, KNOWN_FLAGS))
+    amv_dev_report(&r->dev, "error_word", 0, AMV_PRESET_BIT | r->rk->flags, err,
+                   "error word 0x%x, expected %s0x%x", (unsigned)err,
+                   r->rk->flags_exact ? "" : "at least ",
+                   (unsigned)(AMV_PRESET_BIT | r->rk->flags));
 }
 
-static void run_variant(trun *r, int with_error_word) {
+static void run_variant(amv_devrun *d, int with_error_word) {
+  trun *r = (trun *)d;
   const amv_topk *k = r->k;
   attnmeta_topk op;
-  attnmeta_status st;
-  int32_t err = PRESET_BIT;
-  int64_t i;
+  int32_t err = AMV_PRESET_BIT;
   int in;
-  r->variant = with_error_word ? "error_word" : "no_error_word";
-  for (i = 0; i < r->out_elems; i++) r->h_out[i] = POISON;
-  for (i = 0; i < r->count_elems; i++) r->h_count[i] = POISON;
-  if (tcopy(r, r->d_out, r->h_out, (size_t)r->out_elems * 4, 1) ||
-      tcopy(r, r->d_count, r->h_count, (size_t)r->count_elems * 4, 1) ||
-      tcopy(r, r->d_err, &err, 4, 1))
+  if (amv_guarded_poison(d, &r->slots) || amv_guarded_poison(d, &r->count) ||
+      amv_dev_copy(d, d->d_err, &err, 4, 1))
     return;
   attnmeta_topk_init(&op);
   amvs_copy_params(&amvs_topk, &op, &k->op, 0);
   op.dcp_rank = r->rk->rank;
   for (in = 0; in < AMV_TOPK_NUM_INPUTS; in++)
     *(const void **)amvs_slot(&op, amvs_topk_input(in)) = r->d_in[in];
-  op.out = r->d_out + GUARD + r->shift;
-  op.valid_count = k->count ? r->d_count + GUARD : NULL;
-  op.error_word = with_error_word ? r->d_err : NULL;
-  st = attnmeta_convert_topk(r->opts->ctx, &op, NULL);
-  r->out->launches++;
-  if (st == ATTNMETA_ERR_NOT_SUPPORTED) {
-    r->out->result = AMV_SKIP;
-    snprintf(r->out->reason, sizeof r->out->reason, "%s", attnmeta_last_error(r->opts->ctx));
-    r->stop = 1;
+  op.out = amv_guarded_out(&r->slots);
+  op.valid_count = k->count ? amv_guarded_out(&r->count) : NULL;
+  op.error_word = with_error_word ? d->d_err : NULL;
+  if (!amv_dev_launched(d, attnmeta_convert_topk(d->opts->ctx, &op, NULL),
+                        "attnmeta_convert_topk"))
     return;
-  }
-  if (st != ATTNMETA_OK) {
-    treport(r, "", -1, 0, 0, "attnmeta_convert_topk failed: %s (%s)", attnmeta_status_string(st),
-            attnmeta_last_error(r->opts->ctx));
-    return;
-  }
-  if (attnmeta_last_error(r->opts->ctx)[0])
-    treport(r, "", -1, 0, 0, "attnmeta_last_error is \"%s\" after a success",
-            attnmeta_last_error(r->opts->ctx));
-  st = attnmeta_synchronize(r->opts->ctx, NULL);
-  if (st != ATTNMETA_OK) {
-    treport(r, "", -1, 0, 0, "attnmeta_synchronize failed: %s", attnmeta_last_error(r->opts->ctx));
-    r->stop = 1;
-    return;
-  }
-  if (tcopy(r, r->h_out, r->d_out, (size_t)r->out_elems * 4, 0) ||
-      tcopy(r, r->h_count, r->d_count, (size_t)r->count_elems * 4, 0) ||
-      tcopy(r, &err, r->d_err, 4, 0))
+  if (amv_guarded_read(d, &r->slots) || amv_guarded_read(d, &r->count) ||
+      amv_dev_copy(d, &err, d->d_err, 4, 0))
     return;
   compare(r, with_error_word, err);
 }
 
 void amv_run_topk(const amv_runner *opts, const amv_vector *v, amv_outcome *out) {
   const amv_topk *k = v->topk;
+  const int64_t T = k->op.num_tokens;
   trun r;
-  int i, rk, c;
-  memset(out, 0, sizeof *out);
-  out->result = AMV_PASS;
+  int i, rk;
   memset(&r, 0, sizeof r);
-  r.opts = opts;
+  amv_dev_start(&r.dev, opts, out, treport, run_variant);
   r.v = v;
   r.k = k;
-  r.out = out;
-  r.config = "-";
-  r.variant = "setup";
   for (i = 0; i < AMV_TOPK_NUM_INPUTS; i++)
     upload(&r, i, (i == AMV_TOPK_INDICES && (k->misalign & 1)) ? 1 : 0);
-  r.shift = (k->misalign & 2) ? 1 : 0;
-  r.out_elems = (int64_t)k->op.num_tokens * k->op.out_stride + 2 * GUARD + r.shift;
-  r.count_elems = (int64_t)k->op.num_tokens + 2 * GUARD;
-  if (!r.stop) r.d_out = talloc(&r, (size_t)r.out_elems * 4);
-  if (!r.stop) r.d_count = talloc(&r, (size_t)r.count_elems * 4);
-  if (!r.stop) r.d_err = talloc(&r, 4);
-  r.h_out = malloc((size_t)r.out_elems * 4);
-  r.h_count = malloc((size_t)r.count_elems * 4);
-  if (!r.h_out || !r.h_count) {
-    treport(&r, "", -1, 0, 0, "out of host memory");
-    r.stop = 1;
-  }
-  for (rk = 0; rk < k->nranks && !r.stop; rk++) {
+  if (!r.dev.stop)
+    amv_guarded_alloc(&r.dev, &r.slots, 4, T, k->op.topk_count, k->op.out_stride,
+                      (k->misalign & 2) ? 1 : 0);
+  if (!r.dev.stop) amv_guarded_alloc(&r.dev, &r.count, 4, T, 1, 1, 0);
+  if (!r.dev.stop) r.dev.d_err = amv_dev_alloc(&r.dev, 4);
+  for (rk = 0; rk < k->nranks && !r.dev.stop; rk++) {
     r.rk = &k->ranks[rk];
-    for (c = 0; c < (opts->nconfigs ? opts->nconfigs : 1) && !r.stop; c++) {
-      if (opts->nconfigs) {
-        attnmeta_status st;
-        if (opts->config_only >= 0 && c != opts->config_only) continue;
-        r.config = opts->configs[c].name;
-        st = attnmeta_set_launch_config(opts->ctx, &opts->configs[c].config);
-        if (st != ATTNMETA_OK) {
-          treport(&r, "", -1, 0, 0, "attnmeta_set_launch_config: %s", attnmeta_last_error(opts->ctx));
-          continue;
-        }
-      } else {
-        r.config = "current";
-      }
-      run_variant(&r, 1);
-      if (!r.stop) run_variant(&r, 0);
-    }
+    amv_dev_each_config(&r.dev);
   }
-  if (opts->nconfigs) attnmeta_set_launch_config(opts->ctx, NULL);
   for (i = 0; i < AMV_TOPK_NUM_INPUTS; i++)
     if (r.d_base[i]) attnmeta_device_free(opts->ctx, r.d_base[i]);
-  if (r.d_out) attnmeta_device_free(opts->ctx, r.d_out);
-  if (r.d_count) attnmeta_device_free(opts->ctx, r.d_count);
-  if (r.d_err) attnmeta_device_free(opts->ctx, r.d_err);
-  free(r.h_out);
-  free(r.h_count);
-  if (out->result != AMV_SKIP && out->failures > 0) out->result = AMV_FAIL;
+  amv_guarded_free(&r.dev, &r.slots);
+  amv_guarded_free(&r.dev, &r.count);
+  amv_dev_finish(&r.dev);
 }

@@ -12,6 +12,7 @@ import pytest
 
 import sglang_standin
 import vllm_standin
+from cuda_graph_replay import BS, POOL_COLS, capture, cuda, padded, pool, replay
 from attnmeta import _sglang_dropins as dropins
 from test_sglang_metadata_integration import (fused_dsa_decode_metadata as dsa_reference,
                                               fused_dsa_target_verify_metadata as verify_reference,
@@ -20,11 +21,6 @@ from test_sglang_metadata_integration import (fused_dsa_decode_metadata as dsa_r
 torch = pytest.importorskip("torch")
 if not torch.cuda.is_available():
     pytest.skip("no CUDA device", allow_module_level=True)
-
-BS = 6            # the batch the graph is captured for
-POOL_ROWS = 12
-POOL_COLS = 384
-FILL = 1          # SGLang's seq_len_fill_value for padding rows
 
 # each replay: (req_pool_indices of the real rows, their seq_lens); the rest
 # of the BS rows are padding (req_pool_indices 0, seq_lens FILL)
@@ -36,67 +32,22 @@ STEPS = [
 ]
 
 
-def _pool(seed):
-    rng = np.random.default_rng(seed)
-    r2t = rng.integers(1, 1 << 15, (POOL_ROWS, POOL_COLS)).astype(np.int32)
-    r2t[0] = 0  # SGLang reserves row 0 for padding
-    return r2t
-
-
-def _padded(step):
-    rpi, seq = step
-    pad = BS - len(rpi)
-    return (np.array(list(rpi) + [0] * pad, np.int64),
-            np.array(list(seq) + [FILL] * pad, np.int64))
-
-
-def _cuda(x):
-    return torch.from_numpy(np.ascontiguousarray(x)).cuda()
-
-
-def _capture(build):
-    """``build()`` run once on a side stream, then captured."""
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        build()
-    torch.cuda.current_stream().wait_stream(stream)
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        build()
-    return graph
-
-
-def _replay(graph, rpi_dev, seq_dev, outs, step, poison=None):
-    """One replay on the step's contents; the outputs (or those of
-    ``poison``) are poisoned first, so what it does not write shows."""
-    rpi, seq = _padded(step)
-    rpi_dev.copy_(torch.from_numpy(rpi))
-    seq_dev.copy_(torch.from_numpy(seq))
-    for o in outs if poison is None else poison:
-        o.fill_(-7)
-    graph.replay()
-    torch.cuda.synchronize()
-    return [o.cpu().numpy() for o in outs]
-
-
 @pytest.mark.parametrize("page_size", [1, 16])
 def test_fa3_decode_metadata_replays(page_size):
-    r2t = _pool(page_size)
+    r2t = pool(page_size)
     pages = -(-POOL_COLS // page_size)
     swa_map = (np.arange(1 << 15) * 3 % (1 << 15)).astype(np.int64)
-    rpi_dev, seq_dev = _cuda(_padded(STEPS[0])[0]), _cuda(_padded(STEPS[0])[1])
+    rpi_dev, seq_dev = cuda(padded(STEPS[0])[0]), cuda(padded(STEPS[0])[1])
     outs = [torch.full((BS,), -7, dtype=torch.int32, device="cuda"),
             torch.full((BS + 1,), -7, dtype=torch.int32, device="cuda"),
             torch.full((BS, pages + 3), -7, dtype=torch.int32, device="cuda"),
             torch.full((BS, pages + 3), -7, dtype=torch.int32, device="cuda")]
-    r2t_dev = _cuda(r2t)
+    r2t_dev = cuda(r2t)
 
     class Pool:
-        full_to_swa_index_mapping = _cuda(swa_map)
+        full_to_swa_index_mapping = cuda(swa_map)
 
-    graph = _capture(lambda: dropins.normal_decode_set_metadata(
+    graph = capture(lambda: dropins.normal_decode_set_metadata(
         outs[0], outs[1], outs[2], r2t_dev, rpi_dev, pages, seq_dev, 0, page_size, outs[3],
         Pool()))
 
@@ -104,9 +55,9 @@ def test_fa3_decode_metadata_replays(page_size):
         full_to_swa_index_mapping = swa_map
 
     for step in STEPS:
-        got = _replay(graph, rpi_dev, seq_dev, outs, step)
+        got = replay(graph, rpi_dev, seq_dev, outs, *padded(step))
         want = [np.full(o.shape, -7, np.int32) for o in outs]
-        rpi, seq = _padded(step)
+        rpi, seq = padded(step)
         fa3_reference(want[0], want[1], want[2], r2t, rpi, pages, seq, 0, page_size, want[3],
                       HostPool())
         for g, w in zip(got, want):
@@ -116,13 +67,13 @@ def test_fa3_decode_metadata_replays(page_size):
 @pytest.mark.parametrize("verify", [0, 1], ids=["decode", "target_verify"])
 def test_dsa_metadata_replays(verify):
     next_n, max_len, topk, ps = 3, POOL_COLS, 64, 64
-    r2t = _pool(10 + verify)
+    r2t = pool(10 + verify)
     rows = BS * (next_n if verify else 1)
     shapes = [(BS,), (BS + 1,), (rows, max_len), (rows,), (rows + 1,),
               (rows, -(-max_len // ps)), (rows,)]
     outs = [torch.full(s, -7, dtype=torch.int32, device="cuda") for s in shapes]
-    rpi_dev, seq_dev = _cuda(_padded(STEPS[0])[0]), _cuda(_padded(STEPS[0])[1])
-    r2t_dev = _cuda(r2t)
+    rpi_dev, seq_dev = cuda(padded(STEPS[0])[0]), cuda(padded(STEPS[0])[1])
+    r2t_dev = cuda(r2t)
 
     def call(fn, o, seq, rpi, table):
         if verify:
@@ -132,11 +83,11 @@ def test_dsa_metadata_replays(verify):
             fn(seq, rpi, table, o[0], o[1], o[2], o[3], o[4], o[5], BS, max_len, topk, ps)
 
     fn = dropins.fused_dsa_target_verify_metadata if verify else dropins.fused_dsa_decode_metadata
-    graph = _capture(lambda: call(fn, outs, seq_dev, rpi_dev, r2t_dev))
+    graph = capture(lambda: call(fn, outs, seq_dev, rpi_dev, r2t_dev))
     for step in STEPS:
-        got = _replay(graph, rpi_dev, seq_dev, outs, step)
+        got = replay(graph, rpi_dev, seq_dev, outs, *padded(step))
         want = [np.full(s, -7, np.int32) for s in shapes]
-        rpi, seq = _padded(step)
+        rpi, seq = padded(step)
         call(verify_reference if verify else dsa_reference, want, seq, rpi, r2t)
         for g, w in zip(got, want):
             np.testing.assert_array_equal(g, w, err_msg=str(step))
@@ -149,25 +100,25 @@ def test_flashinfer_slot_list_replays_through_the_patched_backend(monkeypatch):
     torch operations around it."""
     from attnmeta.integrations.sglang import patch_sglang
 
-    r2t = _pool(3)
+    r2t = pool(3)
     capacity = BS * POOL_COLS
     xp = vllm_standin.Arrays(torch=torch, device="cuda")
     mods = sglang_standin.install(monkeypatch, xp)
     backend = mods[sglang_standin.FLASHINFER]
-    rpi_dev, seq_dev = _cuda(_padded(STEPS[0])[0]), _cuda(_padded(STEPS[0])[1])
-    r2t_dev = _cuda(r2t)
+    rpi_dev, seq_dev = cuda(padded(STEPS[0])[0]), cuda(padded(STEPS[0])[1])
+    r2t_dev = cuda(r2t)
     indptr = torch.zeros(BS + 1, dtype=torch.int32, device="cuda")
     indices = torch.full((capacity,), -7, dtype=torch.int32, device="cuda")
     with patch_sglang() as handle:
         assert "flashinfer_kv_indices" in handle.applied, handle
-        graph = _capture(lambda: backend.update_decode_indices(
+        graph = capture(lambda: backend.update_decode_indices(
             r2t_dev, rpi_dev, seq_dev, BS, indptr, indices))
         before = handle.launches["flashinfer_kv_indices"]
         assert not [k for k in sglang_standin.launches() if not k.startswith("torch.")]
         for step in STEPS:
-            got_indptr, got = _replay(graph, rpi_dev, seq_dev, [indptr, indices], step,
-                                            poison=[indices])
-            rpi, seq = _padded(step)
+            got_indptr, got = replay(graph, rpi_dev, seq_dev, [indptr, indices], *padded(step),
+                                     poison=[indices])
+            rpi, seq = padded(step)
             want_indptr = np.concatenate([[0], np.cumsum(seq)]).astype(np.int32)
             want = np.full(capacity, -7, np.int32)
             for b in range(BS):

@@ -14,18 +14,13 @@ import numpy as np
 import pytest
 
 import sglang_graph_standin as sg
+from cuda_graph_replay import BS, POISON, POOL_COLS, capture, cuda, padded, pool, replay
 from attnmeta import _sglang_graph_dropins as dropins
 from test_sglang_graph_integration import standin  # noqa: F401  (the fixture)
 
 torch = pytest.importorskip("torch")
 if not torch.cuda.is_available():
     pytest.skip("no CUDA device", allow_module_level=True)
-
-BS = 6
-POOL_ROWS = 12
-POOL_COLS = 384
-FILL = 1
-POISON = -7
 
 # each replay: (pool rows of the real requests, their seq_lens); the other
 # BS rows are padding (pool row 0, length FILL). Lengths stay below
@@ -38,64 +33,21 @@ STEPS = [
 ]
 
 
-def _pool(seed):
-    rng = np.random.default_rng(seed)
-    r2t = rng.integers(1, 1 << 15, (POOL_ROWS, POOL_COLS)).astype(np.int32)
-    r2t[0] = 0  # SGLang reserves row 0 for padding
-    return r2t
-
-
-def _padded(step, dtype=np.int64):
-    rpi, seq = step
-    pad = BS - len(rpi)
-    return (np.array(list(rpi) + [0] * pad, np.int64),
-            np.array(list(seq) + [FILL] * pad, dtype))
-
-
-def _cuda(x):
-    return torch.from_numpy(np.ascontiguousarray(x)).cuda()
-
-
-def _capture(build):
-    """``build()`` run once on a side stream (SGLang's warm-up), then captured."""
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        build()
-    torch.cuda.current_stream().wait_stream(stream)
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        build()
-    return graph
-
-
-def _replay(graph, rpi_dev, seq_dev, outs, rpi, seq):
-    """One replay on these contents, the outputs poisoned first."""
-    rpi_dev.copy_(torch.from_numpy(rpi))
-    seq_dev.copy_(torch.from_numpy(seq))
-    for o in outs:
-        o.fill_(POISON)
-    graph.replay()
-    torch.cuda.synchronize()
-    return [o.cpu().numpy() for o in outs]
-
-
 @pytest.mark.parametrize("page_size,offset", [(32, 0), (64, 2)])
 def test_trtllm_mla_graph_metadata_replays(page_size, offset):
-    r2t = _pool(page_size + offset)
+    r2t = pool(page_size + offset)
     width = POOL_COLS // page_size + 2
     outs = [torch.full((BS, width), POISON, dtype=torch.int32, device="cuda"),
             torch.full((BS,), POISON, dtype=torch.int32, device="cuda")]
-    rpi_dev, seq_dev = _cuda(_padded(STEPS[0])[0]), _cuda(_padded(STEPS[0])[1])
-    r2t_dev = _cuda(r2t)
-    graph = _capture(lambda: dropins.update_trtllm_mla_graph_metadata(
+    rpi_dev, seq_dev = cuda(padded(STEPS[0])[0]), cuda(padded(STEPS[0])[1])
+    r2t_dev = cuda(r2t)
+    graph = capture(lambda: dropins.update_trtllm_mla_graph_metadata(
         req_pool_indices=rpi_dev, seq_lens=seq_dev, req_to_token=r2t_dev,
         block_kv_indices=outs[0], bs=BS, seqlen_offset=offset, page_size=page_size,
         seq_lens_k=outs[1]))
     for step in STEPS:
-        rpi, seq = _padded(step)
-        got = _replay(graph, rpi_dev, seq_dev, outs, rpi, seq)
+        rpi, seq = padded(step)
+        got = replay(graph, rpi_dev, seq_dev, outs, rpi, seq)
         want = [np.full((BS, width), POISON, np.int32), np.full(BS, POISON, np.int32)]
         sg.update_trtllm_mla_graph_metadata(
             req_pool_indices=rpi, seq_lens=seq, req_to_token=r2t, block_kv_indices=want[0], bs=BS,
@@ -112,7 +64,7 @@ def test_trtllm_mla_sglangs_graph_case():
     seq = torch.tensor([3, 4], dtype=torch.int64, device="cuda")
     table = torch.full((4, 8), -1, dtype=torch.int32, device="cuda")
     lens_k = torch.zeros(4, dtype=torch.int32, device="cuda")
-    graph = _capture(lambda: dropins.update_trtllm_mla_graph_metadata(
+    graph = capture(lambda: dropins.update_trtllm_mla_graph_metadata(
         req_pool_indices=rpi, seq_lens=seq, req_to_token=r2t, block_kv_indices=table, bs=2,
         seqlen_offset=2, page_size=64, seq_lens_k=lens_k))
     seq.copy_(torch.tensor([65, 130], dtype=torch.int64))
@@ -128,21 +80,21 @@ def test_trtllm_mla_sglangs_graph_case():
 def test_trtllm_mha_graph_metadata_replays(seq_dtype, offset):
     ps = 16
     pages = POOL_COLS // ps
-    r2t = _pool(20 + offset)
+    r2t = pool(20 + offset)
     mapping = (np.arange((1 << 15) + ps + 1) * 7 % (1 << 15)).astype(np.int64)
     mapping[-1] = -1
     shapes = [(BS,), (BS + 1,), (BS, pages), (BS, pages)]
     outs = [torch.full(s, POISON, dtype=torch.int32, device="cuda") for s in shapes]
-    rpi_dev = _cuda(_padded(STEPS[0])[0])
-    seq_dev = _cuda(_padded(STEPS[0], seq_dtype)[1])
-    r2t_dev, map_dev = _cuda(r2t), _cuda(mapping)
-    graph = _capture(lambda: dropins.update_trtllm_mha_graph_metadata(
+    rpi_dev = cuda(padded(STEPS[0])[0])
+    seq_dev = cuda(padded(STEPS[0], seq_dtype)[1])
+    r2t_dev, map_dev = cuda(r2t), cuda(mapping)
+    graph = capture(lambda: dropins.update_trtllm_mha_graph_metadata(
         req_pool_indices=rpi_dev, seq_lens=seq_dev, req_to_token=r2t_dev, cache_seqlens=outs[0],
         cu_seqlens_k=outs[1], page_table=outs[2], bs=BS, seqlen_offset=offset,
         max_seq_pages=pages, page_size=ps, swa_mapping=map_dev, swa_page_table=outs[3]))
     for step in STEPS:
-        rpi, seq = _padded(step, seq_dtype)
-        got = _replay(graph, rpi_dev, seq_dev, outs, rpi, seq)
+        rpi, seq = padded(step, seq_dtype)
+        got = replay(graph, rpi_dev, seq_dev, outs, rpi, seq)
         want = [np.full(s, POISON, np.int32) for s in shapes]
         sg.update_trtllm_mha_graph_metadata(
             req_pool_indices=rpi, seq_lens=seq, req_to_token=r2t, cache_seqlens=want[0],
@@ -159,20 +111,20 @@ def test_fa3_draft_extend_metadata_replays():
     from attnmeta._sglang_dropins import draft_extend_set_metadata
 
     ps, width = 16, POOL_COLS // 16
-    r2t = _pool(40)
+    r2t = pool(40)
     shapes = [(BS,), (BS + 1,), (BS + 1,), (BS, width)]
     outs = [torch.full(s, POISON, dtype=torch.int32, device="cuda") for s in shapes]
-    rpi_dev, seq_dev = _cuda(_padded(STEPS[0])[0]), _cuda(_padded(STEPS[0])[1])
-    ext_dev = _cuda(np.ones(BS, np.int64))
-    r2t_dev = _cuda(r2t)
-    graph = _capture(lambda: draft_extend_set_metadata(
+    rpi_dev, seq_dev = cuda(padded(STEPS[0])[0]), cuda(padded(STEPS[0])[1])
+    ext_dev = cuda(np.ones(BS, np.int64))
+    r2t_dev = cuda(r2t)
+    graph = capture(lambda: draft_extend_set_metadata(
         outs[0], outs[1], outs[2], outs[3], r2t_dev, rpi_dev, seq_dev, ext_dev, ps))
     rng = np.random.default_rng(5)
     for step in STEPS:
-        rpi, seq = _padded(step)
+        rpi, seq = padded(step)
         ext = rng.integers(1, 5, BS).astype(np.int64)
         ext_dev.copy_(torch.from_numpy(ext))
-        got = _replay(graph, rpi_dev, seq_dev, outs, rpi, seq)
+        got = replay(graph, rpi_dev, seq_dev, outs, rpi, seq)
         want = [np.full(s, POISON, np.int32) for s in shapes]
         sg.draft_extend_set_metadata(want[0], want[1], want[2], want[3], r2t, rpi, seq, ext, ps)
         for g, w in zip(got, want):
@@ -185,9 +137,9 @@ def test_patched_backends_record_attnmetas_launch(standin):  # noqa: F811
     warm-up, none at replay, SGLang's values."""
     from attnmeta.integrations.sglang import patch_sglang
 
-    r2t = _pool(5)
-    r2t_dev = _cuda(r2t)
-    rpi_dev, seq_dev = _cuda(_padded(STEPS[0])[0]), _cuda(_padded(STEPS[0])[1])
+    r2t = pool(5)
+    r2t_dev = cuda(r2t)
+    rpi_dev, seq_dev = cuda(padded(STEPS[0])[0]), cuda(padded(STEPS[0])[1])
     mla = [torch.full((BS, 8), POISON, dtype=torch.int32, device="cuda"),
            torch.full((BS,), POISON, dtype=torch.int32, device="cuda")]
     mha = [torch.full(s, POISON, dtype=torch.int32, device="cuda")
@@ -205,13 +157,13 @@ def test_patched_backends_record_attnmetas_launch(standin):  # noqa: F811
                    seqlen_offset=1, max_seq_pages=24, page_size=16,
                    out_cache_loc=torch.zeros(BS, dtype=torch.int64, device="cuda"))
 
-        graph = _capture(build)
+        graph = capture(build)
         assert handle.launches["trtllm_mla_graph_metadata"] == 2
         assert handle.launches["trtllm_mha_graph_metadata"] == 2
         assert sg.CALLS == {}  # SGLang's functions did not run
         for step in STEPS:
-            rpi, seq = _padded(step)
-            got = _replay(graph, rpi_dev, seq_dev, mla + mha, rpi, seq)
+            rpi, seq = padded(step)
+            got = replay(graph, rpi_dev, seq_dev, mla + mha, rpi, seq)
             want = [np.full(o.shape, POISON, np.int32) for o in mla + mha]
             sg._mla(rpi, seq, r2t, want[0], BS, 1, 64, want[1])
             sg.update_trtllm_mha_graph_metadata(
