@@ -68,12 +68,13 @@ AM_DEVICE void am_topk_rows_body(const am_topk_params *p, am_thread th, int coun
         const int ok = wanted && !past;
         const int32_t id = ok ? table[blk] : 0;
         const uint64_t slot = (uint64_t)(uint32_t)id * rows + (local & in_block);
-        const int negative = ok && id < 0;
-        const int over = ok && !negative && slot > INT32_MAX;
+        /* a negative id is 2^31 or more as unsigned: its slot fails the
+         * same test as an overflowing one; the flag tells them apart */
+        const int bad = ok && slot > INT32_MAX;
         flags |= (past ? ATTNMETA_FLAG_BLOCK_OUT_OF_TABLE : 0) |
-                 (negative ? ATTNMETA_FLAG_BLOCK_ID_NEGATIVE : 0) |
-                 (over ? ATTNMETA_FLAG_SLOT_OUT_OF_RANGE : 0);
-        v[u] = ok && !negative && !over ? (int32_t)slot : -1;
+                 (bad ? (id < 0 ? ATTNMETA_FLAG_BLOCK_ID_NEGATIVE : ATTNMETA_FLAG_SLOT_OUT_OF_RANGE)
+                      : 0);
+        v[u] = ok && !bad ? (int32_t)slot : -1;
       }
       for (u = 0; u < AM_TOPK_ROW_COLS; ++u) {
         const uint32_t j = c0 + (uint32_t)u * width + th.thread;
