@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "am_dialect.h"
 
@@ -255,35 +256,34 @@ int32_t draft_run_everywhere(const draft_case *c) {
   return flags;
 }
 
+/* The case's inputs on one backend, for amt_each_backend_config. */
+typedef struct draft_binding {
+  const draft_case *c;
+  device_inputs d;
+} draft_binding;
+
+static void binding_upload(attnmeta_context *ctx, void *arg) {
+  draft_binding *b = arg;
+  inputs_upload(ctx, b->c, &b->d);
+}
+
+static void binding_run(attnmeta_context *ctx, const char *label, void *arg) {
+  run_one(ctx, label, &((draft_binding *)arg)->d, 1);
+}
+
+static void binding_release(attnmeta_context *ctx, void *arg) {
+  inputs_free(ctx, &((draft_binding *)arg)->d);
+}
+
 int32_t draft_run_configs(const draft_case *c, const amt_launch *configs, int n) {
-  attnmeta_backend kinds[AMT_MAX_BACKENDS];
-  const int nk = amt_test_backends(kinds);
   int32_t *ref_i, *ref_p;
   const int32_t flags = draft_reference(c, &ref_i, &ref_p);
-  int k, ran = 0;
+  draft_binding b;
+  const amt_backend_run r = {binding_upload, binding_run, binding_release, &b};
   free(ref_i);
   free(ref_p);
-  for (k = 0; k < nk; k++) {
-    attnmeta_context *ctx = amt_open_or_null(kinds[k]);
-    device_inputs d;
-    int i;
-    if (!ctx) continue;
-    inputs_upload(ctx, c, &d);
-    for (i = 0; i < n; i++) {
-      const amt_launch *l = &configs[i];
-      char label[256];
-      /* the CPU backend runs one thread a block */
-      if (kinds[k] == ATTNMETA_BACKEND_CPU && l->config.block > 1) continue;
-      cr_assert(attnmeta_set_launch_config(ctx, &l->config) == ATTNMETA_OK,
-                "set_launch_config %s: %s", l->name, attnmeta_last_error(ctx));
-      snprintf(label, sizeof label, "%s backend=%s config=%s", c->name,
-               amt_backend_label(kinds[k]), l->name);
-      run_one(ctx, label, &d, 1);
-      ran++;
-    }
-    inputs_free(ctx, &d);
-    attnmeta_close(ctx);
-  }
-  cr_assert(ran > 0, "%s: no backend ran", c->name);
+  memset(&b, 0, sizeof b);
+  b.c = c;
+  amt_each_backend_config(c->name, configs, n, &r);
   return flags;
 }

@@ -139,6 +139,32 @@ void amt_step_every_case(int ncases,
   }
 }
 
+void amt_each_backend_config(const char *name, const amt_launch *configs, int n,
+                             const amt_backend_run *r) {
+  attnmeta_backend kinds[AMT_MAX_BACKENDS];
+  const int nk = amt_test_backends(kinds);
+  int k, i, ran = 0;
+  for (k = 0; k < nk; k++) {
+    attnmeta_context *ctx = amt_open_or_null(kinds[k]);
+    if (!ctx) continue;
+    r->upload(ctx, r->arg);
+    for (i = 0; i < n; i++) {
+      const amt_launch *l = &configs[i];
+      char label[256];
+      if (kinds[k] == ATTNMETA_BACKEND_CPU && l->config.block > 1) continue;
+      cr_assert(attnmeta_set_launch_config(ctx, &l->config) == ATTNMETA_OK,
+                "set_launch_config %s: %s", l->name, attnmeta_last_error(ctx));
+      snprintf(label, sizeof label, "%s backend=%s config=%s", name, amt_backend_label(kinds[k]),
+               l->name);
+      r->run(ctx, label, r->arg);
+      ran++;
+    }
+    r->release(ctx, r->arg);
+    attnmeta_close(ctx);
+  }
+  cr_assert(ran > 0, "%s: no backend ran", name);
+}
+
 void *amt_dev_alloc(attnmeta_context *ctx, size_t bytes) {
   void *p = NULL;
   const attnmeta_status st = attnmeta_device_alloc(ctx, bytes, &p);

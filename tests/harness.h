@@ -66,6 +66,21 @@ typedef struct amt_step_hooks {
 void amt_step_each_config(attnmeta_context *ctx, attnmeta_backend kind, const char *name,
                           const attnmeta_step *step, const amt_step_hooks *hooks);
 
+/* One case's inputs on one backend and a run of it (another operation
+ * than the step): upload puts them on ctx's device, run launches and
+ * checks under the current launch config, release frees them. */
+typedef struct amt_backend_run {
+  void (*upload)(attnmeta_context *ctx, void *arg);
+  void (*run)(attnmeta_context *ctx, const char *label, void *arg);
+  void (*release)(attnmeta_context *ctx, void *arg);
+  void *arg;
+} amt_backend_run;
+/* On every test backend: upload, run under each of the n configs (on the
+ * CPU backend those of one-thread blocks only: it runs one thread a
+ * block), release. Fails the test when nothing ran. */
+void amt_each_backend_config(const char *name, const amt_launch *configs, int n,
+                             const amt_backend_run *r);
+
 /* What one case of a table gives amt_step_every_case: its name, its step
  * on the device and the hooks that poison and check its outputs. */
 typedef struct amt_step_case {

@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "attnmeta/attnmeta.h"
 #include "harness.h"
@@ -278,30 +279,29 @@ int32_t pool_run_everywhere(const pool_case *c, int few) {
   return flags;
 }
 
+/* The case's inputs on one backend, for amt_each_backend_config. */
+typedef struct pool_binding {
+  const pool_case *c;
+  inputs d;
+} pool_binding;
+
+static void binding_upload(attnmeta_context *ctx, void *arg) {
+  pool_binding *b = arg;
+  inputs_upload(ctx, b->c, &b->d);
+}
+
+static void binding_run(attnmeta_context *ctx, const char *label, void *arg) {
+  run_one(ctx, label, &((pool_binding *)arg)->d, 1);
+}
+
+static void binding_release(attnmeta_context *ctx, void *arg) {
+  inputs_free(ctx, &((pool_binding *)arg)->d);
+}
+
 void pool_run_configs(const pool_case *c, const amt_launch *configs, int n) {
-  attnmeta_backend kinds[AMT_MAX_BACKENDS];
-  const int nk = amt_test_backends(kinds);
-  int k, ran = 0;
-  for (k = 0; k < nk; k++) {
-    attnmeta_context *ctx = amt_open_or_null(kinds[k]);
-    inputs d;
-    int i;
-    if (!ctx) continue;
-    inputs_upload(ctx, c, &d);
-    for (i = 0; i < n; i++) {
-      const amt_launch *l = &configs[i];
-      char label[256];
-      /* the CPU backend runs one thread a block */
-      if (kinds[k] == ATTNMETA_BACKEND_CPU && l->config.block > 1) continue;
-      cr_assert(attnmeta_set_launch_config(ctx, &l->config) == ATTNMETA_OK,
-                "set_launch_config %s: %s", l->name, attnmeta_last_error(ctx));
-      snprintf(label, sizeof label, "%s backend=%s config=%s", c->name,
-               amt_backend_label(kinds[k]), l->name);
-      run_one(ctx, label, &d, 1);
-      ran++;
-    }
-    inputs_free(ctx, &d);
-    attnmeta_close(ctx);
-  }
-  cr_assert(ran > 0, "%s: no backend ran", c->name);
+  pool_binding b;
+  const amt_backend_run r = {binding_upload, binding_run, binding_release, &b};
+  memset(&b, 0, sizeof b);
+  b.c = c;
+  amt_each_backend_config(c->name, configs, n, &r);
 }
