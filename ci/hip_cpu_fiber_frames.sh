@@ -13,14 +13,17 @@
 # "nested bug" (the top-k kernel at 8712 bytes, docs/reliability.md). The
 # limit leaves 512 bytes for the fiber's entry frames and the barrier's
 # calls: a margin, not a measured figure. Reads `sub $N,%rsp` in each
-# am_*kernel* function (x86-64, objdump).
+# am_*kernel* function, and in each body a kernel dispatches to with a frame
+# of its own (AM_DEVICE_OWN_FRAME: am_*_body, a static C++ name) (x86-64,
+# objdump).
 set -euo pipefail
 module=$1
 limit=${2:-6656}
 command -v objdump >/dev/null || { echo "hip_cpu_fiber_frames: objdump not found" >&2; exit 1; }
 frames=$(objdump -d --no-show-raw-insn "$module" |
   awk '/^[0-9a-f]+ <.*>:$/ { fn = $2 }
-       /sub +\$0x[0-9a-f]+,%rsp/ && fn ~ /^<am_[a-z0-9_]*kernel[a-z0-9_]*>:$/ {
+       /sub +\$0x[0-9a-f]+,%rsp/ &&
+       fn ~ /^<(_ZL[0-9]+)?am_[a-z0-9_]*(kernel[a-z0-9_]*|_body[A-Za-z0-9_.]*)>:$/ {
          hex = $0; sub(/.*\$0x/, "", hex); sub(/,%rsp.*/, "", hex)
          name = fn; gsub(/[<>:]/, "", name); print name, hex }')
 [ -n "$frames" ] || { echo "hip_cpu_fiber_frames: no kernel found in $module" >&2; exit 1; }

@@ -46,6 +46,10 @@
  * which warns on the kernels' struct parameters (builds use -Werror), and
  * its launch calls a kernel as an ordinary function: plain C++ here. */
 #    define AM_DEVICE static inline
+/* A body a kernel dispatches to, kept out of the kernel's frame: HIP-CPU
+ * runs threads on small fiber stacks, and a kernel flattened with every
+ * path's locals (larger still under AddressSanitizer) outgrows them. */
+#    define AM_DEVICE_OWN_FRAME static __attribute__((noinline))
 #    define AM_KERNEL extern "C" __attribute__((flatten))
 #  else
 /* Inline function callable from kernel bodies. */
@@ -95,6 +99,10 @@
 #else
 #  define AM_WAIT_FOR_PRIOR_KERNELS() ((void)0)
 #  define AM_LET_NEXT_KERNEL_START() ((void)0)
+#endif
+
+#ifndef AM_DEVICE_OWN_FRAME
+#  define AM_DEVICE_OWN_FRAME AM_DEVICE
 #endif
 
 /* AM_BARRIER_COUNT(pred): a barrier (as AM_BARRIER, reached by every

@@ -113,7 +113,8 @@ AM_DEVICE void am_pool_draft_row(const am_pool_params *p, am_thread t, uint32_t 
 }
 
 /* `scan`: the block-shared array of am_pool_scan. */
-AM_DEVICE void am_pool_draft_body(const am_pool_params *p, am_thread t, int64_t *scan) {
+AM_DEVICE_OWN_FRAME void am_pool_draft_body(const am_pool_params *p, am_thread t,
+                                         int64_t *scan) {
   const uint32_t stride = t.groups * t.grid_dim;
   const uint32_t num_reqs = (uint32_t)p->num_reqs;
   const uint32_t slots = t.block_dim < AM_POOL_SCAN_SLOTS ? t.block_dim : AM_POOL_SCAN_SLOTS;

@@ -235,9 +235,8 @@ AM_DEVICE void am_pool_item(const am_pool_params *p, int dcp, am_thread t, uint3
   *flags_out |= flags;
 }
 
-AM_DEVICE void am_pool_body(const am_pool_params *p, am_thread t) {
-  AM_SHARED_ARRAY(int64_t, scan, 4 * AM_POOL_SCAN_SLOTS);
-  if (p->draft_steps > 0) { am_pool_draft_body(p, t, scan); return; } /* built alone */
+/* The pool operation's products but the draft lists. */
+AM_DEVICE_OWN_FRAME void am_pool_rows_body(const am_pool_params *p, am_thread t, int64_t *scan) {
   const uint32_t num_reqs = (uint32_t)p->num_reqs;
   const uint32_t chunks = p->row_chunks > 1 ? (uint32_t)p->row_chunks : 1;
   /* the host keeps num_reqs x row_chunks <= 2^31 and grid x block <= 2^31:
@@ -294,6 +293,12 @@ AM_DEVICE void am_pool_body(const am_pool_params *p, am_thread t) {
     }
   }
   if (flags && p->error_word) AM_ATOMIC_OR(p->error_word, flags);
+}
+
+AM_DEVICE void am_pool_body(const am_pool_params *p, am_thread t) {
+  AM_SHARED_ARRAY(int64_t, scan, 4 * AM_POOL_SCAN_SLOTS);
+  if (p->draft_steps > 0) am_pool_draft_body(p, t, scan); /* built alone */
+  else am_pool_rows_body(p, t, scan);
 }
 
 #endif /* ATTNMETA_AM_POOL_KERNEL_H */
