@@ -34,8 +34,13 @@ each mode (the faster of triton and triton_row plain; triton_counts, the
 single-tile kernel, counted). Outputs are checked equal (attnmeta vs every
 Triton form, both modes) before timing; a mismatch fails the run.
 
+With --chain, each conversion is also timed between a producer and a
+consumer kernel (warm), with and without early start (attnmeta_early:
+TopkPlan(early_start=True), ATTNMETA_LAUNCH_EARLY_START), and its share of
+the chain printed against Triton's (the issue's early-start target).
+
 Usage: python3 bench/topk_compare.py [--json FILE] [--print-json] [--quick] [--library PATH]
-           [--modes warm,cold] [--tokens 1,8] [--topk 512] [--one-group]
+           [--modes warm,cold] [--tokens 1,8] [--topk 512] [--one-group] [--chain]
 """
 
 import argparse
@@ -105,6 +110,39 @@ def make_case(torch, T, K, nsets, seed):
     return table, sets
 
 
+# The conversion between the kernels it sits between in a sparse layer: a
+# producer writing the indices (the indexer's top-k; here a device copy into
+# them) and a consumer reading the slots (the sparse attention; here a copy
+# out of them). A conversion's share of the chain is the chain's time less
+# the pair's (producer and consumer alone).
+CHAINED = ("attnmeta", "attnmeta_early", "attnmeta_counts", "attnmeta_counts_early", "triton",
+           "triton_row", "triton_counts")
+
+
+def add_chains(torch, impls, sets):
+    src = [s["topk"].clone() for s in sets]
+    sink = [torch.empty_like(s["out"]) for s in sets]
+
+    def produce(i):
+        sets[i]["topk"].copy_(src[i])
+
+    def consume(i):
+        sink[i].copy_(sets[i]["out"])
+
+    def pair(i):
+        produce(i)
+        consume(i)
+    impls["chain_pair"] = pair
+    for name in CHAINED:
+        if name in impls:
+            impls["chain_" + name] = (lambda f: (lambda i: (produce(i), f(i), consume(i))))(impls[name])
+
+
+def chain_share(res, name):
+    chain, pair = med(res, "chain_" + name), med(res, "chain_pair")
+    return chain - pair if chain is not None and pair is not None else None
+
+
 def run_case(torch, am, tr, T, K, cold, l2, bw, args):
     set_bytes = 2 * T * K * 4 + 2 * T * 4
     nsets = 1
@@ -119,10 +157,13 @@ def run_case(torch, am, tr, T, K, cold, l2, bw, args):
     impls = {}
     if am is not None:
         for name, kw in (("attnmeta", {}), ("attnmeta_counts", dict(count=True)),
-                         ("attnmeta_compact", dict(count=True, compact=True))):
+                         ("attnmeta_compact", dict(count=True, compact=True)),
+                         ("attnmeta_early", dict(early=True)),
+                         ("attnmeta_counts_early", dict(count=True, early=True))):
             plans = [am.TopkPlan(s["topk"], table, s["out"], req_id=s["req"], block_size=BLOCK,
                                  valid_counts=s["count"] if kw.get("count") else None,
-                                 compact=kw.get("compact", False)) for s in sets]
+                                 compact=kw.get("compact", False),
+                                 early_start=kw.get("early", False)) for s in sets]
             impls[name] = (lambda ps: (lambda i: ps[i].convert()))(plans)
     if am is not None and args.one_group:
         # the same conversion with one row a block (block = the plan's lanes)
@@ -155,12 +196,15 @@ def run_case(torch, am, tr, T, K, cold, l2, bw, args):
             impls[name] = (lambda kk: (lambda i: kk[i].launch()))(ks)
     copies = [(s["out"], s["topk"]) for s in sets]
     impls["copy"] = lambda i: copies[i][0].copy_(copies[i][1])
+    if args.chain and not cold:
+        add_chains(torch, impls, sets)
 
     # check: attnmeta and Triton agree, in both modes, on set 0
     results = {}
-    plain_names = ("attnmeta", "attnmeta_1g", "triton", "triton_row") + tuple(
+    plain_names = ("attnmeta", "attnmeta_early", "attnmeta_1g", "triton", "triton_row") + tuple(
         "attnmeta_split%d" % v for v in args.split)
-    counted_names = ("attnmeta_counts", "attnmeta_counts_1g", "triton_counts_atomic", "triton_counts")
+    counted_names = ("attnmeta_counts", "attnmeta_counts_early", "attnmeta_counts_1g",
+                     "triton_counts_atomic", "triton_counts")
     for name in plain_names + counted_names:
         if name in impls:
             sets[0]["out"].fill_(POISON)
@@ -233,6 +277,30 @@ def print_table(report):
                 "%8s" % fmt(med(r, "attnmeta_split%d" % v)) for v in splits)))
 
 
+def print_chains(report):
+    rows = [r for r in report["cases"] if med(r, "chain_pair") is not None]
+    if not rows:
+        return
+    print("\nin a chain (--chain): producer -> conversion -> consumer, us a step; share = chain - "
+          "pair; early = ATTNMETA_LAUNCH_EARLY_START; ratio = attnmeta early share / the best "
+          "Triton form's share")
+    print("alone: the early launch timed alone (a graph of conversions only), plain / counted")
+    print("%-5s %5s %5s | %6s | %7s %7s %7s | %7s %7s %7s | %6s %6s | %s" % (
+        "mode", "T", "K", "pair", "am", "early", "triton", "am+c", "early+c", "trn+c",
+        "plain", "count", "alone"))
+    for r in rows:
+        sh = {n: chain_share(r, n) for n in CHAINED}
+        trn = min([v for v in (sh["triton"], sh["triton_row"]) if v is not None], default=None)
+        trc = sh["triton_counts"]
+        print("%-5s %5d %5d | %6s | %7s %7s %7s | %7s %7s %7s | %6s %6s | %s/%s" % (
+            r["mode"], r["T"], r["K"], fmt(med(r, "chain_pair")), fmt(sh["attnmeta"]),
+            fmt(sh["attnmeta_early"]), fmt(trn), fmt(sh["attnmeta_counts"]),
+            fmt(sh["attnmeta_counts_early"]), fmt(trc),
+            fmt(sh["attnmeta_early"] / trn) if sh["attnmeta_early"] and trn else "n/a",
+            fmt(sh["attnmeta_counts_early"] / trc) if sh["attnmeta_counts_early"] and trc else "n/a",
+            fmt(med(r, "attnmeta_early")), fmt(med(r, "attnmeta_counts_early"))))
+
+
 def csv_ints(text):
     return tuple(int(v) for v in text.split(",") if v)
 
@@ -246,6 +314,8 @@ def main():
     ap.add_argument("--topk", type=csv_ints, default=TOPK, help="K values, comma-separated")
     ap.add_argument("--split", type=csv_ints, default=(),
                     help="also time the plain conversion with each row split in this many rows")
+    ap.add_argument("--chain", action="store_true",
+                    help="also time each conversion between a producer and a consumer (warm)")
     ap.add_argument("--one-group", action="store_true",
                     help="also time attnmeta with one row a block (a launch config)")
     add_run_args(ap)
@@ -287,6 +357,7 @@ def main():
     if args.print_json:
         print("topk_compare.json: " + json.dumps(report, default=str))
     print_table(report)
+    print_chains(report)
     return 1 if failed else 0
 
 

@@ -342,7 +342,8 @@ else
 fi
 
 # ---------------------------------------------------------- graph, streams
-for t in graph:attnmeta_gpu_graph_test streams:attnmeta_gpu_stream_test topk_graph:attnmeta_gpu_topk_graph_test; do
+for t in graph:attnmeta_gpu_graph_test streams:attnmeta_gpu_stream_test topk_graph:attnmeta_gpu_topk_graph_test \
+    topk_early_chain:attnmeta_gpu_topk_early_chain_test; do
   name=${t%%:*}
   exe=$bin/${t#*:}
   t0=$SECONDS

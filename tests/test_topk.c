@@ -64,9 +64,10 @@ static void inputs_free(attnmeta_context *ctx, inputs *d) {
 }
 
 /* One run: poisoned outputs, the call, every element checked. `shift`
- * moves the output rows one element off their alignment. */
+ * moves the output rows one element off their alignment; `launch_flags`
+ * are the call's (early start changes no result). */
 static void run_one(attnmeta_context *ctx, const char *label, const amt_topk_batch *b,
-                    const inputs *d, int mode, int shift) {
+                    const inputs *d, int mode, int shift, uint32_t launch_flags) {
   const amr_topk_input *in = &b->in;
   const int64_t T = in->num_tokens, K = in->topk_count, S = b->out_stride;
   const int64_t out_elems = T * S + 2 * GUARD + shift, cnt_elems = T + 2 * GUARD;
@@ -109,6 +110,7 @@ static void run_one(attnmeta_context *ctx, const char *label, const amt_topk_bat
   op.compact = compact;
   op.peer_blocks = in->peer_blocks;
   op.error_word = d_err;
+  op.launch_flags = launch_flags;
   st = attnmeta_convert_topk(ctx, &op, NULL);
   cr_assert(st == ATTNMETA_OK, "%s: attnmeta_convert_topk: %s (%s)", label,
             attnmeta_status_string(st), attnmeta_last_error(ctx));
@@ -171,11 +173,12 @@ static void run_config(attnmeta_context *ctx, const char *be, const amt_launch *
   int mode, shift;
   const attnmeta_status st = attnmeta_set_launch_config(ctx, &cfg->config);
   cr_assert(st == ATTNMETA_OK, "set_launch_config %s: %s", cfg->name, attnmeta_last_error(ctx));
+  /* the shifted run also starts early: both change how, not what */
   for (mode = 0; mode < NMODES; mode++)
     for (shift = 0; shift < 2; shift++) {
       snprintf(label, sizeof label, "backend=%s case=%s config=%s mode=%s%s", be, b->name,
-               cfg->name, mode_names[mode], shift ? " shifted" : "");
-      run_one(ctx, label, b, d, mode, shift);
+               cfg->name, mode_names[mode], shift ? " shifted early-start" : "");
+      run_one(ctx, label, b, d, mode, shift, shift ? ATTNMETA_LAUNCH_EARLY_START : 0);
     }
 }
 

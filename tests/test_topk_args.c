@@ -113,6 +113,7 @@ static const bad_arg bad_args[] = {
     {"error_word_on_qsl", 30, ATTNMETA_ERR_INVALID_ARGUMENT, "overlaps"},
     {"error_word_in_counts", 31, ATTNMETA_ERR_INVALID_ARGUMENT, "overlaps"},
     {"out_on_table_row", 32, ATTNMETA_ERR_INVALID_ARGUMENT, "overlaps"},
+    {"launch_flags_undefined", 33, ATTNMETA_ERR_INVALID_ARGUMENT, "launch_flags"},
 };
 
 static void apply(attnmeta_topk *op, int field) {
@@ -150,6 +151,7 @@ static void apply(attnmeta_topk *op, int field) {
     case 30: op->error_word = (int32_t *)(void *)(uintptr_t)(op->query_start_loc + 2); break;
     case 31: op->error_word = op->valid_count + 3; break;
     case 32: op->out = (int32_t *)(void *)(uintptr_t)(op->block_table + 2); break;
+    case 33: op->launch_flags = ATTNMETA_LAUNCH_EARLY_START | 2u; break;
   }
 }
 

@@ -273,7 +273,7 @@ typedef struct attnmeta_step {
   int32_t swa_groups;
 } attnmeta_step;
 
-/* attnmeta_step.launch_flags. */
+/* attnmeta_step.launch_flags and attnmeta_topk.launch_flags. */
 enum attnmeta_launch_flag {
   /* Early start: the step's kernel may begin while the kernel ahead of it
    * on the stream is still running, hiding its launch and its
@@ -288,7 +288,11 @@ enum attnmeta_launch_flag {
    * It also lets the kernel after it start early, where that kernel was
    * launched the same way (that kernel must wait likewise, e.g. with
    * cudaGridDependencySynchronize(), before reading this step's outputs).
-   * Results are identical with and without the flag. */
+   * Results are identical with and without the flag. The top-k
+   * conversion's kernel (attnmeta_topk.launch_flags) waits before it
+   * reads or writes anything at all, so any kernel may precede it: in a
+   * sparse layer, the indexer's top-k ahead of it and the attention kernel
+   * after it. */
   ATTNMETA_LAUNCH_EARLY_START = 1 << 0
 };
 
@@ -351,6 +355,9 @@ typedef struct attnmeta_topk {
   int32_t *peer_table_out;        /* [R][peer_table_out_stride] or NULL: the rotated peer
                                      table, built in the same launch (needs S >= 1) */
   int64_t peer_table_out_stride;  /* >= peer_table_width */
+
+  /* ---- appended after 0.3.0 ---- */
+  uint32_t launch_flags;          /* ATTNMETA_LAUNCH_* bits; 0 = an ordinary launch */
 } attnmeta_topk;
 
 /*

@@ -121,6 +121,7 @@ TOPK_FIELDS = [
     ("peer_table_width", "int32_t", "PARAM", None, ()),
     ("peer_table_out", "int32_t *", "OUT", ("R", "peer_table_width", "peer_table_out_stride"), ("TOPK_PEER_TABLE",)),
     ("peer_table_out_stride", "int64_t", "PARAM", None, ()),
+    ("launch_flags", "uint32_t", "PARAM", None, ()),
 ]
 
 POOL_FIELDS = [

@@ -102,7 +102,11 @@ class TopkPlan(TopkLaunch):
     ``cp_kv_cache_interleave_size``; ``stride_rows`` (cache rows between
     consecutive blocks; default ``block_size``); ``blocks_per_peer`` S >= 1:
     a rank-major DCP peer view (contract section 6c), decode entries of
-    every rank ``o`` become ``(o * S + id) * stride_rows + offset``.
+    every rank ``o`` become ``(o * S + id) * stride_rows + offset``;
+    ``early_start``: the launch may begin while the kernel ahead of it on
+    the stream still runs, and waits on the device before it reads or
+    writes anything (``ATTNMETA_LAUNCH_EARLY_START``; NVIDIA GPUs of compute
+    capability 9.0 and later, ignored elsewhere; same results).
 
     :meth:`convert` (or calling the plan) makes the one launch.
     """
@@ -130,6 +134,7 @@ class TopkPlan(TopkLaunch):
         error_word: Optional[Buffer] = None,
         context: "Optional[Context]" = None,
         blocks_per_peer: int = 0,
+        early_start: bool = False,
     ) -> None:
         args = dict(
             token_indices=token_indices,
@@ -150,6 +155,7 @@ class TopkPlan(TopkLaunch):
             error_word=error_word,
             context=context,
             blocks_per_peer=blocks_per_peer,
+            early_start=early_start,
         )
         self._start(args)
 
@@ -199,6 +205,7 @@ class TopkPlan(TopkLaunch):
                 "rank-major peer slots do not fit in int32: dcp_size x blocks_per_peer x "
                 "stride_rows = %d" % (peer * op.dcp_world_size * (op.stride_rows or block_size)))
         op.peer_blocks = peer
+        op.launch_flags = _lib.LAUNCH_EARLY_START if args["early_start"] else 0
 
         nreq = attach(op, TOPK["block_table"], args["block_table"])[0]
         if (args["req_id"] is None) == (args["query_start_loc"] is None):

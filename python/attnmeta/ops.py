@@ -100,7 +100,8 @@ _TOPK_PARAMS = ([("token_indices", _Tensor), ("block_table", _Tensor), ("out", _
                                                "prefill_workspace_starts", "token_slot")]
                 + [("num_tokens", int), ("compact", bool), ("block_size", int),
                    ("stride_rows", int), ("dcp_size", int), ("dcp_rank", int),
-                   ("cp_kv_cache_interleave_size", int), ("blocks_per_peer", int)])
+                   ("cp_kv_cache_interleave_size", int), ("blocks_per_peer", int),
+                   ("early_start", bool)])
 
 
 def _operator(name: str, params: Sequence[Tuple[str, Any]], mutates: Sequence[str],
@@ -278,7 +279,8 @@ def convert_topk(token_indices: torch.Tensor, block_table: torch.Tensor, out: to
                  prefill_workspace_starts: Optional[torch.Tensor] = None,
                  token_slot: Optional[torch.Tensor] = None, dcp_size: int = 1, dcp_rank: int = 0,
                  cp_kv_cache_interleave_size: int = 1,
-                 error_word: Optional[torch.Tensor] = None, blocks_per_peer: int = 0) -> None:
+                 error_word: Optional[torch.Tensor] = None, blocks_per_peer: int = 0,
+                 early_start: bool = False) -> None:
     """One :class:`attnmeta.TopkPlan` conversion through
     ``torch.ops.attnmeta.convert_topk`` (its arguments; ``num_tokens``
     None: every row of token_indices)."""
@@ -286,7 +288,7 @@ def convert_topk(token_indices: torch.Tensor, block_table: torch.Tensor, out: to
         token_indices, block_table, out, valid_counts, error_word, req_id, query_start_loc,
         prefill_workspace_request_ids, prefill_workspace_starts, token_slot,
         _no_value(num_tokens), compact, block_size, _no_value(stride_rows), dcp_size, dcp_rank,
-        cp_kv_cache_interleave_size, blocks_per_peer)
+        cp_kv_cache_interleave_size, blocks_per_peer, early_start)
 
 
 # From now on the package's functions take this path inside torch.compile.

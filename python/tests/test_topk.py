@@ -438,3 +438,23 @@ def test_owner_filter_empty_and_errors(attnmeta):
         f(np.zeros((2, 0), np.int32), **good)
     with pytest.raises(TypeError, match="peer_slots must be"):
         f(np.zeros((2, 4), np.int64), **good)
+
+
+@pytest.mark.parametrize("counted", [False, True])
+def test_plan_early_start_same_results(attnmeta, counted):
+    """TopkPlan(early_start=True) sets ATTNMETA_LAUNCH_EARLY_START, which
+    changes how the kernel is launched, never what it writes."""
+    req, table, topk = engine_inputs(64, 512, seed=11)
+    T, K = topk.shape
+    out = np.full((T, K), -99, np.int32)
+    counts = np.full(T, -99, np.int32)
+    plan = attnmeta.TopkPlan(topk, table, out, req_id=req, block_size=64,
+                             valid_counts=counts if counted else None, early_start=True)
+    assert plan._op.launch_flags == 1
+    plan.convert()
+    want, want_counts, _ = reference(topk, table, 64, req=req)
+    np.testing.assert_array_equal(out, want)
+    if counted:
+        np.testing.assert_array_equal(counts, want_counts)
+    else:
+        assert (counts == -99).all()

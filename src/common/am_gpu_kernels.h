@@ -51,18 +51,21 @@
     0)
 
 /* The top-k kernels: X(name, kind, staged), one for each kind of body
- * (AM_TOPK_TWO_GROUPS, AM_TOPK_PLAIN, AM_TOPK_COUNTS); staged ones keep
- * the row sums in dynamic shared memory. A kind without a row runs
- * am_topk_kernel. */
-#define AM_TOPK_KERNELS(X)                                                         \
-  X(am_topk_kernel, 0, 1)                                                          \
-  X(am_topk_kernel_two, AM_TOPK_TWO_GROUPS, 1)                                     \
-  X(am_topk_kernel_plain, AM_TOPK_PLAIN, 0)                                        \
-  X(am_topk_kernel_two_plain, AM_TOPK_TWO_GROUPS | AM_TOPK_PLAIN, 0)               \
-  X(am_topk_kernel_counted, AM_TOPK_PLAIN | AM_TOPK_COUNTS, 1)                     \
-  X(am_topk_kernel_two_counted, AM_TOPK_TWO_GROUPS | AM_TOPK_PLAIN | AM_TOPK_COUNTS, 1)  \
-  X(am_topk_kernel_rows, AM_TOPK_ROWS, 0)                                          \
-  X(am_topk_kernel_rows_counted, AM_TOPK_ROWS | AM_TOPK_COUNTS, 0)
+ * (AM_TOPK_TWO_GROUPS, AM_TOPK_PLAIN, AM_TOPK_COUNTS, AM_TOPK_ROWS), each
+ * also early (AM_TOPK_EARLY); staged ones keep the row sums in dynamic
+ * shared memory. A kind without a row runs the general body of the same
+ * early start. */
+#define AM_TOPK_KINDS(X, suffix, early)                                                   \
+  X(am_topk_kernel##suffix, 0 | (early), 1)                                              \
+  X(am_topk_kernel_two##suffix, AM_TOPK_TWO_GROUPS | (early), 1)                         \
+  X(am_topk_kernel_plain##suffix, AM_TOPK_PLAIN | (early), 0)                            \
+  X(am_topk_kernel_two_plain##suffix, AM_TOPK_TWO_GROUPS | AM_TOPK_PLAIN | (early), 0)   \
+  X(am_topk_kernel_counted##suffix, AM_TOPK_PLAIN | AM_TOPK_COUNTS | (early), 1)         \
+  X(am_topk_kernel_two_counted##suffix,                                                   \
+    AM_TOPK_TWO_GROUPS | AM_TOPK_PLAIN | AM_TOPK_COUNTS | (early), 1)                    \
+  X(am_topk_kernel_rows##suffix, AM_TOPK_ROWS | (early), 0)                              \
+  X(am_topk_kernel_rows_counted##suffix, AM_TOPK_ROWS | AM_TOPK_COUNTS | (early), 0)
+#define AM_TOPK_KERNELS(X) AM_TOPK_KINDS(X, , 0) AM_TOPK_KINDS(X, _early, AM_TOPK_EARLY)
 
 /* The block-shared scratch of a staged kernel, or none. */
 #define AM_GPU_SCRATCH_1(name) AM_RT_DYNAMIC_SHARED(int32_t, name)

@@ -55,11 +55,14 @@ const step_kernel *step_kernel_for(int32_t variant) {
   return fallback;
 }
 
-/* The kernel for `kind`, else the first (the general body). */
+/* The kernel for `kind`, else the general body of the same early start. */
 const topk_kernel *topk_kernel_for(int kind) {
-  for (const topk_kernel &k : topk_kernels)
+  const topk_kernel *fallback = &topk_kernels[0];
+  for (const topk_kernel &k : topk_kernels) {
     if (k.kind == kind) return &k;
-  return &topk_kernels[0];
+    if (k.kind == (kind & AM_TOPK_EARLY)) fallback = &k;
+  }
+  return fallback;
 }
 
 /* Makes the bound device current and checks the block against every GPU's
@@ -78,12 +81,21 @@ int launch_prologue(const device_guard &guard, const am_launch_shape *shape, con
   return ATTNMETA_OK;
 }
 
-/* Launches `kernel` on `params`; on failure the status, with a message
- * about `what`. */
+/* Launches `kernel` on `params`, to start early where `early` asks and the
+ * device can; on failure the status, with a message about `what`. */
 template <typename Params>
 int launch_checked(void (*kernel)(Params), const dim3 &grid, const dim3 &block, size_t shared,
-                   void *stream, const Params &params, const char *what, char *msg,
+                   void *stream, const Params &params, int early, const char *what, char *msg,
                    size_t msg_size) {
+  if (early) {
+    const am_rt_error err =
+        am_rt_launch_early(kernel, grid, block, shared, (am_rt_stream)stream, params);
+    if (err == AM_RT_SUCCESS) return ATTNMETA_OK;
+    am_rt_clear_error();
+    char what_early[64];
+    snprintf(what_early, sizeof what_early, "%s (early start)", what);
+    return fail(msg, msg_size, ATTNMETA_ERR_LAUNCH, what_early, err);
+  }
   AM_RT_LAUNCH(kernel, grid, block, shared, (am_rt_stream)stream, params);
   const am_rt_error err = am_rt_get_last_error();
   if (err != AM_RT_SUCCESS) return fail(msg, msg_size, ATTNMETA_ERR_LAUNCH, what, err);
@@ -106,17 +118,9 @@ int gpu_launch_step(void *state, const am_step_params *params, const am_launch_s
   const dim3 grid((unsigned)shape->grid);
   const dim3 block((unsigned)shape->lanes, (unsigned)shape->groups);
   const size_t shared = k->staged ? (size_t)shape->shared_bytes : 0;
-  void (*kernel)(am_step_params) = k->entry;
-  am_rt_error err;
-  if ((k->variant & AM_VARIANT_EARLY_START) && s->early_start) {
-    err = am_rt_launch_early(kernel, grid, block, shared, (am_rt_stream)stream, *params);
-    if (err != AM_RT_SUCCESS) {
-      am_rt_clear_error();
-      return fail(msg, msg_size, ATTNMETA_ERR_LAUNCH, "step kernel (early start)", err);
-    }
-    return ATTNMETA_OK;
-  }
-  return launch_checked(kernel, grid, block, shared, stream, *params, "step kernel", msg, msg_size);
+  const int early = (k->variant & AM_VARIANT_EARLY_START) && s->early_start;
+  return launch_checked(k->entry, grid, block, shared, stream, *params, early, "step kernel", msg,
+                        msg_size);
 }
 
 int gpu_launch_topk(void *state, const am_topk_params *params, const am_launch_shape *shape,
@@ -128,9 +132,10 @@ int gpu_launch_topk(void *state, const am_topk_params *params, const am_launch_s
   const dim3 block((unsigned)shape->lanes, (unsigned)shape->groups);
   const dim3 grid((unsigned)shape->grid);
   const size_t shared = (size_t)shape->shared_bytes;
-  void (*kernel)(am_topk_params) = topk_kernel_for(am_topk_kind_of(params))->entry;
-  return launch_checked(kernel, grid, block, shared, stream, *params, "top-k kernel", msg,
-                        msg_size);
+  const topk_kernel *k = topk_kernel_for(am_topk_kind_of(params));
+  const int early = (k->kind & AM_TOPK_EARLY) && s->early_start;
+  return launch_checked(k->entry, grid, block, shared, stream, *params, early, "top-k kernel",
+                        msg, msg_size);
 }
 
 int gpu_launch_pool(void *state, const am_pool_params *params, const am_launch_shape *shape,

@@ -333,7 +333,8 @@ _Static_assert(ATTNMETA_MAX_COMPRESSED_GROUPS == 4, "AM_EACH_GROUP names every g
   X(c, int32_t, peer_table_width, PARAM, AM_NONE, 0, ">= 0")                 \
   X(c, int32_t *, peer_table_out, OUT, AM_TABLE(R, peer_table_width, peer_table_out_stride), \
     AM_P(TOPK_PEER_TABLE), "needs peer_blocks >= 1")                        \
-  X(c, int64_t, peer_table_out_stride, PARAM, AM_NONE, 0, ">= peer_table_width")
+  X(c, int64_t, peer_table_out_stride, PARAM, AM_NONE, 0, ">= peer_table_width") \
+  X(c, uint32_t, launch_flags, PARAM, AM_NONE, 0, "ATTNMETA_LAUNCH_* bits")
 
 /* ---- attnmeta_pool (counts: R = num_reqs, R1 = R + 1, P = pool_rows,
  * C = kv_indices_capacity, T = R with query_rows, num_rows with query_lens, else

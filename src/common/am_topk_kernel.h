@@ -307,8 +307,8 @@ AM_DEVICE void am_topk_store(const am_topk_params *p, int32_t *AM_RESTRICT out, 
 }
 
 /* scratch: block-shared, AM_TOPK_SCRATCH_INTS(lanes, groups) int32 (used
- * only when rows are counted). `kind`: AM_TOPK_TWO_GROUPS, AM_TOPK_PLAIN
- * and AM_TOPK_COUNTS bits (am_topk_params.h), a compile-time constant on the
+ * only when rows are counted). `kind`: AM_TOPK_TWO_GROUPS, AM_TOPK_PLAIN,
+ * AM_TOPK_COUNTS, AM_TOPK_ROWS and AM_TOPK_EARLY bits (am_topk_params.h), a compile-time constant on the
  * GPUs (a kernel each, so each keeps only the registers and instructions
  * it needs), am_topk_kind_of(p) or a general kind where it is not. */
 AM_DEVICE void am_topk_body(const am_topk_params *p, am_thread th, int32_t *scratch, int kind) {
@@ -328,6 +328,10 @@ AM_DEVICE void am_topk_body(const am_topk_params *p, am_thread th, int32_t *scra
   const am_topk_split split = am_topk_split_of(p);
   int32_t flags = 0;
   uint32_t first, phase = 0;
+  if (kind & AM_TOPK_EARLY) { /* every read and write comes after the wait */
+    AM_WAIT_FOR_PRIOR_KERNELS();
+    AM_LET_NEXT_KERNEL_START();
+  }
   if (kind & AM_TOPK_ROWS) {
     am_topk_rows_body(p, th, kind & AM_TOPK_COUNTS);
     return;

@@ -62,6 +62,8 @@ typedef struct am_topk_params {
   int32_t lane_vectors;        /* 1 or 2: groups of four columns a lane takes a chunk */
   int32_t rows_body;           /* 1: the short body (am_topk_rows_kernel.h); the host sets it
                                   only where that body applies (am_topk_rows_apply) */
+  int32_t early;               /* 1: launched to start before the kernel ahead ends
+                                  (ATTNMETA_LAUNCH_EARLY_START) */
 } am_topk_params;
 
 /* The kernel's block-shared prefix sum (am_topk_kernel.h): lanes posted
@@ -88,6 +90,9 @@ typedef struct am_topk_params {
 /* AM_TOPK_ROWS (with AM_TOPK_COUNTS where rows are counted): the short body
  * of am_topk_rows_kernel.h, a block a row, where am_topk_rows_apply holds. */
 #define AM_TOPK_ROWS 8
+/* AM_TOPK_EARLY, with any of the above: the launch may start before the
+ * kernel ahead of it ends, and the body waits for that kernel first. */
+#define AM_TOPK_EARLY 16
 
 static inline int am_topk_decode(const am_topk_params *p) {
   return p->dcp_world_size <= 1 && !p->prefill_req && !p->compact && p->peer_blocks == 0 &&
@@ -103,10 +108,11 @@ static inline int am_topk_rows_apply(const am_topk_params *p) {
 
 static inline int am_topk_kind_of(const am_topk_params *p) {
   const int decode = am_topk_decode(p);
+  const int early = p->early ? AM_TOPK_EARLY : 0;
   if (p->rows_body && am_topk_rows_apply(p))
-    return AM_TOPK_ROWS | (p->valid_count ? AM_TOPK_COUNTS : 0);
+    return AM_TOPK_ROWS | (p->valid_count ? AM_TOPK_COUNTS : 0) | early;
   return (p->lane_vectors == 2 ? AM_TOPK_TWO_GROUPS : 0) | (decode ? AM_TOPK_PLAIN : 0) |
-         (decode && p->valid_count ? AM_TOPK_COUNTS : 0);
+         (decode && p->valid_count ? AM_TOPK_COUNTS : 0) | early;
 }
 
 #endif /* ATTNMETA_AM_TOPK_PARAMS_H */

@@ -75,6 +75,10 @@ static attnmeta_status check_sizes(const am_check_scope *sc, const attnmeta_topk
   if (b->compact != 0 && b->compact != 1)
     return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "topk.compact (%d) must be 0 or 1",
                    b->compact);
+  if (b->launch_flags & ~(uint32_t)ATTNMETA_LAUNCH_EARLY_START)
+    return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                   "topk.launch_flags (0x%x) has bits no ATTNMETA_LAUNCH_* flag defines",
+                   (unsigned)b->launch_flags);
   return check_peer_sizes(sc, b);
 }
 
@@ -178,6 +182,7 @@ static am_topk_params params_of(const attnmeta_topk *op) {
   p.num_prefill = op->num_prefill;
   p.compact = op->compact;
   p.peer_blocks = op->peer_blocks;
+  p.early = (op->launch_flags & ATTNMETA_LAUNCH_EARLY_START) != 0;
   if (op->peer_table_out && op->num_reqs > 0 && op->peer_table_width > 0) {
     p.peer_table_out = op->peer_table_out;
     p.peer_table_out_stride = op->peer_table_out_stride;
