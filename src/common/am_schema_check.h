@@ -149,6 +149,15 @@ static inline attnmeta_status am_check_floor(const am_check_scope *sc, const cha
   st = am_check_floor(sc, #member, (int64_t)b->member, rule);               \
   if (st != ATTNMETA_OK) return st;
 
+/* launch_flags (attnmeta_step, attnmeta_topk): only ATTNMETA_LAUNCH_* bits. */
+static inline attnmeta_status am_check_launch_flags(const am_check_scope *sc, uint32_t flags) {
+  if (flags & ~(uint32_t)ATTNMETA_LAUNCH_EARLY_START)
+    return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
+                   "%slaunch_flags (0x%x) has bits no ATTNMETA_LAUNCH_* flag defines", sc->prefix,
+                   (unsigned)flags);
+  return ATTNMETA_OK;
+}
+
 /* ---- the settings' rules (AM_STEP_RULES, AM_GROUP_RULES of am_schema.h) ----
  * A walker expands a rule list with AM_CHECK_RULE, with in scope `sc`, `b`
  * (the struct), `s` (the step) and `st`; the first broken rule returns. */

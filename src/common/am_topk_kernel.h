@@ -308,9 +308,10 @@ AM_DEVICE void am_topk_store(const am_topk_params *p, int32_t *AM_RESTRICT out, 
 
 /* scratch: block-shared, AM_TOPK_SCRATCH_INTS(lanes, groups) int32 (used
  * only when rows are counted). `kind`: AM_TOPK_TWO_GROUPS, AM_TOPK_PLAIN,
- * AM_TOPK_COUNTS, AM_TOPK_ROWS and AM_TOPK_EARLY bits (am_topk_params.h), a compile-time constant on the
- * GPUs (a kernel each, so each keeps only the registers and instructions
- * it needs), am_topk_kind_of(p) or a general kind where it is not. */
+ * AM_TOPK_COUNTS, AM_TOPK_ROWS and AM_TOPK_EARLY bits (am_topk_params.h),
+ * a compile-time constant on the GPUs (a kernel each, so each keeps only
+ * the registers and instructions it needs), am_topk_kind_of(p) or a
+ * general kind where it is not. */
 AM_DEVICE void am_topk_body(const am_topk_params *p, am_thread th, int32_t *scratch, int kind) {
   const uint32_t num_tokens = (uint32_t)p->num_tokens;
   const uint32_t k = (uint32_t)p->topk_count;

@@ -95,10 +95,8 @@ static attnmeta_status check_step(attnmeta_context *ctx, const attnmeta_step *s)
   const am_check_scope scope = {ctx, "", am_step_products(s), 0};
   attnmeta_status st;
 
-  if (s->launch_flags & ~(uint32_t)ATTNMETA_LAUNCH_EARLY_START)
-    return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
-                   "launch_flags (0x%x) has bits no ATTNMETA_LAUNCH_* flag defines",
-                   (unsigned)s->launch_flags);
+  st = am_check_launch_flags(&scope, s->launch_flags);
+  if (st != ATTNMETA_OK) return st;
   if (s->num_reqs < 0 || s->num_tokens < 0 || s->capacity < 0)
     return am_fail(ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
                    "num_reqs (%d), num_tokens (%d) and capacity (%d) must be >= 0", s->num_reqs,

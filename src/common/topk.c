@@ -75,10 +75,8 @@ static attnmeta_status check_sizes(const am_check_scope *sc, const attnmeta_topk
   if (b->compact != 0 && b->compact != 1)
     return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT, "topk.compact (%d) must be 0 or 1",
                    b->compact);
-  if (b->launch_flags & ~(uint32_t)ATTNMETA_LAUNCH_EARLY_START)
-    return am_fail(sc->ctx, ATTNMETA_ERR_INVALID_ARGUMENT,
-                   "topk.launch_flags (0x%x) has bits no ATTNMETA_LAUNCH_* flag defines",
-                   (unsigned)b->launch_flags);
+  st = am_check_launch_flags(sc, b->launch_flags);
+  if (st != ATTNMETA_OK) return st;
   return check_peer_sizes(sc, b);
 }
 
