@@ -64,7 +64,10 @@
   X(am_topk_kernel_two_counted##suffix,                                                   \
     AM_TOPK_TWO_GROUPS | AM_TOPK_PLAIN | AM_TOPK_COUNTS | (early), 1)                    \
   X(am_topk_kernel_rows##suffix, AM_TOPK_ROWS | (early), 0)                              \
-  X(am_topk_kernel_rows_counted##suffix, AM_TOPK_ROWS | AM_TOPK_COUNTS | (early), 0)
+  X(am_topk_kernel_rows_counted##suffix, AM_TOPK_ROWS | AM_TOPK_COUNTS | (early), 0)      \
+  X(am_topk_kernel_rows_lean##suffix, AM_TOPK_ROWS | AM_TOPK_LEAN | (early), 0)            \
+  X(am_topk_kernel_rows_lean_counted##suffix,                                              \
+    AM_TOPK_ROWS | AM_TOPK_LEAN | AM_TOPK_COUNTS | (early), 0)
 #define AM_TOPK_KERNELS(X) AM_TOPK_KINDS(X, , 0) AM_TOPK_KINDS(X, _early, AM_TOPK_EARLY)
 
 /* The block-shared scratch of a staged kernel, or none. */

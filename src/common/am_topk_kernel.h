@@ -334,7 +334,7 @@ AM_DEVICE void am_topk_body(const am_topk_params *p, am_thread th, int32_t *scra
     AM_LET_NEXT_KERNEL_START();
   }
   if (kind & AM_TOPK_ROWS) {
-    am_topk_rows_body(p, th, kind & AM_TOPK_COUNTS);
+    am_topk_rows_body(p, th, kind & AM_TOPK_COUNTS, kind & AM_TOPK_LEAN);
     return;
   }
 

@@ -13,8 +13,9 @@
 /* Columns a lane takes per chunk (the plan's lane count and the kernel's
  * loads and stores). */
 #define AM_TOPK_LANE_COLS 4
-/* Columns a thread of the short body takes a pass over its row (the loads
- * it has in flight; am_topk_rows_kernel.h). */
+/* Columns a thread of the short body takes a pass over its row, side by
+ * side (one 16-byte access where the row is aligned; am_topk_rows_kernel.h
+ * moves them as an am_i32x4, so four). */
 #define AM_TOPK_ROW_COLS 4
 
 typedef struct am_topk_params {
@@ -93,6 +94,10 @@ typedef struct am_topk_params {
 /* AM_TOPK_EARLY, with any of the above: the launch may start before the
  * kernel ahead of it ends, and the body waits for that kernel first. */
 #define AM_TOPK_EARLY 16
+/* AM_TOPK_LEAN, with AM_TOPK_ROWS: the short body's lean form, where
+ * am_topk_rows_lean holds (requests from req_id, rows moved as 16-byte
+ * vectors only): what the general rows take compiles out. */
+#define AM_TOPK_LEAN 32
 
 static inline int am_topk_decode(const am_topk_params *p) {
   return p->dcp_world_size <= 1 && !p->prefill_req && !p->compact && p->peer_blocks == 0 &&
@@ -100,17 +105,27 @@ static inline int am_topk_decode(const am_topk_params *p) {
 }
 
 /* Where the short body gives what the general one does: decode rows, a
- * table to read, a power-of-two block size. */
+ * table with a column to read (the body reads column 0 of a valid row
+ * where it converts nothing), a power-of-two block size. */
 static inline int am_topk_rows_apply(const am_topk_params *p) {
   const uint32_t b = (uint32_t)p->block_size;
-  return am_topk_decode(p) && p->num_reqs > 0 && p->block_table && b > 0 && (b & (b - 1)) == 0;
+  return am_topk_decode(p) && p->num_reqs > 0 && p->block_table && p->cols > 0 && b > 0 &&
+         (b & (b - 1)) == 0;
+}
+
+/* Where the short body's lean form gives what it does: requests from
+ * req_id, and every row's K columns in 16-byte vectors in and out. */
+static inline int am_topk_rows_lean(const am_topk_params *p) {
+  return am_topk_rows_apply(p) && p->req_id && p->vector_in && p->vector_out &&
+         p->topk_count % AM_TOPK_ROW_COLS == 0;
 }
 
 static inline int am_topk_kind_of(const am_topk_params *p) {
   const int decode = am_topk_decode(p);
   const int early = p->early ? AM_TOPK_EARLY : 0;
   if (p->rows_body && am_topk_rows_apply(p))
-    return AM_TOPK_ROWS | (p->valid_count ? AM_TOPK_COUNTS : 0) | early;
+    return AM_TOPK_ROWS | (am_topk_rows_lean(p) ? AM_TOPK_LEAN : 0) |
+           (p->valid_count ? AM_TOPK_COUNTS : 0) | early;
   return (p->lane_vectors == 2 ? AM_TOPK_TWO_GROUPS : 0) | (decode ? AM_TOPK_PLAIN : 0) |
          (decode && p->valid_count ? AM_TOPK_COUNTS : 0) | early;
 }

@@ -10,13 +10,18 @@
 #include "am_token_math.h"
 #include "am_topk_params.h"
 
+/* req_id[t] where it is a request in [0, R), else -1. */
+AM_DEVICE int32_t am_topk_request_id(const am_topk_params *p, uint32_t t) {
+  const int32_t r = p->req_id[t];
+  return r >= 0 && r < p->num_reqs ? r : -1;
+}
+
 /* The request of token t, or -1 when t is padding or its request is not in
  * [0, R). With qsl: req(t) for t < clamp(qsl[R], 0, T), as the step finds it. */
 AM_DEVICE int32_t am_topk_request(const am_topk_params *p, uint32_t t) {
   if (p->num_reqs <= 0) return -1;
   if (p->req_id) {
-    const int32_t r = p->req_id[t];
-    return r >= 0 && r < p->num_reqs ? r : -1;
+    return am_topk_request_id(p, t);
   } else {
     /* Guess t * R / T (exact for one token a request, and for equal
      * query lengths), so its boundaries load together with the total and

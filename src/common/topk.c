@@ -20,6 +20,8 @@
 #define AM_TOPK_MAX_LANES 512
 #define AM_TOPK_TWO_VECTORS_FROM ((int64_t)1 << 19) /* rows x K */
 #define AM_TOPK_ROWS_MAX_BLOCK 1024
+#define AM_TOPK_ROWS_WAVE_BLOCK 128
+#define AM_TOPK_SM_THREADS 2048 /* resident threads a multiprocessor (sm_90, CDNA3) */
 
 static const attnmeta_topk topk_defaults = {
     .struct_size = sizeof(attnmeta_topk),
@@ -211,19 +213,24 @@ static am_launch_shape plan_launch(const attnmeta_context *ctx, am_topk_params *
   int64_t lanes, block;
   int64_t chunks, rows;
   int many_rows;
-  /* The short body where it applies to rows few enough that their time is
-   * a thread's chain of instructions, not bytes (the general body's
-   * 16-byte vectors move more where the rows are many), unless a launch
-   * shape is forced in lanes (a shape of the general body's kind): a block
-   * a row, threads enough for one pass of AM_TOPK_ROW_COLS columns each,
-   * in whole warps. */
-  p->rows_body = cfg->lanes <= 0 && am_topk_rows_apply(p) &&
-                 (int64_t)p->num_tokens * p->topk_count < AM_TOPK_TWO_VECTORS_FROM;
+  /* The short body wherever it applies, unless a launch shape is forced
+   * in lanes (a shape of the general body's kind): a block a row, threads
+   * enough for one pass of AM_TOPK_ROW_COLS columns each, in whole warps;
+   * where those blocks would take more than one wave of a full GPU,
+   * blocks of AM_TOPK_ROWS_WAVE_BLOCK threads taking passes (H200,
+   * 1024 x 2048: bench/NOTES.md, round fourteen). */
+  p->rows_body = cfg->lanes <= 0 && am_topk_rows_apply(p);
+  p->vector_in = cfg->vector != 0 && ((uintptr_t)p->topk % 16) == 0 && p->topk_stride % 4 == 0;
+  p->vector_out = cfg->vector != 0 && !p->compact && ((uintptr_t)p->out % 16) == 0 &&
+                  p->out_stride % 4 == 0;
   if (p->rows_body) {
     block = cfg->block > 0 ? cfg->block
             : is_cpu       ? 1
                            : ceil_div(ceil_div(p->topk_count, AM_TOPK_ROW_COLS), 32) * 32;
     block = block < AM_TOPK_ROWS_MAX_BLOCK ? block : AM_TOPK_ROWS_MAX_BLOCK;
+    if (cfg->block <= 0 && !is_cpu && block > AM_TOPK_ROWS_WAVE_BLOCK &&
+        (int64_t)p->num_tokens * block > (int64_t)ctx->processors * AM_TOPK_SM_THREADS)
+      block = AM_TOPK_ROWS_WAVE_BLOCK;
     shape.lanes = block;
     shape.groups = 1;
     shape.shared_bytes = 0;
@@ -268,9 +275,6 @@ static am_launch_shape plan_launch(const attnmeta_context *ctx, am_topk_params *
   shape.groups = block / lanes;
   shape.shared_bytes =
       p->valid_count ? (int64_t)sizeof(int32_t) * AM_TOPK_SCRATCH_INTS(shape.lanes, shape.groups) : 0;
-  p->vector_in = cfg->vector != 0 && ((uintptr_t)p->topk % 16) == 0 && p->topk_stride % 4 == 0;
-  p->vector_out = cfg->vector != 0 && !p->compact && ((uintptr_t)p->out % 16) == 0 &&
-                  p->out_stride % 4 == 0;
   /* the rotated peer table takes a block a request row */
   rows = p->peer_table_out && (int64_t)p->num_reqs * shape.groups > p->num_tokens
              ? (int64_t)p->num_reqs * shape.groups
