@@ -115,7 +115,7 @@ ParameterizedTestParameters(topk_shapes, cases) {
 
 ParameterizedTest(int *c, topk_shapes, cases) {
   amt_topk_batch *b;
-  int64_t T, K, S, i;
+  int64_t T, K, i;
   int combo;
   size_t si;
   static const char *const emulated =
@@ -130,12 +130,16 @@ ParameterizedTest(int *c, topk_shapes, cases) {
   cr_assert(b);
   T = b->in.num_tokens;
   K = b->in.topk_count;
-  S = b->out_stride + 3; /* a gap past K, and rows off 16-byte alignment when S % 4 != 0 */
-  /* (mode, vector): in place with vectors, counted without and with, compacted */
-  for (combo = 0; combo < 4; combo++)
+  /* (mode, vector): in place with vectors, counted without and with,
+   * compacted; then plain and counted with the short body on rows 16 bytes
+   * apart (its lean form where the case has req_id and K % 4 == 0) */
+  for (combo = 0; combo < 6; combo++)
       for (si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
-        const int mode = combo == 0 ? 0 : (combo == 3 ? 2 : 1), vec = combo != 1;
+        const int mode = combo == 0 || combo == 4 ? 0 : (combo == 3 ? 2 : 1), vec = combo != 1;
         const shape *s = &shapes[si];
+        /* a gap past K, rows off 16-byte alignment when S % 4 != 0 (before
+         * combo 4: mostly) */
+        const int64_t S = combo >= 4 ? (b->out_stride + 3) / 4 * 4 + 4 : b->out_stride + 3;
         /* out: 16-byte aligned, so vec and S % 4 == 0 make 16-byte stores */
         int32_t *out = aligned_alloc(16, (size_t)((T * S + 4) * 4 + 15) / 16 * 16);
         int32_t *count = malloc((size_t)(T + 1) * 4);
@@ -177,7 +181,11 @@ ParameterizedTest(int *c, topk_shapes, cases) {
         p.vector_out = vec && !p.compact && S % 4 == 0;
         p.lane_vectors = (combo + (int)si) % 2 ? 2 : 1; /* both ways across the shapes */
         /* the short body where it applies, on every other pair of shapes */
-        p.rows_body = (combo + (int)si / 2) % 2;
+        p.rows_body = combo >= 4 || (combo + (int)si / 2) % 2;
+        /* the cases that reach the short body's lean form here keep reaching it */
+        if (combo >= 4 && amt_listed("topk_engine_req_id,topk_hostile_req_id", b->name))
+          cr_expect(am_topk_kind_of(&p) & AM_TOPK_LEAN, "case=%s: kind %d is not the lean short body",
+                    b->name, am_topk_kind_of(&p));
         launch(&p, s);
         rin.compact = mode == 2;
         amr_topk(&rin, ref, ref_count, &flags);
