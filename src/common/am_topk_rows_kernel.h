@@ -145,7 +145,10 @@ AM_DEVICE void am_topk_rows_row(const am_topk_rows_ctx *c, uint32_t t, int32_t *
  * loops over the others: in the launches the host plans (a block a row,
  * one pass) their path has no loop in it. Every thread of a block runs
  * the same passes, so the barrier counts line up. */
-AM_DEVICE void am_topk_rows_body(const am_topk_params *p, am_thread th, int counts, int lean) {
+/* Its own frame on HIP-CPU (AM_DEVICE_OWN_FRAME): inlined beside the
+ * general body, the kernel outgrows the emulated fiber stacks. */
+AM_DEVICE_OWN_FRAME void am_topk_rows_body(const am_topk_params *p, am_thread th, int counts,
+                                           int lean) {
   am_topk_rows_ctx c;
   const uint32_t num_tokens = (uint32_t)p->num_tokens;
   int32_t flags = 0;
