@@ -163,7 +163,7 @@ __global__ void k_rows_part(am_topk_params prm) {
       const am_i32x4 v = *(const am_i32x4 *)(in + first);
       x[0] = v.x, x[1] = v.y, x[2] = v.z, x[3] = v.w;
     } else {
-      am_topk_rows_load(in, k, first, p->vector_in, 0, x);
+      am_topk_load_columns(in, k, first, p->vector_in, 0, x);
     }
     int32_t r;
     if (IDS) {
@@ -176,7 +176,7 @@ __global__ void k_rows_part(am_topk_params prm) {
     const int32_t *table = p->block_table + (int64_t)(live ? r : 0) * p->block_table_stride;
     for (uint32_t c0 = 0; c0 < k; c0 += pass) {
       int32_t v[4];
-      if (!ONE && c0 > 0) am_topk_rows_load(in, k, c0 + first, p->vector_in, 0, x);
+      if (!ONE && c0 > 0) am_topk_load_columns(in, k, c0 + first, p->vector_in, 0, x);
       for (int u = 0; u < 4; ++u) {
         const uint32_t local = (uint32_t)x[u], blk = local >> shift;
         const int wanted = live && x[u] >= 0;
@@ -193,7 +193,7 @@ __global__ void k_rows_part(am_topk_params prm) {
         w.x = v[0], w.y = v[1], w.z = v[2], w.w = v[3];
         *(am_i32x4 *)(out + c0 + first) = w;
       } else {
-        am_topk_rows_store(out, k, c0 + first, p->vector_out, 0, v);
+        am_topk_store_columns(out, k, c0 + first, p->vector_out, 0, v);
       }
       if (ONE) break;
     }

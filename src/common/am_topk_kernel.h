@@ -25,6 +25,7 @@
 
 #include "am_dialect.h"
 #include "am_token_math.h"
+#include "am_topk_columns.h"
 #include "am_topk_params.h"
 #include "am_topk_request.h"
 #include "am_topk_rows_kernel.h"
@@ -271,41 +272,6 @@ AM_DEVICE uint32_t am_topk_group_total(int32_t *scratch, am_thread th, uint32_t 
   return sum;
 }
 
-/* Loads this lane's (up to) four columns [j0, j0 + 4) of a row; columns at
- * or past K, and every column of an inactive thread, read as -1. */
-AM_DEVICE void am_topk_load(const am_topk_params *p, const int32_t *AM_RESTRICT in, int active,
-                            uint32_t j0, int32_t x[AM_TOPK_LANE_COLS]) {
-  const uint32_t k = (uint32_t)p->topk_count;
-  int i;
-  if (active && p->vector_in && j0 + AM_TOPK_LANE_COLS <= k) {
-    const am_i32x4 q = *(const am_i32x4 *)(const void *)(in + j0);
-    x[0] = q.x;
-    x[1] = q.y;
-    x[2] = q.z;
-    x[3] = q.w;
-    return;
-  }
-  for (i = 0; i < AM_TOPK_LANE_COLS; ++i) x[i] = active && j0 + i < k ? in[j0 + i] : -1;
-}
-
-/* Stores this lane's columns [j0, j0 + 4) of a row in place (those < K). */
-AM_DEVICE void am_topk_store(const am_topk_params *p, int32_t *AM_RESTRICT out, uint32_t j0,
-                             const int32_t v[AM_TOPK_LANE_COLS]) {
-  const uint32_t k = (uint32_t)p->topk_count;
-  int i;
-  if (p->vector_out && j0 + AM_TOPK_LANE_COLS <= k) {
-    am_i32x4 q;
-    q.x = v[0];
-    q.y = v[1];
-    q.z = v[2];
-    q.w = v[3];
-    *(am_i32x4 *)(void *)(out + j0) = q;
-    return;
-  }
-  for (i = 0; i < AM_TOPK_LANE_COLS; ++i)
-    if (j0 + i < k) out[j0 + i] = v[i];
-}
-
 /* scratch: block-shared, AM_TOPK_SCRATCH_INTS(lanes, groups) int32 (used
  * only when rows are counted). `kind`: AM_TOPK_TWO_GROUPS, AM_TOPK_PLAIN,
  * AM_TOPK_COUNTS, AM_TOPK_ROWS and AM_TOPK_EARLY bits (am_topk_params.h),
@@ -350,8 +316,9 @@ AM_DEVICE void am_topk_body(const am_topk_params *p, am_thread th, int32_t *scra
     uint32_t c0, total = 0, lane_count = 0;
     /* the first chunk's positions load before the row's request is known:
      * the two sets of loads are in flight together */
-    am_topk_load(p, in, active, th.lane * AM_TOPK_LANE_COLS, x);
-    am_topk_load(p, in, active && two, half + th.lane * AM_TOPK_LANE_COLS, y);
+    am_topk_load_columns(in, active ? k : 0, th.lane * AM_TOPK_LANE_COLS, p->vector_in, 0, x);
+    am_topk_load_columns(in, active && two ? k : 0, half + th.lane * AM_TOPK_LANE_COLS,
+                         p->vector_in, 0, y);
     row.live = row.counted = row.prefill = 0;
     row.table_off = row.ws_start = 0;
     if (active) row = am_topk_row_of(p, t, lean, counting);
@@ -362,13 +329,14 @@ AM_DEVICE void am_topk_body(const am_topk_params *p, am_thread th, int32_t *scra
       uint32_t n = 0, excl, sum;
       int i;
       /* the next chunk's positions are in flight while this one converts */
-      am_topk_load(p, in, active && c0 + chunk < k, j0 + chunk, next);
-      am_topk_load(p, in, active && two && c0 + chunk < k, j1 + chunk, next_y);
+      am_topk_load_columns(in, active && c0 + chunk < k ? k : 0, j0 + chunk, p->vector_in, 0, next);
+      am_topk_load_columns(in, active && two && c0 + chunk < k ? k : 0, j1 + chunk, p->vector_in, 0,
+                           next_y);
       am_topk_convert4(p, &row, split, lean, x, v, &flags);
       for (i = 0; i < AM_TOPK_LANE_COLS; ++i) w[i] = -1;
       if (two) am_topk_convert4(p, &row, split, lean, y, w, &flags);
-      if (active && j0 < k && !compact) am_topk_store(p, out, j0, v);
-      if (two && active && j1 < k) am_topk_store(p, out, j1, w);
+      if (active && j0 < k && !compact) am_topk_store_columns(out, k, j0, p->vector_out, 0, v);
+      if (two && active && j1 < k) am_topk_store_columns(out, k, j1, p->vector_out, 0, w);
       if (row.counted)
         for (i = 0; i < AM_TOPK_LANE_COLS; ++i) n += (v[i] >= 0) + (w[i] >= 0);
       for (i = 0; i < AM_TOPK_LANE_COLS; ++i) {

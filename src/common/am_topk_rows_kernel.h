@@ -20,45 +20,10 @@
 #define ATTNMETA_AM_TOPK_ROWS_KERNEL_H
 
 #include "am_dialect.h"
+#include "am_topk_columns.h"
 #include "am_topk_params.h"
 #include "am_topk_request.h"
 #include "attnmeta/attnmeta.h"
-
-/* Columns [j, j + AM_TOPK_ROW_COLS) of a row, -1 at and past K: as one
- * 16-byte load where `vector` allows; with `lean` (K a multiple of
- * AM_TOPK_ROW_COLS, rows aligned) always. */
-AM_DEVICE void am_topk_rows_load(const int32_t *AM_RESTRICT in, uint32_t k, uint32_t j, int vector,
-                                 int lean, int32_t x[AM_TOPK_ROW_COLS]) {
-  int u;
-  if (lean ? j < k : vector && j + AM_TOPK_ROW_COLS <= k) {
-    const am_i32x4 v = *(const am_i32x4 *)(const void *)(in + j);
-    x[0] = v.x;
-    x[1] = v.y;
-    x[2] = v.z;
-    x[3] = v.w;
-    return;
-  }
-  for (u = 0; u < AM_TOPK_ROW_COLS; ++u)
-    x[u] = !lean && j + (uint32_t)u < k ? in[j + (uint32_t)u] : -1;
-}
-
-/* Columns [j, j + AM_TOPK_ROW_COLS) of a row, none at or past K; vectors as
- * am_topk_rows_load. */
-AM_DEVICE void am_topk_rows_store(int32_t *AM_RESTRICT out, uint32_t k, uint32_t j, int vector,
-                                  int lean, const int32_t v[AM_TOPK_ROW_COLS]) {
-  int u;
-  if (lean ? j < k : vector && j + AM_TOPK_ROW_COLS <= k) {
-    am_i32x4 w;
-    w.x = v[0];
-    w.y = v[1];
-    w.z = v[2];
-    w.w = v[3];
-    *(am_i32x4 *)(void *)(out + j) = w;
-    return;
-  }
-  for (u = 0; u < AM_TOPK_ROW_COLS; ++u)
-    if (!lean && j + (uint32_t)u < k) out[j + (uint32_t)u] = v[u];
-}
 
 /* What every pass of the short body reads: the launch's sizes, made once. */
 typedef struct am_topk_rows_ctx {
@@ -79,7 +44,7 @@ AM_DEVICE uint32_t am_topk_rows_pass(const am_topk_rows_ctx *c, uint32_t t, uint
   uint32_t total = 0;
   const int32_t *AM_RESTRICT table;
   if (c->lean) {
-    am_topk_rows_load(p->topk + (int64_t)t * p->topk_stride, c->k, j, 1, 1, x);
+    am_topk_load_columns(p->topk + (int64_t)t * p->topk_stride, c->k, j, 1, 1, x);
     r = am_topk_request_id(p, t);
   }
   live = r >= 0;
@@ -96,10 +61,11 @@ AM_DEVICE uint32_t am_topk_rows_pass(const am_topk_rows_ctx *c, uint32_t t, uint
      * test as an overflowing one; the flag tells them apart */
     const int bad = ok && slot > INT32_MAX;
     *flags |= (past ? ATTNMETA_FLAG_BLOCK_OUT_OF_TABLE : 0) |
-              (bad ? (id < 0 ? ATTNMETA_FLAG_BLOCK_ID_NEGATIVE : ATTNMETA_FLAG_SLOT_OUT_OF_RANGE) : 0);
+              (bad ? (id < 0 ? ATTNMETA_FLAG_BLOCK_ID_NEGATIVE : ATTNMETA_FLAG_SLOT_OUT_OF_RANGE)
+                   : 0);
     v[u] = ok && !bad ? (int32_t)slot : -1;
   }
-  am_topk_rows_store(p->out + (int64_t)t * p->out_stride, c->k, j, p->vector_out, c->lean, v);
+  am_topk_store_columns(p->out + (int64_t)t * p->out_stride, c->k, j, p->vector_out, c->lean, v);
   if (c->counts)
     for (u = 0; u < AM_TOPK_ROW_COLS; ++u)
       total += (uint32_t)AM_BARRIER_COUNT(counted && v[u] >= 0);
@@ -114,7 +80,7 @@ AM_DEVICE void am_topk_rows_rest(const am_topk_rows_ctx *c, uint32_t t, uint32_t
   const am_topk_params *p = c->p;
   uint32_t c0;
   for (c0 = from; c0 < c->k; c0 += c->pass) {
-    if (!c->lean) am_topk_rows_load(p->topk + (int64_t)t * p->topk_stride, c->k, c0 + c->first,
+    if (!c->lean) am_topk_load_columns(p->topk + (int64_t)t * p->topk_stride, c->k, c0 + c->first,
                                     p->vector_in, 0, x);
     total += am_topk_rows_pass(c, t, c0 + c->first, r, x, flags);
   }
@@ -132,7 +98,7 @@ AM_DEVICE void am_topk_rows_row(const am_topk_rows_ctx *c, uint32_t t, int32_t *
   int32_t r = -1;
   uint32_t total;
   if (!c->lean) {
-    am_topk_rows_load(p->topk + (int64_t)t * p->topk_stride, c->k, c->first, p->vector_in, 0, x);
+    am_topk_load_columns(p->topk + (int64_t)t * p->topk_stride, c->k, c->first, p->vector_in, 0, x);
     r = am_topk_request(p, t);
   }
   total = am_topk_rows_pass(c, t, c->first, r, x, flags);
@@ -144,9 +110,9 @@ AM_DEVICE void am_topk_rows_row(const am_topk_rows_ctx *c, uint32_t t, int32_t *
  * A block's first row, and a row's first pass, are made ahead of the
  * loops over the others: in the launches the host plans (a block a row,
  * one pass) their path has no loop in it. Every thread of a block runs
- * the same passes, so the barrier counts line up. */
-/* Its own frame on HIP-CPU (AM_DEVICE_OWN_FRAME): inlined beside the
- * general body, the kernel outgrows the emulated fiber stacks. */
+ * the same passes, so the barrier counts line up. Its own frame on
+ * HIP-CPU (AM_DEVICE_OWN_FRAME): inlined beside the general body, the
+ * kernel outgrows the emulated fiber stacks. */
 AM_DEVICE_OWN_FRAME void am_topk_rows_body(const am_topk_params *p, am_thread th, int counts,
                                            int lean) {
   am_topk_rows_ctx c;
